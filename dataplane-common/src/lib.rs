@@ -1,0 +1,27 @@
+//! Shared meaning of the data plane.
+//!
+//! Everything the pipeline decides lives here as a pure function over plain
+//! state, so the eBPF programs, the host tests, the testbed and any simulator
+//! run the very same code:
+//!
+//! * [`wire`]: typed, bounds-checked readers for every header we parse;
+//! * [`parse`]: the one parser every stage shares, with a defined error per
+//!   header boundary;
+//! * [`classify`]: trust mode, DSCP/PCP to traffic class, RoCEv2 and CNP
+//!   detection, lossless priorities;
+//! * [`maps`]: the `#[repr(C)]` keys and values the programs and the
+//!   controller exchange (no implicit padding; `aya::Pod` with the `user`
+//!   feature).
+#![no_std]
+
+#[cfg(feature = "user")]
+extern crate alloc;
+
+pub mod classify;
+pub mod maps;
+pub mod parse;
+pub mod verdict;
+pub mod wire;
+
+#[cfg(feature = "user")]
+pub mod build;

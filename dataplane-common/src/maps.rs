@@ -1,0 +1,163 @@
+//! Map keys and values shared by the eBPF programs and the controller.
+//!
+//! Every value is `#[repr(C)]` with explicit fields only (the size asserts at
+//! the bottom prove there is no implicit padding), so the bytes the
+//! controller writes are the bytes the program reads.
+
+use crate::parse::PARSE_ERROR_COUNT;
+
+/// Ports a data plane instance handles (counter array size).
+pub const MAX_PORTS: u32 = 64;
+/// Traffic classes / priorities.
+pub const NUM_TC: usize = 8;
+
+/// Map names (the eBPF symbols and the pin file names).
+pub const MAP_PORT_CONFIG: &str = "PORT_CONFIG";
+pub const MAP_PORT_COUNTERS: &str = "PORT_COUNTERS";
+pub const MAP_GLOBAL_COUNTERS: &str = "GLOBAL_COUNTERS";
+
+/// Program names (hook + stage).
+pub const PROG_XDP_CLASSIFY: &str = "xdp_classify";
+pub const PROG_XDP_BENCH_BARE: &str = "xdp_bench_bare";
+pub const PROG_XDP_BENCH_PARSE: &str = "xdp_bench_parse";
+
+/// Trust the IP DSCP (non-IP frames fall back to the PCP of a tag, then to
+/// `default_tc`).
+pub const TRUST_DSCP: u8 = 0;
+/// Trust the 802.1Q PCP (untagged frames get `default_tc`).
+pub const TRUST_DOT1P: u8 = 1;
+
+/// Hand malformed frames to the kernel.
+pub const MALFORMED_PASS: u8 = 0;
+/// Drop malformed frames.
+pub const MALFORMED_DROP: u8 = 1;
+
+/// Per-port configuration, keyed by ingress ifindex (`u32`) in a hash map.
+///
+/// A hash map update replaces the whole value at once (RCU), so a packet
+/// sees either the old or the new configuration of a port, never a mix.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortConfig {
+    /// Index of this port's counters (0..MAX_PORTS).
+    pub port_id: u16,
+    /// [`TRUST_DSCP`] or [`TRUST_DOT1P`].
+    pub trust: u8,
+    /// [`MALFORMED_PASS`] or [`MALFORMED_DROP`].
+    pub malformed_action: u8,
+    /// Lossless priorities (SONiC `pfc_enable`), bit i = priority i.
+    pub pfc_enable: u8,
+    /// Class of frames the trusted field does not cover.
+    pub default_tc: u8,
+    /// Class of RoCEv2 CNPs (BTH opcode 0x81).
+    pub cnp_tc: u8,
+    /// Reserved, zero.
+    pub _reserved: u8,
+    /// SONiC DSCP_TO_TC_MAP, resolved to 64 entries.
+    pub dscp_to_tc: [u8; 64],
+    /// SONiC DOT1P_TO_TC_MAP, resolved to 8 entries.
+    pub pcp_to_tc: [u8; 8],
+}
+
+impl PortConfig {
+    /// The AZURE defaults of SONiC: DSCP 3->3, 4->4, 5->2, 8->0, 46->5,
+    /// 48->6, everything else 1; dot1p identity; CNP to TC6.
+    pub const fn azure(port_id: u16) -> Self {
+        PortConfig {
+            port_id,
+            trust: TRUST_DSCP,
+            malformed_action: MALFORMED_PASS,
+            pfc_enable: (1 << 3) | (1 << 4),
+            default_tc: 0,
+            cnp_tc: 6,
+            _reserved: 0,
+            dscp_to_tc: AZURE_DSCP_TO_TC,
+            pcp_to_tc: [0, 1, 2, 3, 4, 5, 6, 7],
+        }
+    }
+}
+
+/// SONiC's default AZURE DSCP_TO_TC_MAP.
+pub const AZURE_DSCP_TO_TC: [u8; 64] = {
+    let mut m = [1u8; 64];
+    m[3] = 3;
+    m[4] = 4;
+    m[5] = 2;
+    m[8] = 0;
+    m[46] = 5;
+    m[48] = 6;
+    m
+};
+
+/// Per-port receive counters, one per CPU (per-CPU array indexed by
+/// `port_id`); the controller sums the CPUs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortCounters {
+    /// Frames and bytes received per traffic class (after classification).
+    pub rx_tc_pkts: [u64; NUM_TC],
+    pub rx_tc_bytes: [u64; NUM_TC],
+    /// RoCEv2 frames (CNPs included).
+    pub rx_roce: u64,
+    /// RoCEv2 CNPs.
+    pub rx_cnp: u64,
+    /// Frames classified into a lossless (pfc_enable) class.
+    pub rx_lossless: u64,
+    /// Frames that are neither IP nor MAC control.
+    pub rx_non_ip: u64,
+    /// Double-tagged frames (passed, not parsed further).
+    pub rx_qinq: u64,
+    /// PFC frames per priority whose class-enable bit is set (pfcstat Rx
+    /// PFCn).
+    pub rx_pfc: [u64; NUM_TC],
+    /// 802.3x PAUSE frames.
+    pub rx_pause: u64,
+    /// MAC control frames with another opcode.
+    pub rx_mac_ctl_other: u64,
+    /// Malformed frames by [`crate::parse::ParseError`].
+    pub malformed: [u64; PARSE_ERROR_COUNT],
+    /// Verdicts.
+    pub verdict_pass: u64,
+    pub verdict_drop: u64,
+}
+
+impl PortCounters {
+    pub const ZERO: PortCounters = PortCounters {
+        rx_tc_pkts: [0; NUM_TC],
+        rx_tc_bytes: [0; NUM_TC],
+        rx_roce: 0,
+        rx_cnp: 0,
+        rx_lossless: 0,
+        rx_non_ip: 0,
+        rx_qinq: 0,
+        rx_pfc: [0; NUM_TC],
+        rx_pause: 0,
+        rx_mac_ctl_other: 0,
+        malformed: [0; PARSE_ERROR_COUNT],
+        verdict_pass: 0,
+        verdict_drop: 0,
+    };
+}
+
+/// Switch-wide counters (per-CPU array with one entry).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobalCounters {
+    /// Frames on an interface with the program attached but no port entry.
+    pub unknown_port: u64,
+    /// Port entries whose port_id is out of range (a controller bug).
+    pub bad_port_id: u64,
+}
+
+const _: () = assert!(core::mem::size_of::<PortConfig>() == 8 + 64 + 8);
+const _: () = assert!(core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 5 + 8 + 2 + PARSE_ERROR_COUNT + 2));
+const _: () = assert!(core::mem::size_of::<GlobalCounters>() == 16);
+
+#[cfg(feature = "user")]
+mod pod {
+    // SAFETY: repr(C), only integer fields and arrays of integers, no padding
+    // (asserted above), every bit pattern valid.
+    unsafe impl aya::Pod for super::PortConfig {}
+    unsafe impl aya::Pod for super::PortCounters {}
+    unsafe impl aya::Pod for super::GlobalCounters {}
+}

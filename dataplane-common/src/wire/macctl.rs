@@ -1,0 +1,64 @@
+//! MAC control frames (EtherType 0x8808): IEEE 802.1Qbb priority flow
+//! control and IEEE 802.3x PAUSE.
+//!
+//! ```text
+//! PFC:   opcode 0x0101 | class-enable vector (16) | time[0..8] (8 x 16)
+//! PAUSE: opcode 0x0001 | time (16)
+//! ```
+//! Padded to the 60-byte minimum frame (64 with FCS).
+
+pub const OPCODE_PAUSE: u16 = 0x0001;
+pub const OPCODE_PFC: u16 = 0x0101;
+/// Reserved multicast address for MAC control frames.
+pub const DST_MAC: [u8; 6] = [0x01, 0x80, 0xc2, 0x00, 0x00, 0x01];
+/// Bytes after the Ethernet header a PFC frame needs: opcode, vector, 8 times.
+pub const PFC_LEN: usize = 2 + 2 + 16;
+/// Bytes after the Ethernet header a PAUSE frame needs: opcode, time.
+pub const PAUSE_LEN: usize = 2 + 2;
+/// Minimum frame without FCS.
+pub const MIN_FRAME: usize = 60;
+
+/// A decoded MAC control frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MacCtl {
+    pub opcode: u16,
+    /// PFC: class-enable vector (bit i = priority i). PAUSE: 0.
+    pub class_enable: u16,
+    /// PFC: pause time per priority in quanta. PAUSE: `times[0]` only.
+    pub times: [u16; 8],
+}
+
+impl MacCtl {
+    #[inline(always)]
+    pub fn is_pfc(&self) -> bool {
+        self.opcode == OPCODE_PFC
+    }
+
+    #[inline(always)]
+    pub fn is_pause(&self) -> bool {
+        self.opcode == OPCODE_PAUSE
+    }
+}
+
+/// Pause quanta (512 bit times each) that cover `nanos` at `speed_mbps`,
+/// rounded up and capped at 65535.
+pub fn quanta_for(nanos: u64, speed_mbps: u64) -> u16 {
+    // one quantum = 512 bits / (speed_mbps * 1e6 bit/s) = 512_000 / speed_mbps ns
+    if speed_mbps == 0 {
+        return u16::MAX;
+    }
+    let q = (nanos * speed_mbps).div_ceil(512_000);
+    if q > u64::from(u16::MAX) {
+        u16::MAX
+    } else {
+        q as u16
+    }
+}
+
+/// Duration in nanoseconds of `quanta` pause quanta at `speed_mbps`.
+pub fn quanta_to_nanos(quanta: u16, speed_mbps: u64) -> u64 {
+    if speed_mbps == 0 {
+        return 0;
+    }
+    u64::from(quanta) * 512_000 / speed_mbps
+}
