@@ -137,6 +137,31 @@ impl PortCounters {
         verdict_pass: 0,
         verdict_drop: 0,
     };
+
+    /// Adds `o` field by field (summing the per-CPU copies).
+    pub fn accumulate(&mut self, o: &PortCounters) {
+        let mut i = 0;
+        while i < NUM_TC {
+            self.rx_tc_pkts[i] += o.rx_tc_pkts[i];
+            self.rx_tc_bytes[i] += o.rx_tc_bytes[i];
+            self.rx_pfc[i] += o.rx_pfc[i];
+            i += 1;
+        }
+        self.rx_roce += o.rx_roce;
+        self.rx_cnp += o.rx_cnp;
+        self.rx_lossless += o.rx_lossless;
+        self.rx_non_ip += o.rx_non_ip;
+        self.rx_qinq += o.rx_qinq;
+        self.rx_pause += o.rx_pause;
+        self.rx_mac_ctl_other += o.rx_mac_ctl_other;
+        let mut j = 0;
+        while j < PARSE_ERROR_COUNT {
+            self.malformed[j] += o.malformed[j];
+            j += 1;
+        }
+        self.verdict_pass += o.verdict_pass;
+        self.verdict_drop += o.verdict_drop;
+    }
 }
 
 /// Switch-wide counters (per-CPU array with one entry).

@@ -1,1 +1,176 @@
-fn main(){}
+//! `dataplane`: the controller of the eBPF data plane.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use dataplane_user::config::{Config, Plan};
+use dataplane_user::{dataplane, snapshot, sys};
+
+#[derive(Parser)]
+#[command(name = "dataplane", version, about = "Lossless RoCEv2 switch data plane (XDP) controller")]
+struct Cli {
+    /// Run inside this network namespace (an `ip netns` name). bpffs stays
+    /// the host's, so pins are shared with `stats` run the same way.
+    #[arg(long, global = true)]
+    netns: Option<String>,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Validate the config, attach the programs to its ports, load the
+    /// tables and run until interrupted (Ctrl-C / SIGTERM detaches).
+    Up {
+        #[arg(short, long)]
+        config: PathBuf,
+        /// Print the counters every N seconds while running.
+        #[arg(long)]
+        stats_interval: Option<u64>,
+    },
+    /// Print the counters of a running data plane.
+    Stats {
+        #[command(flatten)]
+        which: Instance,
+        /// JSON with stable counter names instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Configuration commands.
+    Config {
+        #[command(subcommand)]
+        cmd: ConfigCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCmd {
+    /// Validate a config file; prints every error with its field.
+    Check {
+        #[arg(short, long)]
+        config: PathBuf,
+        /// Also check that every port's interface exists here.
+        #[arg(long)]
+        resolve: bool,
+    },
+}
+
+#[derive(Args)]
+struct Instance {
+    /// Instance name ([switch] name in the config).
+    #[arg(long, conflicts_with = "config")]
+    instance: Option<String>,
+    /// Take the instance name from this config.
+    #[arg(short, long)]
+    config: Option<PathBuf>,
+}
+
+impl Instance {
+    fn name(&self) -> Result<String> {
+        if let Some(i) = &self.instance {
+            return Ok(i.clone());
+        }
+        if let Some(c) = &self.config {
+            let cfg = Config::load(c)?;
+            return Ok(cfg.switch.name);
+        }
+        Ok("default".into())
+    }
+}
+
+fn plan_of(path: &PathBuf) -> Result<Plan> {
+    let source = path.display().to_string();
+    let cfg = Config::load(path)?;
+    Ok(cfg.validate(&source)?)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dataplane: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    // Validate before anything touches the system.
+    let up_plan = match &cli.cmd {
+        Cmd::Up { config, .. } => Some(plan_of(config)?),
+        _ => None,
+    };
+    // setns before any thread exists, so every thread lives in the namespace
+    if let Some(ns) = &cli.netns {
+        sys::enter_netns(ns)?;
+    }
+    match cli.cmd {
+        Cmd::Up { stats_interval, .. } => up(up_plan.expect("validated above"), stats_interval),
+        Cmd::Stats { which, json } => {
+            let snap = snapshot(&which.name()?)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&snap)?);
+            } else {
+                print!("{}", snap.render());
+            }
+            Ok(())
+        }
+        Cmd::Config { cmd: ConfigCmd::Check { config, resolve } } => {
+            let plan = plan_of(&config)?;
+            if resolve {
+                dataplane::resolve_ports(&plan)?;
+            }
+            println!("{}: valid, instance {:?}, {} port(s)", config.display(), plan.instance, plan.ports.len());
+            for p in &plan.ports {
+                let c = &p.config;
+                let lossless: Vec<String> = (0..8).filter(|i| c.pfc_enable & (1 << i) != 0).map(|i| i.to_string()).collect();
+                println!(
+                    "  {:<16} trust {:<5} lossless [{}] cnp_tc {} default_tc {} malformed {}",
+                    p.name,
+                    if c.trust == 0 { "dscp" } else { "dot1p" },
+                    lossless.join(","),
+                    c.cnp_tc,
+                    c.default_tc,
+                    if c.malformed_action == 0 { "pass" } else { "drop" }
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
+    let _lock = sys::InstanceLock::acquire(&plan.instance)?;
+    let running = dataplane::Running::start(&plan)?;
+    for (name, mode) in &running.attached {
+        println!("attached xdp_classify to {name} ({mode} mode)");
+    }
+    println!("ready: instance {} pinned at {}", plan.instance, running.pin_dir.display());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;
+    rt.block_on(async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let period = Duration::from_secs(stats_interval.unwrap_or(0).max(1));
+        let mut tick = tokio::time::interval(period);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => break,
+                _ = term.recv() => break,
+                _ = tick.tick(), if stats_interval.is_some() => {
+                    match snapshot(&plan.instance) {
+                        Ok(s) => print!("{}", s.render()),
+                        Err(e) => eprintln!("stats: {e:#}"),
+                    }
+                }
+            }
+        }
+        anyhow::Ok(())
+    })?;
+    drop(running);
+    println!("detached, instance {} stopped", plan.instance);
+    Ok(())
+}

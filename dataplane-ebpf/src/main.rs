@@ -1,0 +1,103 @@
+//! The data plane's eBPF programs, named after their hook and stage.
+//!
+//! They are thin glue: read the frame through bounds-checked views, look up
+//! the port's configuration, call the pure decisions of `dataplane-common`,
+//! bump per-CPU counters, return the verdict. No panics (the verifier would
+//! refuse them), nothing large on the stack.
+#![no_std]
+#![no_main]
+
+mod packet;
+
+use aya_ebpf::{
+    bindings::xdp_action,
+    macros::{map, xdp},
+    maps::{HashMap, PerCpuArray},
+    programs::XdpContext,
+};
+use dataplane_common::{
+    maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS},
+    parse::parse,
+    verdict::{account, decide, Action},
+};
+use packet::XdpPacket;
+
+/// Port configuration keyed by ingress ifindex.
+#[map]
+static PORT_CONFIG: HashMap<u32, PortConfig> = HashMap::with_max_entries(MAX_PORTS, 0);
+
+/// Per-port receive counters (per CPU), indexed by `PortConfig::port_id`.
+#[map]
+static PORT_COUNTERS: PerCpuArray<PortCounters> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
+
+/// Switch-wide counters (per CPU).
+#[map]
+static GLOBAL_COUNTERS: PerCpuArray<GlobalCounters> = PerCpuArray::with_max_entries(1, 0);
+
+#[inline(always)]
+fn bump_global(f: impl FnOnce(&mut GlobalCounters)) {
+    if let Some(g) = GLOBAL_COUNTERS.get_ptr_mut(0) {
+        // SAFETY: per-CPU slot, only this program on this CPU touches it.
+        f(unsafe { &mut *g });
+    }
+}
+
+/// Ingress hook, classification stage: parse, classify, count, verdict.
+#[xdp]
+pub fn xdp_classify(ctx: XdpContext) -> u32 {
+    let ifindex = ctx.ingress_ifindex() as u32;
+    // SAFETY: the value is only read, and a hash-map update replaces the
+    // whole element (RCU), so it is never seen half-written.
+    let Some(cfg) = (unsafe { PORT_CONFIG.get(&ifindex) }) else {
+        bump_global(|g| g.unknown_port += 1);
+        return xdp_action::XDP_PASS;
+    };
+    let pkt = XdpPacket::new(&ctx);
+    let parsed = parse(&pkt);
+    let decision = decide(&parsed, cfg);
+    match PORT_COUNTERS.get_ptr_mut(u32::from(cfg.port_id)) {
+        // SAFETY: per-CPU slot, only this program on this CPU touches it.
+        Some(c) => account(unsafe { &mut *c }, &decision, pkt.frame_len()),
+        None => bump_global(|g| g.bad_port_id += 1),
+    }
+    match decision.action {
+        Action::Pass => xdp_action::XDP_PASS,
+        Action::Drop => xdp_action::XDP_DROP,
+    }
+}
+
+/// Benchmark baseline: returns at once.
+#[xdp]
+pub fn xdp_bench_bare(_ctx: XdpContext) -> u32 {
+    xdp_action::XDP_PASS
+}
+
+/// Benchmark: the shared parser only. The verdict depends on the parsed
+/// fields so the compiler cannot drop the work.
+#[xdp]
+pub fn xdp_bench_parse(ctx: XdpContext) -> u32 {
+    let pkt = XdpPacket::new(&ctx);
+    match parse(&pkt) {
+        Ok(p) => {
+            let x = u32::from(p.dscp)
+                ^ u32::from(p.pcp)
+                ^ u32::from(p.l4_off)
+                ^ u32::from(p.dport)
+                ^ p.bth.dest_qp
+                ^ p.bth.psn
+                ^ u32::from(p.mac_ctl.class_enable);
+            if x == u32::MAX {
+                xdp_action::XDP_DROP
+            } else {
+                xdp_action::XDP_PASS
+            }
+        }
+        Err(_) => xdp_action::XDP_DROP,
+    }
+}
+
+#[cfg(not(test))]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    loop {}
+}

@@ -1,0 +1,151 @@
+//! Counters as people read them: a table (per port and TC, pfcstat-style
+//! PFC columns, drop/malformed reasons) and JSON with stable names.
+
+use std::collections::BTreeMap;
+
+use dataplane_common::maps::{GlobalCounters, PortCounters, NUM_TC};
+use dataplane_common::parse::ParseError;
+use serde::Serialize;
+
+/// Every counter of a port as (stable name, value), in a fixed order. The
+/// fixture runner compares these names; `stats --json` prints them.
+pub fn port_fields(c: &PortCounters) -> Vec<(String, u64)> {
+    let mut v = Vec::with_capacity(64);
+    for tc in 0..NUM_TC {
+        v.push((format!("rx_tc_pkts[{tc}]"), c.rx_tc_pkts[tc]));
+    }
+    for tc in 0..NUM_TC {
+        v.push((format!("rx_tc_bytes[{tc}]"), c.rx_tc_bytes[tc]));
+    }
+    v.push(("rx_roce".into(), c.rx_roce));
+    v.push(("rx_cnp".into(), c.rx_cnp));
+    v.push(("rx_lossless".into(), c.rx_lossless));
+    v.push(("rx_non_ip".into(), c.rx_non_ip));
+    v.push(("rx_qinq".into(), c.rx_qinq));
+    for p in 0..NUM_TC {
+        v.push((format!("rx_pfc[{p}]"), c.rx_pfc[p]));
+    }
+    v.push(("rx_pause".into(), c.rx_pause));
+    v.push(("rx_mac_ctl_other".into(), c.rx_mac_ctl_other));
+    for e in ParseError::ALL {
+        v.push((format!("malformed.{}", e.name()), c.malformed[e as usize]));
+    }
+    v.push(("verdict_pass".into(), c.verdict_pass));
+    v.push(("verdict_drop".into(), c.verdict_drop));
+    v
+}
+
+/// Non-zero differences `after - before`, by name.
+pub fn port_deltas(before: &PortCounters, after: &PortCounters) -> BTreeMap<String, i128> {
+    let b = port_fields(before);
+    let a = port_fields(after);
+    b.into_iter()
+        .zip(a)
+        .filter_map(|((n, x), (_, y))| (x != y).then(|| (n, i128::from(y) - i128::from(x))))
+        .collect()
+}
+
+#[derive(Debug, Serialize)]
+pub struct PortStats {
+    pub name: String,
+    pub ifindex: u32,
+    pub port_id: u16,
+    pub counters: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Snapshot {
+    pub instance: String,
+    pub ports: Vec<PortStats>,
+    pub unknown_port: u64,
+    pub bad_port_id: u64,
+}
+
+impl Snapshot {
+    pub fn new(instance: &str, ports: Vec<(String, u32, u16, PortCounters)>, g: GlobalCounters) -> Snapshot {
+        Snapshot {
+            instance: instance.into(),
+            ports: ports
+                .into_iter()
+                .map(|(name, ifindex, port_id, c)| PortStats {
+                    name,
+                    ifindex,
+                    port_id,
+                    counters: port_fields(&c).into_iter().collect(),
+                })
+                .collect(),
+            unknown_port: g.unknown_port,
+            bad_port_id: g.bad_port_id,
+        }
+    }
+
+    /// The human table.
+    pub fn render(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let get = |p: &PortStats, k: &str| p.counters.get(k).copied().unwrap_or(0);
+        let _ = writeln!(s, "instance {}", self.instance);
+        let _ = writeln!(s, "\nRX by traffic class");
+        let _ = writeln!(s, "{:<16} {:>3} {:>14} {:>16}", "Port", "TC", "RX_PKTS", "RX_BYTES");
+        for p in &self.ports {
+            for tc in 0..NUM_TC {
+                let pk = get(p, &format!("rx_tc_pkts[{tc}]"));
+                let by = get(p, &format!("rx_tc_bytes[{tc}]"));
+                if pk > 0 {
+                    let _ = writeln!(s, "{:<16} {:>3} {:>14} {:>16}", p.name, tc, pk, by);
+                }
+            }
+        }
+        let _ = writeln!(s, "\nRX summary");
+        let _ = writeln!(
+            s,
+            "{:<16} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
+            "Port", "RoCEv2", "CNP", "Lossless", "Non-IP", "QinQ", "Pass", "Drop"
+        );
+        for p in &self.ports {
+            let _ = writeln!(
+                s,
+                "{:<16} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
+                p.name,
+                get(p, "rx_roce"),
+                get(p, "rx_cnp"),
+                get(p, "rx_lossless"),
+                get(p, "rx_non_ip"),
+                get(p, "rx_qinq"),
+                get(p, "verdict_pass"),
+                get(p, "verdict_drop")
+            );
+        }
+        let _ = writeln!(s, "\npfcstat (RX)");
+        let _ = write!(s, "{:<16}", "Port Rx");
+        for i in 0..NUM_TC {
+            let _ = write!(s, " {:>9}", format!("PFC{i}"));
+        }
+        let _ = writeln!(s, " {:>9}", "PAUSE");
+        for p in &self.ports {
+            let _ = write!(s, "{:<16}", p.name);
+            for i in 0..NUM_TC {
+                let _ = write!(s, " {:>9}", get(p, &format!("rx_pfc[{i}]")));
+            }
+            let _ = writeln!(s, " {:>9}", get(p, "rx_pause"));
+        }
+        let mut malformed = Vec::new();
+        for p in &self.ports {
+            for e in ParseError::ALL {
+                let n = get(p, &format!("malformed.{}", e.name()));
+                if n > 0 {
+                    malformed.push((p.name.clone(), e.name(), n));
+                }
+            }
+        }
+        let _ = writeln!(s, "\nMalformed frames by reason");
+        if malformed.is_empty() {
+            let _ = writeln!(s, "  none");
+        }
+        for (port, reason, n) in malformed {
+            let _ = writeln!(s, "{:<16} {:<26} {:>10}", port, reason, n);
+        }
+        let _ = writeln!(s, "\nframes on unconfigured interfaces: {}", self.unknown_port);
+        s
+    }
+}

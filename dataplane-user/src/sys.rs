@@ -1,0 +1,103 @@
+//! Small system helpers: network namespaces, bpffs, interface indexes, the
+//! instance lock.
+
+use std::ffi::{CStr, CString};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+/// Root of everything this project pins.
+pub const PIN_ROOT: &str = "/sys/fs/bpf/dataplane";
+/// Lock files, one per instance.
+pub const RUN_DIR: &str = "/run/dataplane";
+const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
+
+/// Moves this process (its calling thread; call before spawning threads)
+/// into the named network namespace (`ip netns` name). Unlike `ip netns
+/// exec` this does not remount /sys, so the host's bpffs stays visible.
+pub fn enter_netns(name: &str) -> Result<()> {
+    let path = Path::new("/var/run/netns").join(name);
+    let f = File::open(&path).with_context(|| format!("--netns {name}: cannot open {}", path.display()))?;
+    // SAFETY: plain syscall on an fd we own.
+    let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+    if rc != 0 {
+        bail!("--netns {name}: setns failed: {}", std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Interface index of `name` in the current namespace.
+pub fn ifindex(name: &str) -> Option<u32> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: valid C string.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    (i != 0).then_some(i)
+}
+
+/// Interface name of `index` in the current namespace.
+pub fn ifname(index: u32) -> Option<String> {
+    let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];
+    // SAFETY: buffer of IF_NAMESIZE bytes as the call requires.
+    let p = unsafe { libc::if_indextoname(index, buf.as_mut_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: if_indextoname wrote a NUL-terminated name.
+    Some(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+}
+
+/// Mounts bpffs on /sys/fs/bpf when it is not mounted (it is not at boot on
+/// this machine kind).
+pub fn ensure_bpffs() -> Result<()> {
+    let target = CString::new("/sys/fs/bpf").unwrap();
+    // SAFETY: statfs into a zeroed struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statfs(target.as_ptr(), &mut st) };
+    if rc == 0 && st.f_type as i64 == BPF_FS_MAGIC {
+        return Ok(());
+    }
+    std::fs::create_dir_all("/sys/fs/bpf").ok();
+    let fstype = CString::new("bpf").unwrap();
+    // SAFETY: plain mount syscall with valid C strings.
+    let rc = unsafe { libc::mount(fstype.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
+    if rc != 0 {
+        bail!("bpffs is not mounted on /sys/fs/bpf and mounting it failed: {}", std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Pin directory of an instance.
+pub fn pin_dir(instance: &str) -> PathBuf {
+    Path::new(PIN_ROOT).join(instance)
+}
+
+/// An exclusive lock on an instance, held while a controller runs it.
+pub struct InstanceLock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+impl InstanceLock {
+    pub fn acquire(instance: &str) -> Result<InstanceLock> {
+        std::fs::create_dir_all(RUN_DIR).with_context(|| format!("creating {RUN_DIR}"))?;
+        let path = Path::new(RUN_DIR).join(format!("{instance}.lock"));
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        // SAFETY: flock on an fd we own.
+        let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            bail!(
+                "instance {instance:?} is already run by another controller (lock {} is held); \
+                 stop it first or use another [switch] name",
+                path.display()
+            );
+        }
+        Ok(InstanceLock { _file: f, path })
+    }
+}
