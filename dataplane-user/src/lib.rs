@@ -6,6 +6,7 @@ pub mod config;
 pub mod dataplane;
 pub mod stats;
 pub mod sys;
+pub mod testrun;
 
 use anyhow::Result;
 

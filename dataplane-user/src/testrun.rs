@@ -1,0 +1,76 @@
+//! Running the compiled programs on frames with BPF_PROG_TEST_RUN (aya's
+//! `TestRun`): the engine of the fixture table and the benchmarks.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use aya::programs::{TestRun, TestRunOptions, Xdp};
+use aya::Ebpf;
+
+/// `struct xdp_md` as BPF_PROG_TEST_RUN takes it for ctx_in.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct XdpMd {
+    data: u32,
+    data_end: u32,
+    data_meta: u32,
+    ingress_ifindex: u32,
+    rx_queue_index: u32,
+    egress_ifindex: u32,
+}
+
+/// What one run returned.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// XDP action.
+    pub action: u32,
+    /// The frame as the program left it.
+    pub out: Vec<u8>,
+    /// Kernel-measured time per repetition.
+    pub per_run: Duration,
+}
+
+pub const XDP_ABORTED: u32 = 0;
+pub const XDP_DROP: u32 = 1;
+pub const XDP_PASS: u32 = 2;
+pub const XDP_TX: u32 = 3;
+pub const XDP_REDIRECT: u32 = 4;
+
+/// Name of an XDP action.
+pub fn action_name(a: u32) -> &'static str {
+    match a {
+        XDP_ABORTED => "XDP_ABORTED",
+        XDP_DROP => "XDP_DROP",
+        XDP_PASS => "XDP_PASS",
+        XDP_TX => "XDP_TX",
+        XDP_REDIRECT => "XDP_REDIRECT",
+        _ => "XDP_?",
+    }
+}
+
+/// Runs XDP program `prog` of `bpf` on `frame` as if received on
+/// `ingress_ifindex` (which must exist in the calling thread's namespace),
+/// `repeat` times. With `repeat > 1` the kernel reuses the buffer, so a
+/// program that rewrites the frame sees its own output on later runs.
+pub fn run_xdp(bpf: &Ebpf, prog: &str, frame: &[u8], ingress_ifindex: u32, repeat: u32) -> Result<RunResult> {
+    let p: &Xdp = bpf
+        .program(prog)
+        .ok_or_else(|| anyhow!("no program {prog}"))?
+        .try_into()
+        .with_context(|| format!("{prog} is not XDP"))?;
+    let md = XdpMd { data: 0, data_end: frame.len() as u32, ingress_ifindex, ..Default::default() };
+    // SAFETY: XdpMd is repr(C) plain integers.
+    let ctx = unsafe { std::slice::from_raw_parts(&md as *const XdpMd as *const u8, std::mem::size_of::<XdpMd>()) };
+    let mut out = vec![0u8; frame.len() + 256];
+    let r = p
+        .test_run(TestRunOptions {
+            data_in: Some(frame),
+            data_out: Some(&mut out),
+            ctx_in: Some(ctx),
+            repeat,
+            ..Default::default()
+        })
+        .with_context(|| format!("BPF_PROG_TEST_RUN of {prog} ({} byte frame, ifindex {ingress_ifindex})", frame.len()))?;
+    out.truncate(r.data_size_out as usize);
+    Ok(RunResult { action: r.return_value, out, per_run: r.duration })
+}

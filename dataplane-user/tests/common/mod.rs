@@ -1,0 +1,73 @@
+//! Frames and helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use dataplane_common::build::{self, Ip, Reth, L2};
+use dataplane_common::wire::bth::{self, Bth};
+
+pub const MAC_HOST: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];
+pub const MAC_SW: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x02];
+pub const V4_SRC: [u8; 4] = [198, 18, 0, 1];
+pub const V4_DST: [u8; 4] = [198, 18, 1, 1];
+pub const V6_SRC: [u8; 16] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+pub const V6_DST: [u8; 16] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1];
+
+pub fn l2() -> L2 {
+    L2::new(MAC_SW, MAC_HOST)
+}
+
+pub fn v4(dscp: u8) -> Ip {
+    Ip::v4(V4_SRC, V4_DST).dscp(dscp).ecn(2)
+}
+
+pub fn v6(dscp: u8) -> Ip {
+    Ip::v6(V6_SRC, V6_DST).dscp(dscp).ecn(2)
+}
+
+pub fn write_first(qp: u32, psn: u32) -> Bth {
+    Bth { opcode: bth::OP_WRITE_FIRST, pkey: 0xffff, dest_qp: qp, psn, ack_req: false, ..Bth::default() }
+}
+
+pub fn write_middle(qp: u32, psn: u32) -> Bth {
+    Bth { opcode: bth::OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: qp, psn, ..Bth::default() }
+}
+
+pub const RETH: Reth = Reth { va: 0x7f00_0000_1000, rkey: 0x1234, len: 4096 };
+
+/// A RoCEv2 RDMA WRITE first packet over IPv4 with `payload` bytes.
+pub fn roce4(l2: &L2, dscp: u8, qp: u32, payload: usize) -> Vec<u8> {
+    build::rocev2_frame(l2, &v4(dscp), 49152, &write_first(qp, 100), Some(RETH), &vec![0xab; payload])
+}
+
+/// A RoCEv2 RDMA WRITE middle packet over IPv6.
+pub fn roce6(l2: &L2, dscp: u8, qp: u32, payload: usize) -> Vec<u8> {
+    build::rocev2_frame(l2, &v6(dscp), 49153, &write_middle(qp, 101), None, &vec![0xcd; payload])
+}
+
+/// A RoCEv2 frame of exactly `total` bytes (WRITE middle, IPv4).
+pub fn roce4_sized(total: usize) -> Vec<u8> {
+    // 14 eth + 20 ip + 8 udp + 12 bth + 4 icrc = 58 bytes of headers
+    let payload = total.saturating_sub(58);
+    let f = build::rocev2_frame(&l2(), &v4(26), 49152, &write_middle(0x11, 7), None, &vec![0x5a; payload]);
+    assert_eq!(f.len(), total.max(60));
+    f
+}
+
+/// Writes frames as a pcap file (linktype Ethernet) for tshark / scapy.
+pub fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) -> std::io::Result<()> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    b.extend_from_slice(&2u16.to_le_bytes());
+    b.extend_from_slice(&4u16.to_le_bytes());
+    b.extend_from_slice(&0i32.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&65535u32.to_le_bytes());
+    b.extend_from_slice(&1u32.to_le_bytes());
+    for (i, f) in frames.iter().enumerate() {
+        b.extend_from_slice(&(i as u32).to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        b.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        b.extend_from_slice(f);
+    }
+    std::fs::write(path, b)
+}

@@ -1,0 +1,549 @@
+//! The fixture table, run through the compiled eBPF programs with
+//! BPF_PROG_TEST_RUN.
+//!
+//! Each fixture: a configuration (TOML, applied by the controller's own
+//! validation and table writer), an ingress port, an input frame, the
+//! expected XDP verdict, the expected output frame and the exact counter
+//! deltas (every counter not listed must stay unchanged). RoCEv2 and PFC
+//! fixtures are also decoded by scapy, independently of our parser, and the
+//! two must agree (ICRC included).
+//!
+//! Needs root (BPF, netns). Ports are veth devices in a namespace this test
+//! creates and always removes.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use aya::maps::PerCpuArray;
+use aya::maps::{HashMap, MapData};
+use aya::Ebpf;
+use common::*;
+use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS};
+use dataplane_common::parse::{parse, ParseError};
+use dataplane_common::wire::bth;
+use dataplane_user::config::Config;
+use dataplane_user::dataplane::{load_object, read_global_counters, read_port_counters, resolve_ports, write_port_table};
+use dataplane_user::stats::port_deltas;
+use dataplane_user::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
+use testbed::netns::Netns;
+
+/// p0: DSCP trust with NVIDIA's RoCE map (26 -> 3, 48 -> 6), lossless 3,
+///     malformed frames passed.
+/// p1: dot1p trust, lossless 3 and 4, malformed frames dropped.
+/// p2: DSCP trust with SONiC's AZURE map, default_tc 2, CNPs to TC7 (switch
+///     wide cnp_tc is 6; p2 is in the second config where it is 7).
+/// px: an interface with no port entry.
+const CONFIG_MAIN: &str = r#"
+[switch]
+name = "fixtures"
+cnp_tc = 6
+
+[dscp_to_tc_map.ROCE]
+default = 0
+"26" = 3
+"48" = 6
+
+[[port]]
+name = "p0"
+trust = "dscp"
+dscp_to_tc_map = "ROCE"
+pfc_enable = "3"
+
+[[port]]
+name = "p1"
+trust = "dot1p"
+pfc_enable = "3,4"
+malformed = "drop"
+
+[[port]]
+name = "p2"
+trust = "dscp"
+dscp_to_tc_map = "AZURE"
+default_tc = 2
+pfc_enable = "3,4"
+"#;
+
+/// The same ports, CNPs to TC7 and p0 switched to dot1p trust: a config
+/// change must take effect for the next frame.
+const CONFIG_ALT: &str = r#"
+[switch]
+name = "fixtures"
+cnp_tc = 7
+
+[[port]]
+name = "p0"
+trust = "dot1p"
+pfc_enable = ""
+
+[[port]]
+name = "p2"
+trust = "dscp"
+default_tc = 2
+"#;
+
+#[derive(Clone)]
+enum Expect {
+    /// Verdict, port counter deltas (by stable name), global deltas.
+    Run { verdict: u32, deltas: Vec<(String, i128)>, global: Vec<(&'static str, i128)> },
+    /// BPF_PROG_TEST_RUN refuses the input (frames under 14 bytes).
+    KernelRejects,
+}
+
+#[derive(Clone)]
+struct Fixture {
+    name: &'static str,
+    config: &'static str,
+    port: &'static str,
+    frame: Vec<u8>,
+    expect: Expect,
+    /// Also decode with scapy and compare with our parser.
+    decode: bool,
+}
+
+fn d(pairs: &[(&str, i128)]) -> Vec<(String, i128)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// Deltas of a classified frame passed to the kernel.
+fn classified(tc: usize, frame: &[u8], flags: &[&str]) -> Vec<(String, i128)> {
+    let mut v = vec![
+        (format!("rx_tc_pkts[{tc}]"), 1),
+        (format!("rx_tc_bytes[{tc}]"), frame.len() as i128),
+        ("verdict_pass".into(), 1),
+    ];
+    v.extend(flags.iter().map(|f| (f.to_string(), 1)));
+    v
+}
+
+fn malformed(e: ParseError, dropped: bool) -> Vec<(String, i128)> {
+    vec![(format!("malformed.{}", e.name()), 1), ((if dropped { "verdict_drop" } else { "verdict_pass" }).into(), 1)]
+}
+
+fn pass(deltas: Vec<(String, i128)>) -> Expect {
+    Expect::Run { verdict: XDP_PASS, deltas, global: vec![] }
+}
+
+fn drop_(deltas: Vec<(String, i128)>) -> Expect {
+    Expect::Run { verdict: XDP_DROP, deltas, global: vec![] }
+}
+
+fn cut(mut f: Vec<u8>, n: usize) -> Vec<u8> {
+    f.truncate(n);
+    f
+}
+
+fn edit(mut f: Vec<u8>, edits: &[(usize, u8)]) -> Vec<u8> {
+    for &(i, b) in edits {
+        f[i] = b;
+    }
+    f
+}
+
+fn fix(name: &'static str, port: &'static str, frame: Vec<u8>, expect: Expect) -> Fixture {
+    Fixture { name, config: CONFIG_MAIN, port, frame, expect, decode: false }
+}
+
+fn decoded(mut f: Fixture) -> Fixture {
+    f.decode = true;
+    f
+}
+
+fn alt(mut f: Fixture) -> Fixture {
+    f.config = CONFIG_ALT;
+    f
+}
+
+// IPv4 offsets in an untagged frame: IP at 14, UDP at 34, BTH at 42.
+const IP: usize = 14;
+const UDP: usize = 34;
+
+fn table() -> Vec<Fixture> {
+    let l2 = l2();
+    let tagged = |pcp| l2.clone().vlan(pcp, 100);
+    let roce = roce4(&l2, 26, 0x00_1234, 64);
+    let roce_v6 = roce6(&l2, 26, 0x00_4321, 64);
+    let roce_opts = build::rocev2_frame(
+        &l2,
+        &v4(26).options(&[0x94, 0x04, 0x00, 0x00]), // router alert, IHL 6
+        49152,
+        &write_first(0x77, 1),
+        Some(RETH),
+        &[1; 32],
+    );
+    let roce_big_opts = build::rocev2_frame(&l2, &v4(26).options(&[1; 40]), 49152, &write_first(0x78, 2), None, &[2; 8]); // IHL 15
+    let cnp = build::cnp_frame(&l2, &v4(48), 49152, 0x00_1234);
+    let cnp_dscp26 = build::cnp_frame(&l2, &v4(26), 49152, 0x00_0042);
+    let cnp_v6 = build::cnp_frame(&l2, &v6(48), 49152, 0x00_0043);
+    let roce_vlan3 = roce4(&tagged(3), 0, 0x10, 128);
+    let roce_vlan4 = roce4(&tagged(4), 0, 0x11, 128);
+    let roce_vlan5 = roce4(&tagged(5), 26, 0x12, 128);
+    let roce_v6_vlan = roce6(&tagged(3), 26, 0x13, 256);
+    let udp_dns = build::udp_frame(&l2, &v4(26), 40000, 53, &[0; 30]);
+    let tcp46 = build::frame(&l2, 0x0800, &build::ip_packet(&Ip::v4(V4_SRC, V4_DST).dscp(46), 6, &[0; 20]));
+    let plain0 = build::frame(&l2, 0x0800, &build::ip_packet(&Ip::v4(V4_SRC, V4_DST), 6, &[0; 20]));
+    let v6_tcp = build::frame(&l2, 0x86dd, &build::ip_packet(&Ip::v6(V6_SRC, V6_DST).dscp(4), 6, &[0; 20]));
+    let arp = build::frame(&l2, 0x0806, &[0; 28]);
+    let arp_vlan3 = build::frame(&tagged(3), 0x0806, &[0; 28]);
+    let qinq = roce4(&L2::new(MAC_SW, MAC_HOST).tag(0x88a8, 4, 10).vlan(3, 100), 26, 0x14, 64);
+    // IPv4 fragment (offset 185 * 8) of a RoCEv2 datagram: no UDP header here
+    let frag = edit(roce.clone(), &[(IP + 6, 0x00), (IP + 7, 0xb9)]);
+    let frag = fix_ip_csum(frag);
+    let pfc_34 = build::pfc_frame(MAC_HOST, 0x18, [0, 0, 0, 0xffff, 0x1000, 0, 0, 0]);
+    let pfc_xon = build::pfc_frame(MAC_HOST, 0x08, [0; 8]);
+    let pfc_all = build::pfc_frame(MAC_HOST, 0xff, [7; 8]);
+    let pause = build::pause_frame(MAC_HOST, 0xffff);
+    let macctl_other = {
+        let mut f = build::pause_frame(MAC_HOST, 1);
+        f[15] = 0x02; // opcode 0x0002 (not PAUSE, not PFC)
+        f
+    };
+    let v4_hdr_only = |edits: &[(usize, u8)]| edit(plain0.clone(), edits);
+    let v6_hdr = build::frame(&l2, 0x86dd, &build::ip_packet(&Ip::v6(V6_SRC, V6_DST), 17, &[0x13, 0x88, 0x12, 0xb7, 0, 8, 0, 0]));
+
+    let mut t = vec![
+        // ---- classification: DSCP trust -------------------------------
+        decoded(fix("rocev2_v4_dscp26_to_tc3_lossless", "p0", roce.clone(), pass(classified(3, &roce, &["rx_roce", "rx_lossless"])))),
+        decoded(fix("rocev2_v6_dscp26_to_tc3_lossless", "p0", roce_v6.clone(), pass(classified(3, &roce_v6, &["rx_roce", "rx_lossless"])))),
+        decoded(fix("rocev2_v4_options_ihl6", "p0", roce_opts.clone(), pass(classified(3, &roce_opts, &["rx_roce", "rx_lossless"])))),
+        decoded(fix("rocev2_v4_options_ihl15", "p0", roce_big_opts.clone(), pass(classified(3, &roce_big_opts, &["rx_roce", "rx_lossless"])))),
+        decoded(fix("cnp_v4_to_cnp_tc6", "p0", cnp.clone(), pass(classified(6, &cnp, &["rx_roce", "rx_cnp"])))),
+        decoded(fix("cnp_with_roce_dscp_still_cnp_tc", "p0", cnp_dscp26.clone(), pass(classified(6, &cnp_dscp26, &["rx_roce", "rx_cnp"])))),
+        decoded(fix("cnp_v6_to_cnp_tc6", "p2", cnp_v6.clone(), pass(classified(6, &cnp_v6, &["rx_roce", "rx_cnp"])))),
+        fix("udp_not_rocev2_dscp26_tc3", "p0", udp_dns.clone(), pass(classified(3, &udp_dns, &["rx_lossless"]))),
+        fix("ipv4_later_fragment_not_rocev2", "p0", frag.clone(), pass(classified(3, &frag, &["rx_lossless"]))),
+        fix("azure_dscp46_to_tc5", "p2", tcp46.clone(), pass(classified(5, &tcp46, &[]))),
+        fix("azure_dscp0_to_tc1", "p2", plain0.clone(), pass(classified(1, &plain0, &[]))),
+        fix("roce_map_unlisted_dscp_to_default_0", "p0", plain0.clone(), pass(classified(0, &plain0, &[]))),
+        fix("azure_ipv6_dscp4_tc4_lossless", "p2", v6_tcp.clone(), pass(classified(4, &v6_tcp, &["rx_lossless"]))),
+        fix("non_ip_untagged_default_tc", "p0", arp.clone(), pass(classified(0, &arp, &["rx_non_ip"]))),
+        fix("non_ip_untagged_port_default_tc2", "p2", arp.clone(), pass(classified(2, &arp, &["rx_non_ip"]))),
+        fix("non_ip_tagged_dscp_trust_falls_back_to_pcp", "p0", arp_vlan3.clone(), pass(classified(3, &arp_vlan3, &["rx_non_ip", "rx_lossless"]))),
+        decoded(fix("qinq_counted_and_passed_outer_pcp", "p1", qinq.clone(), pass(classified(4, &qinq, &["rx_non_ip", "rx_qinq", "rx_lossless"])))),
+        // ---- classification: dot1p trust ----------------------------------
+        decoded(fix("dot1p_pcp3_tc3_lossless", "p1", roce_vlan3.clone(), pass(classified(3, &roce_vlan3, &["rx_roce", "rx_lossless"])))),
+        decoded(fix("dot1p_pcp4_tc4_lossless", "p1", roce_vlan4.clone(), pass(classified(4, &roce_vlan4, &["rx_roce", "rx_lossless"])))),
+        decoded(fix("dot1p_pcp5_tc5_lossy_ignores_dscp", "p1", roce_vlan5.clone(), pass(classified(5, &roce_vlan5, &["rx_roce"])))),
+        decoded(fix("dot1p_vlan_ipv6_rocev2", "p1", roce_v6_vlan.clone(), pass(classified(3, &roce_v6_vlan, &["rx_roce", "rx_lossless"])))),
+        fix("dot1p_untagged_default_tc0", "p1", roce.clone(), pass(classified(0, &roce, &["rx_roce"]))),
+        decoded(fix("dscp_trust_vlan_rocev2_uses_dscp", "p0", roce_vlan3.clone(), pass(classified(0, &roce_vlan3, &["rx_roce"])))),
+        // ---- MAC control: consumed, counted per priority ------------------
+        decoded(fix("pfc_prio3_4_consumed", "p0", pfc_34.clone(), drop_(d(&[("rx_pfc[3]", 1), ("rx_pfc[4]", 1), ("verdict_drop", 1)])))),
+        decoded(fix("pfc_xon_prio3_consumed", "p1", pfc_xon.clone(), drop_(d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)])))),
+        decoded(fix(
+            "pfc_all_priorities",
+            "p2",
+            pfc_all.clone(),
+            drop_(d(&[
+                ("rx_pfc[0]", 1),
+                ("rx_pfc[1]", 1),
+                ("rx_pfc[2]", 1),
+                ("rx_pfc[3]", 1),
+                ("rx_pfc[4]", 1),
+                ("rx_pfc[5]", 1),
+                ("rx_pfc[6]", 1),
+                ("rx_pfc[7]", 1),
+                ("verdict_drop", 1),
+            ])),
+        )),
+        decoded(fix("pause_8023x_consumed", "p0", pause.clone(), drop_(d(&[("rx_pause", 1), ("verdict_drop", 1)])))),
+        fix("mac_control_other_opcode_consumed", "p0", macctl_other, drop_(d(&[("rx_mac_ctl_other", 1), ("verdict_drop", 1)]))),
+        // ---- malformed at every header boundary (p0 passes, p1 drops) -----
+        Fixture { name: "eth_13_bytes_refused_by_kernel", config: CONFIG_MAIN, port: "p0", frame: cut(arp.clone(), 13), expect: Expect::KernelRejects, decode: false },
+        fix("vlan_truncated_pass", "p0", cut(roce_vlan3.clone(), 16), pass(malformed(ParseError::VlanTruncated, false))),
+        fix("vlan_truncated_drop", "p1", cut(roce_vlan3.clone(), 17), drop_(malformed(ParseError::VlanTruncated, true))),
+        fix("ipv4_truncated", "p0", cut(roce.clone(), IP + 19), pass(malformed(ParseError::Ipv4Truncated, false))),
+        fix("ipv4_bad_version", "p0", v4_hdr_only(&[(IP, 0x55)]), pass(malformed(ParseError::Ipv4BadVersion, false))),
+        fix("ipv4_bad_ihl", "p1", v4_hdr_only(&[(IP, 0x44)]), drop_(malformed(ParseError::Ipv4BadIhl, true))),
+        fix("ipv4_options_truncated", "p0", cut(roce_big_opts.clone(), IP + 59), pass(malformed(ParseError::Ipv4OptionsTruncated, false))),
+        fix("ipv4_total_len_below_header", "p0", v4_hdr_only(&[(IP + 2, 0), (IP + 3, 19)]), pass(malformed(ParseError::Ipv4BadTotalLen, false))),
+        fix("ipv4_total_len_beyond_frame", "p1", v4_hdr_only(&[(IP + 2, 0x05), (IP + 3, 0xdc)]), drop_(malformed(ParseError::Ipv4LenExceedsFrame, true))),
+        fix("ipv4_truncated_rocev2_frame", "p0", cut(roce.clone(), 60), pass(malformed(ParseError::Ipv4LenExceedsFrame, false))),
+        fix("ipv6_truncated", "p0", cut(roce_v6.clone(), IP + 39), pass(malformed(ParseError::Ipv6Truncated, false))),
+        fix("ipv6_bad_version", "p1", edit(roce_v6.clone(), &[(IP, 0x45)]), drop_(malformed(ParseError::Ipv6BadVersion, true))),
+        fix("ipv6_payload_beyond_frame", "p0", cut(roce_v6.clone(), 100), pass(malformed(ParseError::Ipv6LenExceedsFrame, false))),
+        fix("udp_truncated", "p0", fix_ip_csum(edit(udp_dns.clone(), &[(IP + 2, 0), (IP + 3, 24)])), pass(malformed(ParseError::UdpTruncated, false))),
+        fix("udp_len_below_8", "p0", edit(udp_dns.clone(), &[(UDP + 4, 0), (UDP + 5, 4)]), pass(malformed(ParseError::UdpBadLen, false))),
+        fix("udp_len_beyond_ip_payload", "p1", edit(udp_dns.clone(), &[(UDP + 4, 0x01), (UDP + 5, 0)]), drop_(malformed(ParseError::UdpBadLen, true))),
+        fix("ipv6_udp_len_beyond_payload", "p0", edit(v6_hdr.clone(), &[(IP + 40 + 5, 9)]), pass(malformed(ParseError::UdpBadLen, false))),
+        fix("bth_truncated_udp_4791_short", "p0", build::udp_frame(&l2, &v4(26), 49152, 4791, &[0; 15]), pass(malformed(ParseError::BthTruncated, false))),
+        fix("bth_truncated_drop", "p1", build::udp_frame(&l2, &v4(26), 49152, 4791, &[0; 8]), drop_(malformed(ParseError::BthTruncated, true))),
+        fix("mac_control_no_opcode", "p0", cut(pause.clone(), 15), pass(malformed(ParseError::MacCtlTruncated, false))),
+        fix("pfc_truncated_times", "p1", cut(pfc_34.clone(), 30), drop_(malformed(ParseError::MacCtlTruncated, true))),
+        fix("pause_truncated_time", "p0", cut(pause.clone(), 17), pass(malformed(ParseError::MacCtlTruncated, false))),
+        // ---- no port entry ------------------------------------------------
+        Fixture {
+            name: "unconfigured_interface_passes_untouched",
+            config: CONFIG_MAIN,
+            port: "px",
+            frame: roce.clone(),
+            expect: Expect::Run { verdict: XDP_PASS, deltas: vec![], global: vec![("unknown_port", 1)] },
+            decode: false,
+        },
+        // ---- a config change applies to the next frame ---------------------
+        alt(fix("alt_config_cnp_tc7", "p2", cnp.clone(), pass(classified(7, &cnp, &["rx_roce", "rx_cnp"])))),
+        alt(fix("alt_config_p0_now_dot1p", "p0", roce_vlan5.clone(), pass(classified(5, &roce_vlan5, &["rx_roce"])))),
+        alt(fix("alt_config_p0_no_lossless", "p0", roce_vlan3.clone(), pass(classified(3, &roce_vlan3, &["rx_roce"])))),
+        Fixture {
+            name: "alt_config_p1_removed_is_unknown",
+            config: CONFIG_ALT,
+            port: "p1",
+            frame: roce.clone(),
+            expect: Expect::Run { verdict: XDP_PASS, deltas: vec![], global: vec![("unknown_port", 1)] },
+            decode: false,
+        },
+    ];
+    // unique names
+    let mut seen = std::collections::HashSet::new();
+    for f in &t {
+        assert!(seen.insert(f.name), "duplicate fixture name {}", f.name);
+    }
+    t.sort_by_key(|f| f.config == CONFIG_ALT);
+    t
+}
+
+/// Recomputes the IPv4 header checksum of an untagged frame.
+fn fix_ip_csum(mut f: Vec<u8>) -> Vec<u8> {
+    let hl = usize::from(f[IP] & 0xf) * 4;
+    f[IP + 10] = 0;
+    f[IP + 11] = 0;
+    let c = dataplane_common::wire::csum::internet(&f[IP..IP + hl]);
+    f[IP + 10..IP + 12].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+struct Harness {
+    _ns: Netns,
+    bpf: Ebpf,
+    ifindex: BTreeMap<String, u32>,
+    port_ids: BTreeMap<String, u16>,
+    applied: Option<&'static str>,
+}
+
+impl Harness {
+    fn new(ns: Netns) -> anyhow::Result<Harness> {
+        for p in ["p0", "p1", "p2", "px"] {
+            ns.ip(&["link", "add", p, "type", "veth", "peer", "name", &format!("{p}-peer")])?;
+            ns.ip(&["link", "set", p, "up"])?;
+        }
+        let bpf = load_object()?;
+        let mut ifindex = BTreeMap::new();
+        for p in ["p0", "p1", "p2", "px"] {
+            ifindex.insert(p.to_string(), dataplane_user::sys::ifindex(p).ok_or_else(|| anyhow::anyhow!("no {p}"))?);
+        }
+        Ok(Harness { _ns: ns, bpf, ifindex, port_ids: BTreeMap::new(), applied: None })
+    }
+
+    /// Applies a config with the controller's own code path.
+    fn apply(&mut self, text: &'static str) -> anyhow::Result<()> {
+        if self.applied == Some(text) {
+            return Ok(());
+        }
+        let plan = Config::parse(text, "fixture")?.validate("fixture")?;
+        let ix = resolve_ports(&plan)?;
+        let mut map: HashMap<&mut MapData, u32, PortConfig> = HashMap::try_from(self.bpf.map_mut("PORT_CONFIG").unwrap())?;
+        write_port_table(&mut map, &plan, &ix)?;
+        self.port_ids = plan.ports.iter().map(|p| (p.name.clone(), p.config.port_id)).collect();
+        self.applied = Some(text);
+        Ok(())
+    }
+
+    fn counters(&self, port: &str) -> anyhow::Result<PortCounters> {
+        let map: PerCpuArray<&MapData, PortCounters> = PerCpuArray::try_from(self.bpf.map("PORT_COUNTERS").unwrap())?;
+        match self.port_ids.get(port) {
+            Some(&id) => read_port_counters(&map, id),
+            None => {
+                // an unconfigured port: every slot must stay unchanged; sum them
+                let mut all = PortCounters::ZERO;
+                for id in 0..MAX_PORTS as u16 {
+                    all.accumulate(&read_port_counters(&map, id)?);
+                }
+                Ok(all)
+            }
+        }
+    }
+
+    fn global(&self) -> anyhow::Result<GlobalCounters> {
+        let map: PerCpuArray<&MapData, GlobalCounters> = PerCpuArray::try_from(self.bpf.map("GLOBAL_COUNTERS").unwrap())?;
+        read_global_counters(&map)
+    }
+
+    fn run(&mut self, f: &Fixture) -> anyhow::Result<()> {
+        self.apply(f.config)?;
+        let ix = self.ifindex[f.port];
+        let before = self.counters(f.port)?;
+        let gbefore = self.global()?;
+        let r = run_xdp(&self.bpf, "xdp_classify", &f.frame, ix, 1);
+        match (&f.expect, r) {
+            (Expect::KernelRejects, Err(_)) => Ok(()),
+            (Expect::KernelRejects, Ok(r)) => anyhow::bail!("kernel accepted the frame, program returned {}", action_name(r.action)),
+            (Expect::Run { .. }, Err(e)) => Err(e),
+            (Expect::Run { verdict, deltas, global }, Ok(r)) => {
+                let mut problems = Vec::new();
+                if r.action != *verdict {
+                    problems.push(format!("verdict {} (expected {})", action_name(r.action), action_name(*verdict)));
+                }
+                if r.out != f.frame {
+                    problems.push(format!("output frame differs from input ({} vs {} bytes)", r.out.len(), f.frame.len()));
+                }
+                let after = self.counters(f.port)?;
+                let got = port_deltas(&before, &after);
+                let want: BTreeMap<String, i128> = deltas.iter().cloned().collect();
+                if got != want {
+                    problems.push(format!("counter deltas {got:?}, expected {want:?}"));
+                }
+                let gafter = self.global()?;
+                let gd = [
+                    ("unknown_port", i128::from(gafter.unknown_port) - i128::from(gbefore.unknown_port)),
+                    ("bad_port_id", i128::from(gafter.bad_port_id) - i128::from(gbefore.bad_port_id)),
+                ];
+                for (name, delta) in gd {
+                    let w = global.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).unwrap_or(0);
+                    if delta != w {
+                        problems.push(format!("global {name} delta {delta}, expected {w}"));
+                    }
+                }
+                if problems.is_empty() {
+                    Ok(())
+                } else {
+                    anyhow::bail!("{}", problems.join("; "))
+                }
+            }
+        }
+    }
+}
+
+/// Decodes the `decode` fixtures with scapy and compares with our parser.
+fn scapy_check(fixtures: &[Fixture]) -> anyhow::Result<usize> {
+    let chosen: Vec<&Fixture> = fixtures.iter().filter(|f| f.decode).collect();
+    let frames: Vec<Vec<u8>> = chosen.iter().map(|f| f.frame.clone()).collect();
+    let dir = std::env::temp_dir().join(format!("dp-fixtures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let pcap = dir.join("fixtures.pcap");
+    write_pcap(&pcap, &frames)?;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/decode_scapy.py");
+    let out = std::process::Command::new("python3").arg(script).arg(&pcap).output()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !out.status.success() {
+        anyhow::bail!("scapy decoder failed (is scapy installed? `cargo xtask setup`): {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let decoded: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout)?;
+    anyhow::ensure!(decoded.len() == chosen.len(), "scapy decoded {} frames of {}", decoded.len(), chosen.len());
+    let mut problems = Vec::new();
+    for (f, s) in chosen.iter().zip(&decoded) {
+        let p = parse(&f.frame[..]).map_err(|e| anyhow::anyhow!("{}: our parser: {e:?}", f.name))?;
+        let mut mismatches = Vec::new();
+        let mut extra: Vec<String> = Vec::new();
+        let mut cmp = |field: &str, ours: u64| match s.get(field).and_then(|v| v.as_u64()) {
+            Some(theirs) if theirs == ours => {}
+            other => mismatches.push(format!("{}: {field}: ours {ours}, scapy {other:?}", f.name)),
+        };
+        if p.roce {
+            cmp("dscp", u64::from(p.dscp));
+            cmp("ecn", u64::from(p.ecn));
+            cmp("dport", u64::from(p.dport));
+            cmp("sport", u64::from(p.sport));
+            cmp("bth_opcode", u64::from(p.bth.opcode));
+            cmp("bth_dest_qp", u64::from(p.bth.dest_qp));
+            cmp("bth_psn", u64::from(p.bth.psn));
+            cmp("bth_becn", u64::from(p.bth.becn));
+            if s.get("icrc_ok").and_then(|v| v.as_bool()) != Some(true) {
+                extra.push(format!("{}: scapy says the ICRC is wrong", f.name));
+            }
+            if p.bth.opcode == bth::OP_CNP && !p.bth.becn {
+                extra.push(format!("{}: CNP without BECN", f.name));
+            }
+        }
+        if p.vlan && !p.qinq {
+            cmp("pcp", u64::from(p.pcp));
+            cmp("vid", u64::from(p.vid));
+        }
+        if p.qinq {
+            cmp("pcp", u64::from(p.pcp)); // scapy's first Dot1Q is the outer tag
+        }
+        if p.mac_ctl.is_pfc() {
+            cmp("pfc_class_enable", u64::from(p.mac_ctl.class_enable));
+            let theirs: Option<Vec<u64>> = s.get("pfc_times").and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|x| x.as_u64()).collect());
+            let ours: Vec<u64> = p.mac_ctl.times.iter().map(|&t| u64::from(t)).collect();
+            if theirs.as_ref() != Some(&ours) {
+                extra.push(format!("{}: pfc times ours {ours:?}, scapy {theirs:?}", f.name));
+            }
+        }
+        if p.mac_ctl.is_pause() {
+            cmp("pause_time", u64::from(p.mac_ctl.times[0]));
+        }
+        problems.append(&mut mismatches);
+        problems.append(&mut extra);
+        if p.mac_ctl.is_pfc() || p.mac_ctl.is_pause() {
+            if s.get("dst").and_then(|v| v.as_str()) != Some("01:80:c2:00:00:01") {
+                problems.push(format!("{}: MAC control destination {:?}", f.name, s.get("dst")));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(chosen.len())
+    } else {
+        anyhow::bail!("scapy disagrees:\n  {}", problems.join("\n  "))
+    }
+}
+
+fn main() -> ExitCode {
+    // `cargo test -- --list` and friends: we are one test
+    if std::env::args().any(|a| a == "--list") {
+        println!("fixtures: test");
+        return ExitCode::SUCCESS;
+    }
+    let ns = match Netns::create("fx") {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("fixtures: cannot create a network namespace (root needed): {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let entered = match ns.enter() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("fixtures: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let fixtures = table();
+    let mut failed = 0;
+    {
+        let mut h = match Harness::new(ns) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("fixtures: harness: {e:#}");
+                return ExitCode::FAILURE;
+            }
+        };
+        println!("running {} fixtures through xdp_classify (BPF_PROG_TEST_RUN)", fixtures.len());
+        for f in &fixtures {
+            match h.run(f) {
+                Ok(()) => println!("  ok    {:<48} {}", f.name, f.port),
+                Err(e) => {
+                    failed += 1;
+                    println!("  FAIL  {:<48} {}: {e:#}", f.name, f.port);
+                }
+            }
+        }
+        drop(entered);
+        // h (and the namespace) drop here, on every path
+    }
+    match scapy_check(&fixtures) {
+        Ok(n) => println!("  ok    scapy decoded {n} RoCEv2/PFC/VLAN fixtures identically (ICRC verified)"),
+        Err(e) => {
+            failed += 1;
+            println!("  FAIL  scapy cross-check: {e:#}");
+        }
+    }
+    if failed > 0 {
+        println!("fixtures: {failed} failed");
+        ExitCode::FAILURE
+    } else {
+        println!("fixtures: all {} passed", fixtures.len());
+        ExitCode::SUCCESS
+    }
+}
