@@ -8,6 +8,7 @@ use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::classify::{classify, traffic_class, Class, Rule};
 use dataplane_common::maps::{PortConfig, AZURE_DSCP_TO_TC, TRUST_DOT1P, TRUST_DSCP};
 use dataplane_common::parse::{parse, Parsed};
+use dataplane_common::wire::bth::{self, Bth};
 use dataplane_common::wire::udp;
 
 fn parsed(f: &[u8]) -> Parsed {
@@ -209,6 +210,18 @@ mod cnp {
         assert_eq!(classify(&p, &cfg), Class { tc: 6, lossless: false, roce: true, cnp: true });
         let lossless_cnp = PortConfig { pfc_enable: 1 << 6, ..cfg };
         assert_eq!(classify(&p, &lossless_cnp), Class { tc: 6, lossless: true, roce: true, cnp: true });
+    }
+
+    #[test]
+    fn a_cnp_opcode_without_the_roce_flag_is_ignored() {
+        // classify trusts `roce`, not a stale BTH, e.g. from a caller that
+        // fills `Parsed` by hand
+        let cfg = PortConfig::azure(0);
+        let mut p = udp_dscp(&l2(), ip4(), 46);
+        p.bth = Bth { opcode: bth::OP_CNP, becn: true, ..Bth::default() };
+        assert!(!p.roce);
+        assert_eq!(traffic_class(&p, &cfg), (5, Rule::Dscp));
+        assert_eq!(classify(&p, &cfg), Class { tc: 5, lossless: false, roce: false, cnp: false });
     }
 
     #[test]

@@ -406,7 +406,7 @@ mod ipv4_frames {
     #[test]
     fn later_fragments_carry_no_udp() {
         let f = roce_v4();
-        for frag in [0x0001, 0x2001, 0x1fff, 0x4100] {
+        for frag in [0x0001, 0x2001, 0x1000, 0x1fff, 0x4100] {
             let p = ok(&with_be16(&f, V4_L3 + ipv4::FRAG_OFF, frag));
             assert!(p.later_fragment, "frag field {frag:#06x}");
             assert!(!p.udp);

@@ -333,3 +333,99 @@ mod account {
         assert_eq!(build::pause_frame(SRC_MAC, 1).len(), macctl::MIN_FRAME);
     }
 }
+
+mod accumulate {
+    use super::*;
+
+    /// Counters with every field set to a distinct value starting at `base`.
+    fn distinct(base: u64) -> PortCounters {
+        let mut k = base;
+        let mut next = || {
+            k += 1;
+            k
+        };
+        let mut c = PortCounters::ZERO;
+        for i in 0..8 {
+            c.rx_tc_pkts[i] = next();
+            c.rx_tc_bytes[i] = next();
+            c.rx_pfc[i] = next();
+        }
+        c.rx_roce = next();
+        c.rx_cnp = next();
+        c.rx_lossless = next();
+        c.rx_non_ip = next();
+        c.rx_qinq = next();
+        c.rx_pause = next();
+        c.rx_mac_ctl_other = next();
+        for m in c.malformed.iter_mut() {
+            *m = next();
+        }
+        c.verdict_pass = next();
+        c.verdict_drop = next();
+        c
+    }
+
+    #[test]
+    fn accumulate_adds_every_field() {
+        let a = distinct(0);
+        let b = distinct(1000);
+        let mut sum = a;
+        sum.accumulate(&b);
+
+        let mut want = PortCounters::ZERO;
+        for i in 0..8 {
+            want.rx_tc_pkts[i] = a.rx_tc_pkts[i] + b.rx_tc_pkts[i];
+            want.rx_tc_bytes[i] = a.rx_tc_bytes[i] + b.rx_tc_bytes[i];
+            want.rx_pfc[i] = a.rx_pfc[i] + b.rx_pfc[i];
+        }
+        want.rx_roce = a.rx_roce + b.rx_roce;
+        want.rx_cnp = a.rx_cnp + b.rx_cnp;
+        want.rx_lossless = a.rx_lossless + b.rx_lossless;
+        want.rx_non_ip = a.rx_non_ip + b.rx_non_ip;
+        want.rx_qinq = a.rx_qinq + b.rx_qinq;
+        want.rx_pause = a.rx_pause + b.rx_pause;
+        want.rx_mac_ctl_other = a.rx_mac_ctl_other + b.rx_mac_ctl_other;
+        for (i, m) in want.malformed.iter_mut().enumerate() {
+            *m = a.malformed[i] + b.malformed[i];
+        }
+        want.verdict_pass = a.verdict_pass + b.verdict_pass;
+        want.verdict_drop = a.verdict_drop + b.verdict_drop;
+        assert_eq!(sum, want);
+    }
+
+    #[test]
+    fn accumulate_of_zero_changes_nothing() {
+        let a = distinct(7);
+        let mut b = a;
+        b.accumulate(&PortCounters::ZERO);
+        assert_eq!(b, a);
+    }
+
+    #[test]
+    fn per_cpu_copies_sum_to_the_single_cpu_count() {
+        // the same frames split over two "CPUs" and summed equal one CPU
+        let cfg = cfg_drop();
+        let frames = [
+            roce_frame(&l2(), &ip4().dscp(3)),
+            build::cnp_frame(&l2(), &ip6(), 1, 1),
+            build::pfc_frame(SRC_MAC, 0x00ff, [1; 8]),
+            build::pause_frame(SRC_MAC, 1),
+            mac_ctl_frame(0x0002),
+            roce_frame(&l2_qinq(1, 1, 1, 1), &ip4()),
+            roce_v4()[..20].to_vec(),
+        ];
+        let mut one = PortCounters::ZERO;
+        let mut cpus = [PortCounters::ZERO; 2];
+        for (i, f) in frames.iter().enumerate() {
+            let d = decide_frame(f, &cfg);
+            account(&mut one, &d, f.len() as u64);
+            account(&mut cpus[i % 2], &d, f.len() as u64);
+        }
+        let mut sum = PortCounters::ZERO;
+        for c in &cpus {
+            sum.accumulate(c);
+        }
+        assert_eq!(sum, one);
+        assert_ne!(one, PortCounters::ZERO);
+    }
+}

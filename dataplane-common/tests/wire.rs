@@ -10,7 +10,7 @@ use dataplane_common::wire::{csum, ethernet as eth, ipv4, ipv6, macctl, udp, Pac
 
 /// Hex string to bytes (test vectors).
 fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0);
+    assert!(s.len().is_multiple_of(2));
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
@@ -150,7 +150,7 @@ mod pause_quanta {
         assert_eq!(macctl::quanta_for(838_848, 40_000), u16::MAX);
         assert_eq!(macctl::quanta_for(838_847, 40_000), u16::MAX);
         assert_eq!(macctl::quanta_for(838_835, 40_000), u16::MAX - 1);
-        assert_eq!(macctl::quanta_for(1_000_000, 100_000), 195_313u64.min(65_535) as u16);
+        assert_eq!(macctl::quanta_for(1_000_000, 100_000), u16::MAX); // 195_313, capped
         assert_eq!(macctl::quanta_for(100_000, 100_000), 19_532); // 19531.25 rounded up
     }
 
@@ -431,6 +431,8 @@ mod fields {
         assert!(!ipv4::is_later_fragment(0x2000));
         assert!(ipv4::is_later_fragment(0x0001));
         assert!(ipv4::is_later_fragment(0x3fff));
+        assert!(ipv4::is_later_fragment(0x1000), "top bit of the offset");
+        assert!(!ipv4::is_later_fragment(0xe000), "flags only");
     }
 
     #[test]

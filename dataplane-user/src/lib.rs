@@ -2,6 +2,7 @@
 //! validation, loading and attaching the eBPF programs, writing tables,
 //! reading counters.
 
+pub mod bench;
 pub mod config;
 pub mod dataplane;
 pub mod stats;

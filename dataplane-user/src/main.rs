@@ -143,13 +143,22 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Prints a line; a closed stdout (the reader went away) is not an error
+/// for a long-running controller.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", line.trim_end_matches('\n'));
+    let _ = out.flush();
+}
+
 fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
     let _lock = sys::InstanceLock::acquire(&plan.instance)?;
     let running = dataplane::Running::start(&plan)?;
     for (name, mode) in &running.attached {
-        println!("attached xdp_classify to {name} ({mode} mode)");
+        say(&format!("attached xdp_classify to {name} ({mode} mode)"));
     }
-    println!("ready: instance {} pinned at {}", plan.instance, running.pin_dir.display());
+    say(&format!("ready: instance {} pinned at {}", plan.instance, running.pin_dir.display()));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;
     rt.block_on(async {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -162,7 +171,7 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
                 _ = term.recv() => break,
                 _ = tick.tick(), if stats_interval.is_some() => {
                     match snapshot(&plan.instance) {
-                        Ok(s) => print!("{}", s.render()),
+                        Ok(s) => say(&s.render()),
                         Err(e) => eprintln!("stats: {e:#}"),
                     }
                 }
@@ -171,6 +180,6 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
         anyhow::Ok(())
     })?;
     drop(running);
-    println!("detached, instance {} stopped", plan.instance);
+    say(&format!("detached, instance {} stopped", plan.instance));
     Ok(())
 }

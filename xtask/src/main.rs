@@ -1,1 +1,104 @@
-fn main(){}
+//! `cargo xtask`: set-up, build, test, bench and demo in one command each.
+//!
+//! Every command first runs `setup`, which installs what is missing and is
+//! quick when everything is present, so a fresh clone needs nothing else.
+
+mod setup;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Install what is missing (Debian packages, rust-src for nightly,
+    /// bpf-linker for LLVM 22, scapy) and check the toolchain.
+    Setup,
+    /// Build the eBPF programs and the controller (release).
+    Build,
+    /// Set up, then run every test: host unit tests, the eBPF fixture
+    /// table (TestRun) with the scapy cross-check, the netns integration
+    /// test. Needs root.
+    Test,
+    /// Set up, then run the benchmarks; figures go to
+    /// target/bench/results.json.
+    Bench {
+        /// Repetitions per kernel call.
+        #[arg(long, default_value_t = 200_000)]
+        repeat: u32,
+        /// Interleaved rounds (median reported).
+        #[arg(long, default_value_t = 9)]
+        rounds: usize,
+    },
+    /// Set up, then run the demo: a switch and two hosts in network
+    /// namespaces, RoCEv2 and PFC traffic, the switch's counters.
+    Demo,
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// Runs a command in the workspace root, failing with its name.
+pub fn run(cmd: &mut Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    let status = cmd.current_dir(root()).status().with_context(|| format!("starting {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed ({status})");
+    }
+    Ok(())
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Setup => setup::setup(),
+        Cmd::Build => {
+            setup::setup()?;
+            run(cargo().args(["build", "--release", "--workspace"]))
+        }
+        Cmd::Test => {
+            setup::setup()?;
+            setup::require_root("the tests load eBPF programs and create network namespaces")?;
+            // one thread per test binary: the namespace tests move threads
+            // between namespaces and share the bpffs pin root
+            run(cargo().args(["test", "--workspace", "--", "--test-threads=1"]))?;
+            println!("xtask test: all tests passed");
+            Ok(())
+        }
+        Cmd::Bench { repeat, rounds } => {
+            setup::setup()?;
+            setup::require_root("the benchmarks run eBPF programs")?;
+            run(cargo().args(["build", "--release", "-p", "dataplane-user", "--bins"]))?;
+            run(Command::new(root().join("target/release/dataplane-bench")).args([
+                "--repeat",
+                &repeat.to_string(),
+                "--rounds",
+                &rounds.to_string(),
+                "--out",
+                &root().join("target/bench/results.json").display().to_string(),
+            ]))
+        }
+        Cmd::Demo => {
+            setup::setup()?;
+            setup::require_root("the demo creates network namespaces and loads eBPF programs")?;
+            run(cargo().args(["build", "--release", "-p", "dataplane-user", "-p", "testbed", "--bins"]))?;
+            run(Command::new(root().join("target/release/dataplane-demo"))
+                .arg("--dataplane")
+                .arg(root().join("target/release/dataplane")))
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! `dataplane-bench`: per-packet cost of the pipeline stages through
+//! BPF_PROG_TEST_RUN, written to target/bench/results.json.
+//!
+//! Figures (64-byte RoCEv2 frame; `_1k` for a 1 KB one):
+//! * `cost.bare.ns_per_pkt`: an XDP program that only returns (baseline);
+//! * `cost.parse.ns_per_pkt`: the shared parser alone;
+//! * `cost.classify.ns_per_pkt`: parse + port lookup + classify + per-CPU
+//!   counters (the production `xdp_classify`).
+//!
+//! The kernel times `repeat` runs of the same buffer and reports the mean;
+//! none of these programs rewrites the frame, so reuse is harmless. Rounds
+//! interleave the programs so drift hits all of them alike; the median round
+//! is reported and ratios are taken within this one run.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use dataplane_user::bench::{machine, merge_results, Record};
+use dataplane_user::config::Config;
+use dataplane_user::dataplane::{load_object, resolve_ports, write_port_table};
+use dataplane_user::testrun::run_xdp;
+use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
+use testbed::netns::Netns;
+
+#[derive(Parser)]
+struct Args {
+    /// Repetitions per kernel call.
+    #[arg(long, default_value_t = 200_000)]
+    repeat: u32,
+    /// Interleaved rounds (median reported).
+    #[arg(long, default_value_t = 7)]
+    rounds: usize,
+    /// Results file (records are merged by figure name).
+    #[arg(long, default_value = "target/bench/results.json")]
+    out: PathBuf,
+}
+
+fn roce_frame(total: usize) -> Vec<u8> {
+    let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
+    let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(26).ecn(2);
+    let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: 0x11, psn: 7, ..Bth::default() };
+    // 14 + 20 + 8 + 12 + 4 = 58 bytes of headers; 64-byte wire frame = 60 + FCS
+    let f = build::rocev2_frame(&l2, &ip, 49152, &bth, None, &vec![0x5a; total.saturating_sub(58)]);
+    f
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let ns = Netns::create("bench")?;
+    let _in = ns.enter()?;
+    ns.ip(&["link", "add", "b0", "type", "veth", "peer", "name", "b0-peer"])?;
+    ns.ip(&["link", "set", "b0", "up"])?;
+    let mut bpf = load_object()?;
+    let plan = Config::parse("[[port]]\nname = \"b0\"\npfc_enable = \"3,4\"\n", "bench")?.validate("bench")?;
+    let ix = resolve_ports(&plan)?;
+    {
+        let mut m: aya::maps::HashMap<_, u32, dataplane_common::maps::PortConfig> =
+            aya::maps::HashMap::try_from(bpf.map_mut("PORT_CONFIG").context("PORT_CONFIG")?)?;
+        write_port_table(&mut m, &plan, &ix)?;
+    }
+    let ifindex = ix[0];
+    // frame sizes without FCS: 60 bytes = a 64-byte frame on the wire
+    let frames = [("", roce_frame(60)), ("_1k", roce_frame(1024))];
+    let progs = [("bare", "xdp_bench_bare"), ("parse", "xdp_bench_parse"), ("classify", "xdp_classify")];
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); frames.len() * progs.len()];
+    eprintln!("bench: {} rounds x {} programs x {} frames, {} runs per call", args.rounds, progs.len(), frames.len(), args.repeat);
+    for round in 0..args.rounds {
+        for (fi, (_, frame)) in frames.iter().enumerate() {
+            for (pi, (_, prog)) in progs.iter().enumerate() {
+                let r = run_xdp(&bpf, prog, frame, ifindex, args.repeat)?;
+                samples[fi * progs.len() + pi].push(r.per_run.as_nanos() as f64);
+            }
+        }
+        eprintln!("  round {}/{} done", round + 1, args.rounds);
+    }
+    let median = |v: &Vec<f64>| {
+        let mut s = v.clone();
+        s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        s[s.len() / 2]
+    };
+    let m = machine();
+    let mut records = Vec::new();
+    for (fi, (suffix, frame)) in frames.iter().enumerate() {
+        let bare = median(&samples[fi * progs.len()]);
+        for (pi, (stage, _)) in progs.iter().enumerate() {
+            let v = median(&samples[fi * progs.len() + pi]);
+            let is_base = pi == 0;
+            records.push(Record {
+                figure: format!("cost.{stage}{suffix}.ns_per_pkt"),
+                value: v,
+                unit: "ns/pkt".into(),
+                baseline: if is_base { None } else { Some(format!("cost.bare{suffix}.ns_per_pkt")) },
+                ratio: if is_base || bare <= 0.0 { None } else { Some(v / bare) },
+                machine: m.clone(),
+                note: Some(format!("{}-byte RoCEv2 frame, BPF_PROG_TEST_RUN repeat {}, median of {} rounds", frame.len(), args.repeat, args.rounds)),
+            });
+        }
+    }
+    println!("{:<32} {:>10} {:>8}   {}", "figure", "ns/pkt", "ratio", "baseline");
+    for r in &records {
+        println!(
+            "{:<32} {:>10.1} {:>8}   {}",
+            r.figure,
+            r.value,
+            r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+            r.baseline.clone().unwrap_or_else(|| "(baseline)".into())
+        );
+    }
+    println!("machine: {}", m);
+    merge_results(&args.out, &records)?;
+    println!("written to {}", args.out.display());
+    Ok(())
+}

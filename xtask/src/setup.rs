@@ -1,0 +1,180 @@
+//! Idempotent set-up of everything the build and the tests need.
+//!
+//! | what                         | why                                  |
+//! |------------------------------|--------------------------------------|
+//! | llvm-22-dev, libpolly-22-dev | bpf-linker links against LLVM 22     |
+//! | iproute2, ethtool            | namespaces and veth for the tests    |
+//! | tshark                       | independent decoder of captures      |
+//! | python3 + scapy (PyPI)       | independent RoCEv2/PFC decoder       |
+//! | rust-src for `nightly`       | build-std=core for bpfel-unknown-none|
+//! | bpf-linker 0.13 (LLVM 22)    | links the eBPF object                |
+//!
+//! Each step checks first and only installs what is missing. nightly's LLVM
+//! major and bpf-linker's must match: that is checked at the end.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+const LLVM_MAJOR: &str = "22";
+const BPF_LINKER_VERSION: &str = "0.13.0";
+const APT_PACKAGES: &[&str] = &["llvm-22-dev", "libpolly-22-dev", "iproute2", "ethtool", "tshark"];
+const SCAPY: &str = "scapy==2.8.0";
+
+fn output(cmd: &mut Command) -> Option<String> {
+    let o = cmd.output().ok()?;
+    o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+pub fn require_root(why: &str) -> Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc_geteuid() } != 0 {
+        bail!("run as root: {why}");
+    }
+    Ok(())
+}
+
+extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
+
+fn is_debian() -> bool {
+    Path::new("/etc/debian_version").exists() && which("apt-get").is_some() && which("dpkg-query").is_some()
+}
+
+fn which(bin: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths).map(|p| p.join(bin)).find(|p| p.is_file())
+    })
+}
+
+fn cargo_bin() -> PathBuf {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"));
+    home.join("bin")
+}
+
+fn missing_debs() -> Vec<&'static str> {
+    APT_PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| {
+            let s = output(Command::new("dpkg-query").args(["-W", "-f=${Status}", p])).unwrap_or_default();
+            !s.contains("install ok installed")
+        })
+        .collect()
+}
+
+fn non_debian_help() -> String {
+    format!(
+        "this is not a Debian system, so `cargo xtask setup` will not install packages itself.\n\
+         Install these, then run it again:\n\
+         \x20 - LLVM {LLVM_MAJOR} development files (libLLVM {LLVM_MAJOR} and Polly), e.g. llvm{LLVM_MAJOR}-devel / llvm@{LLVM_MAJOR}\n\
+         \x20 - iproute2, ethtool, tshark (Wireshark's CLI), python3 with pip\n\
+         \x20 - rustup with a `nightly` toolchain whose `rustc -vV` says LLVM version {LLVM_MAJOR}.x\n\
+         then: rustup component add rust-src --toolchain nightly\n\
+         \x20     LLVM_PREFIX=<llvm {LLVM_MAJOR} prefix> cargo +nightly install bpf-linker --version {BPF_LINKER_VERSION} --no-default-features --features llvm-{LLVM_MAJOR}\n\
+         \x20     python3 -m pip install {SCAPY}"
+    )
+}
+
+fn step(msg: &str) {
+    println!("setup: {msg}");
+}
+
+pub fn setup() -> Result<()> {
+    // 1. system packages
+    if is_debian() {
+        let missing = missing_debs();
+        if missing.is_empty() {
+            step("Debian packages present");
+        } else {
+            step(&format!("installing Debian packages: {}", missing.join(" ")));
+            // the package index may be stale on a fresh machine (llvm-22 is in
+            // bookworm-security): refresh it first
+            crate::run(Command::new("apt-get").args(["update", "-q"]))?;
+            crate::run(
+                Command::new("apt-get")
+                    .env("DEBIAN_FRONTEND", "noninteractive")
+                    .args(["install", "-y", "-q", "--no-install-recommends"])
+                    .args(&missing),
+            )?;
+        }
+    } else {
+        let have_llvm = Path::new(&format!("/usr/lib/llvm-{LLVM_MAJOR}")).exists();
+        if !have_llvm || which("ip").is_none() || which("tshark").is_none() {
+            bail!("{}", non_debian_help());
+        }
+    }
+
+    // 2. nightly toolchain and rust-src
+    let rustup = which("rustup").context("rustup not found: install it from https://rustup.rs (the eBPF crate needs the `nightly` toolchain)")?;
+    let nightly = output(Command::new(&rustup).args(["run", "nightly", "rustc", "-vV"])).with_context(|| {
+        "the `nightly` toolchain is missing: `rustup toolchain install nightly` (on this machine kind it is preinstalled and no other can be fetched)"
+    })?;
+    let nightly_llvm = nightly
+        .lines()
+        .find_map(|l| l.strip_prefix("LLVM version: "))
+        .map(|v| v.split('.').next().unwrap_or("").to_string())
+        .unwrap_or_default();
+    let installed = output(Command::new(&rustup).args(["component", "list", "--toolchain", "nightly", "--installed"])).unwrap_or_default();
+    if installed.lines().any(|l| l.starts_with("rust-src")) {
+        step("rust-src for nightly present");
+    } else {
+        step("adding rust-src to nightly");
+        crate::run(Command::new(&rustup).args(["component", "add", "rust-src", "--toolchain", "nightly"]))?;
+    }
+
+    // 3. bpf-linker built against LLVM 22
+    let linker = cargo_bin().join("bpf-linker");
+    let linker_version = output(Command::new(&linker).arg("--version")).unwrap_or_default();
+    let linker_llvm = linker_llvm_major(&linker);
+    if linker_version.contains(BPF_LINKER_VERSION) && linker_llvm.as_deref() == Some(LLVM_MAJOR) {
+        step(&format!("bpf-linker {BPF_LINKER_VERSION} (LLVM {LLVM_MAJOR}) present"));
+    } else {
+        step(&format!(
+            "building bpf-linker {BPF_LINKER_VERSION} for LLVM {LLVM_MAJOR} (about 1.5 minutes; found: {}, LLVM {})",
+            if linker_version.is_empty() { "none".into() } else { linker_version.trim().to_string() },
+            linker_llvm.clone().unwrap_or_else(|| "?".into())
+        ));
+        crate::run(
+            Command::new(&rustup)
+                .args(["run", "nightly", "cargo", "install", "bpf-linker", "--force"])
+                .args(["--version", BPF_LINKER_VERSION, "--no-default-features", "--features"])
+                .arg(format!("llvm-{LLVM_MAJOR}"))
+                .env("LLVM_PREFIX", format!("/usr/lib/llvm-{LLVM_MAJOR}")),
+        )?;
+    }
+    let linker_llvm = linker_llvm_major(&linker).unwrap_or_else(|| "unknown".into());
+    if nightly_llvm != linker_llvm {
+        bail!(
+            "LLVM mismatch: the nightly toolchain uses LLVM {nightly_llvm} but bpf-linker is built for LLVM {linker_llvm}; \
+             the eBPF object would not link. Rebuild bpf-linker with --features llvm-{nightly_llvm} \
+             (LLVM_PREFIX=/usr/lib/llvm-{nightly_llvm}) or use a nightly with LLVM {linker_llvm}."
+        );
+    }
+    step(&format!("nightly LLVM {nightly_llvm} matches bpf-linker's LLVM {linker_llvm}"));
+
+    // 4. scapy, the independent decoder
+    if output(Command::new("python3").args(["-c", "import scapy.contrib.roce"])).is_some() {
+        step("scapy present");
+    } else {
+        step(&format!("installing {SCAPY} from PyPI"));
+        crate::run(Command::new("python3").args(["-m", "pip", "install", "-q", "--break-system-packages", SCAPY]).env("PIP_ROOT_USER_ACTION", "ignore"))
+            .or_else(|_| crate::run(Command::new("python3").args(["-m", "pip", "install", "-q", SCAPY]).env("PIP_ROOT_USER_ACTION", "ignore")))?;
+    }
+    Ok(())
+}
+
+/// LLVM major version bpf-linker is linked against (from its libLLVM).
+fn linker_llvm_major(linker: &Path) -> Option<String> {
+    let ldd = output(Command::new("ldd").arg(linker))?;
+    ldd.lines().find_map(|l| {
+        let l = l.trim();
+        let rest = l.strip_prefix("libLLVM.so.").or_else(|| l.strip_prefix("libLLVM-"))?;
+        Some(rest.split(|c: char| !c.is_ascii_digit()).next()?.to_string())
+    })
+}
