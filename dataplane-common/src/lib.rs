@@ -18,6 +18,8 @@
 extern crate alloc;
 
 pub mod classify;
+pub mod lb;
+pub mod lossless;
 pub mod maps;
 pub mod parse;
 pub mod verdict;

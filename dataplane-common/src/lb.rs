@@ -1,0 +1,1 @@
+//! Load balancing (being written).

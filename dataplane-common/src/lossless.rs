@@ -1,0 +1,1 @@
+//! Lossless stage: buffer model, ECN, PFC, watchdog (being written).
