@@ -45,8 +45,11 @@ pub enum ParseError {
     MacCtlTruncated = 14,
 }
 
-/// Number of [`ParseError`] variants (size of the counter array).
+/// Size of the per-port malformed counter array: room for every
+/// [`ParseError`] variant plus spare slots for new ones.
 pub const PARSE_ERROR_COUNT: usize = 16;
+
+const _: () = assert!(ParseError::ALL.len() <= PARSE_ERROR_COUNT);
 
 impl ParseError {
     /// Every variant, in counter order.
@@ -128,6 +131,9 @@ pub struct Parsed {
     pub ip_proto: u8,
     /// A non-first IPv4 fragment: no L4 header in this packet.
     pub later_fragment: bool,
+    /// The first fragment of a fragmented IPv4 datagram (MF set, offset 0):
+    /// its UDP length covers the whole datagram, not this packet.
+    pub first_fragment: bool,
     /// Offset of the L4 header (0 when none).
     pub l4_off: u16,
     /// Bytes of IP payload as the IP header states them (frame padding
@@ -223,7 +229,8 @@ fn parse_ipv4<P: Packet + ?Sized>(p: &P, off: usize, out: &mut Parsed) -> Result
     out.ip_proto = h[ipv4::PROTO_OFF];
     let frag = u16::from_be_bytes([h[ipv4::FRAG_OFF], h[ipv4::FRAG_OFF + 1]]);
     out.later_fragment = ipv4::is_later_fragment(frag);
-    out.l4_off = (off + hlen) as u16;
+    out.first_fragment = frag & ipv4::MF_BIT != 0 && !out.later_fragment;
+    out.l4_off = if out.later_fragment { 0 } else { (off + hlen) as u16 };
     if out.ip_proto == ipv4::PROTO_UDP && !out.later_fragment {
         out.udp = true;
     }
@@ -273,13 +280,16 @@ fn parse_udp_payload<P: Packet + ?Sized>(p: &P, out: &mut Parsed) -> Result<(), 
     out.sport = u16::from_be_bytes([u[0], u[1]]);
     out.dport = u16::from_be_bytes([u[2], u[3]]);
     let ulen = u16::from_be_bytes([u[4], u[5]]) as usize;
-    if ulen < udp::HEADER_LEN || ulen > ip_payload {
+    if ulen < udp::HEADER_LEN || (ulen > ip_payload && !out.first_fragment) {
         return Err(ParseError::UdpBadLen);
     }
     if out.dport != udp::ROCEV2_PORT {
         return Ok(());
     }
-    if ulen < udp::HEADER_LEN + bth::HEADER_LEN + bth::ICRC_LEN {
+    // a first fragment holds the BTH but its ICRC is in the last fragment
+    let room = if out.first_fragment { ip_payload } else { ulen };
+    let need = udp::HEADER_LEN + bth::HEADER_LEN + if out.first_fragment { 0 } else { bth::ICRC_LEN };
+    if room < need {
         return Err(ParseError::BthTruncated);
     }
     let Some(b) = p.read::<{ bth::HEADER_LEN }>(off + udp::HEADER_LEN) else {

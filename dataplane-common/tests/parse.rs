@@ -617,3 +617,41 @@ mod mac_control_frames {
         assert_eq!(p.mac_ctl.times[3], 0x1234);
     }
 }
+
+mod first_fragment {
+    use dataplane_common::build::{self, Ip, L2};
+    use dataplane_common::parse::parse;
+    use dataplane_common::wire::csum;
+
+    /// Cuts an untagged IPv4 frame's datagram to `ip_len` bytes and sets MF.
+    fn first_fragment_of(frame: &[u8], ip_len: usize) -> Vec<u8> {
+        let mut f = frame[..14 + ip_len].to_vec();
+        f[16..18].copy_from_slice(&(ip_len as u16).to_be_bytes());
+        f[20] = 0x20; // MF, offset 0
+        f[21] = 0;
+        f[24] = 0;
+        f[25] = 0;
+        let c = csum::internet(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+        f
+    }
+
+    #[test]
+    fn first_fragment_of_a_large_udp_datagram_is_not_malformed() {
+        let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
+        let whole = build::udp_frame(&l2, &Ip::v4([198, 18, 0, 1], [198, 18, 0, 2]), 1000, 2000, &[7; 992]);
+        let frag = first_fragment_of(&whole, 504);
+        let p = parse(&frag[..]).expect("a first fragment parses");
+        assert!(p.first_fragment && !p.later_fragment && p.udp);
+        assert_eq!((p.sport, p.dport), (1000, 2000));
+        assert_eq!(p.ip_payload_len, 484);
+    }
+
+    #[test]
+    fn unfragmented_udp_longer_than_ip_payload_is_still_malformed() {
+        let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
+        let mut f = build::udp_frame(&l2, &Ip::v4([198, 18, 0, 1], [198, 18, 0, 2]), 1000, 2000, &[7; 100]);
+        f[38..40].copy_from_slice(&500u16.to_be_bytes());
+        assert_eq!(parse(&f[..]), Err(dataplane_common::parse::ParseError::UdpBadLen));
+    }
+}

@@ -67,8 +67,12 @@ fn check_within(p: &Parsed, n: usize, ctx: &dyn Fn() -> String) {
     match p.l3 {
         L3::Ipv4 | L3::Ipv6 => {
             let min_hdr = if p.l3 == L3::Ipv4 { ipv4::MIN_HEADER_LEN } else { ipv6::HEADER_LEN };
-            assert!(l4 >= l3 + min_hdr, "l4_off {l4} < l3_off {l3} + {min_hdr}, {}", ctx());
-            assert!(l4 + usize::from(p.ip_payload_len) <= n, "IP payload beyond {n}, {}", ctx());
+            if p.later_fragment {
+                assert_eq!(l4, 0, "a later fragment has no L4 header, {}", ctx());
+            } else {
+                assert!(l4 >= l3 + min_hdr, "l4_off {l4} < l3_off {l3} + {min_hdr}, {}", ctx());
+                assert!(l4 + usize::from(p.ip_payload_len) <= n, "IP payload beyond {n}, {}", ctx());
+            }
             assert!(!p.qinq);
         }
         L3::MacControl => {
@@ -95,7 +99,8 @@ fn check_within(p: &Parsed, n: usize, ctx: &dyn Fn() -> String) {
     if p.roce {
         assert!(p.udp, "{}", ctx());
         assert_eq!(p.dport, udp::ROCEV2_PORT, "{}", ctx());
-        let need = udp::HEADER_LEN + bth::HEADER_LEN + bth::ICRC_LEN;
+        // a first fragment carries the BTH; its ICRC is in the last fragment
+        let need = udp::HEADER_LEN + bth::HEADER_LEN + if p.first_fragment { 0 } else { bth::ICRC_LEN };
         assert!(usize::from(p.ip_payload_len) >= need, "{}", ctx());
         assert!(l4 + need <= n, "BTH beyond {n}, {}", ctx());
     } else {

@@ -81,7 +81,7 @@ impl Instance {
     }
 }
 
-fn plan_of(path: &PathBuf) -> Result<Plan> {
+fn plan_of(path: &std::path::Path) -> Result<Plan> {
     let source = path.display().to_string();
     let cfg = Config::load(path)?;
     Ok(cfg.validate(&source)?)

@@ -476,10 +476,9 @@ fn scapy_check(fixtures: &[Fixture]) -> anyhow::Result<usize> {
         }
         problems.append(&mut mismatches);
         problems.append(&mut extra);
-        if p.mac_ctl.is_pfc() || p.mac_ctl.is_pause() {
-            if s.get("dst").and_then(|v| v.as_str()) != Some("01:80:c2:00:00:01") {
-                problems.push(format!("{}: MAC control destination {:?}", f.name, s.get("dst")));
-            }
+        let mac_ctl = p.mac_ctl.is_pfc() || p.mac_ctl.is_pause();
+        if mac_ctl && s.get("dst").and_then(|v| v.as_str()) != Some("01:80:c2:00:00:01") {
+            problems.push(format!("{}: MAC control destination {:?}", f.name, s.get("dst")));
         }
     }
     if problems.is_empty() {

@@ -10,6 +10,9 @@ pub const CHECKSUM_OFF: usize = 10;
 pub const SRC_OFF: usize = 12;
 pub const DST_OFF: usize = 16;
 
+/// More-fragments flag in the flags/fragment-offset field.
+pub const MF_BIT: u16 = 0x2000;
+
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 

@@ -47,7 +47,7 @@ pub fn quanta_for(nanos: u64, speed_mbps: u64) -> u16 {
     if speed_mbps == 0 {
         return u16::MAX;
     }
-    let q = (nanos * speed_mbps).div_ceil(512_000);
+    let q = nanos.saturating_mul(speed_mbps).div_ceil(512_000);
     if q > u64::from(u16::MAX) {
         u16::MAX
     } else {

@@ -28,6 +28,7 @@ pub trait Packet {
 
     /// One byte at `off`.
     #[inline(always)]
+    #[allow(clippy::manual_map)] // explicit match: simplest code for the verifier
     fn u8_at(&self, off: usize) -> Option<u8> {
         match self.read::<1>(off) {
             Some(b) => Some(b[0]),
@@ -37,6 +38,7 @@ pub trait Packet {
 
     /// A big-endian 16-bit field at `off`.
     #[inline(always)]
+    #[allow(clippy::manual_map)]
     fn be16_at(&self, off: usize) -> Option<u16> {
         match self.read::<2>(off) {
             Some(b) => Some(u16::from_be_bytes(b)),
