@@ -22,6 +22,7 @@ pub mod lb;
 pub mod lossless;
 pub mod maps;
 pub mod parse;
+pub mod route;
 pub mod verdict;
 pub mod wire;
 

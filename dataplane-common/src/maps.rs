@@ -18,6 +18,7 @@ pub const MAP_GLOBAL_COUNTERS: &str = "GLOBAL_COUNTERS";
 
 /// Program names (hook + stage).
 pub const PROG_XDP_CLASSIFY: &str = "xdp_classify";
+pub const PROG_XDP_FORWARD: &str = "xdp_forward";
 pub const PROG_XDP_BENCH_BARE: &str = "xdp_bench_bare";
 pub const PROG_XDP_BENCH_PARSE: &str = "xdp_bench_parse";
 
@@ -57,7 +58,19 @@ pub struct PortConfig {
     pub dscp_to_tc: [u8; 64],
     /// SONiC DOT1P_TO_TC_MAP, resolved to 8 entries.
     pub pcp_to_tc: [u8; 8],
+    /// The port's own MAC: routed frames must be addressed to it, and it is
+    /// the source of frames sent out of it (rewrites, PFC).
+    pub mac: [u8; 6],
+    pub _pad: [u8; 2],
+    /// Configured line rate in Mb/s (buffer model drain, utilisation).
+    pub speed_mbps: u32,
+    /// [`PORT_F_FORWARD`] and friends.
+    pub flags: u32,
 }
+
+/// The port routes IP frames addressed to its MAC (the `xdp_forward`
+/// program); without it frames are classified and passed to the kernel.
+pub const PORT_F_FORWARD: u32 = 1;
 
 impl PortConfig {
     /// The AZURE defaults of SONiC: DSCP 3->3, 4->4, 5->2, 8->0, 46->5,
@@ -73,6 +86,10 @@ impl PortConfig {
             _reserved: 0,
             dscp_to_tc: AZURE_DSCP_TO_TC,
             pcp_to_tc: [0, 1, 2, 3, 4, 5, 6, 7],
+            mac: [0; 6],
+            _pad: [0; 2],
+            speed_mbps: 100_000,
+            flags: 0,
         }
     }
 }
@@ -174,7 +191,7 @@ pub struct GlobalCounters {
     pub bad_port_id: u64,
 }
 
-const _: () = assert!(core::mem::size_of::<PortConfig>() == 8 + 64 + 8);
+const _: () = assert!(core::mem::size_of::<PortConfig>() == 8 + 64 + 8 + 8 + 4 + 4);
 const _: () = assert!(core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 5 + 8 + 2 + PARSE_ERROR_COUNT + 2));
 const _: () = assert!(core::mem::size_of::<GlobalCounters>() == 16);
 

@@ -7,6 +7,8 @@
 #![no_std]
 #![no_main]
 
+mod balance;
+mod forward;
 mod packet;
 
 use aya_ebpf::{
@@ -16,9 +18,9 @@ use aya_ebpf::{
     programs::XdpContext,
 };
 use dataplane_common::{
-    maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS},
+    maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS, PORT_F_FORWARD},
     parse::parse,
-    verdict::{account, decide, Action},
+    verdict::{account, decide, Action, Outcome},
 };
 use packet::XdpPacket;
 
@@ -64,6 +66,36 @@ pub fn xdp_classify(ctx: XdpContext) -> u32 {
         Action::Pass => xdp_action::XDP_PASS,
         Action::Drop => xdp_action::XDP_DROP,
     }
+}
+
+/// Ingress hook, forwarding pipeline: classify (as `xdp_classify`), then
+/// route, balance over next-hop groups, rewrite and redirect.
+#[xdp]
+pub fn xdp_forward(ctx: XdpContext) -> u32 {
+    let ifindex = ctx.ingress_ifindex() as u32;
+    // SAFETY: read-only; hash-map updates replace entries whole.
+    let Some(cfg) = (unsafe { PORT_CONFIG.get(&ifindex) }) else {
+        bump_global(|g| g.unknown_port += 1);
+        return xdp_action::XDP_PASS;
+    };
+    let pkt = XdpPacket::new(&ctx);
+    let parsed = parse(&pkt);
+    let decision = decide(&parsed, cfg);
+    match PORT_COUNTERS.get_ptr_mut(u32::from(cfg.port_id)) {
+        // SAFETY: per-CPU slot, only this program on this CPU touches it.
+        Some(c) => account(unsafe { &mut *c }, &decision, pkt.frame_len()),
+        None => bump_global(|g| g.bad_port_id += 1),
+    }
+    let (Ok(p), Outcome::Classified { class, .. }) = (&parsed, decision.outcome) else {
+        return match decision.action {
+            Action::Pass => xdp_action::XDP_PASS,
+            Action::Drop => xdp_action::XDP_DROP,
+        };
+    };
+    if cfg.flags & PORT_F_FORWARD == 0 {
+        return xdp_action::XDP_PASS;
+    }
+    forward::forward(&pkt, p, cfg, &class)
 }
 
 /// Benchmark baseline: returns at once.

@@ -15,6 +15,19 @@ impl XdpPacket {
         XdpPacket { start: ctx.data(), end: ctx.data_end() }
     }
 
+    /// Writes `bytes` at `off`; false (nothing written) when the frame is
+    /// shorter than `off + N`.
+    #[inline(always)]
+    pub fn write<const N: usize>(&self, off: usize, bytes: &[u8; N]) -> bool {
+        let p = self.start + (off & 0x3ff);
+        if p + N > self.end {
+            return false;
+        }
+        // SAFETY: [p, p + N) lies inside the frame, checked just above.
+        unsafe { core::ptr::write_unaligned(p as *mut [u8; N], *bytes) };
+        true
+    }
+
     /// Frame length for byte counters.
     #[inline(always)]
     pub fn frame_len(&self) -> u64 {

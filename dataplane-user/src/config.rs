@@ -50,6 +50,62 @@ pub struct Config {
     pub dot1p_to_tc_map: BTreeMap<String, BTreeMap<String, toml::Value>>,
     #[serde(default, rename = "port")]
     pub ports: Vec<PortSection>,
+    #[serde(default, rename = "nexthop")]
+    pub nexthops: Vec<NextHopSection>,
+    #[serde(default, rename = "group")]
+    pub groups: Vec<GroupSection>,
+    #[serde(default, rename = "route")]
+    pub routes: Vec<RouteSection>,
+}
+
+/// A static neighbour: `[[nexthop]] name, port, mac`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NextHopSection {
+    pub name: String,
+    pub port: String,
+    pub mac: String,
+}
+
+/// A next-hop group: `[[group]] name, mode, members, flowlet_timeout_us`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSection {
+    pub name: String,
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    #[serde(default = "default_flowlet_us")]
+    pub flowlet_timeout_us: i64,
+    pub members: Vec<MemberSection>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemberSection {
+    pub nexthop: String,
+    #[serde(default = "default_weight")]
+    pub weight: i64,
+}
+
+/// A route: `[[route]] prefix` and one of `nexthop`, `group`, `local`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSection {
+    pub prefix: String,
+    pub nexthop: Option<String>,
+    pub group: Option<String>,
+    #[serde(default)]
+    pub local: bool,
+}
+
+fn default_mode() -> String {
+    "hash".into()
+}
+fn default_flowlet_us() -> i64 {
+    100
+}
+fn default_weight() -> i64 {
+    1
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -61,11 +117,14 @@ pub struct SwitchSection {
     pub cnp_tc: i64,
     #[serde(default = "default_malformed")]
     pub malformed: String,
+    /// Seed of the ECMP hash; default: derived from `name`, so switches of
+    /// different tiers hash differently.
+    pub hash_seed: Option<i64>,
 }
 
 impl Default for SwitchSection {
     fn default() -> Self {
-        SwitchSection { name: default_instance(), cnp_tc: default_cnp_tc(), malformed: default_malformed() }
+        SwitchSection { name: default_instance(), cnp_tc: default_cnp_tc(), malformed: default_malformed(), hash_seed: None }
     }
 }
 
@@ -98,6 +157,10 @@ pub struct PortSection {
     /// XDP attach mode: auto | native | generic.
     #[serde(default = "default_xdp_mode")]
     pub xdp_mode: String,
+    /// The port's MAC; read from the interface when absent.
+    pub mac: Option<String>,
+    /// Line rate: "100G", "25G", "400M" or Mb/s as an integer.
+    pub speed: Option<toml::Value>,
 }
 
 fn default_trust() -> String {
@@ -160,14 +223,69 @@ pub enum XdpAttach {
 pub struct PortPlan {
     pub name: String,
     pub attach: XdpAttach,
+    /// MAC from the config; `None`: read from the interface when applied.
+    pub mac: Option<[u8; 6]>,
     pub config: PortConfig,
+}
+
+/// Members a group may have (the data plane's group entry size).
+pub const MAX_GROUP_MEMBERS: usize = 16;
+
+/// Load-balancing modes of a group.
+pub const MODES: [&str; 4] = ["hash", "flowlet", "bandwidth", "spray"];
+
+/// A next hop: index = position in `Plan::nexthops`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextHopPlan {
+    pub name: String,
+    /// Index into `Plan::ports`.
+    pub port: usize,
+    pub mac: [u8; 6],
+}
+
+/// A group: index = position in `Plan::groups`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupPlan {
+    pub name: String,
+    /// Index into [`MODES`].
+    pub mode: u8,
+    pub flowlet_timeout_ns: u32,
+    /// (next-hop index, weight 1..=255).
+    pub members: Vec<(u16, u8)>,
+}
+
+/// Where a route points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    NextHop(u16),
+    Group(u16),
+    Local,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutePlan {
+    pub addr: std::net::IpAddr,
+    pub len: u8,
+    pub target: Target,
 }
 
 /// A validated configuration, resolved to map values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     pub instance: String,
+    pub hash_seed: u32,
     pub ports: Vec<PortPlan>,
+    pub nexthops: Vec<NextHopPlan>,
+    pub groups: Vec<GroupPlan>,
+    pub routes: Vec<RoutePlan>,
+}
+
+impl Plan {
+    /// Routing is on when the config has routes: ports then run
+    /// `xdp_forward` instead of `xdp_classify`.
+    pub fn forwarding(&self) -> bool {
+        !self.routes.is_empty()
+    }
 }
 
 impl Config {
@@ -286,9 +404,30 @@ impl Config {
                     XdpAttach::Auto
                 }
             };
+            let mac = match &p.mac {
+                None => None,
+                Some(m) => match parse_mac(m) {
+                    Some(mac) if mac[0] & 1 == 0 && mac != [0; 6] => Some(mac),
+                    _ => {
+                        err(format!("{base}.mac"), format!("expected a unicast MAC like \"02:00:00:00:00:01\", got {m:?}"));
+                        None
+                    }
+                },
+            };
+            let speed_mbps = match &p.speed {
+                None => DEFAULT_SPEED_MBPS,
+                Some(v) => match parse_speed(v) {
+                    Some(s) => s,
+                    None => {
+                        err(format!("{base}.speed"), format!("expected a line rate like \"100G\", \"25G\", \"400M\" or Mb/s as an integer (1 Mb/s to 1.6 Tb/s), got {v}"));
+                        DEFAULT_SPEED_MBPS
+                    }
+                },
+            };
             ports.push(PortPlan {
                 name: p.name.clone(),
                 attach,
+                mac,
                 config: PortConfig {
                     port_id: i as u16,
                     trust,
@@ -299,15 +438,223 @@ impl Config {
                     _reserved: 0,
                     dscp_to_tc,
                     pcp_to_tc,
+                    mac: mac.unwrap_or([0; 6]),
+                    _pad: [0; 2],
+                    speed_mbps,
+                    flags: 0,
                 },
             });
         }
+        let (nexthops, groups, routes) = self.validate_forwarding(&ports, &mut err);
+        if !routes.is_empty() {
+            for p in &mut ports {
+                p.config.flags |= dataplane_common::maps::PORT_F_FORWARD;
+            }
+        }
+        let hash_seed = match self.switch.hash_seed {
+            Some(s) if (0..=i64::from(u32::MAX)).contains(&s) => s as u32,
+            Some(s) => {
+                err("switch.hash_seed".into(), format!("expected an integer 0-4294967295, got {s}"));
+                0
+            }
+            None => fnv1a(instance.as_bytes()),
+        };
         if errs.is_empty() {
-            Ok(Plan { instance: instance.clone(), ports })
+            Ok(Plan { instance: instance.clone(), hash_seed, ports, nexthops, groups, routes })
         } else {
             Err(ConfigError { source: source.into(), errors: errs })
         }
     }
+}
+
+/// Line rate of a port when the config gives none.
+pub const DEFAULT_SPEED_MBPS: u32 = 100_000;
+
+/// "02:00:00:00:00:01" to bytes.
+pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let mut out = [0u8; 6];
+    let mut n = 0;
+    for part in s.split(':') {
+        if n == 6 || part.len() != 2 {
+            return None;
+        }
+        out[n] = u8::from_str_radix(part, 16).ok()?;
+        n += 1;
+    }
+    (n == 6).then_some(out)
+}
+
+/// "100G" / "25G" / "400M" / 100000 to Mb/s.
+pub fn parse_speed(v: &toml::Value) -> Option<u32> {
+    let mbps: u64 = match v {
+        toml::Value::Integer(i) if *i > 0 => *i as u64,
+        toml::Value::String(s) => {
+            let s = s.trim();
+            let (num, mult) = if let Some(n) = s.strip_suffix(['G', 'g']) {
+                (n, 1000)
+            } else if let Some(n) = s.strip_suffix(['M', 'm']) {
+                (n, 1)
+            } else {
+                (s, 1)
+            };
+            num.trim().parse::<u64>().ok()?.checked_mul(mult)?
+        }
+        _ => return None,
+    };
+    (1..=1_600_000).contains(&mbps).then_some(mbps as u32)
+}
+
+/// FNV-1a, for the default per-switch hash seed.
+fn fnv1a(b: &[u8]) -> u32 {
+    b.iter().fold(0x811c_9dc5u32, |h, &x| (h ^ u32::from(x)).wrapping_mul(0x0100_0193))
+}
+
+impl Config {
+    fn validate_forwarding(
+        &self,
+        ports: &[PortPlan],
+        err: &mut impl FnMut(String, String),
+    ) -> (Vec<NextHopPlan>, Vec<GroupPlan>, Vec<RoutePlan>) {
+        use dataplane_common::route::{MAX_GROUPS, MAX_NEXTHOPS};
+        let mut nexthops = Vec::new();
+        let mut nh_names = BTreeMap::new();
+        if self.nexthops.len() > MAX_NEXTHOPS as usize {
+            err("nexthop".into(), format!("expected at most {MAX_NEXTHOPS} next hops, got {}", self.nexthops.len()));
+        }
+        for (i, n) in self.nexthops.iter().enumerate() {
+            let base = format!("nexthop[{i}] ({})", n.name);
+            if nh_names.insert(n.name.as_str(), nexthops.len() as u16).is_some() {
+                err(format!("{base}.name"), format!("next hop {:?} is defined twice", n.name));
+            }
+            let port = match ports.iter().position(|p| p.name == n.port) {
+                Some(p) => p,
+                None => {
+                    err(format!("{base}.port"), format!("expected the name of a [[port]], got {:?}", n.port));
+                    0
+                }
+            };
+            let mac = match parse_mac(&n.mac) {
+                Some(m) if m[0] & 1 == 0 && m != [0; 6] => m,
+                _ => {
+                    err(format!("{base}.mac"), format!("expected a unicast MAC like \"02:00:00:00:00:01\", got {:?}", n.mac));
+                    [0; 6]
+                }
+            };
+            nexthops.push(NextHopPlan { name: n.name.clone(), port, mac });
+        }
+        let mut groups = Vec::new();
+        let mut group_names = BTreeMap::new();
+        if self.groups.len() > MAX_GROUPS as usize {
+            err("group".into(), format!("expected at most {MAX_GROUPS} groups, got {}", self.groups.len()));
+        }
+        for (i, g) in self.groups.iter().enumerate() {
+            let base = format!("group[{i}] ({})", g.name);
+            if group_names.insert(g.name.as_str(), groups.len() as u16).is_some() {
+                err(format!("{base}.name"), format!("group {:?} is defined twice", g.name));
+            }
+            let mode = match MODES.iter().position(|m| *m == g.mode) {
+                Some(m) => m as u8,
+                None => {
+                    err(format!("{base}.mode"), format!("expected one of {}, got {:?}", MODES.join(", "), g.mode));
+                    0
+                }
+            };
+            let flowlet_timeout_ns = if (1..=4_000_000).contains(&g.flowlet_timeout_us) {
+                (g.flowlet_timeout_us * 1000) as u32
+            } else {
+                err(format!("{base}.flowlet_timeout_us"), format!("expected 1-4000000 microseconds, got {}", g.flowlet_timeout_us));
+                0
+            };
+            if g.members.is_empty() {
+                err(format!("{base}.members"), "expected at least one member".into());
+            }
+            if g.members.len() > MAX_GROUP_MEMBERS {
+                err(format!("{base}.members"), format!("expected at most {} members, got {}", MAX_GROUP_MEMBERS, g.members.len()));
+            }
+            let mut members = Vec::new();
+            for (j, m) in g.members.iter().enumerate() {
+                let f = format!("{base}.members[{j}]");
+                let nh = match nh_names.get(m.nexthop.as_str()) {
+                    Some(&n) => n,
+                    None => {
+                        err(format!("{f}.nexthop"), format!("expected the name of a [[nexthop]], got {:?}", m.nexthop));
+                        continue;
+                    }
+                };
+                if members.iter().any(|&(n, _)| n == nh) {
+                    err(format!("{f}.nexthop"), format!("{:?} is already a member of this group", m.nexthop));
+                }
+                if !(1..=255).contains(&m.weight) {
+                    err(format!("{f}.weight"), format!("expected a weight 1-255, got {}", m.weight));
+                    continue;
+                }
+                members.push((nh, m.weight as u8));
+            }
+            groups.push(GroupPlan { name: g.name.clone(), mode, flowlet_timeout_ns, members });
+        }
+        let mut routes = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (i, r) in self.routes.iter().enumerate() {
+            let base = format!("route[{i}] ({})", r.prefix);
+            let Some((addr, len)) = parse_prefix(&r.prefix) else {
+                err(format!("{base}.prefix"), format!("expected a prefix like \"198.18.1.0/24\" or \"2001:db8::/32\" with no host bits set, got {:?}", r.prefix));
+                continue;
+            };
+            if !seen.insert((addr, len)) {
+                err(format!("{base}.prefix"), format!("duplicate prefix {}; each prefix may appear once", r.prefix));
+            }
+            let target = match (&r.nexthop, &r.group, r.local) {
+                (Some(n), None, false) => match nh_names.get(n.as_str()) {
+                    Some(&id) => Target::NextHop(id),
+                    None => {
+                        err(format!("{base}.nexthop"), format!("expected the name of a [[nexthop]], got {n:?}"));
+                        continue;
+                    }
+                },
+                (None, Some(g), false) => match group_names.get(g.as_str()) {
+                    Some(&id) => Target::Group(id),
+                    None => {
+                        err(format!("{base}.group"), format!("expected the name of a [[group]], got {g:?}"));
+                        continue;
+                    }
+                },
+                (None, None, true) => Target::Local,
+                _ => {
+                    err(base.clone(), "expected exactly one of nexthop = \"...\", group = \"...\" or local = true".into());
+                    continue;
+                }
+            };
+            routes.push(RoutePlan { addr, len, target });
+        }
+        (nexthops, groups, routes)
+    }
+}
+
+/// "198.18.1.0/24" / "2001:db8::/32" (no host bits) to (address, length).
+pub fn parse_prefix(s: &str) -> Option<(std::net::IpAddr, u8)> {
+    use std::net::IpAddr;
+    let (a, l) = s.split_once('/')?;
+    let addr: IpAddr = a.trim().parse().ok()?;
+    let len: u8 = l.trim().parse().ok()?;
+    let bits = match addr {
+        IpAddr::V4(v) => {
+            if len > 32 {
+                return None;
+            }
+            let x = u32::from(v);
+            let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+            x & !mask
+        }
+        IpAddr::V6(v) => {
+            if len > 128 {
+                return None;
+            }
+            let x = u128::from(v);
+            let mask = if len == 0 { 0 } else { u128::MAX << (128 - len) };
+            return (x & !mask == 0).then_some((addr, len));
+        }
+    };
+    (bits == 0).then_some((addr, len))
 }
 
 fn check_tc(v: i64, field: &str, err: &mut impl FnMut(String, String)) -> u8 {

@@ -7,9 +7,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{HashMap, MapData, PerCpuArray};
 use aya::programs::{Xdp, XdpMode};
 use aya::Ebpf;
+use dataplane_common::route::FwdCounters;
 use dataplane_common::maps::{
     GlobalCounters, PortConfig, PortCounters, MAP_GLOBAL_COUNTERS, MAP_PORT_CONFIG, MAP_PORT_COUNTERS, MAX_PORTS,
-    PROG_XDP_CLASSIFY,
+    PROG_XDP_CLASSIFY, PROG_XDP_FORWARD,
 };
 
 use crate::config::{Plan, XdpAttach};
@@ -19,7 +20,7 @@ use crate::sys;
 pub static EBPF_OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
 
 /// Every map the controller pins, by name.
-pub const PINNED_MAPS: [&str; 3] = [MAP_PORT_CONFIG, MAP_PORT_COUNTERS, MAP_GLOBAL_COUNTERS];
+pub const PINNED_MAPS: [&str; 4] = [MAP_PORT_CONFIG, MAP_PORT_COUNTERS, MAP_GLOBAL_COUNTERS, crate::tables::MAP_FWD_COUNTERS];
 
 /// Loads the object (all programs verified by the kernel, none attached).
 pub fn load_object() -> Result<Ebpf> {
@@ -39,14 +40,29 @@ pub fn load_object() -> Result<Ebpf> {
     Ok(bpf)
 }
 
-/// Interface indexes of every planned port, or an error naming each
-/// missing interface. Called before anything is written.
-pub fn resolve_ports(plan: &Plan) -> Result<Vec<u32>> {
+/// A planned port bound to its interface: ifindex and the complete map
+/// value (MAC filled in from the interface when the config gave none).
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved {
+    pub ifindex: u32,
+    pub config: PortConfig,
+}
+
+/// Resolves every planned port, or fails naming each missing interface.
+/// Called before anything is written.
+pub fn resolve_ports(plan: &Plan) -> Result<Vec<Resolved>> {
     let mut missing = Vec::new();
     let mut out = Vec::new();
     for (i, p) in plan.ports.iter().enumerate() {
         match sys::ifindex(&p.name) {
-            Some(ix) => out.push(ix),
+            Some(ifindex) => {
+                let mut config = p.config;
+                match p.mac.or_else(|| sys::ifmac(&p.name)) {
+                    Some(mac) => config.mac = mac,
+                    None => missing.push(format!("port[{i}].mac: cannot read the MAC of {:?}; give it in the config", p.name)),
+                }
+                out.push(Resolved { ifindex, config });
+            }
             None => missing.push(format!("port[{i}].name: no interface {:?} in this network namespace", p.name)),
         }
     }
@@ -58,11 +74,11 @@ pub fn resolve_ports(plan: &Plan) -> Result<Vec<u32>> {
 
 /// Writes the port table: every planned port (each update replaces one
 /// whole entry atomically), then removes entries of ports no longer planned.
-pub fn write_port_table(map: &mut HashMap<&mut MapData, u32, PortConfig>, plan: &Plan, ifindexes: &[u32]) -> Result<()> {
-    for (p, &ix) in plan.ports.iter().zip(ifindexes) {
-        map.insert(ix, p.config, 0).with_context(|| format!("writing PORT_CONFIG for {}", p.name))?;
+pub fn write_port_table(map: &mut HashMap<&mut MapData, u32, PortConfig>, plan: &Plan, ports: &[Resolved]) -> Result<()> {
+    for (p, r) in plan.ports.iter().zip(ports) {
+        map.insert(r.ifindex, r.config, 0).with_context(|| format!("writing PORT_CONFIG for {}", p.name))?;
     }
-    let keep: HashSet<u32> = ifindexes.iter().copied().collect();
+    let keep: HashSet<u32> = ports.iter().map(|r| r.ifindex).collect();
     let stale: Vec<u32> = map.keys().filter_map(|k| k.ok()).filter(|k| !keep.contains(k)).collect();
     for k in stale {
         map.remove(&k).with_context(|| format!("removing stale PORT_CONFIG entry {k}"))?;
@@ -76,18 +92,23 @@ pub struct Running {
     pub bpf: Ebpf,
     pub pin_dir: PathBuf,
     pub attached: Vec<(String, &'static str)>,
+    /// The program attached to the ports.
+    pub program: &'static str,
 }
 
 impl Running {
     /// Applies a validated plan in the current namespace.
     pub fn start(plan: &Plan) -> Result<Running> {
-        let ifindexes = resolve_ports(plan)?;
+        let resolved = resolve_ports(plan)?;
         sys::ensure_bpffs()?;
         let mut bpf = load_object()?;
         {
             let mut table: HashMap<_, u32, PortConfig> =
                 HashMap::try_from(bpf.map_mut(MAP_PORT_CONFIG).ok_or_else(|| anyhow!("map {MAP_PORT_CONFIG} missing"))?)?;
-            write_port_table(&mut table, plan, &ifindexes)?;
+            write_port_table(&mut table, plan, &resolved)?;
+        }
+        if plan.forwarding() {
+            crate::tables::write_forwarding(&mut bpf, plan, &resolved)?;
         }
         let pin_dir = sys::pin_dir(&plan.instance);
         clear_pins(&pin_dir)?;
@@ -96,13 +117,12 @@ impl Running {
             let m = bpf.map(name).ok_or_else(|| anyhow!("map {name} missing"))?;
             m.pin(pin_dir.join(name)).with_context(|| format!("pinning {name} in {}", pin_dir.display()))?;
         }
-        let mut running = Running { bpf, pin_dir, attached: Vec::new() };
-        let prog: &mut Xdp = running
-            .bpf
-            .program_mut(PROG_XDP_CLASSIFY)
-            .ok_or_else(|| anyhow!("program {PROG_XDP_CLASSIFY} missing"))?
-            .try_into()?;
-        for (p, &ix) in plan.ports.iter().zip(&ifindexes) {
+        let mut running = Running { bpf, pin_dir, attached: Vec::new(), program: PROG_XDP_CLASSIFY };
+        let prog_name = if plan.forwarding() { PROG_XDP_FORWARD } else { PROG_XDP_CLASSIFY };
+        running.program = prog_name;
+        let prog: &mut Xdp =
+            running.bpf.program_mut(prog_name).ok_or_else(|| anyhow!("program {prog_name} missing"))?.try_into()?;
+        for (p, ix) in plan.ports.iter().zip(resolved.iter().map(|r| r.ifindex)) {
             let mode = match p.attach {
                 XdpAttach::Native => prog.attach_to_if_index(ix, XdpMode::Driver).map(|_| "native"),
                 XdpAttach::Generic => prog.attach_to_if_index(ix, XdpMode::Skb).map(|_| "generic"),
@@ -112,7 +132,7 @@ impl Running {
                     .or_else(|_| prog.attach_to_if_index(ix, XdpMode::Skb).map(|_| "generic")),
             };
             // on error, `running` drops: already attached ports detach, pins go
-            let mode = mode.with_context(|| format!("attaching {PROG_XDP_CLASSIFY} to {}", p.name))?;
+            let mode = mode.with_context(|| format!("attaching {prog_name} to {}", p.name))?;
             running.attached.push((p.name.clone(), mode));
         }
         Ok(running)
@@ -144,6 +164,7 @@ pub fn clear_pins(dir: &Path) -> Result<()> {
 pub struct Pinned {
     pub port_config: HashMap<MapData, u32, PortConfig>,
     pub port_counters: PerCpuArray<MapData, PortCounters>,
+    pub fwd_counters: PerCpuArray<MapData, FwdCounters>,
     pub global_counters: PerCpuArray<MapData, GlobalCounters>,
 }
 
@@ -163,6 +184,7 @@ impl Pinned {
         Ok(Pinned {
             port_config: HashMap::try_from(open(MAP_PORT_CONFIG)?)?,
             port_counters: PerCpuArray::try_from(open(MAP_PORT_COUNTERS)?)?,
+            fwd_counters: PerCpuArray::try_from(open(crate::tables::MAP_FWD_COUNTERS)?)?,
             global_counters: PerCpuArray::try_from(open(MAP_GLOBAL_COUNTERS)?)?,
         })
     }
@@ -178,6 +200,19 @@ pub fn read_port_counters<T: std::borrow::Borrow<MapData>>(
     }
     let per_cpu = map.get(&u32::from(port_id), 0)?;
     let mut sum = PortCounters::ZERO;
+    for c in per_cpu.iter() {
+        sum.accumulate(c);
+    }
+    Ok(sum)
+}
+
+/// Sums a per-CPU forwarding counter slot.
+pub fn read_fwd_counters<T: std::borrow::Borrow<MapData>>(map: &PerCpuArray<T, FwdCounters>, port_id: u16) -> Result<FwdCounters> {
+    if u32::from(port_id) >= MAX_PORTS {
+        bail!("port_id {port_id} out of range");
+    }
+    let per_cpu = map.get(&u32::from(port_id), 0)?;
+    let mut sum = FwdCounters::ZERO;
     for c in per_cpu.iter() {
         sum.accumulate(c);
     }

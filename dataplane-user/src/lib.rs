@@ -7,6 +7,9 @@ pub mod config;
 pub mod dataplane;
 pub mod stats;
 pub mod sys;
+pub mod tables;
+pub mod groups;
+pub mod pfc;
 pub mod testrun;
 
 use anyhow::Result;
@@ -18,8 +21,9 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
     for item in pinned.port_config.iter() {
         let (ifindex, cfg) = item?;
         let c = dataplane::read_port_counters(&pinned.port_counters, cfg.port_id)?;
+        let f = dataplane::read_fwd_counters(&pinned.fwd_counters, cfg.port_id)?;
         let name = sys::ifname(ifindex).unwrap_or_else(|| format!("ifindex{ifindex}"));
-        ports.push((name, ifindex, cfg.port_id, c));
+        ports.push((name, ifindex, cfg.port_id, c, f));
     }
     ports.sort_by_key(|p| p.2);
     let g = dataplane::read_global_counters(&pinned.global_counters)?;

@@ -156,7 +156,7 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
     let _lock = sys::InstanceLock::acquire(&plan.instance)?;
     let running = dataplane::Running::start(&plan)?;
     for (name, mode) in &running.attached {
-        say(&format!("attached xdp_classify to {name} ({mode} mode)"));
+        say(&format!("attached {} to {name} ({mode} mode)", running.program));
     }
     say(&format!("ready: instance {} pinned at {}", plan.instance, running.pin_dir.display()));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;

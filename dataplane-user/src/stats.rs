@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use dataplane_common::maps::{GlobalCounters, PortCounters, NUM_TC};
 use dataplane_common::parse::ParseError;
+use dataplane_common::route::FwdCounters;
 use serde::Serialize;
 
 /// Every counter of a port as (stable name, value), in a fixed order. The
@@ -45,6 +46,36 @@ pub fn port_deltas(before: &PortCounters, after: &PortCounters) -> BTreeMap<Stri
         .collect()
 }
 
+/// Every forwarding counter of a port as (stable name, value).
+pub fn fwd_fields(c: &FwdCounters) -> Vec<(String, u64)> {
+    let mut v = Vec::with_capacity(32);
+    for tc in 0..NUM_TC {
+        v.push((format!("tx_tc_pkts[{tc}]"), c.tx_tc_pkts[tc]));
+    }
+    for tc in 0..NUM_TC {
+        v.push((format!("tx_tc_bytes[{tc}]"), c.tx_tc_bytes[tc]));
+    }
+    v.push(("rx_routed".into(), c.rx_routed));
+    v.push(("pass_not_ip".into(), c.pass_not_ip));
+    v.push(("pass_not_for_us".into(), c.pass_not_for_us));
+    v.push(("pass_ttl_expired".into(), c.pass_ttl_expired));
+    v.push(("pass_local".into(), c.pass_local));
+    v.push(("drop_no_route".into(), c.drop_no_route));
+    v.push(("drop_no_member".into(), c.drop_no_member));
+    v.push(("drop_no_neighbour".into(), c.drop_no_neighbour));
+    v.push(("drop_redirect".into(), c.drop_redirect));
+    v
+}
+
+/// Non-zero differences of forwarding counters, by name.
+pub fn fwd_deltas(before: &FwdCounters, after: &FwdCounters) -> BTreeMap<String, i128> {
+    fwd_fields(before)
+        .into_iter()
+        .zip(fwd_fields(after))
+        .filter_map(|((n, x), (_, y))| (x != y).then(|| (n, i128::from(y) - i128::from(x))))
+        .collect()
+}
+
 #[derive(Debug, Serialize)]
 pub struct PortStats {
     pub name: String,
@@ -62,16 +93,16 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn new(instance: &str, ports: Vec<(String, u32, u16, PortCounters)>, g: GlobalCounters) -> Snapshot {
+    pub fn new(instance: &str, ports: Vec<(String, u32, u16, PortCounters, FwdCounters)>, g: GlobalCounters) -> Snapshot {
         Snapshot {
             instance: instance.into(),
             ports: ports
                 .into_iter()
-                .map(|(name, ifindex, port_id, c)| PortStats {
+                .map(|(name, ifindex, port_id, c, f)| PortStats {
                     name,
                     ifindex,
                     port_id,
-                    counters: port_fields(&c).into_iter().collect(),
+                    counters: port_fields(&c).into_iter().chain(fwd_fields(&f)).collect(),
                 })
                 .collect(),
             unknown_port: g.unknown_port,
@@ -114,6 +145,38 @@ impl Snapshot {
                 get(p, "rx_qinq"),
                 get(p, "verdict_pass"),
                 get(p, "verdict_drop")
+            );
+        }
+        let _ = writeln!(s, "\nTX by traffic class (routed by the data plane)");
+        let _ = writeln!(s, "{:<16} {:>3} {:>14} {:>16}", "Port", "TC", "TX_PKTS", "TX_BYTES");
+        for p in &self.ports {
+            for tc in 0..NUM_TC {
+                let pk = get(p, &format!("tx_tc_pkts[{tc}]"));
+                if pk > 0 {
+                    let _ = writeln!(s, "{:<16} {:>3} {:>14} {:>16}", p.name, tc, pk, get(p, &format!("tx_tc_bytes[{tc}]")));
+                }
+            }
+        }
+        let _ = writeln!(s, "\nForwarding (ingress port)");
+        let _ = writeln!(
+            s,
+            "{:<16} {:>10} {:>8} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}",
+            "Port", "Routed", "ToKernel", "NotForUs", "TTL<=1", "Local", "NoRoute", "NoMember", "NoNeigh", "RedirErr"
+        );
+        for p in &self.ports {
+            let _ = writeln!(
+                s,
+                "{:<16} {:>10} {:>8} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}",
+                p.name,
+                get(p, "rx_routed"),
+                get(p, "pass_not_ip"),
+                get(p, "pass_not_for_us"),
+                get(p, "pass_ttl_expired"),
+                get(p, "pass_local"),
+                get(p, "drop_no_route"),
+                get(p, "drop_no_member"),
+                get(p, "drop_no_neighbour"),
+                get(p, "drop_redirect")
             );
         }
         let _ = writeln!(s, "\npfcstat (RX)");

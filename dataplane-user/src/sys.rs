@@ -36,6 +36,31 @@ pub fn ifindex(name: &str) -> Option<u32> {
     (i != 0).then_some(i)
 }
 
+/// MAC address of interface `name` in the current namespace (SIOCGIFHWADDR).
+pub fn ifmac(name: &str) -> Option<[u8; 6]> {
+    if name.len() >= libc::IF_NAMESIZE {
+        return None;
+    }
+    // SAFETY: zeroed ifreq, name copied within IF_NAMESIZE, ioctl on our socket.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        if fd < 0 {
+            return None;
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (d, s) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
+            *d = *s as libc::c_char;
+        }
+        let rc = libc::ioctl(fd, libc::SIOCGIFHWADDR, &mut req);
+        libc::close(fd);
+        if rc != 0 {
+            return None;
+        }
+        let sa = req.ifr_ifru.ifru_hwaddr.sa_data;
+        Some([sa[0] as u8, sa[1] as u8, sa[2] as u8, sa[3] as u8, sa[4] as u8, sa[5] as u8])
+    }
+}
+
 /// Interface name of `index` in the current namespace.
 pub fn ifname(index: u32) -> Option<String> {
     let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];

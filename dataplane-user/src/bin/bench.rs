@@ -59,7 +59,7 @@ fn main() -> Result<()> {
             aya::maps::HashMap::try_from(bpf.map_mut("PORT_CONFIG").context("PORT_CONFIG")?)?;
         write_port_table(&mut m, &plan, &ix)?;
     }
-    let ifindex = ix[0];
+    let ifindex = ix[0].ifindex;
     // frame sizes without FCS: 60 bytes = a 64-byte frame on the wire
     let frames = [("", roce_frame(60)), ("_1k", roce_frame(1024))];
     let progs = [("bare", "xdp_bench_bare"), ("parse", "xdp_bench_parse"), ("classify", "xdp_classify")];

@@ -1,0 +1,190 @@
+//! L3 forwarding decisions: what happens to a classified frame, and the
+//! header rewrites of a routed one.
+//!
+//! The lookup itself is a kernel LPM trie (one for IPv4, one for IPv6) whose
+//! values are [`RouteEntry`]; next hops are [`NextHop`] entries written by
+//! the controller from its static neighbour configuration.
+
+use crate::parse::{Parsed, L3};
+use crate::wire::csum;
+
+/// The route points at one next hop (`id` = next-hop index).
+pub const ROUTE_NEXTHOP: u8 = 1;
+/// The route points at a next-hop group (`id` = group index).
+pub const ROUTE_GROUP: u8 = 2;
+/// An address of the switch itself: handed to the kernel.
+pub const ROUTE_LOCAL: u8 = 3;
+
+/// Value of the LPM tries.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RouteEntry {
+    /// [`ROUTE_NEXTHOP`], [`ROUTE_GROUP`] or [`ROUTE_LOCAL`].
+    pub kind: u8,
+    pub _pad: u8,
+    /// Next-hop or group index.
+    pub id: u16,
+}
+
+/// Next hops the data plane can send to.
+pub const MAX_NEXTHOPS: u32 = 256;
+/// Next-hop groups.
+pub const MAX_GROUPS: u32 = 64;
+
+/// A resolved neighbour: where and how to send.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct NextHop {
+    /// Neighbour MAC (destination of the rewritten frame).
+    pub dst_mac: [u8; 6],
+    /// The egress port's own MAC (source of the rewritten frame).
+    pub src_mac: [u8; 6],
+    /// Egress interface index (devmap value).
+    pub ifindex: u32,
+    /// Egress port id (counters, rate estimator, devmap key).
+    pub port_id: u16,
+    /// 1 when usable.
+    pub valid: u8,
+    pub _pad: u8,
+}
+
+/// Why a frame is not routed by the data plane.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotRouted {
+    /// Not IPv4/IPv6 (ARP, LLDP, ...): the kernel's.
+    NotIp = 0,
+    /// Not addressed to the ingress port's MAC (broadcast, multicast,
+    /// another host): the kernel's.
+    NotForUs = 1,
+    /// TTL / hop limit would expire: the kernel answers with ICMP.
+    TtlExpired = 2,
+    /// An address of the switch (BGP, ping, ...): the kernel's.
+    Local = 3,
+}
+
+/// Pre-route decision from the parsed headers.
+#[inline(always)]
+pub fn pre_route(p: &Parsed, dst_mac: &[u8; 6], port_mac: &[u8; 6], ttl: u8) -> Result<(), NotRouted> {
+    if !matches!(p.l3, L3::Ipv4 | L3::Ipv6) || p.qinq {
+        return Err(NotRouted::NotIp);
+    }
+    if mac_u64(dst_mac) != mac_u64(port_mac) {
+        return Err(NotRouted::NotForUs);
+    }
+    if ttl <= 1 {
+        return Err(NotRouted::TtlExpired);
+    }
+    Ok(())
+}
+
+/// A MAC as an integer. (Comparing `[u8; 6]` directly lets LLVM load 8
+/// bytes and mask two, a read of uninitialised stack the verifier refuses.)
+#[inline(always)]
+pub fn mac_u64(m: &[u8; 6]) -> u64 {
+    u64::from(m[0]) << 40
+        | u64::from(m[1]) << 32
+        | u64::from(m[2]) << 24
+        | u64::from(m[3]) << 16
+        | u64::from(m[4]) << 8
+        | u64::from(m[5])
+}
+
+/// New TTL and header checksum after decrementing an IPv4 TTL (RFC 1624:
+/// the TTL is the high byte of the 16-bit word TTL|protocol).
+#[inline(always)]
+pub fn ipv4_ttl_decrement(ttl: u8, proto: u8, check: u16) -> (u8, u16) {
+    let new_ttl = ttl.wrapping_sub(1);
+    let old = u16::from_be_bytes([ttl, proto]);
+    let new = u16::from_be_bytes([new_ttl, proto]);
+    (new_ttl, csum::update16(check, old, new))
+}
+
+/// IPv4 address (network order bytes) as a 16-byte key for hashing:
+/// IPv4-mapped IPv6 (::ffff:a.b.c.d).
+#[inline(always)]
+pub fn v4_mapped(a: [u8; 4]) -> [u8; 16] {
+    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a[0], a[1], a[2], a[3]]
+}
+
+/// Forwarding counters per port (per-CPU array indexed by port id). The
+/// `rx_*` / `pass_*` / `drop_*` fields count on the ingress port, `tx_*` on
+/// the egress port.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FwdCounters {
+    pub tx_tc_pkts: [u64; 8],
+    pub tx_tc_bytes: [u64; 8],
+    /// Frames routed (redirected) from this ingress port.
+    pub rx_routed: u64,
+    /// Handed to the kernel: not IP / not for our MAC / TTL expiring /
+    /// addressed to the switch.
+    pub pass_not_ip: u64,
+    pub pass_not_for_us: u64,
+    pub pass_ttl_expired: u64,
+    pub pass_local: u64,
+    /// Dropped: no route / the group has no live member / the next hop is
+    /// not usable / the egress port is not in the devmap.
+    pub drop_no_route: u64,
+    pub drop_no_member: u64,
+    pub drop_no_neighbour: u64,
+    pub drop_redirect: u64,
+}
+
+impl FwdCounters {
+    pub const ZERO: FwdCounters = FwdCounters {
+        tx_tc_pkts: [0; 8],
+        tx_tc_bytes: [0; 8],
+        rx_routed: 0,
+        pass_not_ip: 0,
+        pass_not_for_us: 0,
+        pass_ttl_expired: 0,
+        pass_local: 0,
+        drop_no_route: 0,
+        drop_no_member: 0,
+        drop_no_neighbour: 0,
+        drop_redirect: 0,
+    };
+
+    /// Adds `o` field by field (summing per-CPU copies).
+    pub fn accumulate(&mut self, o: &FwdCounters) {
+        let mut i = 0;
+        while i < 8 {
+            self.tx_tc_pkts[i] += o.tx_tc_pkts[i];
+            self.tx_tc_bytes[i] += o.tx_tc_bytes[i];
+            i += 1;
+        }
+        self.rx_routed += o.rx_routed;
+        self.pass_not_ip += o.pass_not_ip;
+        self.pass_not_for_us += o.pass_not_for_us;
+        self.pass_ttl_expired += o.pass_ttl_expired;
+        self.pass_local += o.pass_local;
+        self.drop_no_route += o.drop_no_route;
+        self.drop_no_member += o.drop_no_member;
+        self.drop_no_neighbour += o.drop_no_neighbour;
+        self.drop_redirect += o.drop_redirect;
+    }
+}
+
+/// Counts a frame the data plane does not route.
+#[inline(always)]
+pub fn count_not_routed(c: &mut FwdCounters, why: NotRouted) {
+    match why {
+        NotRouted::NotIp => c.pass_not_ip += 1,
+        NotRouted::NotForUs => c.pass_not_for_us += 1,
+        NotRouted::TtlExpired => c.pass_ttl_expired += 1,
+        NotRouted::Local => c.pass_local += 1,
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<FwdCounters>() == 8 * (16 + 9));
+const _: () = assert!(core::mem::size_of::<RouteEntry>() == 4);
+const _: () = assert!(core::mem::size_of::<NextHop>() == 20);
+
+#[cfg(feature = "user")]
+mod pod {
+    // SAFETY: repr(C), integer fields only, no padding (asserted above).
+    unsafe impl aya::Pod for super::RouteEntry {}
+    unsafe impl aya::Pod for super::NextHop {}
+    unsafe impl aya::Pod for super::FwdCounters {}
+}

@@ -1,0 +1,102 @@
+//! Next-hop groups in the data plane: built from the plan with stable member
+//! slots and a resilient bucket table (`dataplane_common::lb`), written whole
+//! so a packet never sees a half-written group, and updated when a member's
+//! port goes down or comes back (only that member's flows move).
+
+use anyhow::{anyhow, bail, Context, Result};
+use aya::maps::{Array, HashMap, MapData};
+use aya::Ebpf;
+use dataplane_common::lb::{build_buckets, Group, Member, PortRate, MAX_MEMBERS};
+
+use crate::config::{GroupPlan, Plan};
+use crate::dataplane::Resolved;
+
+pub const MAP_GROUPS: &str = "GROUPS";
+pub const MAP_PORT_RATE: &str = "PORT_RATE";
+pub const MAP_HASH_SEED: &str = "HASH_SEED";
+
+/// The data-plane value of a planned group. `port_up(port index)` says
+/// whether a member's egress port is up; `prev` is the group as currently
+/// loaded (its bucket table is kept where possible).
+pub fn group_value(plan: &Plan, g: &GroupPlan, port_up: &dyn Fn(usize) -> bool, prev: Option<&Group>) -> Result<Group> {
+    let mut v = Group::new(g.mode, g.flowlet_timeout_ns);
+    if g.members.len() > MAX_MEMBERS {
+        bail!("group {}: {} members, at most {MAX_MEMBERS}", g.name, g.members.len());
+    }
+    for (slot, &(nh, weight)) in g.members.iter().enumerate() {
+        let port = plan.nexthops[nh as usize].port;
+        v.members[slot] = Member { id: nh, weight, live: u8::from(port_up(port)) };
+    }
+    v.n_members = g.members.len() as u8;
+    // keep the previous buckets only when the slots mean the same members
+    let prev_buckets = prev.filter(|p| p.n_members == v.n_members && (0..g.members.len()).all(|i| p.members[i].id == v.members[i].id)).map(|p| &p.buckets);
+    v.buckets = build_buckets(&v.members, v.n_members, prev_buckets).map_err(|e| anyhow!("group {}: {e:?}", g.name))?;
+    Ok(v)
+}
+
+/// Is interface `ifindex` operationally up (IFF_RUNNING) here?
+pub fn link_up(name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else { return false };
+    if name.len() >= libc::IF_NAMESIZE {
+        return false;
+    }
+    // SAFETY: zeroed ifreq with the name copied in; ioctl on our socket.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        if fd < 0 {
+            return false;
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (d, s) in req.ifr_name.iter_mut().zip(c.as_bytes()) {
+            *d = *s as libc::c_char;
+        }
+        let rc = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req);
+        libc::close(fd);
+        rc == 0 && (req.ifr_ifru.ifru_flags as i32 & libc::IFF_RUNNING) != 0
+    }
+}
+
+/// Writes every group (whole-value updates), the port rate estimators'
+/// speeds and the hash seed.
+pub fn write_groups(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<()> {
+    {
+        let mut seed: Array<&mut MapData, u32> = Array::try_from(bpf.map_mut(MAP_HASH_SEED).context("HASH_SEED")?)?;
+        seed.set(0, plan.hash_seed, 0)?;
+    }
+    {
+        let mut rate: Array<&mut MapData, PortRate> = Array::try_from(bpf.map_mut(MAP_PORT_RATE).context("PORT_RATE")?)?;
+        for r in ports {
+            let id = u32::from(r.config.port_id);
+            let mut cur = rate.get(&id, 0)?;
+            if cur.speed_mbps != r.config.speed_mbps {
+                cur = PortRate::new(r.config.speed_mbps);
+                rate.set(id, cur, 0)?;
+            }
+        }
+    }
+    update_groups(bpf, plan, &|i| link_up(&plan.ports[i].name))
+}
+
+/// Rewrites every group for the current port states; returns how many
+/// changed. Each group is one whole-value update.
+pub fn update_groups(bpf: &mut Ebpf, plan: &Plan, port_up: &dyn Fn(usize) -> bool) -> Result<()> {
+    let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
+    for (i, g) in plan.groups.iter().enumerate() {
+        let prev = m.get(&(i as u32), 0).ok();
+        let v = group_value(plan, g, port_up, prev.as_ref())?;
+        if prev.as_ref() != Some(&v) {
+            m.insert(i as u32, v, 0).with_context(|| format!("GROUPS[{i}] ({})", g.name))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes groups the plan no longer has (after routes stopped using them).
+pub fn remove_stale_groups(bpf: &mut Ebpf, plan: &Plan) -> Result<()> {
+    let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
+    let stale: Vec<u32> = m.keys().filter_map(|k| k.ok()).filter(|k| *k as usize >= plan.groups.len()).collect();
+    for k in stale {
+        m.remove(&k)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! The PFC emitter: 802.1Qbb frames out of a switch port, from userspace
+//! (AF_PACKET), because XDP cannot create packets.
+//!
+//! Frame: destination 01:80:C2:00:00:01, source = the port's own MAC (a zero
+//! source MAC is a known bug of shipped switch software: peers may not count
+//! it), EtherType 0x8808, opcode 0x0101, class-enable vector, eight pause
+//! times in quanta (512 bit times), padded to 60 bytes.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use dataplane_common::build::pfc_frame;
+
+/// A raw socket bound to one port, sending MAC control frames.
+pub struct PfcPort {
+    fd: OwnedFd,
+    ifindex: i32,
+    pub name: String,
+    pub mac: [u8; 6],
+}
+
+impl PfcPort {
+    /// Opens a sender on `ifname` (in the calling thread's namespace).
+    pub fn open(ifname: &str, mac: [u8; 6]) -> Result<PfcPort> {
+        if mac == [0; 6] || mac[0] & 1 != 0 {
+            bail!("PFC source MAC of {ifname} must be the port's own unicast MAC, got {mac:02x?}");
+        }
+        let c = CString::new(ifname)?;
+        // SAFETY: plain syscalls with checked results; the fd is owned below.
+        unsafe {
+            let ifindex = libc::if_nametoindex(c.as_ptr());
+            if ifindex == 0 {
+                bail!("no interface {ifname}");
+            }
+            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
+            if fd < 0 {
+                bail!("AF_PACKET socket for {ifname}: {}", std::io::Error::last_os_error());
+            }
+            Ok(PfcPort { fd: OwnedFd::from_raw_fd(fd), ifindex: ifindex as i32, name: ifname.into(), mac })
+        }
+    }
+
+    /// Sends one PFC frame; returns how long the send call took.
+    pub fn send(&self, class_enable: u16, times: [u16; 8]) -> Result<Duration> {
+        let frame = pfc_frame(self.mac, class_enable, times);
+        // SAFETY: zeroed sockaddr_ll filled in; sendto on our fd.
+        unsafe {
+            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+            sll.sll_family = libc::AF_PACKET as u16;
+            sll.sll_ifindex = self.ifindex;
+            sll.sll_halen = 6;
+            let t = Instant::now();
+            let n = libc::sendto(
+                self.fd.as_raw_fd(),
+                frame.as_ptr() as *const libc::c_void,
+                frame.len(),
+                0,
+                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            );
+            if n < 0 {
+                bail!("sending PFC on {}: {}", self.name, std::io::Error::last_os_error());
+            }
+            Ok(t.elapsed())
+        }
+    }
+
+    /// Pauses the priorities in `mask` for `quanta`.
+    pub fn xoff(&self, mask: u8, quanta: u16) -> Result<Duration> {
+        let mut times = [0u16; 8];
+        for (i, t) in times.iter_mut().enumerate() {
+            if mask & (1 << i) != 0 {
+                *t = quanta;
+            }
+        }
+        self.send(u16::from(mask), times)
+    }
+
+    /// Resumes the priorities in `mask` (pause time 0).
+    pub fn xon(&self, mask: u8) -> Result<Duration> {
+        self.send(u16::from(mask), [0; 8])
+    }
+}
