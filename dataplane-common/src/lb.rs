@@ -492,42 +492,35 @@ pub fn build_buckets(
     Ok(out)
 }
 
-/// Picks among the members in `mask` in proportion to their weights,
-/// `wsum` being the sum of those weights; `r` uniform. `None` if the mask is
-/// empty.
+// The pickers below walk the members twice (sum the weights of the
+// candidates, then walk to the one `r` lands on) rather than collect a
+// bitmask of candidates: the verifier would track such a mask as a distinct
+// constant on every path and explore the second walk once per mask (2^16).
+
+/// Any eligible member, in proportion to weight, chosen by `r`.
 #[inline(always)]
-fn pick_weighted(g: &Group, mask: u32, wsum: u32, r: u32) -> Option<u8> {
-    let mut t = scale(r, wsum);
-    let mut last = None;
+fn pick_any(g: &Group, r: u32) -> Option<u8> {
+    let mut wsum = 0u32;
     let mut i = 0;
     while i < MAX_MEMBERS {
-        if mask & (1 << i) != 0 {
+        if g.eligible(i as u8) {
+            wsum += g.members[i].weight as u32;
+        }
+        i += 1;
+    }
+    let mut t = scale(r, wsum);
+    i = 0;
+    while i < MAX_MEMBERS {
+        if g.eligible(i as u8) {
             let w = g.members[i].weight as u32;
             if t < w {
                 return Some(i as u8);
             }
             t -= w;
-            last = Some(i as u8);
         }
         i += 1;
     }
-    last
-}
-
-/// Any eligible member, in proportion to weight, chosen by `r`.
-#[inline(always)]
-fn pick_any(g: &Group, r: u32) -> Option<u8> {
-    let mut mask = 0u32;
-    let mut wsum = 0u32;
-    let mut i = 0;
-    while i < MAX_MEMBERS {
-        if g.eligible(i as u8) {
-            mask |= 1 << i;
-            wsum += g.members[i].weight as u32;
-        }
-        i += 1;
-    }
-    pick_weighted(g, mask, wsum, r)
+    None
 }
 
 /// Hash mode: the member of the hash's bucket (low bits of `hash`).
@@ -551,26 +544,37 @@ pub fn pick_hash(g: &Group, hash: u32) -> Option<u8> {
 /// is eligible.
 #[inline(always)]
 pub fn pick_least_loaded(g: &Group, bands: &[u8; MAX_MEMBERS], tie: u32) -> Option<u8> {
+    // the lowest band and the weight of the members in it (a band of 255
+    // matches the initial `best`, which is right too)
     let mut best = u8::MAX;
-    let mut mask = 0u32;
     let mut wsum = 0u32;
     let mut i = 0;
     while i < MAX_MEMBERS {
         if g.eligible(i as u8) {
             let b = bands[i];
             let w = g.members[i].weight as u32;
-            if mask == 0 || b < best {
+            if b < best {
                 best = b;
-                mask = 1 << i;
                 wsum = w;
             } else if b == best {
-                mask |= 1 << i;
                 wsum += w;
             }
         }
         i += 1;
     }
-    pick_weighted(g, mask, wsum, tie)
+    let mut t = scale(tie, wsum);
+    i = 0;
+    while i < MAX_MEMBERS {
+        if g.eligible(i as u8) && bands[i] == best {
+            let w = g.members[i].weight as u32;
+            if t < w {
+                return Some(i as u8);
+            }
+            t -= w;
+        }
+        i += 1;
+    }
+    None
 }
 
 // ---------------------------------------------------------------------------
