@@ -97,9 +97,7 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16) -> Option<u16> {
     } else {
         None
     };
-    let _ = (flowlet, rand, now);
-    let slot = g.buckets[(hash & 127) as usize];
-    if g.eligible(slot) { Some(g.members[slot as usize & 15].id) } else { None }
+    select(g, hash, flowlet, now, rand, || member_bands(g, now)).map(|pick| pick.id)
 }
 
 /// Accounts `len` bytes sent on `port_id` in its rate estimator.

@@ -128,6 +128,31 @@ pub fn xdp_bench_parse(ctx: XdpContext) -> u32 {
     }
 }
 
+/// Counter of `xdp_bench_sink` (per CPU, entry 0: frames, 1: bytes).
+#[map]
+static BENCH_SINK: PerCpuArray<u64> = PerCpuArray::with_max_entries(2, 0);
+
+/// Benchmark traffic generator: run with BPF_PROG_RUN in live-frames mode,
+/// it sends its input frame out of the ctx's ingress interface.
+#[xdp]
+pub fn xdp_bench_tx(_ctx: XdpContext) -> u32 {
+    xdp_action::XDP_TX
+}
+
+/// Benchmark receiver: counts frames and bytes, drops them.
+#[xdp]
+pub fn xdp_bench_sink(ctx: XdpContext) -> u32 {
+    if let Some(c) = BENCH_SINK.get_ptr_mut(0) {
+        // SAFETY: per-CPU slot.
+        unsafe { *c += 1 };
+    }
+    if let Some(c) = BENCH_SINK.get_ptr_mut(1) {
+        // SAFETY: per-CPU slot.
+        unsafe { *c += (ctx.data_end() - ctx.data()) as u64 };
+    }
+    xdp_action::XDP_DROP
+}
+
 #[cfg(not(test))]
 #[panic_handler]
 fn panic(_info: &core::panic::PanicInfo) -> ! {

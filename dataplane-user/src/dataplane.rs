@@ -20,7 +20,14 @@ use crate::sys;
 pub static EBPF_OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
 
 /// Every map the controller pins, by name.
-pub const PINNED_MAPS: [&str; 4] = [MAP_PORT_CONFIG, MAP_PORT_COUNTERS, MAP_GLOBAL_COUNTERS, crate::tables::MAP_FWD_COUNTERS];
+pub const PINNED_MAPS: [&str; 6] = [
+    MAP_PORT_CONFIG,
+    MAP_PORT_COUNTERS,
+    MAP_GLOBAL_COUNTERS,
+    crate::tables::MAP_FWD_COUNTERS,
+    crate::groups::MAP_PORT_RATE,
+    crate::groups::MAP_GROUPS,
+];
 
 /// Loads the object (all programs verified by the kernel, none attached).
 pub fn load_object() -> Result<Ebpf> {
@@ -165,6 +172,8 @@ pub struct Pinned {
     pub port_config: HashMap<MapData, u32, PortConfig>,
     pub port_counters: PerCpuArray<MapData, PortCounters>,
     pub fwd_counters: PerCpuArray<MapData, FwdCounters>,
+    pub port_rate: aya::maps::Array<MapData, dataplane_common::lb::PortRate>,
+    pub groups: HashMap<MapData, u32, dataplane_common::lb::Group>,
     pub global_counters: PerCpuArray<MapData, GlobalCounters>,
 }
 
@@ -177,7 +186,8 @@ impl Pinned {
                 format!("no running data plane {instance:?}: cannot open {} (is `dataplane up` running?)", path.display())
             })?;
             Ok(match name {
-                MAP_PORT_CONFIG => aya::maps::Map::HashMap(data),
+                MAP_PORT_CONFIG | crate::groups::MAP_GROUPS => aya::maps::Map::HashMap(data),
+                crate::groups::MAP_PORT_RATE => aya::maps::Map::Array(data),
                 _ => aya::maps::Map::PerCpuArray(data),
             })
         };
@@ -185,6 +195,8 @@ impl Pinned {
             port_config: HashMap::try_from(open(MAP_PORT_CONFIG)?)?,
             port_counters: PerCpuArray::try_from(open(MAP_PORT_COUNTERS)?)?,
             fwd_counters: PerCpuArray::try_from(open(crate::tables::MAP_FWD_COUNTERS)?)?,
+            port_rate: aya::maps::Array::try_from(open(crate::groups::MAP_PORT_RATE)?)?,
+            groups: HashMap::try_from(open(crate::groups::MAP_GROUPS)?)?,
             global_counters: PerCpuArray::try_from(open(MAP_GLOBAL_COUNTERS)?)?,
         })
     }

@@ -9,6 +9,7 @@ pub mod stats;
 pub mod sys;
 pub mod tables;
 pub mod groups;
+pub mod links;
 pub mod pfc;
 pub mod testrun;
 
@@ -27,5 +28,26 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
     }
     ports.sort_by_key(|p| p.2);
     let g = dataplane::read_global_counters(&pinned.global_counters)?;
-    Ok(stats::Snapshot::new(instance, ports, g))
+    let mut snap = stats::Snapshot::new(instance, ports, g);
+    let now = sys::monotonic_ns();
+    for p in &mut snap.ports {
+        if let Ok(r) = pinned.port_rate.get(&u32::from(p.port_id), 0) {
+            p.speed_mbps = r.speed_mbps;
+            let u = r.utilisation(now);
+            p.tx_utilisation_pct = (u != dataplane_common::lb::UTIL_UNKNOWN).then(|| f64::from(u) / 10.0);
+        }
+    }
+    for item in pinned.groups.iter() {
+        let (id, grp) = item?;
+        let n = grp.n_members.min(dataplane_common::lb::MAX_MEMBERS as u8);
+        let live = (0..n).filter(|&i| grp.eligible(i)).count();
+        snap.groups.push(stats::GroupStats {
+            id,
+            mode: config::MODES.get(grp.mode as usize).unwrap_or(&"?").to_string(),
+            members: n as usize,
+            live,
+        });
+    }
+    snap.groups.sort_by_key(|g| g.id);
+    Ok(snap)
 }

@@ -154,7 +154,9 @@ fn say(line: &str) {
 
 fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
     let _lock = sys::InstanceLock::acquire(&plan.instance)?;
-    let running = dataplane::Running::start(&plan)?;
+    let mut running = dataplane::Running::start(&plan)?;
+    // link changes: the kernel tells us on NETLINK_ROUTE / RTMGRP_LINK
+    let links = dataplane_user::links::LinkWatch::open().context("netlink link watch")?;
     for (name, mode) in &running.attached {
         say(&format!("attached {} to {name} ({mode} mode)", running.program));
     }
@@ -165,14 +167,40 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
         let period = Duration::from_secs(stats_interval.unwrap_or(0).max(1));
         let mut tick = tokio::time::interval(period);
         tick.tick().await;
+        let links = tokio::io::unix::AsyncFd::new(links)?;
+        // a slow re-check as well, in case a notification was missed
+        let mut recheck = tokio::time::interval(Duration::from_secs(1));
+        let mut port_up: Vec<bool> = plan.ports.iter().map(|p| dataplane_user::groups::link_up(&p.name)).collect();
         loop {
+            let mut changed = false;
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => break,
                 _ = term.recv() => break,
+                r = links.readable() => {
+                    let mut guard = r?;
+                    guard.get_inner().drain();
+                    guard.clear_ready();
+                    changed = true;
+                }
+                _ = recheck.tick() => changed = true,
                 _ = tick.tick(), if stats_interval.is_some() => {
                     match snapshot(&plan.instance) {
                         Ok(s) => say(&s.render()),
                         Err(e) => eprintln!("stats: {e:#}"),
+                    }
+                }
+            }
+            if changed && plan.forwarding() {
+                let now: Vec<bool> = plan.ports.iter().map(|p| dataplane_user::groups::link_up(&p.name)).collect();
+                if now != port_up {
+                    for (i, (a, b)) in port_up.iter().zip(&now).enumerate() {
+                        if a != b {
+                            say(&format!("link {} {}", plan.ports[i].name, if *b { "up: its next hops rejoin their groups" } else { "down: its next hops leave their groups" }));
+                        }
+                    }
+                    match dataplane_user::groups::update_groups(&mut running.bpf, &plan, &|i| now[i]) {
+                        Ok(()) => port_up = now,
+                        Err(e) => eprintln!("updating groups: {e:#}"),
                     }
                 }
             }

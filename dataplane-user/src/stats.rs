@@ -81,13 +81,28 @@ pub struct PortStats {
     pub name: String,
     pub ifindex: u32,
     pub port_id: u16,
+    /// Configured line rate.
+    pub speed_mbps: u32,
+    /// Transmit utilisation from the data plane's rate estimator (CONGA
+    /// DRE, ~200 us time constant), percent of `speed_mbps`.
+    pub tx_utilisation_pct: Option<f64>,
     pub counters: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GroupStats {
+    pub id: u32,
+    pub mode: String,
+    pub members: usize,
+    /// Members whose port is up.
+    pub live: usize,
 }
 
 #[derive(Debug, Serialize)]
 pub struct Snapshot {
     pub instance: String,
     pub ports: Vec<PortStats>,
+    pub groups: Vec<GroupStats>,
     pub unknown_port: u64,
     pub bad_port_id: u64,
 }
@@ -102,9 +117,12 @@ impl Snapshot {
                     name,
                     ifindex,
                     port_id,
+                    speed_mbps: 0,
+                    tx_utilisation_pct: None,
                     counters: port_fields(&c).into_iter().chain(fwd_fields(&f)).collect(),
                 })
                 .collect(),
+            groups: Vec::new(),
             unknown_port: g.unknown_port,
             bad_port_id: g.bad_port_id,
         }
@@ -155,6 +173,17 @@ impl Snapshot {
                 if pk > 0 {
                     let _ = writeln!(s, "{:<16} {:>3} {:>14} {:>16}", p.name, tc, pk, get(p, &format!("tx_tc_bytes[{tc}]")));
                 }
+            }
+        }
+        let _ = writeln!(s, "\nPort speed and TX utilisation (data-plane rate estimator)");
+        for p in &self.ports {
+            let u = p.tx_utilisation_pct.map(|u| format!("{u:.1}%")).unwrap_or_else(|| "-".into());
+            let _ = writeln!(s, "{:<16} {:>8} Mb/s {:>8}", p.name, p.speed_mbps, u);
+        }
+        if !self.groups.is_empty() {
+            let _ = writeln!(s, "\nNext-hop groups");
+            for g in &self.groups {
+                let _ = writeln!(s, "  group {:<3} {:<10} members {:>2}, live {:>2}", g.id, g.mode, g.members, g.live);
             }
         }
         let _ = writeln!(s, "\nForwarding (ingress port)");

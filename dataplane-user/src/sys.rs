@@ -73,6 +73,14 @@ pub fn ifname(index: u32) -> Option<String> {
     Some(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
 }
 
+/// CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime into a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Mounts bpffs on /sys/fs/bpf when it is not mounted (it is not at boot on
 /// this machine kind).
 pub fn ensure_bpffs() -> Result<()> {

@@ -198,7 +198,7 @@ fn routing_table() -> Vec<Fixture> {
     let group = dataplane_user::groups::group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
     let key = dataplane_common::lb::FlowKey::ipv4(V4_SRC, [198, 18, 2, 7], 17, 49152, 4791, 0x42);
     let slot = dataplane_common::lb::pick_hash(&group, dataplane_common::lb::flow_hash(&key, plan.hash_seed)).unwrap();
-    let (g_mac, g_src, g_port) = if group.members[slot as usize].id == 0 { (NH1, SW_P1, "p1") } else { (NH2, SW_P2, "p2") };
+    let (g_mac, g_src, g_port) = if slot.id == 0 { (NH1, SW_P1, "p1") } else { (NH2, SW_P2, "p2") };
     let g_out = roce_to(&L2::new(g_mac, g_src), &to([198, 18, 2, 7], 63, 3));
     vec![
         routed_fixture("route_v4_to_nexthop_rewrites_macs_ttl_checksum", a.clone(), redirect(routed(3, &a, "p1", &["rx_roce", "rx_lossless"])), Some(a_out)),

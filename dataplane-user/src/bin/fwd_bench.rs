@@ -1,0 +1,592 @@
+//! `dataplane-fwdbench`: forwarding throughput through a switch network
+//! namespace, our pipeline against the Linux kernel's multipath routing, on
+//! the same veth topology in the same run.
+//!
+//! ```text
+//!  gen ns          sw ns                          sink ns
+//!  g0 ───────── sw0   (198.18.2.0/24 over) up1 ───────── s1  xdp_bench_sink
+//!                                          up2 ───────── s2  xdp_bench_sink
+//! ```
+//!
+//! * Generator: `xdp_bench_tx` (returns XDP_TX) run by BPF_PROG_RUN in
+//!   live-frames mode with g0 as the ingress interface, so every run sends
+//!   its frame out of g0 to sw0. Batch 64, 256 frames per call, in a loop
+//!   (a huge repeat per call starves NAPI and the figure means nothing).
+//!   Each call sends one of eight RoCEv2 flows (distinct UDP source port and
+//!   destination QP, as NICs do per QP), 64 bytes on the wire, rotating.
+//! * Sink: `xdp_bench_sink` on s1 and s2 (its own object per interface, so
+//!   the split over the uplinks is visible), counting and dropping.
+//! * Linux: `ip_forward`, a two-way multipath route with static neighbours,
+//!   `fib_multipath_hash_policy=1` (L4 hash), GRO on sw0, no XDP in sw.
+//! * Pipeline: the `dataplane` controller (`up`) attaches `xdp_forward` to
+//!   sw0, up1, up2 with a hash group of the two uplinks; kernel forwarding
+//!   is switched off for that phase so nothing the pipeline passes up can
+//!   be forwarded by Linux and counted as ours.
+//!
+//! Each forwarder runs for a warm-up, then `--seconds`; the sink counters
+//! (summed over CPUs) before and after give delivered packets per second.
+//! Figures merged into `--out`: `fwd.linux_pps` and `fwd.pipeline_pps`
+//! (baseline `fwd.linux_pps`).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use aya::maps::PerCpuArray;
+use aya::programs::{TestRun, TestRunAttrs, TestRunOptions, Xdp, XdpMode};
+use aya::Ebpf;
+use clap::Parser;
+use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
+use dataplane_user::bench::{machine, merge_results, Record};
+use dataplane_user::dataplane::load_object;
+use dataplane_user::sys;
+use testbed::netns::{veth, Netns};
+
+#[derive(Parser)]
+#[command(name = "dataplane-fwdbench", about = "Forwarding throughput: XDP pipeline vs Linux multipath routing")]
+struct Args {
+    /// The controller binary.
+    #[arg(long, default_value = "target/release/dataplane")]
+    dataplane: PathBuf,
+    /// Measured duration per forwarder, seconds.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Warm-up before each measurement, seconds.
+    #[arg(long, default_value_t = 0.5)]
+    warmup: f64,
+    /// Results file (records are merged by figure name).
+    #[arg(long, default_value = "target/bench/results.json")]
+    out: PathBuf,
+    /// Frames per BPF_PROG_RUN call.
+    #[arg(long, default_value_t = 64)]
+    repeat: u32,
+    /// Frames per live-frames batch (at most 256).
+    #[arg(long, default_value_t = 64)]
+    batch: u32,
+}
+/// Flows (RoCEv2 QPs, each with its own UDP source port).
+const FLOWS: u16 = 8;
+/// Frame length without FCS: 64 bytes on the wire.
+const FRAME_LEN: usize = 60;
+
+const MAC_G0: [u8; 6] = [0x02, 0, 0, 0x18, 0x00, 0x01];
+const MAC_SW0: [u8; 6] = [0x02, 0, 0, 0x18, 0x00, 0xfe];
+const MAC_UP1: [u8; 6] = [0x02, 0, 0, 0x18, 0x01, 0xfe];
+const MAC_S1: [u8; 6] = [0x02, 0, 0, 0x18, 0x01, 0x01];
+const MAC_UP2: [u8; 6] = [0x02, 0, 0, 0x18, 0x03, 0xfe];
+const MAC_S2: [u8; 6] = [0x02, 0, 0, 0x18, 0x03, 0x01];
+const SRC: [u8; 4] = [198, 18, 0, 1];
+const DST: [u8; 4] = [198, 18, 2, 1];
+const PREFIX: &str = "198.18.2.0/24";
+const NH1: &str = "198.18.1.1";
+const NH2: &str = "198.18.3.1";
+
+fn mac(m: [u8; 6]) -> String {
+    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+/// The eight flows, one frame each.
+fn frames() -> Vec<Vec<u8>> {
+    let l2 = L2::new(MAC_SW0, MAC_G0);
+    (0..FLOWS)
+        .map(|i| {
+            let ip = Ip::v4(SRC, DST).dscp(26).ecn(2);
+            let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: 0x100 + u32::from(i), psn: 1, ..Bth::default() };
+            // 58 bytes of headers (Eth, IPv4, UDP, BTH, ICRC) + payload
+            let f = build::rocev2_frame(&l2, &ip, 49152 + 101 * i, &bth, None, &[0x5a; FRAME_LEN - 58]);
+            debug_assert_eq!(f.len(), FRAME_LEN);
+            f
+        })
+        .collect()
+}
+
+/// `struct xdp_md` for BPF_PROG_RUN's ctx_in.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct XdpMd {
+    data: u32,
+    data_end: u32,
+    data_meta: u32,
+    ingress_ifindex: u32,
+    rx_queue_index: u32,
+    egress_ifindex: u32,
+}
+
+/// The live-frames generator: `xdp_bench_tx` sends its frame out of g0.
+struct Generator {
+    bpf: Ebpf,
+    frames: Vec<Vec<u8>>,
+    ctxs: Vec<XdpMd>,
+    repeat: u32,
+    batch: u32,
+}
+
+impl Generator {
+    /// `quiet` is an interface of `ns` that carries no traffic: the program
+    /// stays attached there for the generator's life. Every BPF_PROG_RUN of
+    /// an XDP program that is not attached anywhere adds it to the kernel's
+    /// XDP dispatcher and removes it again, each costing a synchronize_rcu
+    /// (measured: ~24 ms per call, i.e. 10 kpps); attached, it stays in.
+    fn new(ns: &Netns, g0: &str, quiet: &str, repeat: u32, batch: u32) -> Result<Generator> {
+        let mut bpf = load_object()?;
+        let g0_ifindex = {
+            let _in = ns.enter()?;
+            let g0_ifindex = sys::ifindex(g0).ok_or_else(|| anyhow!("no {g0} in {}", ns.name))?;
+            let qx = sys::ifindex(quiet).ok_or_else(|| anyhow!("no {quiet} in {}", ns.name))?;
+            let p: &mut Xdp = bpf.program_mut("xdp_bench_tx").ok_or_else(|| anyhow!("no program xdp_bench_tx"))?.try_into()?;
+            p.attach_to_if_index(qx, XdpMode::Driver).with_context(|| format!("attaching xdp_bench_tx to {quiet}"))?;
+            g0_ifindex
+        };
+        let frames = frames();
+        let ctxs = frames
+            .iter()
+            .map(|f| XdpMd { data: 0, data_end: f.len() as u32, ingress_ifindex: g0_ifindex, ..Default::default() })
+            .collect();
+        Ok(Generator { bpf, frames, ctxs, repeat, batch })
+    }
+
+    /// Sends for `dur` (the calling thread must be in the generator's
+    /// namespace); returns (frames offered, time taken).
+    fn run(&self, dur: Duration) -> Result<(u64, Duration)> {
+        let prog: &Xdp = self
+            .bpf
+            .program("xdp_bench_tx")
+            .ok_or_else(|| anyhow!("no program xdp_bench_tx"))?
+            .try_into()
+            .context("xdp_bench_tx is not XDP")?;
+        let start = Instant::now();
+        let mut calls: u64 = 0;
+        while start.elapsed() < dur {
+            for (frame, md) in self.frames.iter().zip(&self.ctxs) {
+                // SAFETY: XdpMd is repr(C) plain integers.
+                let ctx = unsafe {
+                    std::slice::from_raw_parts(md as *const XdpMd as *const u8, std::mem::size_of::<XdpMd>())
+                };
+                prog.test_run(TestRunOptions {
+                    data_in: Some(frame),
+                    ctx_in: Some(ctx),
+                    repeat: self.repeat,
+                    attrs: TestRunAttrs::new().xdp_live_frames(self.batch),
+                    ..Default::default()
+                })
+                .context("BPF_PROG_RUN (live frames) of xdp_bench_tx")?;
+                calls += 1;
+            }
+        }
+        Ok((calls * u64::from(self.repeat), start.elapsed()))
+    }
+}
+
+/// `xdp_bench_sink` attached to one interface, with its own counters.
+struct Sink {
+    bpf: Ebpf,
+    name: &'static str,
+}
+
+impl Sink {
+    fn attach(ns: &Netns, name: &'static str) -> Result<Sink> {
+        let mut bpf = load_object()?;
+        {
+            let _in = ns.enter()?;
+            let ix = sys::ifindex(name).ok_or_else(|| anyhow!("no interface {name} in {}", ns.name))?;
+            let p: &mut Xdp = bpf.program_mut("xdp_bench_sink").ok_or_else(|| anyhow!("no program xdp_bench_sink"))?.try_into()?;
+            // a bpf_link: detached when `bpf` drops, from any namespace
+            p.attach_to_if_index(ix, XdpMode::Driver).with_context(|| format!("attaching xdp_bench_sink to {name}"))?;
+        }
+        Ok(Sink { bpf, name })
+    }
+
+    /// Frames counted so far, summed over CPUs.
+    fn frames(&self) -> Result<u64> {
+        let m: PerCpuArray<_, u64> =
+            PerCpuArray::try_from(self.bpf.map("BENCH_SINK").ok_or_else(|| anyhow!("no map BENCH_SINK"))?)?;
+        Ok(m.get(&0, 0).context("reading BENCH_SINK")?.iter().sum())
+    }
+}
+
+/// What one forwarder did in the measured window.
+struct Measure {
+    offered: u64,
+    offered_secs: f64,
+    /// Delivered per sink.
+    delivered: Vec<u64>,
+    secs: f64,
+    /// Frames g0 put into sw0's receive ring, and frames refused because
+    /// the ring was full (veth's peer_tq_xdp_xmit / _err, read on g0).
+    accepted: u64,
+    refused: u64,
+}
+
+impl Measure {
+    fn offered_pps(&self) -> f64 {
+        self.offered as f64 / self.offered_secs
+    }
+    fn total(&self) -> u64 {
+        self.delivered.iter().sum()
+    }
+    fn pps(&self) -> f64 {
+        self.total() as f64 / self.secs
+    }
+}
+
+/// (frames put into the peer's XDP ring, frames refused: ring full) of a
+/// veth, from `ethtool -S` in its namespace.
+fn xdp_xmit(ns: &Netns, dev: &str) -> Result<(u64, u64)> {
+    let out = ns.exec(&["ethtool", "-S", dev])?;
+    let get = |key: &str| {
+        out.lines()
+            .filter_map(|l| l.trim().split_once(':'))
+            .filter(|(k, _)| k.trim() == key)
+            .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
+            .sum::<u64>()
+    };
+    Ok((get("tx_queue_0_xdp_xmit"), get("tx_queue_0_xdp_xmit_errors")))
+}
+
+fn read_sinks(sinks: &[Sink]) -> Result<Vec<u64>> {
+    sinks.iter().map(Sink::frames).collect()
+}
+
+/// Warm-up, then the measured window.
+fn measure(label: &str, gen_ns: &Netns, generator: &Generator, sinks: &[Sink], args: &Args) -> Result<Measure> {
+    let _in = gen_ns.enter()?;
+    eprintln!("[{label}] warm-up {:.1} s", args.warmup);
+    generator.run(Duration::from_secs_f64(args.warmup))?;
+    let x0 = xdp_xmit(gen_ns, "g0")?;
+    let before = read_sinks(sinks)?;
+    let t0 = Instant::now();
+    eprintln!("[{label}] measuring {:.1} s", args.seconds);
+    let (offered, took) = generator.run(Duration::from_secs_f64(args.seconds))?;
+    let after = read_sinks(sinks)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let x1 = xdp_xmit(gen_ns, "g0")?;
+    let delivered: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    let m = Measure {
+        offered,
+        offered_secs: took.as_secs_f64(),
+        delivered,
+        secs,
+        accepted: x1.0 - x0.0,
+        refused: x1.1 - x0.1,
+    };
+    let split: Vec<String> = sinks.iter().zip(&m.delivered).map(|(s, d)| format!("{} {d}", s.name)).collect();
+    eprintln!(
+        "[{label}] offered {:.3} Mpps ({} frames: {} into sw0's ring, {} refused, ring full), delivered {:.3} Mpps ({})",
+        m.offered_pps() / 1e6,
+        m.offered,
+        m.accepted,
+        m.refused,
+        m.pps() / 1e6,
+        split.join(", ")
+    );
+    let total = m.total();
+    for (s, d) in sinks.iter().zip(&m.delivered) {
+        if total > 0 && (*d as f64) < 0.1 * total as f64 {
+            eprintln!(
+                "[{label}] WARNING: only {d} of {total} frames left by {}'s uplink: the {FLOWS} flows were not spread over both uplinks",
+                s.name
+            );
+        }
+    }
+    Ok(m)
+}
+
+/// The running controller; SIGTERM (then SIGKILL) and the config file
+/// removed on drop.
+struct Controller {
+    child: Child,
+    config: PathBuf,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Controller {
+    fn start(bin: &Path, ns: &Netns, config_text: &str) -> Result<Controller> {
+        let config = std::env::temp_dir().join(format!("dpt-fwdbench-{}.toml", std::process::id()));
+        std::fs::write(&config, config_text).with_context(|| format!("writing {}", config.display()))?;
+        let spawned = Command::new(bin)
+            .args(["--netns", &ns.name, "up", "-c"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = std::fs::remove_file(&config);
+                bail!("starting {}: {e} (build it: cargo build --release -p dataplane-user --bins)", bin.display());
+            }
+        };
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut ctl = Controller { child, config, lines: rx };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match ctl.lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => {
+                    eprintln!("  dataplane: {line}");
+                    if line.starts_with("ready:") {
+                        return Ok(ctl);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let status = ctl.child.wait()?;
+                    bail!("the controller exited ({status}) before it was ready (its errors are above)");
+                }
+            }
+            if Instant::now() > deadline {
+                bail!("the controller did not print `ready:` within 30 s");
+            }
+        }
+    }
+
+    fn drain(&self) {
+        while let Ok(line) = self.lines.try_recv() {
+            eprintln!("  dataplane: {line}");
+        }
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: signalling our own child by its pid.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if let Ok(None) = self.child.try_wait() {
+                let _ = self.child.kill();
+            }
+        }
+        let _ = self.child.wait();
+        std::thread::sleep(Duration::from_millis(20));
+        self.drain();
+        let _ = std::fs::remove_file(&self.config);
+    }
+}
+
+fn pipeline_config(instance: &str) -> String {
+    format!(
+        r#"[switch]
+name = "{instance}"
+
+[[port]]
+name = "sw0"
+mac = "{sw0}"
+[[port]]
+name = "up1"
+mac = "{up1}"
+[[port]]
+name = "up2"
+mac = "{up2}"
+
+[[nexthop]]
+name = "s1"
+port = "up1"
+mac = "{s1}"
+[[nexthop]]
+name = "s2"
+port = "up2"
+mac = "{s2}"
+
+[[group]]
+name = "uplinks"
+mode = "hash"
+members = [{{ nexthop = "s1" }}, {{ nexthop = "s2" }}]
+
+[[route]]
+prefix = "{PREFIX}"
+group = "uplinks"
+"#,
+        sw0 = mac(MAC_SW0),
+        up1 = mac(MAC_UP1),
+        up2 = mac(MAC_UP2),
+        s1 = mac(MAC_S1),
+        s2 = mac(MAC_S2),
+    )
+}
+
+/// The pipeline's forwarding counters (cumulative since `up`), for the
+/// progress output: what sw0 routed, passed up or dropped.
+fn pipeline_counters(bin: &Path, ns: &Netns, instance: &str) -> Result<String> {
+    let out = Command::new(bin)
+        .args(["--netns", &ns.name, "stats", "--instance", instance, "--json"])
+        .output()
+        .context("running dataplane stats")?;
+    if !out.status.success() {
+        bail!("dataplane stats: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).context("parsing dataplane stats --json")?;
+    let mut parts = Vec::new();
+    for p in v["ports"].as_array().into_iter().flatten() {
+        let name = p["name"].as_str().unwrap_or("?");
+        let Some(c) = p["counters"].as_object() else { continue };
+        let mut tx = 0u64;
+        let mut items = Vec::new();
+        for (k, val) in c {
+            let n = val.as_u64().unwrap_or(0);
+            if k.starts_with("tx_tc_pkts") {
+                tx += n;
+            } else if n > 0
+                && (k == "rx_routed" || k.starts_with("pass_") || k.starts_with("drop_") || k.starts_with("verdict_") || k.starts_with("malformed"))
+            {
+                items.push(format!("{k}={n}"));
+            }
+        }
+        if tx > 0 {
+            items.push(format!("tx_pkts={tx}"));
+        }
+        if !items.is_empty() {
+            parts.push(format!("{name}: {}", items.join(" ")));
+        }
+    }
+    Ok(parts.join("; "))
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    if !(args.seconds > 0.0 && args.warmup >= 0.0) {
+        bail!("--seconds must be > 0 and --warmup >= 0");
+    }
+    if !args.dataplane.exists() {
+        bail!("no controller binary at {} (cargo build --release -p dataplane-user --bins, or give --dataplane)", args.dataplane.display());
+    }
+
+    eprintln!("setting up namespaces gen - sw - sink");
+    let gen = Netns::create("fwdg")?;
+    let sw = Netns::create("fwds")?;
+    let sink = Netns::create("fwdk")?;
+    veth(&gen, "g0", &mac(MAC_G0), &sw, "sw0", &mac(MAC_SW0))?;
+    veth(&sw, "up1", &mac(MAC_UP1), &sink, "s1", &mac(MAC_S1))?;
+    veth(&sw, "up2", &mac(MAC_UP2), &sink, "s2", &mac(MAC_S2))?;
+    // GRO on sw0 is what lets the kernel take XDP frames from g0 without an
+    // XDP program on sw0; veth() asks for it best effort, so insist here.
+    sw.exec(&["ethtool", "-K", "sw0", "gro", "on"]).context("GRO on sw0")?;
+    sw.ip(&["addr", "add", "198.18.0.254/24", "dev", "sw0"])?;
+    sw.ip(&["addr", "add", "198.18.1.254/24", "dev", "up1"])?;
+    sw.ip(&["addr", "add", "198.18.3.254/24", "dev", "up2"])?;
+    sw.ip(&["neigh", "add", NH1, "lladdr", &mac(MAC_S1), "dev", "up1", "nud", "permanent"])?;
+    sw.ip(&["neigh", "add", NH2, "lladdr", &mac(MAC_S2), "dev", "up2", "nud", "permanent"])?;
+    sw.ip(&["route", "add", PREFIX, "nexthop", "via", NH1, "dev", "up1", "nexthop", "via", NH2, "dev", "up2"])?;
+    sw.exec(&["sysctl", "-qw", "net.ipv4.fib_multipath_hash_policy=1"])?;
+
+    // a veth pair that stays down: the generator program's parking place
+    gen.ip(&["link", "add", "gq0", "type", "veth", "peer", "name", "gq1"])?;
+    eprintln!("loading the generator and the sinks");
+    let generator = Generator::new(&gen, "g0", "gq0", args.repeat, args.batch)?;
+    let sinks = vec![Sink::attach(&sink, "s1")?, Sink::attach(&sink, "s2")?];
+
+    // Linux first: no XDP program in sw.
+    sw.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=1"])?;
+    let linux = measure("linux", &gen, &generator, &sinks, &args)?;
+    sw.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=0"])?;
+
+    // Then the pipeline; the kernel no longer forwards, so only frames the
+    // pipeline redirected reach the sinks.
+    let instance = format!("fwdbench-{}", std::process::id());
+    eprintln!("[pipeline] starting {} in {}", args.dataplane.display(), sw.name);
+    let (pipeline, counters, pipe_total) = {
+        let ctl = Controller::start(&args.dataplane, &sw, &pipeline_config(&instance))?;
+        let start = read_sinks(&sinks)?;
+        let m = measure("pipeline", &gen, &generator, &sinks, &args)?;
+        let end = read_sinks(&sinks)?;
+        let total: u64 = end.iter().zip(&start).map(|(a, b)| a - b).sum();
+        let counters = pipeline_counters(&args.dataplane, &sw, &instance).unwrap_or_else(|e| format!("unavailable: {e:#}"));
+        ctl.drain();
+        (m, counters, total)
+    };
+    eprintln!("[pipeline] counters since up (warm-up included): {counters}");
+    eprintln!("[pipeline] delivered to the sinks over the same period: {pipe_total}");
+    if pipeline.total() == 0 {
+        eprintln!(
+            "[pipeline] nothing delivered: check the counters above (rx_routed on sw0, drop_*/pass_*), that s1/s2 \
+             carry xdp_bench_sink and that the frames' destination MAC is sw0's ({})",
+            mac(MAC_SW0)
+        );
+    }
+
+    let ratio = if linux.pps() > 0.0 { Some(pipeline.pps() / linux.pps()) } else { None };
+    let note = format!(
+        "gen ns -> sw ns (sw0 -> up1|up2, {PREFIX} over 2 next hops) -> sink ns (xdp_bench_sink on s1, s2); \
+         {FLOWS} RoCEv2 flows (UDP source port and QP per flow), {} bytes on the wire; generator xdp_bench_tx via \
+         BPF_PROG_RUN live frames (batch {}, {} frames per call, flows rotated per call); \
+         {:.1} s measured after {:.1} s warm-up; delivered packets per second",
+        FRAME_LEN + 4,
+        args.batch,
+        args.repeat,
+        args.seconds,
+        args.warmup
+    );
+    let m = machine();
+    let records = vec![
+        Record {
+            figure: "fwd.linux_pps".into(),
+            value: linux.pps(),
+            unit: "pps".into(),
+            baseline: None,
+            ratio: None,
+            machine: m.clone(),
+            note: Some(format!(
+                "Linux ip_forward, multipath route, fib_multipath_hash_policy=1, static neighbours, GRO on sw0; offered {:.0} pps; {note}",
+                linux.offered_pps()
+            )),
+        },
+        Record {
+            figure: "fwd.pipeline_pps".into(),
+            value: pipeline.pps(),
+            unit: "pps".into(),
+            baseline: Some("fwd.linux_pps".into()),
+            ratio,
+            machine: m.clone(),
+            note: Some(format!(
+                "xdp_forward via the dataplane controller, hash group of 2 next hops; offered {:.0} pps; {note}",
+                pipeline.offered_pps()
+            )),
+        },
+    ];
+
+    println!(
+        "{:<10} {:>14} {:>14} {:>9} {:>10} {:>10} {:>8}",
+        "forwarder", "offered pps", "delivered pps", "delivered", "s1", "s2", "vs linux"
+    );
+    for (name, x) in [("linux", &linux), ("pipeline", &pipeline)] {
+        let vs = if linux.pps() > 0.0 { format!("{:.2}x", x.pps() / linux.pps()) } else { "-".into() };
+        println!(
+            "{:<10} {:>14.0} {:>14.0} {:>8.1}% {:>10} {:>10} {:>8}",
+            name,
+            x.offered_pps(),
+            x.pps(),
+            if x.offered > 0 { 100.0 * x.total() as f64 / x.offered as f64 } else { 0.0 },
+            x.delivered[0],
+            x.delivered[1],
+            vs
+        );
+    }
+    println!("{} bytes on the wire, {FLOWS} flows, {:.1} s each after {:.1} s warm-up", FRAME_LEN + 4, args.seconds, args.warmup);
+    println!("machine: {m}");
+    merge_results(&args.out, &records)?;
+    println!("written to {}", args.out.display());
+
+    // teardown: sinks and generator unload (bpf_link fds), then the
+    // namespaces go (guards, reverse order)
+    drop(sinks);
+    drop(generator);
+    Ok(())
+}
