@@ -17,6 +17,7 @@
 #[cfg(feature = "user")]
 extern crate alloc;
 
+pub mod buffer;
 pub mod classify;
 pub mod lb;
 pub mod lossless;

@@ -127,6 +127,9 @@ pub fn forward(pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, class: &Class) -> 
         }
     }
     let len = pkt.frame_len();
+    if let crate::lossless::Egress::Drop = crate::lossless::egress(pkt, p, cfg.port_id, nh.port_id, class, len) {
+        return xdp_action::XDP_DROP;
+    }
     crate::balance::sent(nh.port_id, len);
     match TX_PORTS.redirect(u32::from(nh.port_id), 0) {
         Ok(action) => {

@@ -6,9 +6,12 @@
 //! refuse them), nothing large on the stack.
 #![no_std]
 #![no_main]
+#![feature(core_intrinsics)]
+#![allow(internal_features)]
 
 mod balance;
 mod forward;
+mod lossless;
 mod packet;
 
 use aya_ebpf::{
@@ -86,6 +89,9 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
         Some(c) => account(unsafe { &mut *c }, &decision, pkt.frame_len()),
         None => bump_global(|g| g.bad_port_id += 1),
     }
+    if let Outcome::MacControl(m) = &decision.outcome {
+        lossless::pfc_rx(cfg.port_id, m);
+    }
     let (Ok(p), Outcome::Classified { class, .. }) = (&parsed, decision.outcome) else {
         return match decision.action {
             Action::Pass => xdp_action::XDP_PASS,
@@ -96,6 +102,14 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
         return xdp_action::XDP_PASS;
     }
     forward::forward(&pkt, p, cfg, &class)
+}
+
+/// Timer of the buffer model, run by the controller with BPF_PROG_RUN:
+/// drains quiet queues, sends XON / refreshes. Its frame is ignored.
+#[xdp]
+pub fn xdp_lossless_tick(_ctx: XdpContext) -> u32 {
+    lossless::tick();
+    xdp_action::XDP_DROP
 }
 
 /// Benchmark baseline: returns at once.

@@ -1,0 +1,282 @@
+//! The buffer model's per-event steps, composed from the primitives of
+//! [`crate::lossless`]: what happens when a packet arrives at an egress
+//! queue, when a PFC frame arrives on a port, and on a timer tick.
+//!
+//! State (map values, all `#[repr(C)]`):
+//! * an [`EgressQueue`] per (egress port, TC) — bytes, drain, pause;
+//! * a [`TcRow`] per TC — the buffer use ([`PgState`]) and PFC generation
+//!   state ([`PfcTxState`]) of every ingress port for that priority group
+//!   (TC_TO_PRIORITY_GROUP is identity);
+//! * a [`PortBuffer`] per port — its speed, its PG buffer profiles and its
+//!   egress WRED profiles per TC;
+//! * one [`SharedPool`].
+//!
+//! Ports are model slots `0..MODEL_PORTS` (the port id). The caller
+//! serialises every step on the whole model (the eBPF programs take one
+//! lock), so the steps are plain functions of plain state.
+
+use crate::lossless::{
+    pfc_evaluate, wred, BufferProfile, DropReason, EcnAction, EgressQueue, PfcAction, PfcTxState, PgState, SharedPool,
+    WredProfile, MODEL_PORTS,
+};
+
+/// Priority groups / TCs.
+pub const NUM_TC: usize = 8;
+
+/// Buffer use and PFC state of every ingress port for one TC.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcRow {
+    pub pg: [PgState; MODEL_PORTS],
+    pub pfc: [PfcTxState; MODEL_PORTS],
+}
+
+impl TcRow {
+    pub const ZERO: TcRow = TcRow { pg: [PgState::ZERO; MODEL_PORTS], pfc: [PfcTxState::ZERO; MODEL_PORTS] };
+}
+
+/// A port's buffer configuration.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortBuffer {
+    /// Ingress PG profile per TC (lossless ones have headroom).
+    pub pg_profile: [BufferProfile; NUM_TC],
+    /// Egress queue WRED/ECN profile per TC.
+    pub wred: [WredProfile; NUM_TC],
+    /// Line rate, Mb/s (queue drain, pause duration).
+    pub speed_mbps: u32,
+    /// Nonzero when this port takes part in the model.
+    pub enabled: u32,
+}
+
+/// What the model says about a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufVerdict {
+    Forward,
+    /// WRED drop (lossy class, non-ECT above the curve).
+    WredDrop,
+    /// No buffer (lossy: shared full; lossless: headroom exhausted).
+    NoBuffer(DropReason),
+}
+
+/// A packet arriving at an egress queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// Ingress model slot.
+    pub ingress: u8,
+    pub tc: u8,
+    pub lossless: bool,
+    /// CNP / control class: never marked or WRED-dropped.
+    pub control: bool,
+    /// The packet's ECN codepoint.
+    pub ecn: u8,
+    pub len: u32,
+}
+
+/// The model's decision for one arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub verdict: BufVerdict,
+    /// Set CE on the packet.
+    pub mark_ce: bool,
+    /// What to send to the ingress port's peer for this priority.
+    pub pfc: PfcAction,
+    /// Queue bytes after the arrival.
+    pub queue_bytes: u32,
+}
+
+/// Gives released bytes back to every ingress PG of a row.
+#[inline(always)]
+pub fn release_row(row: &mut TcRow, pool: &mut SharedPool, released: &[u32; MODEL_PORTS]) {
+    let mut i = 0;
+    while i < MODEL_PORTS {
+        if released[i] > 0 {
+            row.pg[i].release(pool, released[i]);
+        }
+        i += 1;
+    }
+}
+
+/// A packet arrives at egress queue `q` (of a port configured by
+/// `egress`), from an ingress port configured by `ingress`: drain the queue
+/// to now and release what left, WRED/ECN on the queue's bytes, admission
+/// (reserve, shared, headroom), enqueue, then the ingress PG's PFC state.
+#[inline(always)]
+pub fn on_arrival(
+    now_ns: u64,
+    q: &mut EgressQueue,
+    egress: &PortBuffer,
+    row: &mut TcRow,
+    ingress: &PortBuffer,
+    pool: &mut SharedPool,
+    a: &Arrival,
+    rand: u32,
+) -> Decision {
+    let tc = (a.tc as usize) & (NUM_TC - 1);
+    let slot = (a.ingress as usize) & (MODEL_PORTS - 1);
+    let mut released = [0u32; MODEL_PORTS];
+    q.drain(now_ns, egress.speed_mbps, &mut released);
+    release_row(row, pool, &released);
+    let mut mark_ce = false;
+    match wred(&egress.wred[tc], q.bytes, a.ecn, a.lossless, a.control, rand) {
+        EcnAction::Forward => {}
+        EcnAction::MarkCe => mark_ce = true,
+        EcnAction::Drop => {
+            return Decision { verdict: BufVerdict::WredDrop, mark_ce: false, pfc: PfcAction::None, queue_bytes: q.bytes }
+        }
+    }
+    let prof = &ingress.pg_profile[tc];
+    let verdict = match row.pg[slot].admit(pool, prof, a.len) {
+        Ok(_) => {
+            let took = q.enqueue(slot, a.len);
+            if took < a.len {
+                // the queue is at 4 GiB: give back what the PG charged
+                row.pg[slot].release(pool, a.len - took);
+            }
+            BufVerdict::Forward
+        }
+        Err(r) => BufVerdict::NoBuffer(r),
+    };
+    let pfc = pfc_evaluate(&mut row.pfc[slot], &row.pg[slot], prof, pool, now_ns, ingress.speed_mbps);
+    Decision { verdict, mark_ce: mark_ce && verdict == BufVerdict::Forward, pfc, queue_bytes: q.bytes }
+}
+
+/// A PFC (or PAUSE) time for queue `q`'s priority arrived on its port:
+/// drain to now, release, then pause (or resume with 0).
+#[inline(always)]
+pub fn on_pfc_rx(now_ns: u64, q: &mut EgressQueue, egress: &PortBuffer, row: &mut TcRow, pool: &mut SharedPool, quanta: u16) {
+    let mut released = [0u32; MODEL_PORTS];
+    q.apply_pfc(now_ns, quanta, egress.speed_mbps, &mut released);
+    release_row(row, pool, &released);
+}
+
+/// Timer step of one egress queue: drain to now and release.
+#[inline(always)]
+pub fn tick_queue(now_ns: u64, q: &mut EgressQueue, egress: &PortBuffer, row: &mut TcRow, pool: &mut SharedPool) {
+    let mut released = [0u32; MODEL_PORTS];
+    q.drain(now_ns, egress.speed_mbps, &mut released);
+    release_row(row, pool, &released);
+}
+
+/// Timer step of one (ingress port, TC): XON when the PG emptied, refresh
+/// while XOFF holds.
+#[inline(always)]
+pub fn tick_pg(now_ns: u64, row: &mut TcRow, slot: usize, ingress: &PortBuffer, tc: usize, pool: &SharedPool) -> PfcAction {
+    let slot = slot & (MODEL_PORTS - 1);
+    pfc_evaluate(&mut row.pfc[slot], &row.pg[slot], &ingress.pg_profile[tc & (NUM_TC - 1)], pool, now_ns, ingress.speed_mbps)
+}
+
+/// Kinds of [`PfcEvent`].
+pub const PFC_EV_XOFF: u8 = 1;
+pub const PFC_EV_REFRESH: u8 = 2;
+pub const PFC_EV_XON: u8 = 3;
+
+/// A PFC frame the controller must send (ring buffer record).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcEvent {
+    /// When the data plane decided it (bpf_ktime_get_ns).
+    pub time_ns: u64,
+    /// [`PFC_EV_XOFF`], [`PFC_EV_REFRESH`] or [`PFC_EV_XON`].
+    pub kind: u8,
+    /// Port (model slot) out of which to send.
+    pub port: u8,
+    /// Priority to pause / resume.
+    pub prio: u8,
+    pub _pad: u8,
+    /// Pause time in quanta (0 for XON).
+    pub quanta: u16,
+    pub _pad2: u16,
+}
+
+/// The event for a PFC action, if any.
+#[inline(always)]
+pub fn pfc_event(now_ns: u64, port: u8, prio: u8, a: PfcAction) -> Option<PfcEvent> {
+    let (kind, quanta) = match a {
+        PfcAction::None => return None,
+        PfcAction::SendXoff { quanta } => (PFC_EV_XOFF, quanta),
+        PfcAction::SendRefresh { quanta } => (PFC_EV_REFRESH, quanta),
+        PfcAction::SendXon => (PFC_EV_XON, 0),
+    };
+    Some(PfcEvent { time_ns: now_ns, kind, port, prio, _pad: 0, quanta, _pad2: 0 })
+}
+
+/// Lossless-stage counters per port (per-CPU array indexed by port id):
+/// ECN marks, WRED drops and buffer drops count on the egress port's
+/// queues; PFC decisions on the ingress port.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LosslessCounters {
+    pub ecn_marked: [u64; NUM_TC],
+    pub wred_drop: [u64; NUM_TC],
+    /// Lossy PG: shared buffer full.
+    pub drop_shared_full: [u64; NUM_TC],
+    /// Lossless PG: headroom exhausted (a lossless drop).
+    pub drop_headroom: [u64; NUM_TC],
+    /// XOFF / refresh / XON decisions per priority (frames the controller
+    /// is asked to send).
+    pub pfc_xoff: [u64; NUM_TC],
+    pub pfc_refresh: [u64; NUM_TC],
+    pub pfc_xon: [u64; NUM_TC],
+    /// Packets not accounted because another CPU held the model's lock past
+    /// the spin bound, or the ring buffer was full for a PFC event.
+    pub model_busy: u64,
+    pub event_lost: u64,
+}
+
+impl LosslessCounters {
+    pub const ZERO: LosslessCounters = LosslessCounters {
+        ecn_marked: [0; NUM_TC],
+        wred_drop: [0; NUM_TC],
+        drop_shared_full: [0; NUM_TC],
+        drop_headroom: [0; NUM_TC],
+        pfc_xoff: [0; NUM_TC],
+        pfc_refresh: [0; NUM_TC],
+        pfc_xon: [0; NUM_TC],
+        model_busy: 0,
+        event_lost: 0,
+    };
+
+    pub fn accumulate(&mut self, o: &LosslessCounters) {
+        let mut i = 0;
+        while i < NUM_TC {
+            self.ecn_marked[i] += o.ecn_marked[i];
+            self.wred_drop[i] += o.wred_drop[i];
+            self.drop_shared_full[i] += o.drop_shared_full[i];
+            self.drop_headroom[i] += o.drop_headroom[i];
+            self.pfc_xoff[i] += o.pfc_xoff[i];
+            self.pfc_refresh[i] += o.pfc_refresh[i];
+            self.pfc_xon[i] += o.pfc_xon[i];
+            i += 1;
+        }
+        self.model_busy += o.model_busy;
+        self.event_lost += o.event_lost;
+    }
+
+    /// Counts a PFC action for `prio`.
+    #[inline(always)]
+    pub fn count_pfc(&mut self, prio: usize, a: PfcAction) {
+        let p = prio & (NUM_TC - 1);
+        match a {
+            PfcAction::None => {}
+            PfcAction::SendXoff { .. } => self.pfc_xoff[p] += 1,
+            PfcAction::SendRefresh { .. } => self.pfc_refresh[p] += 1,
+            PfcAction::SendXon => self.pfc_xon[p] += 1,
+        }
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
+const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8);
+const _: () = assert!(core::mem::size_of::<PfcEvent>() == 16);
+const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (7 * NUM_TC + 2));
+
+#[cfg(feature = "user")]
+mod pod {
+    // SAFETY: repr(C), integer fields and arrays of them, no padding
+    // (asserted above).
+    unsafe impl aya::Pod for super::TcRow {}
+    unsafe impl aya::Pod for super::PortBuffer {}
+    unsafe impl aya::Pod for super::PfcEvent {}
+    unsafe impl aya::Pod for super::LosslessCounters {}
+}
