@@ -56,6 +56,85 @@ pub struct Config {
     pub groups: Vec<GroupSection>,
     #[serde(default, rename = "route")]
     pub routes: Vec<RouteSection>,
+    /// The buffer model (lossless stage); absent: no model.
+    pub buffer: Option<BufferSection>,
+    /// SONiC WRED_PROFILE tables by name; "AZURE_LOSSLESS" is built in.
+    #[serde(default)]
+    pub wred_profile: BTreeMap<String, WredSection>,
+}
+
+/// `[buffer]`: the shared pool and how headroom is sized.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferSection {
+    /// Shared pool bytes (SONiC ingress_lossless_pool, shared part).
+    #[serde(default = "default_pool")]
+    pub pool_size: i64,
+    /// dynamic_th of lossless PGs (-8..7; threshold = 2^th x free).
+    #[serde(default)]
+    pub dynamic_th: i64,
+    /// dynamic_th of lossy PGs.
+    #[serde(default = "default_lossy_th")]
+    pub lossy_dynamic_th: i64,
+    /// Reserved bytes per PG.
+    #[serde(default)]
+    pub reserve: i64,
+    /// Hysteresis below the threshold before XON (bytes).
+    #[serde(default = "default_xon_offset")]
+    pub xon_offset: i64,
+    /// Headroom inputs: MTU, cable length, PFC emit latency.
+    #[serde(default = "default_mtu")]
+    pub mtu: i64,
+    #[serde(default = "default_cable")]
+    pub cable_length_m: i64,
+    #[serde(default = "default_response_us")]
+    pub response_us: i64,
+    /// Period of the model's timer (drain of quiet queues, XON, refresh).
+    #[serde(default = "default_tick_us")]
+    pub tick_us: i64,
+}
+
+fn default_pool() -> i64 {
+    16 * 1024 * 1024
+}
+fn default_lossy_th() -> i64 {
+    3
+}
+fn default_xon_offset() -> i64 {
+    3072
+}
+fn default_mtu() -> i64 {
+    9100
+}
+fn default_cable() -> i64 {
+    5
+}
+fn default_response_us() -> i64 {
+    100
+}
+fn default_tick_us() -> i64 {
+    200
+}
+
+/// `[wred_profile.NAME]` with SONiC's field names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WredSection {
+    #[serde(default = "default_ecn")]
+    pub ecn: String,
+    pub green_min_threshold: i64,
+    pub green_max_threshold: i64,
+    #[serde(default = "default_prob")]
+    pub green_drop_probability: i64,
+    #[serde(default)]
+    pub wred_green_enable: bool,
+}
+
+fn default_ecn() -> String {
+    "ecn_all".into()
+}
+fn default_prob() -> i64 {
+    5
 }
 
 /// A static neighbour: `[[nexthop]] name, port, mac`.
@@ -161,6 +240,16 @@ pub struct PortSection {
     pub mac: Option<String>,
     /// Line rate: "100G", "25G", "400M" or Mb/s as an integer.
     pub speed: Option<toml::Value>,
+    /// WRED/ECN profile of this port's lossless queues (default
+    /// AZURE_LOSSLESS).
+    pub wred_profile: Option<String>,
+    /// WRED/ECN profile of its lossy queues (default: none).
+    pub lossy_wred_profile: Option<String>,
+    /// Cable length for the headroom formula (default `[buffer]`'s).
+    pub cable_length_m: Option<i64>,
+    /// Explicit headroom (bytes) instead of the formula.
+    pub headroom_xoff: Option<i64>,
+    pub headroom_xon: Option<i64>,
 }
 
 fn default_trust() -> String {
@@ -269,11 +358,24 @@ pub struct RoutePlan {
     pub target: Target,
 }
 
+/// The buffer model's tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferPlan {
+    pub pool_size: u32,
+    pub tick_ns: u64,
+    /// Per port (index = port id).
+    pub ports: Vec<dataplane_common::buffer::PortBuffer>,
+    /// Headroom per port and how it was obtained.
+    pub headroom: Vec<(dataplane_common::lossless::Headroom, &'static str)>,
+}
+
 /// A validated configuration, resolved to map values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     pub instance: String,
     pub hash_seed: u32,
+    /// The buffer model, when configured.
+    pub buffer: Option<BufferPlan>,
     pub ports: Vec<PortPlan>,
     pub nexthops: Vec<NextHopPlan>,
     pub groups: Vec<GroupPlan>,
@@ -459,8 +561,9 @@ impl Config {
             }
             None => fnv1a(instance.as_bytes()),
         };
+        let buffer = self.validate_buffer(&ports, &mut err);
         if errs.is_empty() {
-            Ok(Plan { instance: instance.clone(), hash_seed, ports, nexthops, groups, routes })
+            Ok(Plan { instance: instance.clone(), hash_seed, buffer, ports, nexthops, groups, routes })
         } else {
             Err(ConfigError { source: source.into(), errors: errs })
         }
@@ -627,6 +730,157 @@ impl Config {
             routes.push(RoutePlan { addr, len, target });
         }
         (nexthops, groups, routes)
+    }
+}
+
+impl Config {
+    fn validate_buffer(&self, ports: &[PortPlan], err: &mut impl FnMut(String, String)) -> Option<BufferPlan> {
+        use dataplane_common::buffer::{PortBuffer, NUM_TC};
+        use dataplane_common::lossless::{
+            ecn_mode_from_name, headroom, validate_buffer_profile, validate_headroom, validate_wred, BufferProfile, Headroom,
+            HeadroomInput, SharedPool, WredProfile, MODEL_PORTS, TH_DYNAMIC,
+        };
+        let b = self.buffer.as_ref()?;
+        let mut wreds: BTreeMap<&str, WredProfile> = BTreeMap::new();
+        wreds.insert("AZURE_LOSSLESS", WredProfile::AZURE_LOSSLESS);
+        for (name, w) in &self.wred_profile {
+            let base = format!("wred_profile.{name}");
+            if name == "AZURE_LOSSLESS" {
+                err(base.clone(), "AZURE_LOSSLESS is built in; give your profile another name".into());
+            }
+            let ecn = match ecn_mode_from_name(&w.ecn) {
+                Some(e) => e,
+                None => {
+                    err(format!("{base}.ecn"), format!("expected a SONiC ecn mode (ecn_none, ecn_green, ..., ecn_all), got {:?}", w.ecn));
+                    0
+                }
+            };
+            let bytes = |v: i64, f: &str, err: &mut dyn FnMut(String, String)| -> u32 {
+                if (0..=i64::from(u32::MAX)).contains(&v) {
+                    v as u32
+                } else {
+                    err(format!("{base}.{f}"), format!("expected bytes 0-4294967295, got {v}"));
+                    0
+                }
+            };
+            let min = bytes(w.green_min_threshold, "green_min_threshold", err);
+            let max = bytes(w.green_max_threshold, "green_max_threshold", err);
+            let prof = WredProfile {
+                green_min_threshold: min,
+                green_max_threshold: max,
+                green_drop_probability: w.green_drop_probability.clamp(0, 255) as u8,
+                ecn,
+                wred_green_enable: u8::from(w.wred_green_enable),
+                _pad: 0,
+            };
+            if !(0..=100).contains(&w.green_drop_probability) {
+                err(format!("{base}.green_drop_probability"), format!("expected a percentage 0-100, got {}", w.green_drop_probability));
+            } else if let Err(e) = validate_wred(&prof) {
+                err(base.clone(), format!("{e:?}: expected green_min_threshold <= green_max_threshold"));
+            }
+            wreds.insert(name, prof);
+        }
+        if ports.len() > MODEL_PORTS {
+            err("buffer".into(), format!("the buffer model covers at most {MODEL_PORTS} ports, the config has {}", ports.len()));
+        }
+        let in_range = |v: i64, lo: i64, hi: i64, f: &str, what: &str, err: &mut dyn FnMut(String, String)| -> i64 {
+            if (lo..=hi).contains(&v) {
+                v
+            } else {
+                err(format!("buffer.{f}"), format!("expected {what} {lo}-{hi}, got {v}"));
+                lo.max(0)
+            }
+        };
+        let pool_size = in_range(b.pool_size, 1, i64::from(u32::MAX), "pool_size", "bytes", err) as u32;
+        let dynamic_th = in_range(b.dynamic_th, -8, 7, "dynamic_th", "an exponent", err) as i8;
+        let lossy_th = in_range(b.lossy_dynamic_th, -8, 7, "lossy_dynamic_th", "an exponent", err) as i8;
+        let reserve = in_range(b.reserve, 0, 1 << 30, "reserve", "bytes", err) as u32;
+        let xon_offset = in_range(b.xon_offset, 0, 1 << 30, "xon_offset", "bytes", err) as u32;
+        let mtu = in_range(b.mtu, 64, 65535, "mtu", "bytes", err) as u32;
+        let cable = in_range(b.cable_length_m, 0, 100_000, "cable_length_m", "metres", err) as u32;
+        let response_ns = in_range(b.response_us, 0, 1_000_000, "response_us", "microseconds", err) as u64 * 1000;
+        let tick_ns = in_range(b.tick_us, 10, 1_000_000, "tick_us", "microseconds", err) as u64 * 1000;
+        let pool = SharedPool { size: pool_size, used: 0 };
+        let none = WredProfile { green_min_threshold: u32::MAX, green_max_threshold: u32::MAX, green_drop_probability: 0, ecn: 0, wred_green_enable: 0, _pad: 0 };
+        let mut out = Vec::new();
+        let mut heads = Vec::new();
+        for (i, p) in ports.iter().enumerate() {
+            let sec = &self.ports[i];
+            let base = format!("port[{i}] ({})", p.name);
+            let cable = match sec.cable_length_m {
+                Some(c) if (0..=100_000).contains(&c) => c as u32,
+                Some(c) => {
+                    err(format!("{base}.cable_length_m"), format!("expected metres 0-100000, got {c}"));
+                    cable
+                }
+                None => cable,
+            };
+            let computed = headroom(&HeadroomInput::new(p.config.speed_mbps, cable, mtu, response_ns));
+            let (h, how) = match (sec.headroom_xoff, sec.headroom_xon) {
+                (None, None) => (computed, "computed"),
+                (Some(x), xon) => {
+                    let xon = xon.unwrap_or(i64::from(computed.xon));
+                    if !(0..=i64::from(u32::MAX)).contains(&x) || !(0..=i64::from(u32::MAX)).contains(&xon) {
+                        err(format!("{base}.headroom_xoff"), format!("expected bytes, got xoff {x} xon {xon}"));
+                    } else if xon > x {
+                        err(format!("{base}.headroom_xon"), format!("expected xon <= xoff, got xon {xon} > xoff {x}"));
+                    }
+                    let (x, xon) = (x.clamp(0, i64::from(u32::MAX)) as u32, xon.clamp(0, i64::from(u32::MAX)) as u32);
+                    (Headroom { xoff: x, xon, size: x.saturating_add(xon) }, "configured")
+                }
+                (None, Some(_)) => {
+                    err(format!("{base}.headroom_xon"), "expected headroom_xoff as well".into());
+                    (computed, "computed")
+                }
+            };
+            if let Err(e) = validate_headroom(&h, &pool) {
+                err(format!("{base}.headroom_xoff"), format!("{e:?}: headroom {} bytes does not fit the pool of {pool_size} bytes", h.xoff));
+            }
+            let lossless_prof = BufferProfile {
+                size: reserve,
+                xon: h.xon,
+                xoff: h.xoff,
+                xon_offset,
+                static_th: 0,
+                dynamic_th,
+                mode: TH_DYNAMIC,
+                lossless: 1,
+                _pad: 0,
+            };
+            let lossy_prof = BufferProfile { xon: 0, xoff: 0, dynamic_th: lossy_th, lossless: 0, ..lossless_prof };
+            if let Err(e) = validate_buffer_profile(&lossless_prof, &pool) {
+                err(base.clone(), format!("buffer profile: {e:?}"));
+            }
+            let pick = |name: &Option<String>, field: &str, dflt: Option<&str>, err: &mut dyn FnMut(String, String)| -> WredProfile {
+                match name.as_deref().or(dflt) {
+                    None => none,
+                    Some(n) => match wreds.get(n) {
+                        Some(w) => *w,
+                        None => {
+                            err(format!("{base}.{field}"), format!("expected the name of a [wred_profile.NAME] or \"AZURE_LOSSLESS\", got {n:?}"));
+                            none
+                        }
+                    },
+                }
+            };
+            let w_lossless = pick(&sec.wred_profile, "wred_profile", Some("AZURE_LOSSLESS"), err);
+            let w_lossy = pick(&sec.lossy_wred_profile, "lossy_wred_profile", None, err);
+            let mut pb = PortBuffer {
+                pg_profile: [lossy_prof; NUM_TC],
+                wred: [w_lossy; NUM_TC],
+                speed_mbps: p.config.speed_mbps,
+                enabled: 1,
+            };
+            for tc in 0..NUM_TC {
+                if p.config.pfc_enable & (1 << tc) != 0 {
+                    pb.pg_profile[tc] = lossless_prof;
+                    pb.wred[tc] = w_lossless;
+                }
+            }
+            out.push(pb);
+            heads.push((h, how));
+        }
+        Some(BufferPlan { pool_size, tick_ns, ports: out, headroom: heads })
     }
 }
 

@@ -20,7 +20,11 @@ use crate::sys;
 pub static EBPF_OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
 
 /// Every map the controller pins, by name.
-pub const PINNED_MAPS: [&str; 6] = [
+pub const PINNED_MAPS: [&str; 10] = [
+    crate::lossless_ctl::MAP_QUEUES,
+    crate::lossless_ctl::MAP_LOSSLESS_COUNTERS,
+    crate::lossless_ctl::MAP_PORT_BUF,
+    crate::lossless_ctl::MAP_TC_ROWS,
     MAP_PORT_CONFIG,
     MAP_PORT_COUNTERS,
     MAP_GLOBAL_COUNTERS,
@@ -101,6 +105,8 @@ pub struct Running {
     pub attached: Vec<(String, &'static str)>,
     /// The program attached to the ports.
     pub program: &'static str,
+    /// The ports as resolved at start.
+    pub ports: Vec<Resolved>,
 }
 
 impl Running {
@@ -117,6 +123,7 @@ impl Running {
         if plan.forwarding() {
             crate::tables::write_forwarding(&mut bpf, plan, &resolved)?;
         }
+        crate::lossless_ctl::write_buffer(&mut bpf, plan)?;
         let pin_dir = sys::pin_dir(&plan.instance);
         clear_pins(&pin_dir)?;
         std::fs::create_dir_all(&pin_dir).with_context(|| format!("creating {}", pin_dir.display()))?;
@@ -124,7 +131,7 @@ impl Running {
             let m = bpf.map(name).ok_or_else(|| anyhow!("map {name} missing"))?;
             m.pin(pin_dir.join(name)).with_context(|| format!("pinning {name} in {}", pin_dir.display()))?;
         }
-        let mut running = Running { bpf, pin_dir, attached: Vec::new(), program: PROG_XDP_CLASSIFY };
+        let mut running = Running { bpf, pin_dir, attached: Vec::new(), program: PROG_XDP_CLASSIFY, ports: resolved.clone() };
         let prog_name = if plan.forwarding() { PROG_XDP_FORWARD } else { PROG_XDP_CLASSIFY };
         running.program = prog_name;
         let prog: &mut Xdp =
@@ -175,6 +182,9 @@ pub struct Pinned {
     pub port_rate: aya::maps::Array<MapData, dataplane_common::lb::PortRate>,
     pub groups: HashMap<MapData, u32, dataplane_common::lb::Group>,
     pub global_counters: PerCpuArray<MapData, GlobalCounters>,
+    pub queues: aya::maps::Array<MapData, dataplane_common::lossless::EgressQueue>,
+    pub lossless: PerCpuArray<MapData, dataplane_common::buffer::LosslessCounters>,
+    pub port_buf: aya::maps::Array<MapData, dataplane_common::buffer::PortBuffer>,
 }
 
 impl Pinned {
@@ -187,7 +197,10 @@ impl Pinned {
             })?;
             Ok(match name {
                 MAP_PORT_CONFIG | crate::groups::MAP_GROUPS => aya::maps::Map::HashMap(data),
-                crate::groups::MAP_PORT_RATE => aya::maps::Map::Array(data),
+                crate::groups::MAP_PORT_RATE
+                | crate::lossless_ctl::MAP_QUEUES
+                | crate::lossless_ctl::MAP_PORT_BUF
+                | crate::lossless_ctl::MAP_TC_ROWS => aya::maps::Map::Array(data),
                 _ => aya::maps::Map::PerCpuArray(data),
             })
         };
@@ -197,6 +210,9 @@ impl Pinned {
             fwd_counters: PerCpuArray::try_from(open(crate::tables::MAP_FWD_COUNTERS)?)?,
             port_rate: aya::maps::Array::try_from(open(crate::groups::MAP_PORT_RATE)?)?,
             groups: HashMap::try_from(open(crate::groups::MAP_GROUPS)?)?,
+            queues: aya::maps::Array::try_from(open(crate::lossless_ctl::MAP_QUEUES)?)?,
+            lossless: PerCpuArray::try_from(open(crate::lossless_ctl::MAP_LOSSLESS_COUNTERS)?)?,
+            port_buf: aya::maps::Array::try_from(open(crate::lossless_ctl::MAP_PORT_BUF)?)?,
             global_counters: PerCpuArray::try_from(open(MAP_GLOBAL_COUNTERS)?)?,
         })
     }

@@ -10,6 +10,7 @@ pub mod sys;
 pub mod tables;
 pub mod groups;
 pub mod links;
+pub mod lossless_ctl;
 pub mod pfc;
 pub mod testrun;
 
@@ -31,6 +32,25 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
     let mut snap = stats::Snapshot::new(instance, ports, g);
     let now = sys::monotonic_ns();
     for p in &mut snap.ports {
+        let per_cpu = pinned.lossless.get(&u32::from(p.port_id), 0)?;
+        let mut lc = dataplane_common::buffer::LosslessCounters::ZERO;
+        for c in per_cpu.iter() {
+            lc.accumulate(c);
+        }
+        p.counters.extend(stats::lossless_fields(&lc));
+        let slot = usize::from(p.port_id);
+        let modelled = slot < dataplane_common::lossless::MODEL_PORTS
+            && pinned.port_buf.get(&(slot as u32), 0).map(|b| b.enabled != 0).unwrap_or(false);
+        if modelled {
+            for tc in 0..8usize {
+                if let Ok(q) = pinned.queues.get(&((slot * 8 + tc) as u32), 0) {
+                    p.counters.insert(format!("queue_bytes[{tc}]"), u64::from(q.bytes));
+                    p.counters.insert(format!("queue_watermark[{tc}]"), u64::from(q.peak_bytes));
+                    p.counters.insert(format!("queue_paused[{tc}]"), u64::from(q.is_paused(now)));
+                    p.counters.insert(format!("queue_tx_bytes[{tc}]"), q.tx_bytes);
+                }
+            }
+        }
         if let Ok(r) = pinned.port_rate.get(&u32::from(p.port_id), 0) {
             p.speed_mbps = r.speed_mbps;
             let u = r.utilisation(now);

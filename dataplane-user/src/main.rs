@@ -157,6 +157,20 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
     let mut running = dataplane::Running::start(&plan)?;
     // link changes: the kernel tells us on NETLINK_ROUTE / RTMGRP_LINK
     let links = dataplane_user::links::LinkWatch::open().context("netlink link watch")?;
+    // the buffer model: its timer, and the PFC frames it asks for
+    let _ticker = match &plan.buffer {
+        Some(b) => {
+            for (p, (h, how)) in plan.ports.iter().zip(&b.headroom) {
+                say(&format!("buffer {}: headroom xoff {} xon {} bytes ({how})", p.name, h.xoff, h.xon));
+            }
+            Some(dataplane_user::lossless_ctl::Ticker::start(&running.bpf, Duration::from_nanos(b.tick_ns))?)
+        }
+        None => None,
+    };
+    let mut emitter = dataplane_user::lossless_ctl::Emitter::open(&plan, &running.ports)?;
+    let ring: aya::maps::RingBuf<aya::maps::MapData> = aya::maps::RingBuf::try_from(
+        running.bpf.take_map(dataplane_user::lossless_ctl::MAP_PFC_EVENTS).context("PFC_EVENTS map")?,
+    )?;
     for (name, mode) in &running.attached {
         say(&format!("attached {} to {name} ({mode} mode)", running.program));
     }
@@ -168,6 +182,7 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
         let mut tick = tokio::time::interval(period);
         tick.tick().await;
         let links = tokio::io::unix::AsyncFd::new(links)?;
+        let mut ring = tokio::io::unix::AsyncFd::new(ring)?;
         // a slow re-check as well, in case a notification was missed
         let mut recheck = tokio::time::interval(Duration::from_secs(1));
         let mut port_up: Vec<bool> = plan.ports.iter().map(|p| dataplane_user::groups::link_up(&p.name)).collect();
@@ -176,6 +191,11 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => break,
                 _ = term.recv() => break,
+                r = ring.readable_mut() => {
+                    let mut guard = r?;
+                    emitter.drain(guard.get_inner_mut());
+                    guard.clear_ready();
+                }
                 r = links.readable() => {
                     let mut guard = r?;
                     guard.get_inner().drain();
@@ -207,6 +227,18 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
         }
         anyhow::Ok(())
     })?;
+    if let (Some(p50), Some(p99)) = (
+        dataplane_user::lossless_ctl::percentile(&emitter.latencies_ns, 50.0),
+        dataplane_user::lossless_ctl::percentile(&emitter.latencies_ns, 99.0),
+    ) {
+        say(&format!(
+            "pfc: {} frames sent ({} failed), decision-to-wire latency p50 {:.1} us, p99 {:.1} us",
+            emitter.sent,
+            emitter.failed,
+            p50 as f64 / 1000.0,
+            p99 as f64 / 1000.0
+        ));
+    }
     drop(running);
     say(&format!("detached, instance {} stopped", plan.instance));
     Ok(())

@@ -76,6 +76,24 @@ pub fn fwd_deltas(before: &FwdCounters, after: &FwdCounters) -> BTreeMap<String,
         .collect()
 }
 
+/// Every lossless-stage counter of a port as (stable name, value).
+pub fn lossless_fields(c: &dataplane_common::buffer::LosslessCounters) -> Vec<(String, u64)> {
+    let mut v = Vec::with_capacity(64);
+    for tc in 0..NUM_TC {
+        v.push((format!("ecn_marked[{tc}]"), c.ecn_marked[tc]));
+        v.push((format!("wred_drop[{tc}]"), c.wred_drop[tc]));
+        v.push((format!("drop_shared_full[{tc}]"), c.drop_shared_full[tc]));
+        v.push((format!("drop_headroom[{tc}]"), c.drop_headroom[tc]));
+        v.push((format!("tx_pfc_xoff[{tc}]"), c.pfc_xoff[tc]));
+        v.push((format!("tx_pfc_refresh[{tc}]"), c.pfc_refresh[tc]));
+        v.push((format!("tx_pfc_xon[{tc}]"), c.pfc_xon[tc]));
+        v.push((format!("tx_pfc[{tc}]"), c.pfc_xoff[tc] + c.pfc_refresh[tc] + c.pfc_xon[tc]));
+    }
+    v.push(("model_busy".into(), c.model_busy));
+    v.push(("event_lost".into(), c.event_lost));
+    v
+}
+
 #[derive(Debug, Serialize)]
 pub struct PortStats {
     pub name: String,
@@ -207,6 +225,49 @@ impl Snapshot {
                 get(p, "drop_no_neighbour"),
                 get(p, "drop_redirect")
             );
+        }
+        if self.ports.iter().any(|p| p.counters.contains_key("queue_bytes[0]")) {
+            let _ = writeln!(s, "\nQueue counters (buffer model; bytes)");
+            let _ = writeln!(
+                s,
+                "{:<16} {:>3} {:>12} {:>10} {:>9} {:>10} {:>10} {:>10} {:>11} {:>7}",
+                "Port", "TC", "TX_PKTS", "ECN_MARK", "WRED_DRP", "SHARED_DRP", "LOSSLESS_D", "QLEN", "WATERMARK", "PAUSED"
+            );
+            for p in &self.ports {
+                for tc in 0..NUM_TC {
+                    let k = |n: &str| get(p, &format!("{n}[{tc}]"));
+                    let any = k("tx_tc_pkts") + k("ecn_marked") + k("wred_drop") + k("drop_headroom") + k("queue_watermark") + k("drop_shared_full");
+                    if any > 0 {
+                        let _ = writeln!(
+                            s,
+                            "{:<16} {:>3} {:>12} {:>10} {:>9} {:>10} {:>10} {:>10} {:>11} {:>7}",
+                            p.name,
+                            tc,
+                            k("tx_tc_pkts"),
+                            k("ecn_marked"),
+                            k("wred_drop"),
+                            k("drop_shared_full"),
+                            k("drop_headroom"),
+                            k("queue_bytes"),
+                            k("queue_watermark"),
+                            if k("queue_paused") > 0 { "yes" } else { "no" }
+                        );
+                    }
+                }
+            }
+        }
+        let _ = writeln!(s, "\npfcstat (TX: frames the data plane asked the controller to send)");
+        let _ = write!(s, "{:<16}", "Port Tx");
+        for i in 0..NUM_TC {
+            let _ = write!(s, " {:>9}", format!("PFC{i}"));
+        }
+        let _ = writeln!(s);
+        for p in &self.ports {
+            let _ = write!(s, "{:<16}", p.name);
+            for i in 0..NUM_TC {
+                let _ = write!(s, " {:>9}", get(p, &format!("tx_pfc[{i}]")));
+            }
+            let _ = writeln!(s);
         }
         let _ = writeln!(s, "\npfcstat (RX)");
         let _ = write!(s, "{:<16}", "Port Rx");

@@ -6,5 +6,6 @@
 //! `dpt-<tag>-<pid>` so they never collide with anything the host owns.
 //! Addresses come from 198.18.0.0/15 and 2001:db8::/32 only.
 
+pub mod lbfabric;
 pub mod netns;
 pub mod raw;

@@ -1,0 +1,177 @@
+//! The controller's half of the lossless stage: writing the buffer model's
+//! tables, running its timer, and sending the PFC frames the data plane asks
+//! for (XDP cannot create packets).
+
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use aya::maps::{Array, MapData, RingBuf};
+use aya::programs::Xdp;
+use aya::Ebpf;
+use dataplane_common::buffer::{PfcEvent, PortBuffer, PFC_EV_XON};
+use dataplane_common::lossless::{SharedPool, MODEL_PORTS};
+
+use crate::config::Plan;
+use crate::dataplane::Resolved;
+use crate::pfc::PfcPort;
+
+pub const MAP_PORT_BUF: &str = "PORT_BUF";
+pub const MAP_POOL: &str = "POOL";
+pub const MAP_QUEUES: &str = "QUEUES";
+pub const MAP_TC_ROWS: &str = "TC_ROWS";
+pub const MAP_PFC_EVENTS: &str = "PFC_EVENTS";
+pub const MAP_LOSSLESS_COUNTERS: &str = "LOSSLESS_COUNTERS";
+pub const PROG_TICK: &str = "xdp_lossless_tick";
+
+/// Writes PORT_BUF (every model slot: configured ports enabled, the rest
+/// disabled) and the pool size. Without a `[buffer]` section every slot is
+/// disabled and the model is off.
+pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<()> {
+    let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(bpf.map_mut(MAP_PORT_BUF).context("PORT_BUF")?)?;
+    for slot in 0..MODEL_PORTS {
+        let v = plan.buffer.as_ref().and_then(|b| b.ports.get(slot).copied());
+        let cur = pb.get(&(slot as u32), 0)?;
+        let v = v.unwrap_or(PortBuffer { enabled: 0, ..cur });
+        pb.set(slot as u32, v, 0)?;
+    }
+    if let Some(b) = &plan.buffer {
+        let mut pool: Array<&mut MapData, SharedPool> = Array::try_from(bpf.map_mut(MAP_POOL).context("POOL")?)?;
+        let cur = pool.get(&0, 0)?;
+        pool.set(0, SharedPool { size: b.pool_size, used: cur.used }, 0)?;
+    }
+    Ok(())
+}
+
+/// Runs `xdp_lossless_tick` every `period` on its own thread, with the
+/// BPF_PROG_TEST_RUN syscall on a clone of the program's fd.
+pub struct Ticker {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+fn test_run_raw(fd: i32, data: &[u8]) -> std::io::Result<u32> {
+    // union bpf_attr, the `test` member: prog_fd, retval, data_size_in,
+    // data_size_out, data_in, data_out, repeat, duration, ...
+    let mut attr = [0u8; 128];
+    attr[0..4].copy_from_slice(&(fd as u32).to_ne_bytes());
+    attr[8..12].copy_from_slice(&(data.len() as u32).to_ne_bytes());
+    attr[16..24].copy_from_slice(&(data.as_ptr() as u64).to_ne_bytes());
+    attr[32..36].copy_from_slice(&1u32.to_ne_bytes());
+    const BPF_PROG_TEST_RUN: libc::c_long = 10;
+    // SAFETY: bpf(2) with a zeroed attr of the documented layout; the data
+    // pointer outlives the call.
+    let rc = unsafe { libc::syscall(libc::SYS_bpf, BPF_PROG_TEST_RUN, attr.as_mut_ptr(), attr.len() as u32) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(u32::from_ne_bytes([attr[4], attr[5], attr[6], attr[7]]))
+}
+
+impl Ticker {
+    pub fn start(bpf: &Ebpf, period: Duration) -> Result<Ticker> {
+        let prog: &Xdp = bpf.program(PROG_TICK).ok_or_else(|| anyhow!("program {PROG_TICK} missing"))?.try_into()?;
+        let fd: OwnedFd = prog.fd()?.try_clone()?.as_fd().try_clone_to_owned()?;
+        let frame = [0u8; 64];
+        test_run_raw(fd.as_raw_fd(), &frame).context("running xdp_lossless_tick")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::Builder::new().name("lossless-tick".into()).spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                if let Err(e) = test_run_raw(fd.as_raw_fd(), &frame) {
+                    eprintln!("lossless tick: {e}");
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+                std::thread::sleep(period);
+            }
+        })?;
+        Ok(Ticker { stop, handle: Some(handle) })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Sends the PFC frames the data plane decided, out of the ingress port
+/// they protect, and measures decision-to-send latency.
+pub struct Emitter {
+    ports: Vec<Option<PfcPort>>,
+    names: Vec<String>,
+    /// Decision-to-sent latency of every frame, ns.
+    pub latencies_ns: Vec<u64>,
+    pub sent: u64,
+    pub failed: u64,
+}
+
+impl Emitter {
+    /// Opens a sender on every configured port (in this namespace).
+    pub fn open(plan: &Plan, ports: &[Resolved]) -> Result<Emitter> {
+        let mut out = Vec::new();
+        let mut names = Vec::new();
+        for (p, r) in plan.ports.iter().zip(ports) {
+            out.push(Some(PfcPort::open(&p.name, r.config.mac)?));
+            names.push(p.name.clone());
+        }
+        Ok(Emitter { ports: out, names, latencies_ns: Vec::new(), sent: 0, failed: 0 })
+    }
+
+    /// Sends one event's frame.
+    pub fn handle(&mut self, ev: &PfcEvent) -> Result<()> {
+        let Some(Some(port)) = self.ports.get(ev.port as usize) else {
+            bail!("PFC event for port slot {} which has no sender", ev.port);
+        };
+        let mask = 1u8 << (ev.prio & 7);
+        let r = if ev.kind == PFC_EV_XON { port.xon(mask) } else { port.xoff(mask, ev.quanta) };
+        match r {
+            Ok(_) => {
+                self.sent += 1;
+                let now = crate::sys::monotonic_ns();
+                self.latencies_ns.push(now.saturating_sub(ev.time_ns));
+                if self.latencies_ns.len() > 100_000 {
+                    self.latencies_ns.drain(..50_000);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.failed += 1;
+                Err(e.context(format!("sending PFC on {}", self.names[ev.port as usize])))
+            }
+        }
+    }
+
+    /// Drains the ring buffer, sending every frame it asks for.
+    pub fn drain(&mut self, ring: &mut RingBuf<MapData>) -> usize {
+        let mut n = 0;
+        while let Some(item) = ring.next() {
+            if item.len() >= std::mem::size_of::<PfcEvent>() {
+                // SAFETY: the data plane writes PfcEvent records; read unaligned.
+                let ev: PfcEvent = unsafe { std::ptr::read_unaligned(item.as_ptr() as *const PfcEvent) };
+                drop(item);
+                if let Err(e) = self.handle(&ev) {
+                    eprintln!("pfc: {e:#}");
+                }
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+/// p-th percentile (0..=100) of a sample, ns.
+pub fn percentile(v: &[u64], p: f64) -> Option<u64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let i = ((p / 100.0) * (s.len() - 1) as f64).round() as usize;
+    Some(s[i.min(s.len() - 1)])
+}
