@@ -127,6 +127,9 @@ pub fn forward(pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, class: &Class) -> 
         }
     }
     let len = pkt.frame_len();
+    // the buffer model: ECN mark, WRED / no-buffer drop, PFC decisions.
+    // (After the rewrite: the other order makes the verifier's path count
+    // explode; a dropped frame's bytes do not matter.)
     if let crate::lossless::Egress::Drop = crate::lossless::egress(pkt, p, cfg.port_id, nh.port_id, class, len) {
         return xdp_action::XDP_DROP;
     }

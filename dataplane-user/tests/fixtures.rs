@@ -28,7 +28,9 @@ use dataplane_user::config::Config;
 use dataplane_user::dataplane::{load_object, read_global_counters, read_port_counters, resolve_ports, write_port_table};
 use dataplane_common::route::FwdCounters;
 use dataplane_user::dataplane::read_fwd_counters;
-use dataplane_user::stats::{fwd_fields, port_fields};
+use dataplane_common::buffer::LosslessCounters;
+use dataplane_common::lossless::EgressQueue;
+use dataplane_user::stats::{fwd_fields, lossless_fields, port_fields};
 use dataplane_user::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
 use testbed::netns::Netns;
 
@@ -93,6 +95,16 @@ const CONFIG_ROUTE: &str = r#"
 name = "fixtures"
 hash_seed = 7
 
+[buffer]
+pool_size = 8388608
+
+[wred_profile.LOSSY]
+ecn = "ecn_all"
+green_min_threshold = 100000
+green_max_threshold = 200000
+green_drop_probability = 100
+wred_green_enable = true
+
 [[port]]
 name = "p0"
 mac = "02:00:00:00:0f:00"
@@ -100,6 +112,9 @@ dscp_to_tc_map = "AZURE"
 [[port]]
 name = "p1"
 mac = "02:00:00:00:0f:01"
+lossy_wred_profile = "LOSSY"
+# slow, so a received pause (65535 quanta = 3.4 s at 10 Mb/s) outlasts the check
+speed = "10M"
 [[port]]
 name = "p2"
 mac = "02:00:00:00:0f:02"
@@ -157,7 +172,7 @@ const NH1: [u8; 6] = [2, 0, 0, 0, 1, 1];
 const NH2: [u8; 6] = [2, 0, 0, 0, 1, 2];
 
 fn routed_fixture(name: &'static str, frame: Vec<u8>, expect: Expect, out: Option<Vec<u8>>) -> Fixture {
-    Fixture { name, config: CONFIG_ROUTE, port: "p0", frame, expect, decode: false, prog: "xdp_forward", out }
+    Fixture { name, config: CONFIG_ROUTE, port: "p0", frame, expect, decode: false, prog: "xdp_forward", out, preload: None, pg_headroom: None, expect_paused: None }
 }
 
 /// Deltas of a frame routed from p0 out of `egress` in class `tc`.
@@ -200,7 +215,47 @@ fn routing_table() -> Vec<Fixture> {
     let slot = dataplane_common::lb::pick_hash(&group, dataplane_common::lb::flow_hash(&key, plan.hash_seed)).unwrap();
     let (g_mac, g_src, g_port) = if slot.id == 0 { (NH1, SW_P1, "p1") } else { (NH2, SW_P2, "p2") };
     let g_out = roce_to(&L2::new(g_mac, g_src), &to([198, 18, 2, 7], 63, 3));
-    vec![
+    // ---- lossless stage ---------------------------------------------------
+    let ecn_to = |dst: [u8; 4], dscp: u8, ecn: u8| Ip::v4(V4_SRC, dst).dscp(dscp).ecn(ecn);
+    let e_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 3, 2));
+    let e_out = roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 3, 3).ttl(63));
+    let e6dst = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7];
+    let e6_in = roce_to(&in_l2, &Ip::v6(V6_SRC, e6dst).dscp(4).ecn(1));
+    let e6_out = roce_to(&L2::new(NH2, SW_P2), &Ip::v6(V6_SRC, e6dst).dscp(4).ecn(3).ttl(63));
+    let nect_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 3, 0));
+    let nect_out = roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 3, 0).ttl(63));
+    let cnp_in = build::cnp_frame(&in_l2, &ecn_to([198, 18, 1, 5], 48, 2), 49152, 0x42);
+    let cnp_out = build::cnp_frame(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 48, 2).ttl(63), 49152, 0x42);
+    let lossy_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 0, 0));
+    let lossy_ect_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 0, 2));
+    let lossy_ect_out = roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 0, 3).ttl(63));
+    let pfc_p1 = build::pfc_frame(NH1, 0x08, [0, 0, 0, 0xffff, 0, 0, 0, 0]);
+    let xon_p1 = build::pfc_frame(NH1, 0x08, [0; 8]);
+    let pause_p1 = build::pause_frame(NH1, 0xffff);
+    let lossless = |name: &'static str, frame: Vec<u8>, expect: Expect, out: Option<Vec<u8>>, preload| Fixture {
+        preload,
+        ..routed_fixture(name, frame, expect, out)
+    };
+    let on_p1 = |name: &'static str, frame: Vec<u8>, deltas, preload, paused| Fixture {
+        port: "p1",
+        preload,
+        expect_paused: Some(("p1", 3, paused)),
+        ..routed_fixture(name, frame, drop_(deltas), None)
+    };
+    let mut t = vec![
+        lossless("ecn_ect0_above_max_marked_ce_checksum_valid", e_in.clone(), redirect({ let mut v = routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"]); v.push(("p1:ecn_marked[3]".into(), 1)); v }), Some(e_out), Some(("p1", 3, 3_000_000, false))),
+        lossless("ecn_ipv6_ect1_above_max_marked_ce", e6_in.clone(), redirect({ let mut v = routed(4, &e6_in, "p2", &["rx_roce", "rx_lossless"]); v.push(("p2:ecn_marked[4]".into(), 1)); v }), Some(e6_out), Some(("p2", 4, 3_000_000, false))),
+        lossless("ecn_not_ect_lossless_untouched_not_dropped", nect_in.clone(), redirect(routed(3, &nect_in, "p1", &["rx_roce", "rx_lossless"])), Some(nect_out), Some(("p1", 3, 3_000_000, false))),
+        lossless("ecn_below_min_not_marked", e_in.clone(), redirect(routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"])), Some(roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 3, 2).ttl(63))), Some(("p1", 3, 1_000_000, false))),
+        lossless("cnp_never_marked", cnp_in.clone(), redirect(routed(6, &cnp_in, "p1", &["rx_roce", "rx_cnp"])), Some(cnp_out), Some(("p1", 6, 3_000_000, false))),
+        lossless("lossy_non_ect_above_max_wred_dropped", lossy_in.clone(), Expect::Run { verdict: XDP_DROP, deltas: { let mut v = classified(1, &lossy_in, &["rx_roce"]); v.push(("p1:wred_drop[1]".into(), 1)); v }, global: vec![] }, Some(roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 0, 0).ttl(63))), Some(("p1", 1, 300_000, false))),
+        lossless("lossy_ect_above_max_marked", lossy_ect_in.clone(), redirect({ let mut v = routed(1, &lossy_ect_in, "p1", &["rx_roce"]); v.push(("p1:ecn_marked[1]".into(), 1)); v }), Some(lossy_ect_out), Some(("p1", 1, 300_000, false))),
+        Fixture { pg_headroom: Some(("p0", 3, 1000)), ..routed_fixture("pg_in_headroom_asks_for_xoff", e_in.clone(), redirect({ let mut v = routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"]); v.push(("tx_pfc_xoff[3]".into(), 1)); v }), Some(roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 3, 2).ttl(63)))) },
+        on_p1("pfc_rx_pauses_queue", pfc_p1.clone(), d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)]), None, true),
+        on_p1("pfc_rx_xon_resumes_queue", xon_p1.clone(), d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)]), Some(("p1", 3, 5000, true)), false),
+        on_p1("pause_8023x_pauses_every_queue", pause_p1.clone(), d(&[("rx_pause", 1), ("verdict_drop", 1)]), None, true),
+    ];
+    t.extend(vec![
         routed_fixture("route_v4_to_nexthop_rewrites_macs_ttl_checksum", a.clone(), redirect(routed(3, &a, "p1", &["rx_roce", "rx_lossless"])), Some(a_out)),
         routed_fixture("route_v4_longest_prefix_wins", b.clone(), redirect(routed(3, &b, "p2", &["rx_roce", "rx_lossless"])), Some(b_out)),
         routed_fixture("route_v6_hop_limit_decremented", c.clone(), redirect(routed(4, &c, "p2", &["rx_roce", "rx_lossless"])), Some(c_out)),
@@ -213,7 +268,8 @@ fn routing_table() -> Vec<Fixture> {
         routed_fixture("route_group_without_live_member_dropped", dead.clone(), Expect::Run { verdict: XDP_DROP, deltas: { let mut v = classified(3, &dead, &["rx_roce", "rx_lossless"]); v.push(("drop_no_member".into(), 1)); v }, global: vec![] }, None),
         routed_fixture("forward_pfc_still_consumed", pfc, drop_(d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)])), None),
         routed_fixture("forward_malformed_passed", short, pass(malformed(ParseError::Ipv4LenExceedsFrame, false)), None),
-    ]
+    ]);
+    t
 }
 
 #[derive(Clone)]
@@ -237,6 +293,13 @@ struct Fixture {
     prog: &'static str,
     /// Expected output frame; `None`: unchanged.
     out: Option<Vec<u8>>,
+    /// Buffer-model state before the run: (egress port, TC, queue bytes,
+    /// paused); the model is reset after the fixture.
+    preload: Option<(&'static str, usize, u32, bool)>,
+    /// Ingress PG headroom use before the run: (ingress port, TC, bytes).
+    pg_headroom: Option<(&'static str, usize, u32)>,
+    /// After the run: (port, TC, paused?) of a queue.
+    expect_paused: Option<(&'static str, usize, bool)>,
 }
 
 fn d(pairs: &[(&str, i128)]) -> Vec<(String, i128)> {
@@ -279,7 +342,7 @@ fn edit(mut f: Vec<u8>, edits: &[(usize, u8)]) -> Vec<u8> {
 }
 
 fn fix(name: &'static str, port: &'static str, frame: Vec<u8>, expect: Expect) -> Fixture {
-    Fixture { name, config: CONFIG_MAIN, port, frame, expect, decode: false, prog: "xdp_classify", out: None }
+    Fixture { name, config: CONFIG_MAIN, port, frame, expect, decode: false, prog: "xdp_classify", out: None, preload: None, pg_headroom: None, expect_paused: None }
 }
 
 fn decoded(mut f: Fixture) -> Fixture {
@@ -387,7 +450,7 @@ fn table() -> Vec<Fixture> {
         decoded(fix("pause_8023x_consumed", "p0", pause.clone(), drop_(d(&[("rx_pause", 1), ("verdict_drop", 1)])))),
         fix("mac_control_other_opcode_consumed", "p0", macctl_other, drop_(d(&[("rx_mac_ctl_other", 1), ("verdict_drop", 1)]))),
         // ---- malformed at every header boundary (p0 passes, p1 drops) -----
-        Fixture { name: "eth_13_bytes_refused_by_kernel", config: CONFIG_MAIN, port: "p0", frame: cut(arp.clone(), 13), expect: Expect::KernelRejects, decode: false, prog: "xdp_classify", out: None },
+        Fixture { name: "eth_13_bytes_refused_by_kernel", config: CONFIG_MAIN, port: "p0", frame: cut(arp.clone(), 13), expect: Expect::KernelRejects, decode: false, prog: "xdp_classify", out: None, preload: None, pg_headroom: None, expect_paused: None },
         fix("vlan_truncated_pass", "p0", cut(roce_vlan3.clone(), 16), pass(malformed(ParseError::VlanTruncated, false))),
         fix("vlan_truncated_drop", "p1", cut(roce_vlan3.clone(), 17), drop_(malformed(ParseError::VlanTruncated, true))),
         fix("ipv4_truncated", "p0", cut(roce.clone(), IP + 19), pass(malformed(ParseError::Ipv4Truncated, false))),
@@ -419,6 +482,9 @@ fn table() -> Vec<Fixture> {
             decode: false,
             prog: "xdp_classify",
             out: None,
+            preload: None,
+            pg_headroom: None,
+            expect_paused: None,
         },
         // ---- a config change applies to the next frame ---------------------
         alt(fix("alt_config_cnp_tc7", "p2", cnp.clone(), pass(classified(7, &cnp, &["rx_roce", "rx_cnp"])))),
@@ -433,6 +499,9 @@ fn table() -> Vec<Fixture> {
             decode: false,
             prog: "xdp_classify",
             out: None,
+            preload: None,
+            pg_headroom: None,
+            expect_paused: None,
         },
     ];
     // unique names
@@ -497,6 +566,7 @@ impl Harness {
             write_port_table(&mut map, &plan, &ix)?;
         }
         dataplane_user::tables::write_forwarding(&mut self.bpf, &plan, &ix)?;
+        dataplane_user::lossless_ctl::write_buffer(&mut self.bpf, &plan)?;
         self.port_ids = plan.ports.iter().map(|p| (p.name.clone(), p.config.port_id)).collect();
         self.applied = Some(text);
         Ok(())
@@ -507,9 +577,18 @@ impl Harness {
     fn snapshot(&self) -> anyhow::Result<BTreeMap<String, u64>> {
         let pc: PerCpuArray<&MapData, PortCounters> = PerCpuArray::try_from(self.bpf.map("PORT_COUNTERS").unwrap())?;
         let fc: PerCpuArray<&MapData, FwdCounters> = PerCpuArray::try_from(self.bpf.map("FWD_COUNTERS").unwrap())?;
+        let lc: PerCpuArray<&MapData, LosslessCounters> = PerCpuArray::try_from(self.bpf.map("LOSSLESS_COUNTERS").unwrap())?;
         let mut all = BTreeMap::new();
         for id in 0..MAX_PORTS as u16 {
-            for (n, v) in port_fields(&read_port_counters(&pc, id)?).into_iter().chain(fwd_fields(&read_fwd_counters(&fc, id)?)) {
+            let mut l = LosslessCounters::ZERO;
+            for c in lc.get(&u32::from(id), 0)?.iter() {
+                l.accumulate(c);
+            }
+            let fields = port_fields(&read_port_counters(&pc, id)?)
+                .into_iter()
+                .chain(fwd_fields(&read_fwd_counters(&fc, id)?))
+                .chain(lossless_fields(&l).into_iter().filter(|(n, _)| !n.starts_with("tx_pfc[")));
+            for (n, v) in fields {
                 all.insert(format!("#{id}:{n}"), v);
             }
         }
@@ -536,8 +615,61 @@ impl Harness {
         }
     }
 
+    /// Resets the buffer model (queues, PG rows, pool use) and optionally
+    /// preloads one queue.
+    fn model(&mut self, preload: Option<(&'static str, usize, u32, bool)>) -> anyhow::Result<()> {
+        use aya::maps::Array;
+        use dataplane_common::buffer::TcRow;
+        use dataplane_common::lossless::SharedPool;
+        {
+            let mut q: Array<&mut MapData, EgressQueue> = Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
+            for i in 0..q.len() {
+                q.set(i, EgressQueue::ZERO, 0)?;
+            }
+            if let Some((port, tc, bytes, paused)) = preload {
+                let slot = self.port_ids[port] as usize;
+                let mut v = EgressQueue::ZERO;
+                v.bytes = bytes;
+                v.ingress[15] = bytes;
+                if paused {
+                    // paused for the next 10 s: no drain during the fixture
+                    let now = dataplane_user::sys::monotonic_ns();
+                    v.last_ns = now;
+                    v.paused_until_ns = now + 10_000_000_000;
+                } else {
+                    // updated "in the future": no drain during the fixture
+                    v.last_ns = u64::MAX / 2;
+                }
+                q.set((slot * 8 + tc) as u32, v, 0)?;
+            }
+        }
+        {
+            let mut r: Array<&mut MapData, TcRow> = Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
+            for i in 0..r.len() {
+                r.set(i, TcRow::ZERO, 0)?;
+            }
+        }
+        let mut p: Array<&mut MapData, SharedPool> = Array::try_from(self.bpf.map_mut("POOL").unwrap())?;
+        let cur = p.get(&0, 0)?;
+        p.set(0, SharedPool { size: cur.size, used: 0 }, 0)?;
+        Ok(())
+    }
+
+    fn queue(&self, port: &str, tc: usize) -> anyhow::Result<EgressQueue> {
+        let q: aya::maps::Array<&MapData, EgressQueue> = aya::maps::Array::try_from(self.bpf.map("QUEUES").unwrap())?;
+        Ok(q.get(&((self.port_ids[port] as usize * 8 + tc) as u32), 0)?)
+    }
+
     fn run(&mut self, f: &Fixture) -> anyhow::Result<()> {
         self.apply(f.config)?;
+        self.model(f.preload)?;
+        if let Some((port, tc, bytes)) = f.pg_headroom {
+            use dataplane_common::buffer::TcRow;
+            let mut r: aya::maps::Array<&mut MapData, TcRow> = aya::maps::Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
+            let mut row = r.get(&(tc as u32), 0)?;
+            row.pg[self.port_ids[port] as usize].headroom_used = bytes;
+            r.set(tc as u32, row, 0)?;
+        }
         let ix = self.ifindex[f.port];
         let before = self.snapshot()?;
         let r = run_xdp(&self.bpf, f.prog, &f.frame, ix, 1);
@@ -573,6 +705,13 @@ impl Harness {
                 }
                 if got != want {
                     problems.push(format!("counter deltas {got:?}, expected {want:?}"));
+                }
+                if let Some((port, tc, paused)) = f.expect_paused {
+                    let q = self.queue(port, tc)?;
+                    let now = dataplane_user::sys::monotonic_ns();
+                    if q.is_paused(now) != paused {
+                        problems.push(format!("queue {port} TC{tc} paused = {} (until {}), expected {paused}", q.is_paused(now), q.paused_until_ns));
+                    }
                 }
                 if problems.is_empty() {
                     Ok(())

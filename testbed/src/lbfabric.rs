@@ -336,8 +336,12 @@ pub struct LbResult {
     /// pass_* counter of the downlink (name, delta) that moved.
     pub routed: u64,
     pub downlink_other: Vec<(String, u64)>,
-    /// Per-uplink tx bytes of each progress window.
+    /// Per-uplink tx bytes (switch counters) of each progress window.
     pub windows: Vec<Vec<u64>>,
+    /// Per-uplink rx bytes (sink counters) of each short window of
+    /// `fine_window`.
+    pub fine: Vec<Vec<u64>>,
+    pub fine_window: Duration,
 }
 
 /// `max / mean` of `v` (1 when all are equal; 0 when all are 0).
@@ -348,6 +352,25 @@ pub fn imbalance(v: &[u64]) -> f64 {
     }
     let mean = total as f64 / v.len() as f64;
     *v.iter().max().unwrap() as f64 / mean
+}
+
+/// `100 x sum_w sum_u min(v_uw, total_w / U) / sum_w total_w`: the share
+/// of the load that fits if, in every window `w`, each uplink can carry
+/// only its fair `1/U` of that window's load.
+pub fn windowed_utilisation_pct(windows: &[Vec<u64>]) -> f64 {
+    let (mut fit, mut total) = (0.0, 0.0);
+    for w in windows {
+        let t = w.iter().sum::<u64>() as f64;
+        if t > 0.0 && !w.is_empty() {
+            fit += w.iter().map(|&b| (b as f64).min(t / w.len() as f64)).sum::<f64>();
+            total += t;
+        }
+    }
+    if total > 0.0 {
+        100.0 * fit / total
+    } else {
+        0.0
+    }
 }
 
 /// `100 x sum_u min(v_u, total / U) / total` (see the module docs).
@@ -378,18 +401,37 @@ impl LbResult {
     pub fn utilisation_pct(&self) -> f64 {
         utilisation_pct(&self.tx_bytes())
     }
-    /// Mean over the progress windows of the per-window utilisation.
+    /// Utilisation over the progress windows: `sum_w sum_u min(b_uw,
+    /// total_w / U) / sum_w total_w` (each window's load split fairly).
     pub fn window_utilisation_pct(&self) -> f64 {
-        let w: Vec<f64> = self.windows.iter().filter(|w| w.iter().sum::<u64>() > 0).map(|w| utilisation_pct(w)).collect();
-        if w.is_empty() {
-            0.0
-        } else {
-            w.iter().sum::<f64>() / w.len() as f64
-        }
+        windowed_utilisation_pct(&self.windows)
     }
     /// Worst per-window imbalance.
     pub fn window_imbalance_max(&self) -> f64 {
         self.windows.iter().map(|w| imbalance(w)).fold(0.0, f64::max)
+    }
+    /// Utilisation over the short windows (see
+    /// [`windowed_utilisation_pct`]): how much of the load fits if, in
+    /// every `fine_window`, each uplink carries only a fair share of that
+    /// window's load.
+    pub fn fine_utilisation_pct(&self) -> f64 {
+        windowed_utilisation_pct(&self.fine)
+    }
+    /// Byte-weighted mean of the short windows' max/mean.
+    pub fn fine_imbalance(&self) -> f64 {
+        let (mut num, mut den) = (0.0, 0.0);
+        for w in &self.fine {
+            let t = w.iter().sum::<u64>() as f64;
+            if t > 0.0 {
+                num += t * imbalance(w);
+                den += t;
+            }
+        }
+        if den > 0.0 {
+            num / den
+        } else {
+            0.0
+        }
     }
     /// Achieved offered load: bytes carried / (U x C x seconds).
     pub fn offered_load(&self) -> f64 {
@@ -441,12 +483,16 @@ impl LbResult {
         }
         let _ = writeln!(
             s,
-            "  imbalance (max/mean) {:.3}, utilisation {:.1}% of ideal; per {}-window: mean utilisation {:.1}%, worst imbalance {:.3}; sink vs switch mismatch {:.3}%",
+            "  imbalance (max/mean) {:.3}, utilisation {:.2}% of ideal; {} progress windows: utilisation {:.2}%, worst max/mean {:.3}; {} windows of {} ms: utilisation {:.1}%, mean max/mean {:.3}; sink vs switch mismatch {:.3}%",
             self.imbalance(),
             self.utilisation_pct(),
             self.windows.len(),
             self.window_utilisation_pct(),
             self.window_imbalance_max(),
+            self.fine.len(),
+            self.fine_window.as_millis(),
+            self.fine_utilisation_pct(),
+            self.fine_imbalance(),
             100.0 * self.sink_mismatch()
         );
         if !self.downlink_other.is_empty() {
@@ -470,11 +516,13 @@ pub struct RunOpts {
     pub progress: Duration,
     /// Label of the progress lines.
     pub label: String,
+    /// Short windows sampled from the sinks' counters (0: none).
+    pub fine_window: Duration,
 }
 
 impl Default for RunOpts {
     fn default() -> Self {
-        RunOpts { seconds: 5.0, progress: Duration::from_secs(1), label: "lb".into() }
+        RunOpts { seconds: 5.0, progress: Duration::from_secs(1), label: "lb".into(), fine_window: Duration::from_millis(10) }
     }
 }
 
@@ -575,11 +623,18 @@ impl LbFabric {
         let dur = Duration::from_secs_f64(opts.seconds);
         let mut windows = Vec::new();
         let mut last = sw0.clone();
-        let (seconds, failure) = std::thread::scope(|s| -> Result<(f64, Option<anyhow::Error>)> {
+        let done = AtomicBool::new(false);
+        let (seconds, fine, failure) = std::thread::scope(|s| -> Result<(f64, Vec<Vec<u64>>, Option<anyhow::Error>)> {
             let sender = std::thread::Builder::new().name("lb-sender".into()).spawn_scoped(s, || -> Result<f64> {
                 let _in = self.host.enter()?;
                 plan.run("h0", dur, &stop, &stats)
             })?;
+            let sampler = (!opts.fine_window.is_zero()).then(|| {
+                std::thread::Builder::new().name("lb-sampler".into()).spawn_scoped(s, || -> Result<Vec<Vec<u64>>> {
+                    let _in = self.sink.enter()?;
+                    sample_windows(u, opts.fine_window, &stop, &done)
+                })
+            });
             let t0 = Instant::now();
             let mut next = t0 + opts.progress;
             let mut failure = None;
@@ -621,12 +676,22 @@ impl LbFabric {
                 }
                 ctl.drain(label);
             }
-            let seconds = match sender.join() {
+            let seconds = sender.join();
+            done.store(true, Ordering::SeqCst);
+            let fine = match sampler {
+                None => Vec::new(),
+                Some(h) => match h?.join() {
+                    Ok(Ok(f)) => f,
+                    Ok(Err(e)) => return Err(e.context("the sink sampler failed")),
+                    Err(_) => bail!("the sink sampler panicked"),
+                },
+            };
+            let seconds = match seconds {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => return Err(e.context("the sender failed")),
                 Err(_) => bail!("the sender thread panicked"),
             };
-            Ok((seconds, failure))
+            Ok((seconds, fine, failure))
         })?;
         if let Some(e) = failure {
             return Err(e);
@@ -670,6 +735,8 @@ impl LbFabric {
             routed: sw1.counter(DOWNLINK, "rx_routed").saturating_sub(sw0.counter(DOWNLINK, "rx_routed")),
             downlink_other,
             windows,
+            fine,
+            fine_window: opts.fine_window,
         })
     }
 }
@@ -748,6 +815,52 @@ fn sink_stats(ns: &Netns, uplinks: usize) -> Result<Vec<(u64, u64)>> {
             Ok((rx["bytes"].as_u64().unwrap_or(0), rx["packets"].as_u64().unwrap_or(0)))
         })
         .collect()
+}
+
+/// Rx bytes of every sink interface in the calling thread's namespace
+/// (getifaddrs: one netlink dump; 32-bit counters, deltas taken modulo
+/// 2^32).
+fn sink_rx_now(uplinks: usize) -> Result<Vec<u32>> {
+    let mut out = vec![0u32; uplinks];
+    let names: Vec<CString> = (0..uplinks).map(|i| CString::new(sink_if(i)).expect("no NUL")).collect();
+    // SAFETY: getifaddrs allocates a list we walk read-only and free once;
+    // ifa_data of an AF_PACKET entry is a struct rtnl_link_stats.
+    unsafe {
+        let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+        if libc::getifaddrs(&mut head) != 0 {
+            bail!("getifaddrs: {}", std::io::Error::last_os_error());
+        }
+        let mut p = head;
+        while !p.is_null() {
+            let a = &*p;
+            if !a.ifa_addr.is_null() && i32::from((*a.ifa_addr).sa_family) == libc::AF_PACKET && !a.ifa_data.is_null() {
+                let name = std::ffi::CStr::from_ptr(a.ifa_name);
+                if let Some(i) = names.iter().position(|n| n.as_c_str() == name) {
+                    // struct rtnl_link_stats { __u32 rx_packets, tx_packets,
+                    // rx_bytes, ... }
+                    out[i] = *(a.ifa_data as *const u32).add(2);
+                }
+            }
+            p = a.ifa_next;
+        }
+        libc::freeifaddrs(head);
+    }
+    Ok(out)
+}
+
+/// Per-window rx bytes of the sinks, every `w`, until `done` (or `stop`).
+fn sample_windows(uplinks: usize, w: Duration, stop: &AtomicBool, done: &AtomicBool) -> Result<Vec<Vec<u64>>> {
+    let mut windows = Vec::new();
+    let mut last = sink_rx_now(uplinks)?;
+    let mut next = Instant::now() + w;
+    while !done.load(Ordering::SeqCst) && !stop.load(Ordering::SeqCst) {
+        wait_until(next);
+        next += w;
+        let cur = sink_rx_now(uplinks)?;
+        windows.push(cur.iter().zip(&last).map(|(c, l)| u64::from(c.wrapping_sub(*l))).collect());
+        last = cur;
+    }
+    Ok(windows)
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,541 @@
+//! `dataplane-lbbench`: load-balancing quality over a namespace fabric and
+//! the per-packet cost of each load-balancing mode, merged into
+//! target/bench/results.json.
+//!
+//! **(a) Quality.** `testbed::lbfabric`: one sender host, a switch running
+//! the `dataplane` controller, 4 uplinks of equal configured speed. 8
+//! RoCEv2 flows share ONE UDP source port (they differ only by destination
+//! QP), each sending 8 KB messages separated by 2-4 flowlet timeouts. For
+//! each mode (hash, flowlet, bandwidth, spray) the switch's own counters
+//! give every uplink's share of the bytes, and:
+//!
+//! * `lb.<mode>.imbalance` = max / mean of the per-uplink bytes;
+//! * `lb.<mode>.utilisation_pct` = `sum_u min(bytes_u, total/U) / total`,
+//!   the part of the load that fits if each uplink carries only its fair
+//!   1/U share (100% = perfect balance).
+//!
+//! The hash seed is, by default, the first seed (from 0) for which the 4
+//! member group the controller builds puts >= 4 of the 8 flows on one
+//! member: the polarised case ECMP users meet. The note gives the
+//! expectation over random seeds as well (pure functions, offline).
+//! Target for `bandwidth`: >= 95% of ideal and max/mean <= 1.05.
+//!
+//! **(b) Cost.** BPF_PROG_TEST_RUN of `xdp_forward` on a 60-byte (64 on
+//! the wire) RoCEv2 frame routed through a 4-member group of each mode,
+//! against `xdp_bench_bare` in the same run. The kernel reuses the buffer
+//! between repetitions and `xdp_forward` rewrites it, so: TTL 255 and at
+//! most 250 repetitions per call (the frame stays routable: TTL 5 at the
+//! end), and every next hop's MAC is the ingress port's own MAC (the
+//! rewritten frame is still addressed to the switch). Every run is checked
+//! to have been routed (the ingress port's `rx_routed` moves by exactly the
+//! number of runs). Figures `cost.route_<mode>.ns_per_pkt`, baseline
+//! `cost.bare.ns_per_pkt` (re-measured here, same repeat and calls). The
+//! same flow repeats, so flowlet modes measure their common path (same
+//! flowlet); `cost.route_<mode>_newflow.ns_per_pkt` sends every packet on a
+//! new flow instead (one run per call, baseline the bare program with one
+//! run per call, `cost.bare_1run.ns_per_pkt`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use aya::maps::{HashMap, MapData, PerCpuArray};
+use aya::Ebpf;
+use clap::Parser;
+use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::lb::{flow_hash, pick_hash};
+use dataplane_common::maps::PortConfig;
+use dataplane_common::route::FwdCounters;
+use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
+use dataplane_user::bench::{machine, merge_results, Record};
+use dataplane_user::config::Config;
+use dataplane_user::dataplane::{load_object, read_fwd_counters, resolve_ports, write_port_table};
+use dataplane_user::groups::group_value;
+use dataplane_user::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
+use testbed::lbfabric::{self, LbFabric, LbResult, LbSpec, RunOpts, MODES};
+use testbed::netns::Netns;
+
+#[derive(Parser)]
+#[command(name = "dataplane-lbbench", about = "Load-balancing quality (namespace fabric) and per-mode cost (BPF_PROG_TEST_RUN)")]
+struct Args {
+    /// The controller binary.
+    #[arg(long, default_value = "target/release/dataplane")]
+    dataplane: PathBuf,
+    /// Traffic per mode, seconds.
+    #[arg(long, default_value_t = 20.0)]
+    seconds: f64,
+    /// Results file (records are merged by figure name).
+    #[arg(long, default_value = "target/bench/results.json")]
+    out: PathBuf,
+    /// Hash seed of the switch; default: the first seed that puts >= 4 of
+    /// the 8 flows on one uplink.
+    #[arg(long)]
+    hash_seed: Option<u32>,
+    /// Mean offered load, fraction of 4 x uplink speed.
+    #[arg(long, default_value_t = 0.5)]
+    load: f64,
+    /// Flowlet timeout of the group, us.
+    #[arg(long, default_value_t = 500)]
+    flowlet_timeout_us: u32,
+    /// Only the quality part (a).
+    #[arg(long)]
+    quality_only: bool,
+    /// Only the cost part (b).
+    #[arg(long)]
+    cost_only: bool,
+    /// Cost: kernel calls per program and round (each `--repeat` runs).
+    #[arg(long, default_value_t = 400)]
+    calls: u32,
+    /// Cost: runs per call (at most 250: TTL 255 must stay above 1).
+    #[arg(long, default_value_t = 250)]
+    repeat: u32,
+    /// Cost: interleaved rounds (median reported).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+const UPLINKS: usize = 4;
+const FLOWS: usize = 8;
+
+/// Flows per member under hash mode for `spec` (the group as the
+/// controller builds it from the config lbfabric writes).
+fn hash_placement(spec: &LbSpec) -> Result<Vec<usize>> {
+    let text = spec.config_text("lbplace", "hash");
+    let plan = Config::parse(&text, "lbfabric")?.validate("lbfabric")?;
+    let g = group_value(&plan, &plan.groups[0], &|_| true, None)?;
+    let mut count = vec![0usize; spec.uplinks];
+    for k in spec.flow_keys() {
+        let c = pick_hash(&g, flow_hash(&k, plan.hash_seed)).ok_or_else(|| anyhow!("no member"))?;
+        count[c.slot as usize] += 1;
+    }
+    Ok(count)
+}
+
+fn first_polarised_seed(spec: &LbSpec, at_least: usize) -> Result<u32> {
+    let mut s = spec.clone();
+    for seed in 0..10_000 {
+        s.hash_seed = seed;
+        if hash_placement(&s)?.into_iter().max().unwrap_or(0) >= at_least {
+            return Ok(seed);
+        }
+    }
+    bail!("no seed below 10000 puts {at_least} flows on one member")
+}
+
+/// Over `n` seeds: mean utilisation and imbalance of hash placement (flows
+/// of equal rate), and how often one member gets >= 3 / >= 4 flows.
+fn hash_expectation(spec: &LbSpec, n: u32) -> Result<(f64, f64, f64, f64)> {
+    let mut s = spec.clone();
+    let (mut u, mut im, mut ge3, mut ge4) = (0.0, 0.0, 0u32, 0u32);
+    for seed in 0..n {
+        s.hash_seed = seed.wrapping_mul(0x9e37_79b9);
+        let c: Vec<u64> = hash_placement(&s)?.into_iter().map(|x| x as u64).collect();
+        u += lbfabric::utilisation_pct(&c);
+        im += lbfabric::imbalance(&c);
+        let m = *c.iter().max().unwrap_or(&0);
+        ge3 += u32::from(m >= 3);
+        ge4 += u32::from(m >= 4);
+    }
+    let n = f64::from(n);
+    Ok((u / n, im / n, f64::from(ge3) / n, f64::from(ge4) / n))
+}
+
+fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
+    let mut spec = LbSpec {
+        uplinks: UPLINKS,
+        flows: FLOWS,
+        load: args.load,
+        flowlet_timeout_us: args.flowlet_timeout_us,
+        ..LbSpec::default()
+    };
+    spec.hash_seed = match args.hash_seed {
+        Some(s) => s,
+        None => first_polarised_seed(&spec, 4)?,
+    };
+    let placement = hash_placement(&spec)?;
+    let (eu, ei, p3, p4) = hash_expectation(&spec, 10_000)?;
+    eprintln!(
+        "hash seed {}: hash mode places the {FLOWS} flows {:?} over the {UPLINKS} uplinks; over 10000 random seeds hash \
+         placement averages {eu:.1}% utilisation, max/mean {ei:.2}, P(an uplink gets >= 3 flows) {:.0}%, >= 4: {:.0}%",
+        spec.hash_seed,
+        placement,
+        100.0 * p3,
+        100.0 * p4
+    );
+    let mut fabric = LbFabric::create(spec.clone(), &args.dataplane)?;
+    fabric.interrupt = Some(&INTERRUPTED);
+    let opts = RunOpts { seconds: args.seconds, progress: Duration::from_secs(2), label: "lbbench".into() };
+    let mut results: Vec<LbResult> = Vec::new();
+    for mode in MODES {
+        results.push(fabric.run(mode, &opts)?);
+    }
+    drop(fabric);
+
+    println!("\n(a) load-balancing quality: {FLOWS} RoCEv2 flows, one UDP source port, over {UPLINKS} uplinks");
+    println!(
+        "    {} B frames, {} per message, gaps {:.0}-{:.0} x {} us flowlet timeout, uplinks {} Mb/s (scaled), target load {:.0}%, hash seed {}, {:.0} s per mode",
+        spec.frame_len,
+        spec.burst_pkts,
+        spec.gap_min,
+        spec.gap_max,
+        spec.flowlet_timeout_us,
+        spec.uplink_speed_mbps(),
+        100.0 * spec.load,
+        spec.hash_seed,
+        args.seconds
+    );
+    println!(
+        "{:<10} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "mode", "up0", "up1", "up2", "up3", "util %", "max/mean", "win util", "win max", "load %", "sink err"
+    );
+    for r in &results {
+        let sh: Vec<String> = r.shares().iter().map(|s| format!("{:.1}%", 100.0 * s)).collect();
+        println!(
+            "{:<10} {:>8} {:>8} {:>8} {:>8} {:>10.2} {:>10.3} {:>10.2} {:>10.3} {:>9.1} {:>8.3}%",
+            r.mode,
+            sh[0],
+            sh[1],
+            sh[2],
+            sh[3],
+            r.utilisation_pct(),
+            r.imbalance(),
+            r.window_utilisation_pct(),
+            r.window_imbalance_max(),
+            100.0 * r.offered_load(),
+            100.0 * r.sink_mismatch()
+        );
+    }
+    let bw = results.iter().find(|r| r.mode == "bandwidth").expect("bandwidth ran");
+    let met = bw.utilisation_pct() >= 95.0 && bw.imbalance() <= 1.05;
+    println!(
+        "target for bandwidth mode (>= 95% of ideal, max/mean <= 1.05): {} ({:.2}%, {:.3})",
+        if met { "MET" } else { "NOT MET" },
+        bw.utilisation_pct(),
+        bw.imbalance()
+    );
+    for r in &results {
+        let lost = r.sent_pkts.saturating_sub(r.routed);
+        if r.sink_mismatch() > 0.01 || lost > r.sent_pkts / 100 || r.send_errors > 0 {
+            println!(
+                "WARNING {}: sent {} frames, routed {}, send errors {}, sink/switch mismatch {:.2}%",
+                r.mode,
+                r.sent_pkts,
+                r.routed,
+                r.send_errors,
+                100.0 * r.sink_mismatch()
+            );
+        }
+    }
+
+    let hash = &results[0];
+    let common = format!(
+        "namespace fabric (testbed::lbfabric): {FLOWS} RoCEv2 flows with ONE UDP source port (distinct BTH dest QPs), \
+         {} B frames, {}-frame messages at the host link rate ({} Mb/s), idle gaps uniform {:.0}-{:.0} x the {} us \
+         flowlet timeout; {UPLINKS} uplinks configured at {} Mb/s (speed scaled down so a userspace AF_PACKET sender \
+         keeps up; time not scaled); target load {:.0}% of {UPLINKS} x uplink speed; hash seed {} (first seed putting \
+         >= 4 flows on one member; hash placement {:?}; over 10000 random seeds hash placement averages {eu:.1}% \
+         utilisation, max/mean {ei:.2}, P(>= 3 flows on an uplink) {:.0}%); {:.0} s per mode; per-uplink bytes from \
+         the switch's tx_tc_bytes counters (cross-checked with the sinks' rx bytes); utilisation = sum_u \
+         min(bytes_u, total/4) / total",
+        spec.frame_len,
+        spec.burst_pkts,
+        spec.uplinks as u32 * spec.uplink_speed_mbps(),
+        spec.gap_min,
+        spec.gap_max,
+        spec.flowlet_timeout_us,
+        spec.uplink_speed_mbps(),
+        100.0 * spec.load,
+        spec.hash_seed,
+        placement,
+        100.0 * p3,
+        args.seconds
+    );
+    let mut records = Vec::new();
+    for r in &results {
+        let is_hash = r.mode == "hash";
+        let shares: Vec<String> = r.shares().iter().map(|s| format!("{:.2}%", 100.0 * s)).collect();
+        let detail = format!(
+            "shares [{}], achieved load {:.1}%, {} messages, per-2 s-window mean utilisation {:.2}% / worst max/mean {:.3}",
+            shares.join(", "),
+            100.0 * r.offered_load(),
+            r.messages,
+            r.window_utilisation_pct(),
+            r.window_imbalance_max()
+        );
+        let target = if r.mode == "bandwidth" {
+            format!("; target >= 95% and <= 1.05: {}", if met { "met" } else { "NOT met" })
+        } else {
+            String::new()
+        };
+        records.push(Record {
+            figure: format!("lb.{}.utilisation_pct", r.mode),
+            value: r.utilisation_pct(),
+            unit: "%".into(),
+            baseline: (!is_hash).then(|| "lb.hash.utilisation_pct".into()),
+            ratio: (!is_hash && hash.utilisation_pct() > 0.0).then(|| r.utilisation_pct() / hash.utilisation_pct()),
+            machine: m.into(),
+            note: Some(format!("{detail}{target}; {common}")),
+        });
+        records.push(Record {
+            figure: format!("lb.{}.imbalance", r.mode),
+            value: r.imbalance(),
+            unit: "max/mean".into(),
+            baseline: (!is_hash).then(|| "lb.hash.imbalance".into()),
+            ratio: (!is_hash && hash.imbalance() > 0.0).then(|| r.imbalance() / hash.imbalance()),
+            machine: m.into(),
+            note: Some(format!("{detail}{target}; {common}")),
+        });
+    }
+    Ok(records)
+}
+
+// ---------------------------------------------------------------------------
+// (b) cost
+// ---------------------------------------------------------------------------
+
+const COST_DOWN_MAC: [u8; 6] = [0x02, 0, 0, 0x18, 0x00, 0xfe];
+const COST_SRC: [u8; 4] = [198, 18, 0, 1];
+const COST_DST: [u8; 4] = [198, 18, 100, 1];
+
+/// A switch with the downlink and 4 uplinks whose next hops all carry the
+/// downlink's own MAC (see the module docs), one group in `mode`.
+fn cost_config(mode: &str) -> String {
+    let mac = lbfabric::mac_str(COST_DOWN_MAC);
+    let mut s = format!("[switch]\nname = \"lbcost\"\nhash_seed = 7\n\n[[port]]\nname = \"c-d0\"\nmac = \"{mac}\"\nspeed = \"100G\"\n");
+    for i in 0..UPLINKS {
+        s += &format!("[[port]]\nname = \"c-u{i}\"\nmac = \"{}\"\nspeed = \"100G\"\n", lbfabric::mac_str(lbfabric::mac_uplink(i)));
+    }
+    for i in 0..UPLINKS {
+        s += &format!("[[nexthop]]\nname = \"n{i}\"\nport = \"c-u{i}\"\nmac = \"{mac}\"\n");
+    }
+    let members: Vec<String> = (0..UPLINKS).map(|i| format!("{{ nexthop = \"n{i}\" }}")).collect();
+    s += &format!("[[group]]\nname = \"g\"\nmode = \"{mode}\"\nflowlet_timeout_us = 100\nmembers = [{}]\n", members.join(", "));
+    s += "[[route]]\nprefix = \"198.18.100.0/24\"\ngroup = \"g\"\n";
+    s
+}
+
+/// A 60-byte (64 on the wire) RoCEv2 WRITE middle frame, TTL 255.
+fn cost_frame(qp: u32) -> Vec<u8> {
+    let l2 = L2::new(COST_DOWN_MAC, [0x02, 0, 0, 0x18, 0, 0x01]);
+    let ip = Ip::v4(COST_SRC, COST_DST).dscp(26).ecn(2).ttl(255);
+    let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: qp, psn: 1, ..Bth::default() };
+    build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0x5a; 2])
+}
+
+/// Applies a config with the controller's own functions.
+fn apply(bpf: &mut Ebpf, text: &str) -> Result<u32> {
+    let plan = Config::parse(text, "lbcost")?.validate("lbcost")?;
+    let ports = resolve_ports(&plan)?;
+    {
+        let mut map: HashMap<&mut MapData, u32, PortConfig> =
+            HashMap::try_from(bpf.map_mut("PORT_CONFIG").context("PORT_CONFIG")?)?;
+        write_port_table(&mut map, &plan, &ports)?;
+    }
+    dataplane_user::tables::write_forwarding(bpf, &plan, &ports)?;
+    Ok(ports[0].ifindex)
+}
+
+fn downlink_counters(bpf: &Ebpf) -> Result<FwdCounters> {
+    let m: PerCpuArray<&MapData, FwdCounters> = PerCpuArray::try_from(bpf.map("FWD_COUNTERS").context("FWD_COUNTERS")?)?;
+    read_fwd_counters(&m, 0)
+}
+
+/// Mean ns per run over `calls` calls of `repeat` runs; checks the verdict,
+/// and for xdp_forward that every run was routed.
+fn time_prog(bpf: &Ebpf, prog: &str, frame: &[u8], ifindex: u32, repeat: u32, calls: u32) -> Result<f64> {
+    let before = downlink_counters(bpf)?.rx_routed;
+    let mut total_ns = 0u128;
+    for _ in 0..calls {
+        let r = run_xdp(bpf, prog, frame, ifindex, repeat)?;
+        let want = if prog == "xdp_forward" { XDP_REDIRECT } else { XDP_PASS };
+        if r.action != want {
+            bail!("{prog} returned {} (expected {})", action_name(r.action), action_name(want));
+        }
+        if prog == "xdp_forward" && r.out.get(22).copied() != Some(255 - repeat as u8) {
+            bail!("after {repeat} runs the TTL is {:?}, expected {}", r.out.get(22), 255 - repeat);
+        }
+        total_ns += r.per_run.as_nanos() * u128::from(repeat);
+    }
+    if prog == "xdp_forward" {
+        let routed = downlink_counters(bpf)?.rx_routed - before;
+        if routed != u64::from(repeat) * u64::from(calls) {
+            bail!("{prog}: {routed} of {} runs routed", u64::from(repeat) * u64::from(calls));
+        }
+    }
+    Ok(total_ns as f64 / (f64::from(repeat) * f64::from(calls)))
+}
+
+/// One run per call, a new flow (QP) each time: every packet starts a flow.
+fn time_newflow(bpf: &Ebpf, prog: &str, ifindex: u32, calls: u32, qp0: &mut u32) -> Result<f64> {
+    let mut total = 0u128;
+    for _ in 0..calls {
+        *qp0 = (*qp0 + 1) & 0x00ff_ffff;
+        let r = run_xdp(bpf, prog, &cost_frame(*qp0), ifindex, 1)?;
+        let want = if prog == "xdp_forward" { XDP_REDIRECT } else { XDP_PASS };
+        if r.action != want {
+            bail!("{prog} returned {} (expected {})", action_name(r.action), action_name(want));
+        }
+        total += r.per_run.as_nanos();
+    }
+    Ok(total as f64 / f64::from(calls))
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    s[s.len() / 2]
+}
+
+fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
+    if args.repeat == 0 || args.repeat > 250 {
+        bail!("--repeat must be 1-250 (TTL 255 decremented once per run must stay above 1)");
+    }
+    let ns = Netns::create("lbcost")?;
+    let _in = ns.enter()?;
+    for p in std::iter::once("c-d0".to_string()).chain((0..UPLINKS).map(|i| format!("c-u{i}"))) {
+        ns.ip(&["link", "add", &p, "type", "veth", "peer", "name", &format!("{p}-p")])?;
+        ns.ip(&["link", "set", &p, "up"])?;
+        ns.ip(&["link", "set", &format!("{p}-p"), "up"])?;
+    }
+    // members are live only once the links are running
+    std::thread::sleep(Duration::from_millis(200));
+    let mut bpf = load_object()?;
+    let frame = cost_frame(0x42);
+    let mut rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut qp = 0x1000u32;
+    eprintln!(
+        "cost: {} rounds x (bare + {} modes), {} calls x {} runs each, plus {} one-run calls on new flows",
+        args.rounds,
+        MODES.len(),
+        args.calls,
+        args.repeat,
+        args.calls * 5
+    );
+    for round in 0..args.rounds {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        for mode in MODES {
+            let ix = apply(&mut bpf, &cost_config(mode))?;
+            let bare = time_prog(&bpf, "xdp_bench_bare", &frame, ix, args.repeat, args.calls)?;
+            let v = time_prog(&bpf, "xdp_forward", &frame, ix, args.repeat, args.calls)?;
+            rep.entry("bare".into()).or_default().push(bare);
+            rep.entry(format!("route_{mode}")).or_default().push(v);
+            let b1 = time_newflow(&bpf, "xdp_bench_bare", ix, args.calls * 5, &mut qp)?;
+            let n1 = time_newflow(&bpf, "xdp_forward", ix, args.calls * 5, &mut qp)?;
+            rep.entry("bare_1run".into()).or_default().push(b1);
+            rep.entry(format!("route_{mode}_newflow")).or_default().push(n1);
+        }
+        eprintln!("  round {}/{} done", round + 1, args.rounds);
+    }
+    drop(bpf);
+    let bare = median(&rep["bare"]);
+    let bare1 = median(&rep["bare_1run"]);
+    let note = format!(
+        "xdp_forward through BPF_PROG_TEST_RUN, 60-byte (64 on the wire) RoCEv2 frame, IPv4, TTL 255, routed via a \
+         4-member group (next-hop MACs = the ingress port's MAC so the rewritten frame stays routable); {} calls x {} \
+         runs per round (every run checked routed), median of {} rounds; baseline xdp_bench_bare measured in the same \
+         rounds with the same repeat; same flow throughout (flowlet modes: same-flowlet path)",
+        args.calls, args.repeat, args.rounds
+    );
+    let note1 = format!(
+        "xdp_forward through BPF_PROG_TEST_RUN, one run per call, every packet a new flow (new QP: flowlet entry \
+         inserted, load-aware choice); baseline xdp_bench_bare with one run per call (includes the kernel's timer \
+         overhead, as does the figure); {} calls per round, median of {} rounds",
+        args.calls * 5,
+        args.rounds
+    );
+    let mut records = vec![Record {
+        figure: "cost.bare.ns_per_pkt".into(),
+        value: bare,
+        unit: "ns/pkt".into(),
+        baseline: None,
+        ratio: None,
+        machine: m.into(),
+        note: Some(format!(
+            "xdp_bench_bare, measured by dataplane-lbbench as the baseline of cost.route_*: 60-byte RoCEv2 frame, \
+             BPF_PROG_TEST_RUN {} calls x {} runs, median of {} rounds",
+            args.calls, args.repeat, args.rounds
+        )),
+    }];
+    records.push(Record {
+        figure: "cost.bare_1run.ns_per_pkt".into(),
+        value: bare1,
+        unit: "ns/pkt".into(),
+        baseline: None,
+        ratio: None,
+        machine: m.into(),
+        note: Some(format!("xdp_bench_bare, one run per BPF_PROG_TEST_RUN call (timer overhead included); {} calls, median of {} rounds", args.calls * 5, args.rounds)),
+    });
+    for mode in MODES {
+        let v = median(&rep[&format!("route_{mode}")]);
+        records.push(Record {
+            figure: format!("cost.route_{mode}.ns_per_pkt"),
+            value: v,
+            unit: "ns/pkt".into(),
+            baseline: Some("cost.bare.ns_per_pkt".into()),
+            ratio: (bare > 0.0).then(|| v / bare),
+            machine: m.into(),
+            note: Some(format!("mode {mode}; {note}")),
+        });
+    }
+    for mode in MODES {
+        let v = median(&rep[&format!("route_{mode}_newflow")]);
+        records.push(Record {
+            figure: format!("cost.route_{mode}_newflow.ns_per_pkt"),
+            value: v,
+            unit: "ns/pkt".into(),
+            baseline: Some("cost.bare_1run.ns_per_pkt".into()),
+            ratio: (bare1 > 0.0).then(|| v / bare1),
+            machine: m.into(),
+            note: Some(format!("mode {mode}; {note1}")),
+        });
+    }
+    println!("\n(b) per-packet cost, BPF_PROG_TEST_RUN, 64-byte RoCEv2 frame routed via a 4-member group");
+    println!("{:<40} {:>10} {:>8}   baseline", "figure", "ns/pkt", "ratio");
+    for r in &records {
+        println!(
+            "{:<40} {:>10.1} {:>8}   {}",
+            r.figure,
+            r.value,
+            r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+            r.baseline.clone().unwrap_or_else(|| "(baseline)".into())
+        );
+    }
+    Ok(records)
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    if args.quality_only && args.cost_only {
+        bail!("--quality-only and --cost-only exclude each other");
+    }
+    if !(args.seconds > 0.0) {
+        bail!("--seconds must be > 0");
+    }
+    let m = machine();
+    let mut records = Vec::new();
+    if !args.cost_only {
+        records.extend(quality(&args, &m)?);
+    }
+    if !args.quality_only {
+        records.extend(cost(&args, &m)?);
+    }
+    println!("machine: {m}");
+    merge_results(&args.out, &records)?;
+    println!("written to {}", args.out.display());
+    Ok(())
+}
