@@ -47,7 +47,18 @@ pub struct PortBuffer {
     pub speed_mbps: u32,
     /// Nonzero when this port takes part in the model.
     pub enabled: u32,
+    /// PFC watchdog state per priority of this port's egress queues:
+    /// [`STORM_NONE`], [`STORM_DROP`] (drop the queue's packets, ignore its
+    /// PFC) or [`STORM_FORWARD`] (ignore its PFC, forward unmodelled).
+    pub storm: [u8; NUM_TC],
 }
+
+/// No storm on the queue.
+pub const STORM_NONE: u8 = 0;
+/// pfcwd action drop in force.
+pub const STORM_DROP: u8 = 1;
+/// pfcwd action forward in force.
+pub const STORM_FORWARD: u8 = 2;
 
 /// What the model says about a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,6 +229,8 @@ pub struct LosslessCounters {
     pub pfc_xoff: [u64; NUM_TC],
     pub pfc_refresh: [u64; NUM_TC],
     pub pfc_xon: [u64; NUM_TC],
+    /// Packets dropped by the PFC watchdog (action drop during a storm).
+    pub wd_drop: [u64; NUM_TC],
     /// Packets not accounted because another CPU held the model's lock past
     /// the spin bound, or the ring buffer was full for a PFC event.
     pub model_busy: u64,
@@ -233,6 +246,7 @@ impl LosslessCounters {
         pfc_xoff: [0; NUM_TC],
         pfc_refresh: [0; NUM_TC],
         pfc_xon: [0; NUM_TC],
+        wd_drop: [0; NUM_TC],
         model_busy: 0,
         event_lost: 0,
     };
@@ -247,6 +261,7 @@ impl LosslessCounters {
             self.pfc_xoff[i] += o.pfc_xoff[i];
             self.pfc_refresh[i] += o.pfc_refresh[i];
             self.pfc_xon[i] += o.pfc_xon[i];
+            self.wd_drop[i] += o.wd_drop[i];
             i += 1;
         }
         self.model_busy += o.model_busy;
@@ -267,9 +282,9 @@ impl LosslessCounters {
 }
 
 const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
-const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8);
+const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8 + NUM_TC);
 const _: () = assert!(core::mem::size_of::<PfcEvent>() == 16);
-const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (7 * NUM_TC + 2));
+const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 2));
 
 #[cfg(feature = "user")]
 mod pod {

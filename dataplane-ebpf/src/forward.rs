@@ -4,7 +4,8 @@
 use aya_ebpf::{
     bindings::xdp_action,
     macros::map,
-    maps::{lpm_trie::Key, DevMap, HashMap, LpmTrie, PerCpuArray},
+    maps::{lpm_trie::Key, DevMap, HashMap, LpmTrie, PerCpuArray, ProgramArray},
+    programs::XdpContext,
 };
 use dataplane_common::{
     classify::Class,
@@ -47,7 +48,7 @@ fn fwd_counters(port_id: u16) -> Option<&'static mut FwdCounters> {
 
 /// Routes a classified frame. Returns the XDP action.
 #[inline(always)]
-pub fn forward(pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, class: &Class) -> u32 {
+pub fn forward(ctx: &XdpContext, pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, class: &Class) -> u32 {
     let Some(rx) = fwd_counters(cfg.port_id) else {
         return xdp_action::XDP_PASS;
     };
@@ -126,26 +127,89 @@ pub fn forward(pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, class: &Class) -> 
             pkt.write(l3 + ipv6::HOP_LIMIT_OFF, &[ttl - 1]);
         }
     }
-    let len = pkt.frame_len();
-    // the buffer model: ECN mark, WRED / no-buffer drop, PFC decisions.
-    // (After the rewrite: the other order makes the verifier's path count
-    // explode; a dropped frame's bytes do not matter.)
-    if let crate::lossless::Egress::Drop = crate::lossless::egress(pkt, p, cfg.port_id, nh.port_id, class, len) {
-        return xdp_action::XDP_DROP;
+    let ec = EgressCtx {
+        in_port: cfg.port_id,
+        out_port: nh.port_id,
+        len: pkt.frame_len() as u32,
+        l3_off: p.l3_off,
+        l3: p.l3 as u8,
+        ecn: p.ecn,
+        tc: class.tc & 7,
+        lossless: u8::from(class.lossless),
+        cnp: u8::from(class.cnp),
+        _pad: [0; 3],
+    };
+    // The egress stage (buffer model, redirect) is its own program, entered
+    // by tail call, so the verifier checks each half on its own: together
+    // their paths multiply past its limit.
+    if let Some(slot) = EGRESS_CTX.get_ptr_mut(0) {
+        // SAFETY: per-CPU slot, read by the tail-called program on this CPU.
+        unsafe { *slot = ec };
+        // SAFETY: tail call with our own context; returns only on failure.
+        unsafe { EGRESS_STAGE.tail_call(ctx, 0) };
     }
-    crate::balance::sent(nh.port_id, len);
-    match TX_PORTS.redirect(u32::from(nh.port_id), 0) {
+    // the egress stage is not installed: send without the buffer model
+    if let Some(c) = crate::lossless::counters(ec.out_port) {
+        c.model_busy += 1;
+    }
+    finish(&ec)
+}
+
+/// What the ingress half hands to the egress half.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct EgressCtx {
+    pub in_port: u16,
+    pub out_port: u16,
+    pub len: u32,
+    pub l3_off: u16,
+    /// `L3` as u8.
+    pub l3: u8,
+    pub ecn: u8,
+    pub tc: u8,
+    pub lossless: u8,
+    pub cnp: u8,
+    pub _pad: [u8; 3],
+}
+
+/// Per-CPU hand-over slot between `xdp_forward` and `xdp_forward_egress`.
+#[map]
+pub(crate) static EGRESS_CTX: PerCpuArray<EgressCtx> = PerCpuArray::with_max_entries(1, 0);
+
+/// Entry 0: `xdp_forward_egress`; entry 1: `xdp_forward_pfc_rx`; both
+/// installed by the controller.
+#[map]
+static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(2, 0);
+
+/// Hands a MAC control frame to `xdp_forward_pfc_rx`; returns if that
+/// stage is not installed.
+#[inline(always)]
+pub fn tail_call_pfc_rx(ctx: &XdpContext) {
+    // SAFETY: tail call with our own context; returns only on failure.
+    unsafe { EGRESS_STAGE.tail_call(ctx, 1) };
+}
+
+/// Rate estimator, redirect and counters of a routed packet.
+#[inline(always)]
+pub fn finish(ec: &EgressCtx) -> u32 {
+    let len = u64::from(ec.len);
+    crate::balance::sent(ec.out_port, len);
+    match TX_PORTS.redirect(u32::from(ec.out_port), 0) {
         Ok(action) => {
-            rx.rx_routed += 1;
-            if let Some(tx) = fwd_counters(nh.port_id) {
-                let tc = (class.tc & 7) as usize;
+            if let Some(rx) = fwd_counters(ec.in_port) {
+                rx.rx_routed += 1;
+            }
+            if let Some(tx) = fwd_counters(ec.out_port) {
+                let tc = (ec.tc & 7) as usize;
                 tx.tx_tc_pkts[tc] += 1;
                 tx.tx_tc_bytes[tc] += len;
             }
             action
         }
         Err(_) => {
-            rx.drop_redirect += 1;
+            if let Some(rx) = fwd_counters(ec.in_port) {
+                rx.drop_redirect += 1;
+            }
             xdp_action::XDP_DROP
         }
     }

@@ -17,11 +17,13 @@ use aya_ebpf::{
     maps::{Array, PerCpuArray, RingBuf},
 };
 use dataplane_common::{
-    buffer::{on_arrival, on_pfc_rx, pfc_event, tick_pg, tick_queue, Arrival, BufVerdict, LosslessCounters, PortBuffer, TcRow, NUM_TC},
-    classify::Class,
+    buffer::{
+        on_arrival, on_pfc_rx, pfc_event, tick_pg, tick_queue, Arrival, BufVerdict, LosslessCounters, PortBuffer, TcRow, NUM_TC,
+        STORM_DROP, STORM_FORWARD, STORM_NONE,
+    },
     lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
     maps::MAX_PORTS,
-    parse::{Parsed, L3},
+    parse::L3,
     wire::{ipv4, macctl::MacCtl, Packet},
 };
 
@@ -72,7 +74,7 @@ fn unlock(l: *mut u64) {
 }
 
 #[inline(always)]
-fn counters(port: u16) -> Option<&'static mut LosslessCounters> {
+pub(crate) fn counters(port: u16) -> Option<&'static mut LosslessCounters> {
     // SAFETY: per-CPU slot, only this program on this CPU touches it.
     LOSSLESS_COUNTERS.get_ptr_mut(u32::from(port)).map(|p| unsafe { &mut *p })
 }
@@ -98,7 +100,9 @@ pub enum Egress {
 /// Runs the buffer model for a packet from port `in_port` to `out_port`;
 /// marks CE in the packet when the model says so.
 #[inline(always)]
-pub fn egress(pkt: &XdpPacket, p: &Parsed, in_port: u16, out_port: u16, class: &Class, len: u64) -> Egress {
+pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
+    // frames are at most 16 KiB (bounded so the verifier's ranges stay small)
+    let (in_port, out_port, len) = (ec.in_port, ec.out_port, u64::from(ec.len & 0x3fff));
     let (ip, op) = (in_port as usize, out_port as usize);
     if ip >= MODEL_PORTS || op >= MODEL_PORTS {
         return Egress::Forward;
@@ -109,7 +113,17 @@ pub fn egress(pkt: &XdpPacket, p: &Parsed, in_port: u16, out_port: u16, class: &
     if ib.enabled == 0 || ob.enabled == 0 {
         return Egress::Forward;
     }
-    let tc = (class.tc as usize) & (NUM_TC - 1);
+    let tc = (ec.tc as usize) & (NUM_TC - 1);
+    match ob.storm[tc] {
+        STORM_DROP => {
+            if let Some(c) = counters(out_port) {
+                c.wd_drop[tc] += 1;
+            }
+            return Egress::Drop;
+        }
+        STORM_FORWARD => return Egress::Forward,
+        _ => {}
+    }
     let (Some(q), Some(row), Some(pool)) =
         (QUEUES.get_ptr_mut((op * NUM_TC + tc) as u32), TC_ROWS.get_ptr_mut(tc as u32), POOL.get_ptr_mut(0))
     else {
@@ -124,9 +138,9 @@ pub fn egress(pkt: &XdpPacket, p: &Parsed, in_port: u16, out_port: u16, class: &
     let a = Arrival {
         ingress: slot,
         tc: tc as u8,
-        lossless: class.lossless,
-        control: class.cnp,
-        ecn: p.ecn,
+        lossless: ec.lossless != 0,
+        control: ec.cnp != 0,
+        ecn: ec.ecn,
         len: len as u32,
     };
     // SAFETY: helpers without preconditions.
@@ -159,7 +173,10 @@ pub fn egress(pkt: &XdpPacket, p: &Parsed, in_port: u16, out_port: u16, class: &
             return Egress::Drop;
         }
     }
-    if d.mark_ce && mark_ce(pkt, p) {
+    // routed frames are untagged or carry one tag: the L3 offset is 14 or 18
+    // (constants keep the verifier's view of the packet writes exact)
+    let l3 = if ec.l3_off == 18 { 18 } else { 14 };
+    if d.mark_ce && mark_ce(pkt, ec.l3, l3) {
         c.ecn_marked[tc] += 1;
     }
     Egress::Forward
@@ -168,10 +185,9 @@ pub fn egress(pkt: &XdpPacket, p: &Parsed, in_port: u16, out_port: u16, class: &
 /// Sets CE (IPv4: TOS and checksum; IPv6: traffic class). False when the
 /// packet was not ECT.
 #[inline(always)]
-fn mark_ce(pkt: &XdpPacket, p: &Parsed) -> bool {
-    let l3 = p.l3_off as usize;
-    match p.l3 {
-        L3::Ipv4 => {
+fn mark_ce(pkt: &XdpPacket, l3_kind: u8, l3: usize) -> bool {
+    match l3_kind {
+        k if k == L3::Ipv4 as u8 => {
             let (Some(h), Some(c)) = (pkt.read::<2>(l3), pkt.read::<2>(l3 + ipv4::CHECKSUM_OFF)) else {
                 return false;
             };
@@ -180,7 +196,7 @@ fn mark_ce(pkt: &XdpPacket, p: &Parsed) -> bool {
                 None => false,
             }
         }
-        L3::Ipv6 => {
+        k if k == L3::Ipv6 as u8 => {
             let Some(b1) = pkt.u8_at(l3 + 1) else {
                 return false;
             };
@@ -194,37 +210,63 @@ fn mark_ce(pkt: &XdpPacket, p: &Parsed) -> bool {
 }
 
 /// Honours a received PFC / PAUSE frame on `port`: the paused queues stop
-/// draining in the model for the time given (or resume on 0).
+/// draining in the model for the time given (or resume on 0). One bpf_loop
+/// iteration per priority (see `egress` on why a callback).
 #[inline(always)]
 pub fn pfc_rx(port: u16, m: &MacCtl) {
     let port = port as usize;
     if port >= MODEL_PORTS {
         return;
     }
-    let Some(pb) = PORT_BUF.get(port as u32) else { return };
-    if pb.enabled == 0 {
-        return;
-    }
-    let Some(pool) = POOL.get_ptr_mut(0) else { return };
+    let mut c = PfcRxCtx { port: port as u32, m: *m, now: 0 };
     // SAFETY: helper without preconditions.
-    let now = unsafe { bpf_ktime_get_ns() };
-    let mut prio = 0;
-    while prio < NUM_TC {
-        let applies = if m.is_pfc() { m.class_enable & (1 << prio) != 0 } else { m.is_pause() };
-        if applies {
-            let quanta = if m.is_pfc() { m.times[prio] } else { m.times[0] };
-            if let (Some(q), Some(row)) = (QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32), TC_ROWS.get_ptr_mut(prio as u32)) {
-                if let Some(l) = lock() {
-                    // SAFETY: lock held; map values.
-                    unsafe { on_pfc_rx(now, &mut *q, pb, &mut *row, &mut *pool, quanta) };
-                    unlock(l);
-                } else if let Some(c) = counters(port as u16) {
-                    c.model_busy += 1;
-                }
-            }
-        }
-        prio += 1;
+    c.now = unsafe { bpf_ktime_get_ns() };
+    // SAFETY: callback and context follow bpf_loop's contract.
+    unsafe {
+        aya_ebpf::helpers::generated::bpf_loop(
+            NUM_TC as u32,
+            pfc_rx_cb as *mut core::ffi::c_void,
+            &mut c as *mut PfcRxCtx as *mut core::ffi::c_void,
+            0,
+        )
+    };
+}
+
+struct PfcRxCtx {
+    port: u32,
+    m: MacCtl,
+    now: u64,
+}
+
+extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
+    // SAFETY: ctx is the PfcRxCtx `pfc_rx` passed.
+    let c = unsafe { &*(ctx as *const PfcRxCtx) };
+    let prio = (i as usize) & (NUM_TC - 1);
+    let port = (c.port as usize) & (MODEL_PORTS - 1);
+    let Some(pb) = PORT_BUF.get(port as u32) else { return 1 };
+    if pb.enabled == 0 {
+        return 1;
     }
+    // during a watchdog storm the queue's PFC is ignored
+    let applies = pb.storm[prio] == STORM_NONE
+        && if c.m.is_pfc() { c.m.class_enable & (1 << prio) != 0 } else { c.m.is_pause() };
+    if !applies {
+        return 0;
+    }
+    let quanta = if c.m.is_pfc() { c.m.times[prio] } else { c.m.times[0] };
+    let (Some(q), Some(row), Some(pool)) =
+        (QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32), TC_ROWS.get_ptr_mut(prio as u32), POOL.get_ptr_mut(0))
+    else {
+        return 0;
+    };
+    if let Some(l) = lock() {
+        // SAFETY: lock held; map values.
+        unsafe { on_pfc_rx(c.now, &mut *q, pb, &mut *row, &mut *pool, quanta) };
+        unlock(l);
+    } else if let Some(cn) = counters(port as u16) {
+        cn.model_busy += 1;
+    }
+    0
 }
 
 /// bpf_loop callback of the tick: index i = port * 8 + tc.

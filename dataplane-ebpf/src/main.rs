@@ -89,8 +89,11 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
         Some(c) => account(unsafe { &mut *c }, &decision, pkt.frame_len()),
         None => bump_global(|g| g.bad_port_id += 1),
     }
-    if let Outcome::MacControl(m) = &decision.outcome {
-        lossless::pfc_rx(cfg.port_id, m);
+    if let Outcome::MacControl(_) = &decision.outcome {
+        // honoured by `xdp_forward_pfc_rx` (its own program: the model's
+        // stack would not fit beside this one's); counted above already
+        forward::tail_call_pfc_rx(&ctx);
+        return xdp_action::XDP_DROP;
     }
     let (Ok(p), Outcome::Classified { class, .. }) = (&parsed, decision.outcome) else {
         return match decision.action {
@@ -101,7 +104,40 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
     if cfg.flags & PORT_F_FORWARD == 0 {
         return xdp_action::XDP_PASS;
     }
-    forward::forward(&pkt, p, cfg, &class)
+    forward::forward(&ctx, &pkt, p, cfg, &class)
+}
+
+/// PFC / PAUSE reception of the forwarding pipeline, entered by tail call
+/// from `xdp_forward` (which already counted the frame): the paused queues
+/// stop draining in the buffer model. The frame is consumed.
+#[xdp]
+pub fn xdp_forward_pfc_rx(ctx: XdpContext) -> u32 {
+    let ifindex = ctx.ingress_ifindex() as u32;
+    // SAFETY: read-only; hash-map updates replace entries whole.
+    if let Some(cfg) = unsafe { PORT_CONFIG.get(&ifindex) } {
+        let pkt = XdpPacket::new(&ctx);
+        if let Ok(p) = parse(&pkt) {
+            if p.l3 == dataplane_common::parse::L3::MacControl {
+                lossless::pfc_rx(cfg.port_id, &p.mac_ctl);
+            }
+        }
+    }
+    xdp_action::XDP_DROP
+}
+
+/// Egress half of the forwarding pipeline, entered by tail call from
+/// `xdp_forward` with the routed frame: buffer model (ECN mark, WRED /
+/// no-buffer / watchdog drop, PFC decisions), then redirect.
+#[xdp]
+pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
+    let Some(ec) = forward::EGRESS_CTX.get(0).copied() else {
+        return xdp_action::XDP_DROP;
+    };
+    let pkt = XdpPacket::new(&ctx);
+    if let lossless::Egress::Drop = lossless::egress(&pkt, &ec) {
+        return xdp_action::XDP_DROP;
+    }
+    forward::finish(&ec)
 }
 
 /// Timer of the buffer model, run by the controller with BPF_PROG_RUN:

@@ -61,6 +61,29 @@ pub struct Config {
     /// SONiC WRED_PROFILE tables by name; "AZURE_LOSSLESS" is built in.
     #[serde(default)]
     pub wred_profile: BTreeMap<String, WredSection>,
+    /// The PFC watchdog (SONiC pfcwd) on every lossless queue; absent: off.
+    pub pfcwd: Option<PfcwdSection>,
+}
+
+/// `[pfcwd]` with SONiC's defaults.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcwdSection {
+    #[serde(default = "default_wd_ms")]
+    pub detection_time_ms: i64,
+    #[serde(default = "default_wd_ms")]
+    pub restoration_time_ms: i64,
+    #[serde(default = "default_wd_ms")]
+    pub poll_interval_ms: i64,
+    #[serde(default = "default_wd_action")]
+    pub action: String,
+}
+
+fn default_wd_ms() -> i64 {
+    200
+}
+fn default_wd_action() -> String {
+    "drop".into()
 }
 
 /// `[buffer]`: the shared pool and how headroom is sized.
@@ -376,6 +399,8 @@ pub struct Plan {
     pub hash_seed: u32,
     /// The buffer model, when configured.
     pub buffer: Option<BufferPlan>,
+    /// The PFC watchdog: its configuration and poll interval.
+    pub pfcwd: Option<(dataplane_common::lossless::PfcWdConfig, u64)>,
     pub ports: Vec<PortPlan>,
     pub nexthops: Vec<NextHopPlan>,
     pub groups: Vec<GroupPlan>,
@@ -562,8 +587,42 @@ impl Config {
             None => fnv1a(instance.as_bytes()),
         };
         let buffer = self.validate_buffer(&ports, &mut err);
+        let pfcwd = self.pfcwd.as_ref().map(|w| {
+            use dataplane_common::lossless::{PfcWdConfig, WD_ACTION_ALERT, WD_ACTION_DROP, WD_ACTION_FORWARD};
+            let ms = |v: i64, f: &str, err: &mut dyn FnMut(String, String)| -> u32 {
+                if (1..=60_000).contains(&v) {
+                    v as u32
+                } else {
+                    err(format!("pfcwd.{f}"), format!("expected 1-60000 milliseconds, got {v}"));
+                    200
+                }
+            };
+            let action = match w.action.as_str() {
+                "drop" => WD_ACTION_DROP,
+                "forward" => WD_ACTION_FORWARD,
+                "alert" => WD_ACTION_ALERT,
+                other => {
+                    err("pfcwd.action".into(), format!("expected \"drop\", \"forward\" or \"alert\", got {other:?}"));
+                    WD_ACTION_DROP
+                }
+            };
+            let cfg = PfcWdConfig {
+                detection_time_ms: ms(w.detection_time_ms, "detection_time_ms", &mut err),
+                restoration_time_ms: ms(w.restoration_time_ms, "restoration_time_ms", &mut err),
+                action,
+                _pad: [0; 3],
+            };
+            let poll = ms(w.poll_interval_ms, "poll_interval_ms", &mut err);
+            if poll > cfg.detection_time_ms {
+                err("pfcwd.poll_interval_ms".into(), format!("expected at most detection_time_ms ({}), got {poll}", cfg.detection_time_ms));
+            }
+            (cfg, u64::from(poll))
+        });
+        if pfcwd.is_some() && buffer.is_none() {
+            err("pfcwd".into(), "the watchdog watches the buffer model's queues: add a [buffer] section".into());
+        }
         if errs.is_empty() {
-            Ok(Plan { instance: instance.clone(), hash_seed, buffer, ports, nexthops, groups, routes })
+            Ok(Plan { instance: instance.clone(), hash_seed, buffer, pfcwd, ports, nexthops, groups, routes })
         } else {
             Err(ConfigError { source: source.into(), errors: errs })
         }
@@ -870,6 +929,7 @@ impl Config {
                 wred: [w_lossy; NUM_TC],
                 speed_mbps: p.config.speed_mbps,
                 enabled: 1,
+                storm: [0; NUM_TC],
             };
             for tc in 0..NUM_TC {
                 if p.config.pfc_enable & (1 << tc) != 0 {

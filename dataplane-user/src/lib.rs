@@ -8,6 +8,7 @@ pub mod dataplane;
 pub mod stats;
 pub mod sys;
 pub mod tables;
+pub mod watchdog;
 pub mod groups;
 pub mod links;
 pub mod lossless_ctl;

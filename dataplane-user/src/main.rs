@@ -168,6 +168,15 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
         None => None,
     };
     let mut emitter = dataplane_user::lossless_ctl::Emitter::open(&plan, &running.ports)?;
+    let mut watchdog = dataplane_user::watchdog::Watchdog::new(&plan);
+    if let Some((c, poll)) = &plan.pfcwd {
+        say(&format!(
+            "pfcwd: on, detection {} ms, restoration {} ms, poll {poll} ms, action {}",
+            c.detection_time_ms,
+            c.restoration_time_ms,
+            ["drop", "forward", "alert"][usize::from(c.action.min(2))]
+        ));
+    }
     let ring: aya::maps::RingBuf<aya::maps::MapData> = aya::maps::RingBuf::try_from(
         running.bpf.take_map(dataplane_user::lossless_ctl::MAP_PFC_EVENTS).context("PFC_EVENTS map")?,
     )?;
@@ -185,6 +194,7 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
         let mut ring = tokio::io::unix::AsyncFd::new(ring)?;
         // a slow re-check as well, in case a notification was missed
         let mut recheck = tokio::time::interval(Duration::from_secs(1));
+        let mut wd_tick = tokio::time::interval(Duration::from_millis(plan.pfcwd.map(|(_, p)| p).unwrap_or(1000)));
         let mut port_up: Vec<bool> = plan.ports.iter().map(|p| dataplane_user::groups::link_up(&p.name)).collect();
         loop {
             let mut changed = false;
@@ -203,6 +213,14 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
                     changed = true;
                 }
                 _ = recheck.tick() => changed = true,
+                _ = wd_tick.tick(), if watchdog.is_some() => {
+                    if let Some(w) = watchdog.as_mut() {
+                        match w.poll(&mut running.bpf, &plan, dataplane_user::sys::monotonic_ns()) {
+                            Ok(lines) => lines.iter().for_each(|l| say(l)),
+                            Err(e) => eprintln!("pfcwd: {e:#}"),
+                        }
+                    }
+                }
                 _ = tick.tick(), if stats_interval.is_some() => {
                     match snapshot(&plan.instance) {
                         Ok(s) => say(&s.render()),

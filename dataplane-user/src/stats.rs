@@ -88,6 +88,7 @@ pub fn lossless_fields(c: &dataplane_common::buffer::LosslessCounters) -> Vec<(S
         v.push((format!("tx_pfc_refresh[{tc}]"), c.pfc_refresh[tc]));
         v.push((format!("tx_pfc_xon[{tc}]"), c.pfc_xon[tc]));
         v.push((format!("tx_pfc[{tc}]"), c.pfc_xoff[tc] + c.pfc_refresh[tc] + c.pfc_xon[tc]));
+        v.push((format!("wd_drop[{tc}]"), c.wd_drop[tc]));
     }
     v.push(("model_busy".into(), c.model_busy));
     v.push(("event_lost".into(), c.event_lost));

@@ -45,6 +45,18 @@ pub fn nexthop_entries(plan: &Plan, ports: &[Resolved]) -> Vec<NextHop> {
         .collect()
 }
 
+/// Puts `xdp_forward_egress` and `xdp_forward_pfc_rx` in the EGRESS_STAGE
+/// program array, where `xdp_forward` tail-calls them.
+pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
+    for (i, name) in [(0u32, "xdp_forward_egress"), (1, "xdp_forward_pfc_rx")] {
+        let prog: &aya::programs::Xdp = bpf.program(name).ok_or_else(|| anyhow!("program {name} missing"))?.try_into()?;
+        let fd = prog.fd()?.try_clone()?;
+        let mut pa: aya::maps::ProgramArray<&mut MapData> = aya::maps::ProgramArray::try_from(map(bpf, "EGRESS_STAGE")?)?;
+        pa.set(i, &fd, 0).with_context(|| format!("EGRESS_STAGE[{i}] = {name}"))?;
+    }
+    Ok(())
+}
+
 /// A route's LPM value.
 pub fn route_entry(t: Target) -> RouteEntry {
     match t {
@@ -57,6 +69,7 @@ pub fn route_entry(t: Target) -> RouteEntry {
 /// Writes every forwarding table of `plan` and removes what it no longer
 /// has. The plan and ports are already validated and resolved.
 pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<()> {
+    install_egress_stage(bpf)?;
     {
         let mut tx: DevMap<&mut MapData> = DevMap::try_from(map(bpf, MAP_TX_PORTS)?)?;
         for r in ports {
