@@ -83,14 +83,25 @@ fn main() -> Result<()> {
             setup::setup()?;
             setup::require_root("the benchmarks run eBPF programs")?;
             run(cargo().args(["build", "--release", "-p", "dataplane-user", "--bins"]))?;
+            let out = root().join("target/bench/results.json").display().to_string();
+            let dp = root().join("target/release/dataplane").display().to_string();
+            println!("== per-packet cost through BPF_PROG_TEST_RUN ==");
             run(Command::new(root().join("target/release/dataplane-bench")).args([
                 "--repeat",
                 &repeat.to_string(),
                 "--rounds",
                 &rounds.to_string(),
                 "--out",
-                &root().join("target/bench/results.json").display().to_string(),
-            ]))
+                &out,
+            ]))?;
+            println!("\n== PFC decision-to-wire latency ==");
+            run(Command::new(root().join("target/release/dataplane-pfcbench")).args(["--out", &out]))?;
+            println!("\n== forwarding throughput: pipeline vs Linux multipath ==");
+            run(Command::new(root().join("target/release/dataplane-fwdbench")).args(["--dataplane", &dp, "--out", &out]))?;
+            println!("\n== load balancing quality and per-mode cost ==");
+            run(Command::new(root().join("target/release/dataplane-lbbench")).args(["--dataplane", &dp, "--out", &out]))?;
+            println!("\nall figures: {out}");
+            Ok(())
         }
         Cmd::Demo => {
             setup::setup()?;

@@ -37,6 +37,40 @@ struct Args {
     out: PathBuf,
 }
 
+const B0_MAC: [u8; 6] = [2, 0, 0, 0, 0xb, 0];
+const FULL_REPEAT: u32 = 250;
+const FULL_PIPELINE_CONFIG: &str = r#"
+[switch]
+name = "bench"
+
+[buffer]
+pool_size = 16777216
+
+[[port]]
+name = "b0"
+mac = "02:00:00:00:0b:00"
+pfc_enable = "3,4"
+
+[[port]]
+name = "b1"
+mac = "02:00:00:00:0b:01"
+pfc_enable = "3,4"
+
+[[nexthop]]
+name = "loop"
+port = "b1"
+mac = "02:00:00:00:0b:00"
+
+[[group]]
+name = "g"
+mode = "bandwidth"
+members = [{ nexthop = "loop" }]
+
+[[route]]
+prefix = "198.18.1.0/24"
+group = "g"
+"#;
+
 fn roce_frame(total: usize) -> Vec<u8> {
     let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
     let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(26).ecn(2);
@@ -49,17 +83,33 @@ fn main() -> Result<()> {
     let args = Args::parse();
     let ns = Netns::create("bench")?;
     let _in = ns.enter()?;
-    ns.ip(&["link", "add", "b0", "type", "veth", "peer", "name", "b0-peer"])?;
-    ns.ip(&["link", "set", "b0", "up"])?;
+    for p in ["b0", "b1"] {
+        ns.ip(&["link", "add", p, "type", "veth", "peer", "name", &format!("{p}-peer")])?;
+        ns.ip(&["link", "set", p, "up"])?;
+        ns.ip(&["link", "set", &format!("{p}-peer"), "up"])?;
+    }
     let mut bpf = load_object()?;
-    let plan = Config::parse("[[port]]\nname = \"b0\"\npfc_enable = \"3,4\"\n", "bench")?.validate("bench")?;
+    let plan = Config::parse(FULL_PIPELINE_CONFIG, "bench")?.validate("bench")?;
     let ix = resolve_ports(&plan)?;
     {
         let mut m: aya::maps::HashMap<_, u32, dataplane_common::maps::PortConfig> =
             aya::maps::HashMap::try_from(bpf.map_mut("PORT_CONFIG").context("PORT_CONFIG")?)?;
         write_port_table(&mut m, &plan, &ix)?;
     }
+    dataplane_user::tables::write_forwarding(&mut bpf, &plan, &ix)?;
+    dataplane_user::lossless_ctl::write_buffer(&mut bpf, &plan)?;
     let ifindex = ix[0].ifindex;
+    // the full pipeline: a frame routed via a bandwidth-mode group through
+    // the buffer model. Its next hop's MAC is the ingress port's own, so the
+    // rewritten frame (the kernel reuses the buffer across repeats) is
+    // routed again; TTL 255 lasts FULL_REPEAT runs.
+    let full_frame = {
+        let l2 = L2::new(B0_MAC, [2, 0, 0, 0, 0, 1]);
+        let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2).ttl(255);
+        let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: 0x11, psn: 7, ..Bth::default() };
+        build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0x5a; 2])
+    };
+    let mut full: Vec<f64> = Vec::new();
     // frame sizes without FCS: 60 bytes = a 64-byte frame on the wire
     let frames = [("", roce_frame(60)), ("_1k", roce_frame(1024))];
     let progs = [("bare", "xdp_bench_bare"), ("parse", "xdp_bench_parse"), ("classify", "xdp_classify")];
@@ -72,6 +122,11 @@ fn main() -> Result<()> {
                 samples[fi * progs.len() + pi].push(r.per_run.as_nanos() as f64);
             }
         }
+        let r = run_xdp(&bpf, "xdp_forward", &full_frame, ifindex, FULL_REPEAT)?;
+        if r.action != dataplane_user::testrun::XDP_REDIRECT {
+            anyhow::bail!("full pipeline frame was not routed ({})", dataplane_user::testrun::action_name(r.action));
+        }
+        full.push(r.per_run.as_nanos() as f64);
         eprintln!("  round {}/{} done", round + 1, args.rounds);
     }
     let median = |v: &Vec<f64>| {
@@ -96,6 +151,25 @@ fn main() -> Result<()> {
                 note: Some(format!("{}-byte RoCEv2 frame, BPF_PROG_TEST_RUN repeat {}, median of {} rounds", frame.len(), args.repeat, args.rounds)),
             });
         }
+    }
+    {
+        let bare = median(&samples[0]);
+        let v = median(&full);
+        records.push(Record {
+            figure: "cost.full_pipeline.ns_per_pkt".into(),
+            value: v,
+            unit: "ns/pkt".into(),
+            baseline: Some("cost.bare.ns_per_pkt".into()),
+            ratio: Some(v / bare),
+            machine: m.clone(),
+            note: Some(format!(
+                "{}-byte RoCEv2 frame through xdp_forward + tail call xdp_forward_egress: classify, LPM route, bandwidth-mode group, \
+                 buffer model (drain, WRED/ECN, PG admission, PFC evaluation, model lock), rewrite, redirect; repeat {FULL_REPEAT} \
+                 (TTL 255), median of {} rounds",
+                full_frame.len(),
+                args.rounds
+            )),
+        });
     }
     println!("{:<32} {:>10} {:>8}   baseline", "figure", "ns/pkt", "ratio");
     for r in &records {
