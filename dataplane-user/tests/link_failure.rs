@@ -1,0 +1,180 @@
+//! Link failure: when an uplink goes down, the controller (watching
+//! netlink) takes its next hop out of every group at once; only the flows
+//! that were on it move, the others keep their uplink. When it comes back
+//! it rejoins the group.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use dataplane_common::build::{self, L2};
+use testbed::netns::{veth, Netns};
+use testbed::raw::send_frames;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+
+struct Controller(Option<Child>);
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let _ = c.wait();
+        }
+    }
+}
+
+const UPLINKS: [&str; 3] = ["sw-u1", "sw-u2", "sw-u3"];
+
+fn stats(ns: &str, instance: &str) -> serde_json::Value {
+    let o = Command::new(BIN).args(["--netns", ns, "stats", "--instance", instance, "--json"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn tx(s: &serde_json::Value) -> BTreeMap<String, u64> {
+    s["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap().to_string(), p["counters"]["tx_tc_pkts[3]"].as_u64().unwrap()))
+        .collect()
+}
+
+fn live(s: &serde_json::Value) -> u64 {
+    s["groups"][0]["live"].as_u64().unwrap()
+}
+
+/// Sends one frame of each flow and returns, per flow, the uplink it left on.
+fn map_flows(sw: &Netns, h: &Netns, instance: &str, flows: &[Vec<u8>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in flows {
+        let before = tx(&stats(&sw.name, instance));
+        send_frames(h, "eth0", std::slice::from_ref(f)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let after = tx(&stats(&sw.name, instance));
+            let moved: Vec<&str> = UPLINKS.iter().copied().filter(|u| after[*u] > before[*u]).collect();
+            if moved.len() == 1 {
+                out.push(moved[0].to_string());
+                break;
+            }
+            assert!(moved.len() <= 1, "one frame left on several uplinks: {moved:?}");
+            assert!(Instant::now() < deadline, "flow not forwarded on any uplink");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    out
+}
+
+fn wait_live(sw: &Netns, instance: &str, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while live(&stats(&sw.name, instance)) != n {
+        assert!(Instant::now() < deadline, "group never reached {n} live members");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn only_the_failed_uplinks_flows_move_and_it_rejoins() {
+    let sw = Netns::create("lfsw").unwrap();
+    let h = Netns::create("lfh").unwrap();
+    let sink = Netns::create("lfsink").unwrap();
+    veth(&sw, "sw-d0", "02:00:00:00:0a:00", &h, "eth0", "02:00:00:00:0b:00").unwrap();
+    for (i, u) in UPLINKS.iter().enumerate() {
+        veth(&sw, u, &format!("02:00:00:00:0a:0{}", i + 1), &sink, &format!("s{}", i + 1), &format!("02:00:00:00:0c:0{}", i + 1)).unwrap();
+    }
+    let instance = format!("lf{}", std::process::id());
+    let cfg = format!(
+        r#"
+[switch]
+name = "{instance}"
+hash_seed = 11
+[[port]]
+name = "sw-d0"
+[[port]]
+name = "sw-u1"
+[[port]]
+name = "sw-u2"
+[[port]]
+name = "sw-u3"
+[[nexthop]]
+name = "n1"
+port = "sw-u1"
+mac = "02:00:00:00:0c:01"
+[[nexthop]]
+name = "n2"
+port = "sw-u2"
+mac = "02:00:00:00:0c:02"
+[[nexthop]]
+name = "n3"
+port = "sw-u3"
+mac = "02:00:00:00:0c:03"
+[[group]]
+name = "up"
+mode = "hash"
+members = [{{ nexthop = "n1" }}, {{ nexthop = "n2" }}, {{ nexthop = "n3" }}]
+[[route]]
+prefix = "198.18.2.0/24"
+group = "up"
+"#
+    );
+    let path = std::env::temp_dir().join(format!("dp-lf-{}.toml", std::process::id()));
+    std::fs::write(&path, cfg).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["--netns", &sw.name, "up", "-c", path.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let _ctl = Controller(Some(child));
+    let mut lines = BufReader::new(out).lines();
+    loop {
+        let l = lines.next().expect("controller exited").unwrap();
+        if l.starts_with("ready:") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    wait_live(&sw, &instance, 3);
+
+    // 24 RoCEv2 flows, one UDP source port, different QPs, DSCP 3 (AZURE: TC3)
+    let l2 = L2::new([2, 0, 0, 0, 0x0a, 0], [2, 0, 0, 0, 0x0b, 0]);
+    let ip = dataplane_common::build::Ip::v4([198, 18, 0, 1], [198, 18, 2, 9]).dscp(3).ecn(2);
+    let flows: Vec<Vec<u8>> =
+        (0..24u32).map(|qp| build::rocev2_frame(&l2, &ip, 49152, &write_first(0x100 + qp, 0), None, &[0; 64])).collect();
+
+    let before = map_flows(&sw, &h, &instance, &flows);
+    for u in UPLINKS {
+        assert!(before.iter().any(|x| x == u), "no flow on {u} before the failure: {before:?}");
+    }
+
+    // u3 fails (its peer goes down: carrier lost)
+    sink.ip(&["link", "set", "s3", "down"]).unwrap();
+    wait_live(&sw, &instance, 2);
+    let during = map_flows(&sw, &h, &instance, &flows);
+    let mut moved = 0;
+    for (i, (b, d)) in before.iter().zip(&during).enumerate() {
+        assert_ne!(d, "sw-u3", "flow {i} still sent to the failed uplink");
+        if b != "sw-u3" {
+            assert_eq!(b, d, "flow {i} was on {b}, a live uplink, and moved to {d}");
+        } else {
+            moved += 1;
+        }
+    }
+    assert!(moved > 0);
+
+    // u3 comes back and rejoins; flows spread over three uplinks again
+    sink.ip(&["link", "set", "s3", "up"]).unwrap();
+    wait_live(&sw, &instance, 3);
+    let after = map_flows(&sw, &h, &instance, &flows);
+    assert!(after.iter().any(|x| x == "sw-u3"), "u3 carries nothing after it rejoined: {after:?}");
+    let unchanged = before.iter().zip(&after).filter(|(a, b)| a == b).count();
+    println!("flows before {before:?}\nduring {during:?}\nafter {after:?}\n{moved} moved on failure, {unchanged}/24 back where they were");
+    let _ = std::fs::remove_file(&path);
+}
