@@ -47,17 +47,25 @@ fn bump_global(f: impl FnOnce(&mut GlobalCounters)) {
     }
 }
 
-/// Ingress hook, classification stage: parse, classify, count, verdict.
-#[xdp]
-pub fn xdp_classify(ctx: XdpContext) -> u32 {
+/// The classification stage both ingress programs start with: port entry,
+/// parse, decide, count. `Err(action)` when the port has no entry.
+struct Ingress {
+    cfg: &'static PortConfig,
+    pkt: XdpPacket,
+    parsed: Result<dataplane_common::parse::Parsed, dataplane_common::parse::ParseError>,
+    decision: dataplane_common::verdict::Decision,
+}
+
+#[inline(always)]
+fn ingress(ctx: &XdpContext) -> Result<Ingress, u32> {
     let ifindex = ctx.ingress_ifindex() as u32;
     // SAFETY: the value is only read, and a hash-map update replaces the
     // whole element (RCU), so it is never seen half-written.
     let Some(cfg) = (unsafe { PORT_CONFIG.get(&ifindex) }) else {
         bump_global(|g| g.unknown_port += 1);
-        return xdp_action::XDP_PASS;
+        return Err(xdp_action::XDP_PASS);
     };
-    let pkt = XdpPacket::new(&ctx);
+    let pkt = XdpPacket::new(ctx);
     let parsed = parse(&pkt);
     let decision = decide(&parsed, cfg);
     match PORT_COUNTERS.get_ptr_mut(u32::from(cfg.port_id)) {
@@ -65,9 +73,23 @@ pub fn xdp_classify(ctx: XdpContext) -> u32 {
         Some(c) => account(unsafe { &mut *c }, &decision, pkt.frame_len()),
         None => bump_global(|g| g.bad_port_id += 1),
     }
-    match decision.action {
+    Ok(Ingress { cfg, pkt, parsed, decision })
+}
+
+#[inline(always)]
+fn verdict(a: Action) -> u32 {
+    match a {
         Action::Pass => xdp_action::XDP_PASS,
         Action::Drop => xdp_action::XDP_DROP,
+    }
+}
+
+/// Ingress hook, classification stage: parse, classify, count, verdict.
+#[xdp]
+pub fn xdp_classify(ctx: XdpContext) -> u32 {
+    match ingress(&ctx) {
+        Ok(i) => verdict(i.decision.action),
+        Err(action) => action,
     }
 }
 
@@ -75,20 +97,10 @@ pub fn xdp_classify(ctx: XdpContext) -> u32 {
 /// route, balance over next-hop groups, rewrite and redirect.
 #[xdp]
 pub fn xdp_forward(ctx: XdpContext) -> u32 {
-    let ifindex = ctx.ingress_ifindex() as u32;
-    // SAFETY: read-only; hash-map updates replace entries whole.
-    let Some(cfg) = (unsafe { PORT_CONFIG.get(&ifindex) }) else {
-        bump_global(|g| g.unknown_port += 1);
-        return xdp_action::XDP_PASS;
+    let Ingress { cfg, pkt, parsed, decision } = match ingress(&ctx) {
+        Ok(i) => i,
+        Err(action) => return action,
     };
-    let pkt = XdpPacket::new(&ctx);
-    let parsed = parse(&pkt);
-    let decision = decide(&parsed, cfg);
-    match PORT_COUNTERS.get_ptr_mut(u32::from(cfg.port_id)) {
-        // SAFETY: per-CPU slot, only this program on this CPU touches it.
-        Some(c) => account(unsafe { &mut *c }, &decision, pkt.frame_len()),
-        None => bump_global(|g| g.bad_port_id += 1),
-    }
     if let Outcome::MacControl(_) = &decision.outcome {
         // honoured by `xdp_forward_pfc_rx` (its own program: the model's
         // stack would not fit beside this one's); counted above already
@@ -96,10 +108,7 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
         return xdp_action::XDP_DROP;
     }
     let (Ok(p), Outcome::Classified { class, .. }) = (&parsed, decision.outcome) else {
-        return match decision.action {
-            Action::Pass => xdp_action::XDP_PASS,
-            Action::Drop => xdp_action::XDP_DROP,
-        };
+        return verdict(decision.action);
     };
     if cfg.flags & PORT_F_FORWARD == 0 {
         return xdp_action::XDP_PASS;

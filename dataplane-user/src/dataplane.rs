@@ -97,6 +97,29 @@ pub fn write_port_table(map: &mut HashMap<&mut MapData, u32, PortConfig>, plan: 
     Ok(())
 }
 
+/// Writes every table of a validated, resolved plan: ports, forwarding
+/// (egress ports, next hops, groups, routes, the tail-call stages) and the
+/// buffer model.
+pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Result<()> {
+    {
+        let mut table: HashMap<_, u32, PortConfig> =
+            HashMap::try_from(bpf.map_mut(MAP_PORT_CONFIG).ok_or_else(|| anyhow!("map {MAP_PORT_CONFIG} missing"))?)?;
+        write_port_table(&mut table, plan, resolved)?;
+    }
+    crate::tables::write_forwarding(bpf, plan, resolved)?;
+    crate::lossless_ctl::write_buffer(bpf, plan)
+}
+
+/// Parses, validates, resolves (in the calling thread's namespace) and
+/// writes a configuration given as text: what `up` does to the tables, for
+/// benchmarks and harnesses that drive the programs with BPF_PROG_RUN.
+pub fn apply_config_text(bpf: &mut Ebpf, text: &str, source: &str) -> Result<(Plan, Vec<Resolved>)> {
+    let plan = crate::config::Config::parse(text, source)?.validate(source)?;
+    let resolved = resolve_ports(&plan)?;
+    write_tables(bpf, &plan, &resolved)?;
+    Ok((plan, resolved))
+}
+
 /// A running data plane: programs loaded, tables written, ports attached,
 /// maps pinned. Dropping it detaches and unpins.
 pub struct Running {
@@ -115,15 +138,7 @@ impl Running {
         let resolved = resolve_ports(plan)?;
         sys::ensure_bpffs()?;
         let mut bpf = load_object()?;
-        {
-            let mut table: HashMap<_, u32, PortConfig> =
-                HashMap::try_from(bpf.map_mut(MAP_PORT_CONFIG).ok_or_else(|| anyhow!("map {MAP_PORT_CONFIG} missing"))?)?;
-            write_port_table(&mut table, plan, &resolved)?;
-        }
-        if plan.forwarding() {
-            crate::tables::write_forwarding(&mut bpf, plan, &resolved)?;
-        }
-        crate::lossless_ctl::write_buffer(&mut bpf, plan)?;
+        write_tables(&mut bpf, plan, &resolved)?;
         let pin_dir = sys::pin_dir(&plan.instance);
         clear_pins(&pin_dir)?;
         std::fs::create_dir_all(&pin_dir).with_context(|| format!("creating {}", pin_dir.display()))?;

@@ -222,8 +222,10 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
         let period = Duration::from_secs(stats_interval.unwrap_or(0).max(1));
         let mut tick = tokio::time::interval(period);
         tick.tick().await;
-        let links = tokio::io::unix::AsyncFd::new(links)?;
-        let mut ring = tokio::io::unix::AsyncFd::new(ring)?;
+        // SAFETY: both values own their fds for as long as the AsyncFd lives.
+        let links = unsafe { tokio::io::unix::AsyncFd::register(links) }.map_err(|e| anyhow::anyhow!("netlink watch: {e}"))?;
+        // SAFETY: as above.
+        let mut ring = unsafe { tokio::io::unix::AsyncFd::register(ring) }.map_err(|e| anyhow::anyhow!("PFC ring buffer: {e}"))?;
         // a slow re-check as well, in case a notification was missed
         let mut recheck = tokio::time::interval(Duration::from_secs(1));
         let mut wd_tick = tokio::time::interval(Duration::from_millis(plan.pfcwd.map(|(_, p)| p).unwrap_or(1000)));

@@ -17,15 +17,15 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use aya::maps::PerCpuArray;
-use aya::maps::{HashMap, MapData};
+use aya::maps::MapData;
 use aya::Ebpf;
 use common::*;
 use dataplane_common::build::{self, Ip, L2};
-use dataplane_common::maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS};
+use dataplane_common::maps::{GlobalCounters, PortCounters, MAX_PORTS};
 use dataplane_common::parse::{parse, ParseError};
 use dataplane_common::wire::bth;
 use dataplane_user::config::Config;
-use dataplane_user::dataplane::{load_object, read_global_counters, read_port_counters, resolve_ports, write_port_table};
+use dataplane_user::dataplane::{apply_config_text, load_object, read_global_counters, read_port_counters};
 use dataplane_common::route::FwdCounters;
 use dataplane_user::dataplane::read_fwd_counters;
 use dataplane_common::buffer::LosslessCounters;
@@ -559,14 +559,7 @@ impl Harness {
         if self.applied == Some(text) {
             return Ok(());
         }
-        let plan = Config::parse(text, "fixture")?.validate("fixture")?;
-        let ix = resolve_ports(&plan)?;
-        {
-            let mut map: HashMap<&mut MapData, u32, PortConfig> = HashMap::try_from(self.bpf.map_mut("PORT_CONFIG").unwrap())?;
-            write_port_table(&mut map, &plan, &ix)?;
-        }
-        dataplane_user::tables::write_forwarding(&mut self.bpf, &plan, &ix)?;
-        dataplane_user::lossless_ctl::write_buffer(&mut self.bpf, &plan)?;
+        let (plan, _) = apply_config_text(&mut self.bpf, text, "fixture")?;
         self.port_ids = plan.ports.iter().map(|p| (p.name.clone(), p.config.port_id)).collect();
         self.applied = Some(text);
         Ok(())

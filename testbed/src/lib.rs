@@ -9,3 +9,4 @@
 pub mod lbfabric;
 pub mod netns;
 pub mod raw;
+pub mod rocehost;

@@ -14,11 +14,10 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use dataplane_user::bench::{machine, merge_results, Record};
-use dataplane_user::config::Config;
-use dataplane_user::dataplane::{load_object, resolve_ports, write_port_table};
+use dataplane_user::dataplane::{apply_config_text, load_object};
 use dataplane_user::testrun::run_xdp;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
@@ -89,15 +88,7 @@ fn main() -> Result<()> {
         ns.ip(&["link", "set", &format!("{p}-peer"), "up"])?;
     }
     let mut bpf = load_object()?;
-    let plan = Config::parse(FULL_PIPELINE_CONFIG, "bench")?.validate("bench")?;
-    let ix = resolve_ports(&plan)?;
-    {
-        let mut m: aya::maps::HashMap<_, u32, dataplane_common::maps::PortConfig> =
-            aya::maps::HashMap::try_from(bpf.map_mut("PORT_CONFIG").context("PORT_CONFIG")?)?;
-        write_port_table(&mut m, &plan, &ix)?;
-    }
-    dataplane_user::tables::write_forwarding(&mut bpf, &plan, &ix)?;
-    dataplane_user::lossless_ctl::write_buffer(&mut bpf, &plan)?;
+    let (_, ix) = apply_config_text(&mut bpf, FULL_PIPELINE_CONFIG, "bench")?;
     let ifindex = ix[0].ifindex;
     // the full pipeline: a frame routed via a bandwidth-mode group through
     // the buffer model. Its next hop's MAC is the ingress port's own, so the

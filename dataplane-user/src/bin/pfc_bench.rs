@@ -23,8 +23,7 @@ use dataplane_common::buffer::{PfcEvent, TcRow};
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::bench::{machine, merge_results, Record};
-use dataplane_user::config::Config;
-use dataplane_user::dataplane::{load_object, resolve_ports, write_port_table};
+use dataplane_user::dataplane::{apply_config_text, load_object};
 use dataplane_user::lossless_ctl::percentile;
 use dataplane_user::pfc::PfcPort;
 use dataplane_user::testrun::run_xdp;
@@ -76,15 +75,7 @@ fn main() -> Result<()> {
         ns.ip(&["link", "set", &format!("{p}-peer"), "up"])?;
     }
     let mut bpf = load_object()?;
-    let plan = Config::parse(CONFIG, "pfcbench")?.validate("pfcbench")?;
-    let ix = resolve_ports(&plan)?;
-    {
-        let mut m: aya::maps::HashMap<_, u32, dataplane_common::maps::PortConfig> =
-            aya::maps::HashMap::try_from(bpf.map_mut("PORT_CONFIG").context("PORT_CONFIG")?)?;
-        write_port_table(&mut m, &plan, &ix)?;
-    }
-    dataplane_user::tables::write_forwarding(&mut bpf, &plan, &ix)?;
-    dataplane_user::lossless_ctl::write_buffer(&mut bpf, &plan)?;
+    let (_, ix) = apply_config_text(&mut bpf, CONFIG, "pfcbench")?;
     let mut ring: RingBuf<MapData> = RingBuf::try_from(bpf.take_map("PFC_EVENTS").context("PFC_EVENTS")?)?;
     let port = PfcPort::open("b0", ix[0].config.mac)?;
 
