@@ -113,6 +113,7 @@ pub fn release_row(row: &mut TcRow, pool: &mut SharedPool, released: &[u32; MODE
 /// to now and release what left, WRED/ECN on the queue's bytes, admission
 /// (reserve, shared, headroom), enqueue, then the ingress PG's PFC state.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the model's state is four map values; bundling them would copy in eBPF
 pub fn on_arrival(
     now_ns: u64,
     q: &mut EgressQueue,
