@@ -11,6 +11,7 @@ pub mod tables;
 pub mod watchdog;
 pub mod groups;
 pub mod links;
+pub mod metrics;
 pub mod lossless_ctl;
 pub mod pfc;
 pub mod testrun;

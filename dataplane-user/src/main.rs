@@ -30,6 +30,9 @@ enum Cmd {
         /// Print the counters every N seconds while running.
         #[arg(long)]
         stats_interval: Option<u64>,
+        /// Prometheus endpoint (GET /metrics); "off" to disable.
+        #[arg(long, default_value = "127.0.0.1:9464")]
+        metrics: String,
     },
     /// Print the counters of a running data plane.
     Stats {
@@ -109,7 +112,7 @@ fn run(cli: Cli) -> Result<()> {
         sys::enter_netns(ns)?;
     }
     match cli.cmd {
-        Cmd::Up { stats_interval, .. } => up(up_plan.expect("validated above"), stats_interval),
+        Cmd::Up { stats_interval, metrics, .. } => up(up_plan.expect("validated above"), stats_interval, metrics),
         Cmd::Stats { which, json } => {
             let snap = snapshot(&which.name()?)?;
             if json {
@@ -175,6 +178,34 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Serves GET /metrics (Prometheus text) from the pinned maps.
+async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    loop {
+        let Ok((mut sock, _)) = listener.accept().await else { continue };
+        let instance = instance.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 2048];
+            let n = match tokio::time::timeout(Duration::from_secs(5), sock.read(&mut buf)).await {
+                Ok(Ok(n)) => n,
+                _ => return,
+            };
+            let req = String::from_utf8_lossy(&buf[..n]);
+            let path = req.split_whitespace().nth(1).unwrap_or("");
+            let (status, ctype, body) = if req.starts_with("GET ") && (path == "/metrics" || path == "/") {
+                match snapshot(&instance) {
+                    Ok(s) => ("200 OK", "text/plain; version=0.0.4", dataplane_user::metrics::render(&s)),
+                    Err(e) => ("503 Service Unavailable", "text/plain", format!("{e:#}\n")),
+                }
+            } else {
+                ("404 Not Found", "text/plain", "GET /metrics\n".to_string())
+            };
+            let resp = format!("HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+            let _ = sock.write_all(resp.as_bytes()).await;
+        });
+    }
+}
+
 /// Prints a line; a closed stdout (the reader went away) is not an error
 /// for a long-running controller.
 fn say(line: &str) {
@@ -184,8 +215,17 @@ fn say(line: &str) {
     let _ = out.flush();
 }
 
-fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
+fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
     let _lock = sys::InstanceLock::acquire(&plan.instance)?;
+    // bind the metrics port first: a port in use is refused before anything
+    // is attached
+    let metrics_listener = if metrics == "off" {
+        None
+    } else {
+        let l = std::net::TcpListener::bind(&metrics).with_context(|| format!("--metrics {metrics}: cannot listen (in use?)"))?;
+        l.set_nonblocking(true)?;
+        Some(l)
+    };
     let mut running = dataplane::Running::start(&plan)?;
     // link changes: the kernel tells us on NETLINK_ROUTE / RTMGRP_LINK
     let links = dataplane_user::links::LinkWatch::open().context("netlink link watch")?;
@@ -218,6 +258,12 @@ fn up(plan: Plan, stats_interval: Option<u64>) -> Result<()> {
     say(&format!("ready: instance {} pinned at {}", plan.instance, running.pin_dir.display()));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;
     rt.block_on(async {
+        if let Some(l) = metrics_listener {
+            let listener = tokio::net::TcpListener::from_std(l)?;
+            say(&format!("metrics: http://{}/metrics", listener.local_addr()?));
+            let instance = plan.instance.clone();
+            tokio::spawn(serve_metrics(listener, instance));
+        }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let period = Duration::from_secs(stats_interval.unwrap_or(0).max(1));
         let mut tick = tokio::time::interval(period);

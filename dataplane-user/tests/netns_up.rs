@@ -193,6 +193,46 @@ fn controller_counts_real_frames_on_veth_ports() {
     let tc3_bytes = counter(&after, "sw-p0", "rx_tc_bytes[3]") - counter(&before, "sw-p0", "rx_tc_bytes[3]");
     assert_eq!(tc3_bytes, f1[..10].iter().map(|f| f.len() as u64).sum::<u64>());
 
+    // the Prometheus endpoint (in the switch's namespace) agrees with stats
+    let text = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            use std::io::{Read, Write};
+            let _in = sw.enter().unwrap();
+            let mut c = std::net::TcpStream::connect("127.0.0.1:9464").expect("metrics endpoint");
+            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            let mut body = String::new();
+            c.read_to_string(&mut body).unwrap();
+            body
+        })
+        .join()
+        .unwrap()
+    });
+    assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+    let metric = |m: &str| -> u64 {
+        let line = text.lines().find(|l| l.starts_with(m)).unwrap_or_else(|| panic!("no {m} in metrics"));
+        line.rsplit(' ').next().unwrap().parse::<f64>().unwrap() as u64
+    };
+    let now = stats(&sw.name, &instance);
+    assert_eq!(metric(&format!("dataplane_rx_roce_total{{instance=\"{instance}\",port=\"sw-p0\"}}")), counter(&now, "sw-p0", "rx_roce"));
+    assert_eq!(
+        metric(&format!("dataplane_rx_pfc_total{{instance=\"{instance}\",port=\"sw-p0\",priority=\"3\"}}")),
+        counter(&now, "sw-p0", "rx_pfc[3]")
+    );
+    assert_eq!(
+        metric(&format!("dataplane_malformed_total{{instance=\"{instance}\",port=\"sw-p1\",reason=\"vlan_truncated\"}}")),
+        counter(&now, "sw-p1", "malformed.vlan_truncated")
+    );
+    assert!(text.contains("# TYPE dataplane_rx_tc_pkts_total counter"));
+
+    // another instance whose metrics port is taken is refused before it
+    // touches anything
+    let other = dir.join("other.toml");
+    std::fs::write(&other, config(&format!("{instance}b"))).unwrap();
+    let o = dataplane(&["--netns", &sw.name, "up", "-c", other.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("--metrics 127.0.0.1:9464"), "{err}");
+    assert_eq!(counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce"), counter(&now, "sw-p0", "rx_roce"));
+
     // the human table renders the same numbers
     let o = dataplane(&["--netns", &sw.name, "stats", "--instance", &instance]);
     let table = String::from_utf8_lossy(&o.stdout);

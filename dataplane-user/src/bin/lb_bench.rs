@@ -29,7 +29,9 @@
 //! rewritten frame is still addressed to the switch). Every run is checked
 //! to have been routed (the ingress port's `rx_routed` moves by exactly the
 //! number of runs). Figures `cost.route_<mode>.ns_per_pkt`, baseline
-//! `cost.bare.ns_per_pkt` (re-measured here, same repeat and calls). The
+//! `cost.bare.ns_per_pkt` (re-measured here, same repeat and calls), and
+//! `cost.route_nexthop.ns_per_pkt`, the same frame routed to one next hop
+//! without a group: the difference is what the mode's selection costs. The
 //! same flow repeats, so flowlet modes measure their common path (same
 //! flowlet); `cost.route_<mode>_newflow.ns_per_pkt` sends every packet on a
 //! new flow instead (one run per call, baseline the bare program with one
@@ -41,17 +43,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use aya::maps::{HashMap, MapData, PerCpuArray};
+use aya::maps::{MapData, PerCpuArray};
+use aya::programs::{Xdp, XdpMode};
 use aya::Ebpf;
 use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::lb::{flow_hash, pick_hash};
-use dataplane_common::maps::PortConfig;
 use dataplane_common::route::FwdCounters;
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::bench::{machine, merge_results, Record};
 use dataplane_user::config::Config;
-use dataplane_user::dataplane::{load_object, read_fwd_counters, resolve_ports, write_port_table};
+use dataplane_user::dataplane::{apply_config_text, load_object, read_fwd_counters};
 use dataplane_user::groups::group_value;
 use dataplane_user::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
 use testbed::lbfabric::{self, LbFabric, LbResult, LbSpec, RunOpts, MODES};
@@ -79,6 +81,9 @@ struct Args {
     /// Flowlet timeout of the group, us.
     #[arg(long, default_value_t = 500)]
     flowlet_timeout_us: u32,
+    /// Frames per message (flowlet).
+    #[arg(long, default_value_t = 8)]
+    burst_pkts: u32,
     /// Only the quality part (a).
     #[arg(long)]
     quality_only: bool,
@@ -154,6 +159,7 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
         flows: FLOWS,
         load: args.load,
         flowlet_timeout_us: args.flowlet_timeout_us,
+        burst_pkts: args.burst_pkts,
         ..LbSpec::default()
     };
     spec.hash_seed = match args.hash_seed {
@@ -319,7 +325,8 @@ const COST_SRC: [u8; 4] = [198, 18, 0, 1];
 const COST_DST: [u8; 4] = [198, 18, 100, 1];
 
 /// A switch with the downlink and 4 uplinks whose next hops all carry the
-/// downlink's own MAC (see the module docs), one group in `mode`.
+/// downlink's own MAC (see the module docs), one group in `mode`; mode
+/// "nexthop": the route points at next hop n0 directly (no group).
 fn cost_config(mode: &str) -> String {
     let mac = lbfabric::mac_str(COST_DOWN_MAC);
     let mut s = format!("[switch]\nname = \"lbcost\"\nhash_seed = 7\n\n[[port]]\nname = \"c-d0\"\nmac = \"{mac}\"\nspeed = \"100G\"\n");
@@ -328,6 +335,10 @@ fn cost_config(mode: &str) -> String {
     }
     for i in 0..UPLINKS {
         s += &format!("[[nexthop]]\nname = \"n{i}\"\nport = \"c-u{i}\"\nmac = \"{mac}\"\n");
+    }
+    if mode == "nexthop" {
+        s += "[[route]]\nprefix = \"198.18.100.0/24\"\nnexthop = \"n0\"\n";
+        return s;
     }
     let members: Vec<String> = (0..UPLINKS).map(|i| format!("{{ nexthop = \"n{i}\" }}")).collect();
     s += &format!("[[group]]\nname = \"g\"\nmode = \"{mode}\"\nflowlet_timeout_us = 100\nmembers = [{}]\n", members.join(", "));
@@ -343,16 +354,11 @@ fn cost_frame(qp: u32) -> Vec<u8> {
     build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0x5a; 2])
 }
 
-/// Applies a config with the controller's own functions.
+/// Applies a config with the controller's own functions (parse, validate,
+/// resolve in this namespace, write every table); returns the downlink's
+/// ifindex.
 fn apply(bpf: &mut Ebpf, text: &str) -> Result<u32> {
-    let plan = Config::parse(text, "lbcost")?.validate("lbcost")?;
-    let ports = resolve_ports(&plan)?;
-    {
-        let mut map: HashMap<&mut MapData, u32, PortConfig> =
-            HashMap::try_from(bpf.map_mut("PORT_CONFIG").context("PORT_CONFIG")?)?;
-        write_port_table(&mut map, &plan, &ports)?;
-    }
-    dataplane_user::tables::write_forwarding(bpf, &plan, &ports)?;
+    let (_, ports) = apply_config_text(bpf, text, "lbcost")?;
     Ok(ports[0].ifindex)
 }
 
@@ -413,7 +419,9 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
     }
     let ns = Netns::create("lbcost")?;
     let _in = ns.enter()?;
-    for p in std::iter::once("c-d0".to_string()).chain((0..UPLINKS).map(|i| format!("c-u{i}"))) {
+    ns.exec(&["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])?;
+    let quiet = ["c-q0", "c-q1"];
+    for p in std::iter::once("c-d0".to_string()).chain((0..UPLINKS).map(|i| format!("c-u{i}"))).chain(quiet.iter().map(|q| q.to_string())) {
         ns.ip(&["link", "add", &p, "type", "veth", "peer", "name", &format!("{p}-p")])?;
         ns.ip(&["link", "set", &p, "up"])?;
         ns.ip(&["link", "set", &format!("{p}-p"), "up"])?;
@@ -421,22 +429,32 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
     // members are live only once the links are running
     std::thread::sleep(Duration::from_millis(200));
     let mut bpf = load_object()?;
+    // Each BPF_PROG_TEST_RUN of an XDP program attached nowhere adds it to
+    // the kernel's XDP dispatcher and removes it again (a synchronize_rcu,
+    // milliseconds per call); attached to an idle veth it stays in. The
+    // kernel's timing covers only the runs either way.
+    for (prog, dev) in [("xdp_forward", quiet[0]), ("xdp_bench_bare", quiet[1])] {
+        let ix = dataplane_user::sys::ifindex(dev).ok_or_else(|| anyhow!("no {dev}"))?;
+        let p: &mut Xdp = bpf.program_mut(prog).ok_or_else(|| anyhow!("no program {prog}"))?.try_into()?;
+        p.attach_to_if_index(ix, XdpMode::Driver).with_context(|| format!("attaching {prog} to idle {dev}"))?;
+    }
     let frame = cost_frame(0x42);
     let mut rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut qp = 0x1000u32;
     eprintln!(
-        "cost: {} rounds x (bare + {} modes), {} calls x {} runs each, plus {} one-run calls on new flows",
+        "cost: {} rounds x (bare + next hop + {} modes), {} calls x {} runs each, plus {} one-run calls on new flows",
         args.rounds,
         MODES.len(),
         args.calls,
         args.repeat,
         args.calls * 5
     );
+    let variants: Vec<&str> = std::iter::once("nexthop").chain(MODES).collect();
     for round in 0..args.rounds {
         if INTERRUPTED.load(Ordering::SeqCst) {
             bail!("interrupted");
         }
-        for mode in MODES {
+        for &mode in &variants {
             let ix = apply(&mut bpf, &cost_config(mode))?;
             let bare = time_prog(&bpf, "xdp_bench_bare", &frame, ix, args.repeat, args.calls)?;
             let v = time_prog(&bpf, "xdp_forward", &frame, ix, args.repeat, args.calls)?;
@@ -488,8 +506,14 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
         machine: m.into(),
         note: Some(format!("xdp_bench_bare, one run per BPF_PROG_TEST_RUN call (timer overhead included); {} calls, median of {} rounds", args.calls * 5, args.rounds)),
     });
-    for mode in MODES {
+    let nh = median(&rep["route_nexthop"]);
+    for &mode in &variants {
         let v = median(&rep[&format!("route_{mode}")]);
+        let what = if mode == "nexthop" {
+            "route to one next hop, no group (the routing cost the modes add to)".to_string()
+        } else {
+            format!("mode {mode}, {:+.1} ns over routing to one next hop (cost.route_nexthop)", v - nh)
+        };
         records.push(Record {
             figure: format!("cost.route_{mode}.ns_per_pkt"),
             value: v,
@@ -497,10 +521,10 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
             baseline: Some("cost.bare.ns_per_pkt".into()),
             ratio: (bare > 0.0).then(|| v / bare),
             machine: m.into(),
-            note: Some(format!("mode {mode}; {note}")),
+            note: Some(format!("{what}; {note}")),
         });
     }
-    for mode in MODES {
+    for &mode in &variants {
         let v = median(&rep[&format!("route_{mode}_newflow")]);
         records.push(Record {
             figure: format!("cost.route_{mode}_newflow.ns_per_pkt"),
@@ -509,17 +533,25 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
             baseline: Some("cost.bare_1run.ns_per_pkt".into()),
             ratio: (bare1 > 0.0).then(|| v / bare1),
             machine: m.into(),
-            note: Some(format!("mode {mode}; {note1}")),
+            note: Some(format!("{}; {note1}", if mode == "nexthop" { "route to one next hop, no group".to_string() } else { format!("mode {mode}") })),
         });
     }
     println!("\n(b) per-packet cost, BPF_PROG_TEST_RUN, 64-byte RoCEv2 frame routed via a 4-member group");
-    println!("{:<40} {:>10} {:>8}   baseline", "figure", "ns/pkt", "ratio");
+    println!("{:<40} {:>10} {:>8} {:>12}   baseline", "figure", "ns/pkt", "ratio", "vs nexthop");
+    let nh1 = median(&rep["route_nexthop_newflow"]);
     for r in &records {
+        let extra = if r.figure.starts_with("cost.route_") && !r.figure.contains("nexthop") {
+            let base = if r.figure.contains("_newflow") { nh1 } else { nh };
+            format!("{:+.1}", r.value - base)
+        } else {
+            "-".into()
+        };
         println!(
-            "{:<40} {:>10.1} {:>8}   {}",
+            "{:<40} {:>10.1} {:>8} {:>12}   {}",
             r.figure,
             r.value,
             r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+            extra,
             r.baseline.clone().unwrap_or_else(|| "(baseline)".into())
         );
     }

@@ -1,0 +1,121 @@
+//! Prometheus text exposition (format 0.0.4) of everything `dataplane
+//! stats` shows: one metric family per counter, labelled by instance, port
+//! and traffic class / priority / reason, so dashboards can sum and rate
+//! them.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::stats::Snapshot;
+
+/// How a stats counter name maps to a metric.
+struct Family {
+    name: String,
+    help: &'static str,
+    kind: &'static str,
+    /// (labels, value)
+    samples: Vec<(String, f64)>,
+}
+
+/// Splits "rx_tc_pkts[3]" into ("rx_tc_pkts", Some("3")) and
+/// "malformed.bth_truncated" into ("malformed", reason).
+fn split(name: &str) -> (String, Option<(&'static str, String)>) {
+    if let Some((base, rest)) = name.split_once('[') {
+        let idx = rest.trim_end_matches(']').to_string();
+        let label = if base.contains("pfc") { "priority" } else { "tc" };
+        return (base.to_string(), Some((label, idx)));
+    }
+    if let Some((base, reason)) = name.split_once('.') {
+        return (base.to_string(), Some(("reason", reason.to_string())));
+    }
+    (name.to_string(), None)
+}
+
+fn help(base: &str) -> (&'static str, &'static str) {
+    match base {
+        "rx_tc_pkts" => ("Frames received, by traffic class.", "counter"),
+        "rx_tc_bytes" => ("Bytes received, by traffic class.", "counter"),
+        "tx_tc_pkts" => ("Frames routed out of the port, by traffic class.", "counter"),
+        "tx_tc_bytes" => ("Bytes routed out of the port, by traffic class.", "counter"),
+        "rx_pfc" => ("PFC frames received with the priority's class-enable bit set (pfcstat Rx).", "counter"),
+        "tx_pfc" | "tx_pfc_xoff" | "tx_pfc_refresh" | "tx_pfc_xon" => ("PFC frames the data plane asked to send (pfcstat Tx).", "counter"),
+        "malformed" => ("Malformed frames by the header boundary where they broke.", "counter"),
+        "ecn_marked" => ("Packets marked CE by the buffer model.", "counter"),
+        "wred_drop" => ("WRED drops (lossy class, non-ECT).", "counter"),
+        "drop_shared_full" => ("Drops of lossy packets for lack of shared buffer.", "counter"),
+        "drop_headroom" => ("Lossless drops: headroom exhausted.", "counter"),
+        "wd_drop" => ("Drops by the PFC watchdog during a storm.", "counter"),
+        "queue_bytes" => ("Bytes in the buffer model's egress queue.", "gauge"),
+        "queue_watermark" => ("Peak bytes of the buffer model's egress queue.", "gauge"),
+        "queue_paused" => ("1 while the egress queue is paused by received PFC.", "gauge"),
+        "queue_tx_bytes" => ("Bytes drained from the buffer model's egress queue.", "counter"),
+        _ => ("Data-plane counter (see `dataplane stats --json`).", "counter"),
+    }
+}
+
+fn esc(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Renders a snapshot.
+pub fn render(s: &Snapshot) -> String {
+    let mut fams: BTreeMap<String, Family> = BTreeMap::new();
+    let inst = esc(&s.instance);
+    for p in &s.ports {
+        let port = esc(&p.name);
+        for (name, v) in &p.counters {
+            let (base, label) = split(name);
+            let (h, kind) = help(&base);
+            let metric = if kind == "counter" { format!("dataplane_{base}_total") } else { format!("dataplane_{base}") };
+            let labels = match &label {
+                Some((k, val)) => format!("instance=\"{inst}\",port=\"{port}\",{k}=\"{}\"", esc(val)),
+                None => format!("instance=\"{inst}\",port=\"{port}\""),
+            };
+            fams.entry(metric.clone())
+                .or_insert(Family { name: metric, help: h, kind, samples: Vec::new() })
+                .samples
+                .push((labels, *v as f64));
+        }
+        if let Some(u) = p.tx_utilisation_pct {
+            fams.entry("dataplane_tx_utilisation_ratio".into())
+                .or_insert(Family {
+                    name: "dataplane_tx_utilisation_ratio".into(),
+                    help: "Transmit utilisation of the port's configured speed (data-plane rate estimator).",
+                    kind: "gauge",
+                    samples: Vec::new(),
+                })
+                .samples
+                .push((format!("instance=\"{inst}\",port=\"{port}\""), u / 100.0));
+        }
+        fams.entry("dataplane_port_speed_bits_per_second".into())
+            .or_insert(Family {
+                name: "dataplane_port_speed_bits_per_second".into(),
+                help: "Configured line rate.",
+                kind: "gauge",
+                samples: Vec::new(),
+            })
+            .samples
+            .push((format!("instance=\"{inst}\",port=\"{port}\""), f64::from(p.speed_mbps) * 1e6));
+    }
+    for g in &s.groups {
+        let f = fams.entry("dataplane_group_live_members".into()).or_insert(Family {
+            name: "dataplane_group_live_members".into(),
+            help: "Members of a next-hop group whose port is up.",
+            kind: "gauge",
+            samples: Vec::new(),
+        });
+        f.samples.push((format!("instance=\"{inst}\",group=\"{}\",mode=\"{}\"", g.id, esc(&g.mode)), g.live as f64));
+    }
+    let mut out = String::new();
+    for f in fams.values() {
+        let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
+        let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+        for (l, v) in &f.samples {
+            let _ = writeln!(out, "{}{{{l}}} {v}", f.name);
+        }
+    }
+    let _ = writeln!(out, "# HELP dataplane_unknown_port_frames_total Frames on interfaces without a port entry.");
+    let _ = writeln!(out, "# TYPE dataplane_unknown_port_frames_total counter");
+    let _ = writeln!(out, "dataplane_unknown_port_frames_total{{instance=\"{inst}\"}} {}", s.unknown_port);
+    out
+}
