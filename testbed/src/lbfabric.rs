@@ -179,7 +179,7 @@ impl Default for LbSpec {
             gap_max: 4.0,
             load: 0.5,
             hash_seed: 1,
-            traffic_seed: 0x5eed_1b,
+            traffic_seed: 0x005e_ed1b,
             sport: 49152,
         }
     }
