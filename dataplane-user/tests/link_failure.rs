@@ -6,28 +6,16 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
 use dataplane_common::build::{self, L2};
+use testbed::controller::Controller;
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
-
-struct Controller(Option<Child>);
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.0 {
-            // SAFETY: signalling our own child.
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            let _ = c.wait();
-        }
-    }
-}
 
 const UPLINKS: [&str; 3] = ["sw-u1", "sw-u2", "sw-u3"];
 
@@ -124,23 +112,7 @@ prefix = "198.18.2.0/24"
 group = "up"
 "#
     );
-    let path = std::env::temp_dir().join(format!("dp-lf-{}.toml", std::process::id()));
-    std::fs::write(&path, cfg).unwrap();
-    let mut child = Command::new(BIN)
-        .args(["--netns", &sw.name, "up", "-c", path.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let _ctl = Controller(Some(child));
-    let mut lines = BufReader::new(out).lines();
-    loop {
-        let l = lines.next().expect("controller exited").unwrap();
-        if l.starts_with("ready:") {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    let _ctl = Controller::start(std::path::Path::new(BIN), &sw, &instance, &cfg, "switch").unwrap();
     wait_live(&sw, &instance, 3);
 
     // 24 RoCEv2 flows, one UDP source port, different QPs, DSCP 3 (AZURE: TC3)
@@ -176,5 +148,4 @@ group = "up"
     assert!(after.iter().any(|x| x == "sw-u3"), "u3 carries nothing after it rejoined: {after:?}");
     let unchanged = before.iter().zip(&after).filter(|(a, b)| a == b).count();
     println!("flows before {before:?}\nduring {during:?}\nafter {after:?}\n{moved} moved on failure, {unchanged}/24 back where they were");
-    let _ = std::fs::remove_file(&path);
 }

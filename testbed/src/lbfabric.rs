@@ -83,11 +83,9 @@
 
 use std::collections::VecDeque;
 use std::ffi::CString;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -95,6 +93,7 @@ use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::lb::FlowKey;
 use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY};
 
+use crate::controller::Controller;
 use crate::netns::{veth, Netns};
 
 /// Source of every flow (the one sending host).
@@ -602,7 +601,7 @@ impl LbFabric {
         );
         let ctl = Controller::start(&self.dataplane, &self.switch, &instance, &text, &label)?;
         let result = self.measure(mode, &ctl, opts, &label);
-        ctl.drain(&label);
+        let _ = ctl.drain(&label);
         drop(ctl);
         let r = result?;
         eprint!("{}", r.render().lines().map(|l| format!("[{label}] {l}\n")).collect::<String>());
@@ -674,7 +673,7 @@ impl LbFabric {
                     }
                     Err(e) => eprintln!("[{label}] stats: {e:#}"),
                 }
-                ctl.drain(label);
+                let _ = ctl.drain(label);
             }
             let seconds = sender.join();
             done.store(true, Ordering::SeqCst);
@@ -869,89 +868,6 @@ fn sample_windows(uplinks: usize, w: Duration, stop: &AtomicBool, done: &AtomicB
 
 /// `dataplane --netns <ns> up -c <file>`, ready once it printed `ready:`;
 /// SIGTERM (then SIGKILL) and the config removed on drop.
-struct Controller {
-    child: Child,
-    config: PathBuf,
-    instance: String,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Controller {
-    fn start(bin: &Path, ns: &Netns, instance: &str, text: &str, label: &str) -> Result<Controller> {
-        let config = std::env::temp_dir().join(format!("{instance}.toml"));
-        std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
-        let spawned = Command::new(bin)
-            .args(["--netns", &ns.name, "up", "-c"])
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn();
-        let mut child = match spawned {
-            Ok(c) => c,
-            Err(e) => {
-                let _ = std::fs::remove_file(&config);
-                bail!("starting {}: {e}", bin.display());
-            }
-        };
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let ctl = Controller { child, config, instance: instance.into(), lines: rx };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            match ctl.lines.recv_timeout(Duration::from_millis(100)) {
-                Ok(line) => {
-                    eprintln!("[{label}] dataplane: {line}");
-                    if line.starts_with("ready:") {
-                        return Ok(ctl);
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    bail!("the controller exited before printing `ready:` (its errors are above); config:\n{text}");
-                }
-            }
-            if Instant::now() > deadline {
-                bail!("the controller did not print `ready:` within 30 s");
-            }
-        }
-    }
-
-    fn drain(&self, label: &str) {
-        while let Ok(line) = self.lines.try_recv() {
-            eprintln!("[{label}] dataplane: {line}");
-        }
-    }
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            // SAFETY: signalling our own child by its pid; SIGTERM detaches.
-            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if let Ok(None) = self.child.try_wait() {
-                let _ = self.child.kill();
-            }
-        }
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.config);
-    }
-}
-
 // ---------------------------------------------------------------------------
 // The paced sender
 // ---------------------------------------------------------------------------

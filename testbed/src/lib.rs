@@ -7,6 +7,7 @@
 //! Addresses come from 198.18.0.0/15 and 2001:db8::/32 only.
 
 pub mod lbfabric;
+pub mod controller;
 pub mod netns;
 pub mod raw;
 pub mod rocehost;

@@ -43,12 +43,9 @@
 //! Figures merged into `--out`: `fwd.linux_pps` and `fwd.pipeline_pps`
 //! (baseline `fwd.linux_pps`).
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -61,6 +58,7 @@ use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::load_object;
 use dataplane_user::sys;
+use testbed::controller::Controller;
 use testbed::netns::{veth, Netns};
 
 #[derive(Parser)]
@@ -330,102 +328,6 @@ fn measure(label: &str, gen_ns: &Netns, generator: &Generator, sinks: &[Sink], a
     Ok(m)
 }
 
-/// The running controller; SIGTERM (then SIGKILL) and the config file
-/// removed on drop.
-struct Controller {
-    child: Child,
-    config: PathBuf,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Controller {
-    fn start(bin: &Path, ns: &Netns, config_text: &str) -> Result<Controller> {
-        let config = std::env::temp_dir().join(format!("dpt-fwdbench-{}.toml", std::process::id()));
-        std::fs::write(&config, config_text).with_context(|| format!("writing {}", config.display()))?;
-        let mut cmd = Command::new(bin);
-        cmd.args(["--netns", &ns.name, "up", "-c"])
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        // SAFETY: prctl is async-signal-safe. Should this process die
-        // without running its destructors (SIGKILL), the controller gets
-        // SIGTERM and detaches instead of holding sw's namespace alive.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            })
-        };
-        let spawned = cmd.spawn();
-        let mut child = match spawned {
-            Ok(c) => c,
-            Err(e) => {
-                let _ = std::fs::remove_file(&config);
-                bail!("starting {}: {e} (build it: cargo build --release -p dataplane-user --bins)", bin.display());
-            }
-        };
-        let stdout = child.stdout.take().expect("piped");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut ctl = Controller { child, config, lines: rx };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            match ctl.lines.recv_timeout(Duration::from_millis(100)) {
-                Ok(line) => {
-                    eprintln!("  dataplane: {line}");
-                    if line.starts_with("ready:") {
-                        return Ok(ctl);
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let status = ctl.child.wait()?;
-                    bail!("the controller exited ({status}) before it was ready (its errors are above)");
-                }
-            }
-            if Instant::now() > deadline {
-                bail!("the controller did not print `ready:` within 30 s");
-            }
-            check_interrupted()?;
-        }
-    }
-
-    fn drain(&self) {
-        while let Ok(line) = self.lines.try_recv() {
-            eprintln!("  dataplane: {line}");
-        }
-    }
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            // SAFETY: signalling our own child by its pid.
-            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if let Ok(None) = self.child.try_wait() {
-                let _ = self.child.kill();
-            }
-        }
-        let _ = self.child.wait();
-        std::thread::sleep(Duration::from_millis(20));
-        self.drain();
-        let _ = std::fs::remove_file(&self.config);
-    }
-}
 
 fn pipeline_config(instance: &str) -> String {
     format!(
@@ -571,13 +473,13 @@ fn main() -> Result<()> {
     let instance = format!("fwdbench-{}", std::process::id());
     eprintln!("[pipeline] starting {} in {}", args.dataplane.display(), sw.name);
     let (pipeline, counters, pipe_total) = {
-        let ctl = Controller::start(&args.dataplane, &sw, &pipeline_config(&instance))?;
+        let ctl = Controller::start(&args.dataplane, &sw, &instance, &pipeline_config(&instance), "pipeline")?;
         let start = read_sinks(&sinks)?;
         let m = measure("pipeline", &gen, &generator, &sinks, &args)?;
         let end = read_sinks(&sinks)?;
         let total: u64 = end.iter().zip(&start).map(|(a, b)| a - b).sum();
         let counters = pipeline_counters(&args.dataplane, &sw, &instance).unwrap_or_else(|e| format!("unavailable: {e:#}"));
-        ctl.drain();
+        let _ = ctl.drain("pipeline");
         (m, counters, total)
     };
     eprintln!("[pipeline] counters since up (warm-up included): {counters}");

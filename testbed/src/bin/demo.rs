@@ -11,16 +11,16 @@
 //! DSCP, sw-p1 trusts 802.1p) and the demo prints its counters. Everything
 //! is torn down at the end, on error and on Ctrl-C.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
+use testbed::controller::Controller;
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 
@@ -38,24 +38,6 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: i32) {
     STOP.store(true, Ordering::SeqCst);
-}
-
-struct Controller(Child);
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        // SAFETY: signalling our own child; SIGTERM lets it detach cleanly.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 const CONFIG: &str = r#"# demo switch: written by dataplane-demo
@@ -106,35 +88,9 @@ fn main() -> Result<()> {
     h2.ip(&["addr", "add", "198.18.0.2/24", "dev", "eth0"])?;
     check_stop()?;
 
-    let dir = std::env::temp_dir().join(format!("dataplane-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let cfg = dir.join("demo.toml");
-    std::fs::write(&cfg, CONFIG)?;
-    println!("[2/5] starting `dataplane --netns {} up -c {}`", sw.name, cfg.display());
-    let mut child = Command::new(&dp)
-        .args(["--netns", &sw.name, "up", "-c"])
-        .arg(&cfg)
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("starting the controller")?;
-    let out = child.stdout.take().context("controller stdout")?;
-    let ctl = Controller(child);
-    let mut lines = BufReader::new(out).lines();
-    for line in lines.by_ref() {
-        let line = line?;
-        println!("      {line}");
-        if line.starts_with("ready:") {
-            break;
-        }
-        check_stop()?;
-    }
-    // keep draining the controller's output so it never writes into a
-    // closed pipe
-    let drain = std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            println!("      controller: {line}");
-        }
-    });
+    println!("[2/5] starting `dataplane --netns {} up -c <config>`", sw.name);
+    let ctl = Controller::start(&dp, &sw, "demo", CONFIG, "switch")?;
+    check_stop()?;
 
     println!("[3/5] h1 -> sw-p0: RoCEv2 WRITEs on 4 QPs (DSCP 26, ECT0), CNPs, PFC, broken frames");
     let l2 = L2::new([2, 0, 0, 0, 1, 0], [2, 0, 0, 0, 0, 1]);
@@ -194,9 +150,7 @@ fn main() -> Result<()> {
     println!("\nExpected: sw-p0 TC3 = {} RoCEv2 writes (lossless), TC6 = 4 CNPs, Rx PFC3 = 2, one ipv4_len_exceeds_frame;", total);
     println!("          sw-p1 TC4 = 1000 (PCP 4, lossless), TC0 = 200, one vlan_truncated dropped.");
     println!("          Counts above that are a bit higher come from the hosts' own IPv6 neighbour traffic.");
-    drop(ctl);
-    let _ = drain.join();
-    let _ = std::fs::remove_dir_all(&dir);
+    ctl.stop("switch");
     println!("\ntorn down: controller stopped (programs detached), namespaces removed");
     Ok(())
 }

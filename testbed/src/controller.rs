@@ -1,0 +1,141 @@
+//! The `dataplane` controller as a child process of a test, bench or demo:
+//! started in a switch namespace with a config, waited for until it prints
+//! `ready:`, its output collected, and stopped with SIGTERM (which detaches
+//! its programs) when the guard drops, on every path.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::netns::Netns;
+
+/// A running controller.
+pub struct Controller {
+    child: Child,
+    config: PathBuf,
+    /// Its instance name (`[switch] name`).
+    pub instance: String,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Controller {
+    /// Writes `text` to a temporary config file and runs
+    /// `<bin> --netns <ns> up -c <file>`; returns once it printed `ready:`
+    /// (its lines are echoed on stderr, prefixed with `label`).
+    pub fn start(bin: &Path, ns: &Netns, instance: &str, text: &str, label: &str) -> Result<Controller> {
+        let config = std::env::temp_dir().join(format!("{instance}-{}.toml", std::process::id()));
+        std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
+        let mut cmd = Command::new(bin);
+        cmd.args(["--netns", &ns.name, "up", "-c"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        // SAFETY: prctl is async-signal-safe. Should this process die without
+        // running its destructors (SIGKILL), the controller gets SIGTERM and
+        // detaches instead of keeping the namespace's programs attached.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            })
+        };
+        let spawned = cmd.spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = std::fs::remove_file(&config);
+                bail!("starting {}: {e}", bin.display());
+            }
+        };
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let ctl = Controller { child, config, instance: instance.into(), lines: rx };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match ctl.lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => {
+                    eprintln!("[{label}] dataplane: {line}");
+                    if line.starts_with("ready:") {
+                        return Ok(ctl);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    bail!("the controller exited before printing `ready:` (its errors are above); config:\n{text}");
+                }
+            }
+            if Instant::now() > deadline {
+                bail!("the controller did not print `ready:` within 30 s");
+            }
+        }
+    }
+
+    /// Lines printed since the last call (also echoed on stderr).
+    pub fn drain(&self, label: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok(line) = self.lines.try_recv() {
+            eprintln!("[{label}] dataplane: {line}");
+            out.push(line);
+        }
+        out
+    }
+
+    /// Waits up to `timeout` for a line containing `pat`; returns it.
+    pub fn wait_for(&self, pat: &str, timeout: Duration, label: &str) -> Option<String> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(50)) {
+                eprintln!("[{label}] dataplane: {line}");
+                if line.contains(pat) {
+                    return Some(line);
+                }
+            }
+        }
+        None
+    }
+
+    /// Stops it (SIGTERM) and returns what it printed on the way out.
+    pub fn stop(mut self, label: &str) -> Vec<String> {
+        self.terminate();
+        std::thread::sleep(Duration::from_millis(20));
+        self.drain(label)
+    }
+
+    fn terminate(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: signalling our own child by its pid; SIGTERM detaches.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if let Ok(None) = self.child.try_wait() {
+                let _ = self.child.kill();
+            }
+        }
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        self.terminate();
+        let _ = std::fs::remove_file(&self.config);
+    }
+}
