@@ -42,6 +42,14 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Refresh the counters in the terminal, with per-second rates.
+    Watch {
+        #[command(flatten)]
+        which: Instance,
+        /// Seconds between refreshes.
+        #[arg(long, default_value_t = 1.0)]
+        interval: f64,
+    },
     /// Configuration commands.
     Config {
         #[command(subcommand)]
@@ -122,6 +130,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Cmd::Watch { which, interval } => watch(&which.name()?, interval),
         Cmd::Config { cmd: ConfigCmd::Check { config, resolve } } => {
             let plan = plan_of(&config)?;
             if resolve {
@@ -175,6 +184,42 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+/// `dataplane watch`: clears the terminal and prints rates and the tables.
+fn watch(instance: &str, interval: f64) -> Result<()> {
+    let period = Duration::from_secs_f64(interval.clamp(0.1, 3600.0));
+    let mut prev: Option<(std::time::Instant, dataplane_user::stats::Snapshot)> = None;
+    loop {
+        let snap = snapshot(instance)?;
+        let now = std::time::Instant::now();
+        let mut out = String::from("\x1b[2J\x1b[H");
+        out.push_str(&format!("dataplane watch: instance {instance}, every {interval} s (Ctrl-C to quit)\n\n"));
+        if let Some((t0, p0)) = &prev {
+            let dt = now.duration_since(*t0).as_secs_f64().max(1e-3);
+            out.push_str(&format!("{:<16} {:>12} {:>12} {:>12} {:>10} {:>10}\n", "Port", "RX pps", "TX pps", "TX Mb/s", "ECN/s", "PFC-RX/s"));
+            for (p, q) in snap.ports.iter().zip(&p0.ports) {
+                let rate = |prefix: &str| -> f64 {
+                    let sum = |c: &std::collections::BTreeMap<String, u64>| -> u64 { c.iter().filter(|(k, _)| k.starts_with(prefix)).map(|(_, v)| *v).sum() };
+                    sum(&p.counters).saturating_sub(sum(&q.counters)) as f64 / dt
+                };
+                out.push_str(&format!(
+                    "{:<16} {:>12.0} {:>12.0} {:>12.1} {:>10.0} {:>10.0}\n",
+                    p.name,
+                    rate("rx_tc_pkts["),
+                    rate("tx_tc_pkts["),
+                    rate("tx_tc_bytes[") * 8.0 / 1e6,
+                    rate("ecn_marked["),
+                    rate("rx_pfc[")
+                ));
+            }
+            out.push('\n');
+        }
+        out.push_str(&snap.render());
+        say(&out);
+        prev = Some((now, snap));
+        std::thread::sleep(period);
     }
 }
 
