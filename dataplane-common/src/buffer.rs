@@ -154,12 +154,41 @@ pub fn on_arrival(
 }
 
 /// A PFC (or PAUSE) time for queue `q`'s priority arrived on its port:
-/// drain to now, release, then pause (or resume with 0).
+/// drain to now, release, then pause (or resume with 0); the pause time is
+/// accounted in `stat`.
 #[inline(always)]
-pub fn on_pfc_rx(now_ns: u64, q: &mut EgressQueue, egress: &PortBuffer, row: &mut TcRow, pool: &mut SharedPool, quanta: u16) {
+pub fn on_pfc_rx(
+    now_ns: u64,
+    q: &mut EgressQueue,
+    egress: &PortBuffer,
+    row: &mut TcRow,
+    pool: &mut SharedPool,
+    quanta: u16,
+    stat: &mut PauseStat,
+) {
     let mut released = [0u32; MODEL_PORTS];
     q.apply_pfc(now_ns, quanta, egress.speed_mbps, &mut released);
     release_row(row, pool, &released);
+    let until = if q.paused_until_ns > now_ns { q.paused_until_ns } else { now_ns };
+    stat.apply(now_ns, until);
+}
+
+/// A PFC watchdog storm action on queue `q`: its pause is no longer
+/// honoured (ended now) and, for action drop, what it holds is flushed and
+/// given back to the ingress PGs that held it, as a switch flushes a
+/// stormed queue.
+#[inline(always)]
+pub fn storm_override(now_ns: u64, q: &mut EgressQueue, row: &mut TcRow, pool: &mut SharedPool, flush: bool) {
+    if q.paused_until_ns > now_ns {
+        q.paused_until_ns = now_ns;
+    }
+    if flush && q.bytes > 0 {
+        let released = q.ingress;
+        q.ingress = [0; MODEL_PORTS];
+        q.bytes = 0;
+        q.drain_frac = 0;
+        release_row(row, pool, &released);
+    }
 }
 
 /// Timer step of one egress queue: drain to now and release.
@@ -176,6 +205,48 @@ pub fn tick_queue(now_ns: u64, q: &mut EgressQueue, egress: &PortBuffer, row: &m
 pub fn tick_pg(now_ns: u64, row: &mut TcRow, slot: usize, ingress: &PortBuffer, tc: usize, pool: &SharedPool) -> PfcAction {
     let slot = slot & (MODEL_PORTS - 1);
     pfc_evaluate(&mut row.pfc[slot], &row.pg[slot], &ingress.pg_profile[tc & (NUM_TC - 1)], pool, now_ns, ingress.speed_mbps)
+}
+
+/// Time a queue has spent paused by received PFC (pfcstat's pause
+/// duration), per (port, priority); updated on every received PFC time.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseStat {
+    /// Start of the current (or last) pause.
+    pub start_ns: u64,
+    /// When it ends (or ended); `<= start_ns` when not paused.
+    pub until_ns: u64,
+    /// Paused time of every earlier pause.
+    pub total_ns: u64,
+    /// PFC / PAUSE frames applied.
+    pub frames: u64,
+}
+
+impl PauseStat {
+    pub const ZERO: PauseStat = PauseStat { start_ns: 0, until_ns: 0, total_ns: 0, frames: 0 };
+
+    /// A received time at `now_ns` pausing until `until_ns` (`now_ns` for
+    /// XON): closes the running pause at `now_ns` and starts the new one.
+    #[inline(always)]
+    pub fn apply(&mut self, now_ns: u64, until_ns: u64) {
+        self.total_ns = self.total_ns.saturating_add(self.elapsed(now_ns));
+        self.start_ns = now_ns;
+        self.until_ns = until_ns;
+        self.frames += 1;
+    }
+
+    /// Paused time of the current pause up to `now_ns`.
+    #[inline(always)]
+    pub fn elapsed(&self, now_ns: u64) -> u64 {
+        let end = if self.until_ns < now_ns { self.until_ns } else { now_ns };
+        end.saturating_sub(self.start_ns)
+    }
+
+    /// Total paused time up to `now_ns`.
+    #[inline(always)]
+    pub fn total_at(&self, now_ns: u64) -> u64 {
+        self.total_ns.saturating_add(self.elapsed(now_ns))
+    }
 }
 
 /// Kinds of [`PfcEvent`].
@@ -236,6 +307,9 @@ pub struct LosslessCounters {
     /// the spin bound, or the ring buffer was full for a PFC event.
     pub model_busy: u64,
     pub event_lost: u64,
+    /// Timer steps skipped because the model's lock was busy (the next
+    /// tick catches up: draining is computed from elapsed time).
+    pub tick_busy: u64,
 }
 
 impl LosslessCounters {
@@ -250,6 +324,7 @@ impl LosslessCounters {
         wd_drop: [0; NUM_TC],
         model_busy: 0,
         event_lost: 0,
+        tick_busy: 0,
     };
 
     pub fn accumulate(&mut self, o: &LosslessCounters) {
@@ -267,6 +342,7 @@ impl LosslessCounters {
         }
         self.model_busy += o.model_busy;
         self.event_lost += o.event_lost;
+        self.tick_busy += o.tick_busy;
     }
 
     /// Counts a PFC action for `prio`.
@@ -285,7 +361,8 @@ impl LosslessCounters {
 const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
 const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8 + NUM_TC);
 const _: () = assert!(core::mem::size_of::<PfcEvent>() == 16);
-const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 2));
+const _: () = assert!(core::mem::size_of::<PauseStat>() == 32);
+const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 3));
 
 #[cfg(feature = "user")]
 mod pod {
@@ -295,4 +372,5 @@ mod pod {
     unsafe impl aya::Pod for super::PortBuffer {}
     unsafe impl aya::Pod for super::PfcEvent {}
     unsafe impl aya::Pod for super::LosslessCounters {}
+    unsafe impl aya::Pod for super::PauseStat {}
 }

@@ -898,7 +898,9 @@ pub fn headroom(inp: &HeadroomInput) -> Headroom {
         .saturating_add(u64::from(peer_response_quanta(inp.speed_mbps)) * QUANTUM_BYTES)
         .saturating_add(bytes_for_nanos(inp.response_ns, inp.speed_mbps));
     let xoff = mtu.saturating_add(propagation);
-    let xon = u64::from(inp.pipeline_latency);
+    // xon (the pipeline latency) is capped at xoff: at low speeds the fixed
+    // 18 KB would otherwise exceed the whole headroom
+    let xon = u64::from(inp.pipeline_latency).min(xoff);
     let size = xoff.saturating_add(xon);
     let clamp = |v: u64| if v > u64::from(u32::MAX) { u32::MAX } else { v as u32 };
     Headroom { xoff: clamp(xoff), xon: clamp(xon), size: clamp(size) }

@@ -84,12 +84,14 @@ fn pfc_rx_stops_the_drain_until_xon_and_the_tick_releases_afterwards() {
     let p = port(Some(3), WredProfile::AZURE_LOSSLESS, headroom_100g());
     let (mut q, mut row, mut pool) = (EgressQueue::ZERO, TcRow::ZERO, SharedPool { size: 1 << 24, used: 0 });
     on_arrival(0, &mut q, &p, &mut row, &p, &mut pool, &arrival(1, ECN_ECT0, true, 50_000), 0);
-    on_pfc_rx(0, &mut q, &p, &mut row, &mut pool, 0xffff);
+    let mut st = PauseStat::ZERO;
+    on_pfc_rx(0, &mut q, &p, &mut row, &mut pool, 0xffff, &mut st);
     tick_queue(100_000, &mut q, &p, &mut row, &mut pool);
     assert_eq!(q.bytes, 50_000, "paused: nothing drains");
-    on_pfc_rx(100_000, &mut q, &p, &mut row, &mut pool, 0);
+    on_pfc_rx(100_000, &mut q, &p, &mut row, &mut pool, 0, &mut st);
     tick_queue(101_000, &mut q, &p, &mut row, &mut pool);
     assert_eq!(q.bytes, 50_000 - 12_500, "after XON, 1 us drains 12500 bytes");
+    assert_eq!((st.total_at(500_000), st.frames), (100_000, 2), "paused from 0 to the XON at 100 us");
     assert_eq!(row.pg[1].total(), u64::from(q.bytes));
 }
 
@@ -99,7 +101,8 @@ fn xoff_when_the_pg_enters_headroom_xon_from_the_tick_when_it_drained() {
     let p = port(Some(3), WredProfile::AZURE_LOSSLESS, h);
     // a small pool: the dynamic threshold (2^0 x free) is reached quickly
     let (mut q, mut row, mut pool) = (EgressQueue::ZERO, TcRow::ZERO, SharedPool { size: 40_000, used: 0 });
-    on_pfc_rx(0, &mut q, &p, &mut row, &mut pool, 0xffff); // egress stuck
+    let mut st = PauseStat::ZERO;
+    on_pfc_rx(0, &mut q, &p, &mut row, &mut pool, 0xffff, &mut st); // egress stuck
     let mut xoff_at = None;
     for i in 0..20u32 {
         let d = on_arrival(u64::from(i), &mut q, &p, &mut row, &p, &mut pool, &arrival(4, ECN_ECT0, true, 4_000), 0);
@@ -118,7 +121,7 @@ fn xoff_when_the_pg_enters_headroom_xon_from_the_tick_when_it_drained() {
     }
     assert!(dropped, "a peer ignoring PAUSE exhausts the headroom");
     // the egress resumes; the timer drains the queue and sends XON
-    on_pfc_rx(1_000_000, &mut q, &p, &mut row, &mut pool, 0);
+    on_pfc_rx(1_000_000, &mut q, &p, &mut row, &mut pool, 0, &mut st);
     let mut xon = false;
     for t in 1..200u64 {
         tick_queue(1_000_000 + t * 1_000, &mut q, &p, &mut row, &mut pool);
@@ -213,4 +216,17 @@ fn incast_4_to_1_drops_without_pfc_and_with_too_little_headroom() {
     let small = headroom(&HeadroomInput::new(SPEED, 5, 1500, 10_000));
     let (drops, _, _, _) = incast(true, delay, small);
     assert!(drops > 0, "headroom sized for 10 us cannot absorb a 151 us response");
+}
+
+#[test]
+fn pause_time_counts_until_xon_or_expiry_and_refreshes_extend_it() {
+    let mut st = PauseStat::ZERO;
+    st.apply(1_000, 11_000); // a 10 us pause
+    assert_eq!(st.total_at(5_000), 4_000);
+    assert_eq!(st.total_at(50_000), 10_000, "expired at 11 us");
+    st.apply(8_000, 18_000); // refreshed at 8 us
+    assert_eq!(st.total_at(50_000), 7_000 + 10_000);
+    st.apply(12_000, 12_000); // XON at 12 us
+    assert_eq!(st.total_at(1_000_000), 11_000);
+    assert_eq!(st.frames, 3);
 }

@@ -18,7 +18,7 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     buffer::{
-        on_arrival, on_pfc_rx, pfc_event, tick_pg, tick_queue, Arrival, BufVerdict, LosslessCounters, PortBuffer, TcRow, NUM_TC,
+        on_arrival, on_pfc_rx, pfc_event, storm_override, tick_pg, tick_queue, Arrival, BufVerdict, LosslessCounters, PauseStat, PortBuffer, TcRow, NUM_TC,
         STORM_DROP, STORM_FORWARD, STORM_NONE,
     },
     lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
@@ -43,6 +43,9 @@ static PORT_BUF: Array<PortBuffer> = Array::with_max_entries(MODEL_PORTS as u32,
 /// The shared pool (entry 0).
 #[map]
 static POOL: Array<SharedPool> = Array::with_max_entries(1, 0);
+/// Paused time per (port, priority): index port * 8 + prio.
+#[map]
+static PAUSE_STATS: Array<PauseStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
 /// PFC frames for the controller to send.
 #[map]
 static PFC_EVENTS: RingBuf = RingBuf::with_byte_size(64 * 1024, 0);
@@ -50,7 +53,9 @@ static PFC_EVENTS: RingBuf = RingBuf::with_byte_size(64 * 1024, 0);
 #[map]
 static LOSSLESS_COUNTERS: PerCpuArray<LosslessCounters> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
 
-const SPIN: u32 = 64;
+/// Lock attempts before giving up (a holder keeps it well under a
+/// microsecond; two CPUs contend).
+const SPIN: u32 = 1024;
 
 #[inline(always)]
 fn lock() -> Option<*mut u64> {
@@ -114,21 +119,30 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
         return Egress::Forward;
     }
     let tc = (ec.tc as usize) & (NUM_TC - 1);
-    match ob.storm[tc] {
-        STORM_DROP => {
-            if let Some(c) = counters(out_port) {
-                c.wd_drop[tc] += 1;
-            }
-            return Egress::Drop;
-        }
-        STORM_FORWARD => return Egress::Forward,
-        _ => {}
-    }
     let (Some(q), Some(row), Some(pool)) =
         (QUEUES.get_ptr_mut((op * NUM_TC + tc) as u32), TC_ROWS.get_ptr_mut(tc as u32), POOL.get_ptr_mut(0))
     else {
         return Egress::Forward;
     };
+    if ob.storm[tc] != STORM_NONE {
+        // pfcwd storm: the queue's pause is over, and for drop its contents
+        // are flushed; its packets are dropped (drop) or sent unmodelled
+        let drop = ob.storm[tc] == STORM_DROP;
+        // SAFETY: helper without preconditions.
+        let now = unsafe { bpf_ktime_get_ns() };
+        if let Some(l) = lock() {
+            // SAFETY: lock held; map values.
+            unsafe { storm_override(now, &mut *q, &mut *row, &mut *pool, drop) };
+            unlock(l);
+        }
+        if drop {
+            if let Some(c) = counters(out_port) {
+                c.wd_drop[tc] += 1;
+            }
+            return Egress::Drop;
+        }
+        return Egress::Forward;
+    }
     // The slot is re-read through a volatile load: the range check above
     // would otherwise let LLVM drop the `& (MODEL_PORTS - 1)` masks inside
     // `on_arrival`, and the verifier, which lost the check's bound across a
@@ -254,14 +268,17 @@ extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
         return 0;
     }
     let quanta = if c.m.is_pfc() { c.m.times[prio] } else { c.m.times[0] };
-    let (Some(q), Some(row), Some(pool)) =
-        (QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32), TC_ROWS.get_ptr_mut(prio as u32), POOL.get_ptr_mut(0))
-    else {
+    let (Some(q), Some(row), Some(pool), Some(st)) = (
+        QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32),
+        TC_ROWS.get_ptr_mut(prio as u32),
+        POOL.get_ptr_mut(0),
+        PAUSE_STATS.get_ptr_mut((port * NUM_TC + prio) as u32),
+    ) else {
         return 0;
     };
     if let Some(l) = lock() {
         // SAFETY: lock held; map values.
-        unsafe { on_pfc_rx(c.now, &mut *q, pb, &mut *row, &mut *pool, quanta) };
+        unsafe { on_pfc_rx(c.now, &mut *q, pb, &mut *row, &mut *pool, quanta, &mut *st) };
         unlock(l);
     } else if let Some(cn) = counters(port as u16) {
         cn.model_busy += 1;
@@ -284,12 +301,15 @@ extern "C" fn tick_one(i: u64, now: *mut core::ffi::c_void) -> i64 {
     };
     let Some(l) = lock() else {
         if let Some(c) = counters(port as u16) {
-            c.model_busy += 1;
+            c.tick_busy += 1;
         }
         return 0;
     };
     // SAFETY: lock held; map values.
     let action = unsafe {
+        if pb.storm[tc] != STORM_NONE {
+            storm_override(now, &mut *q, &mut *row, &mut *pool, pb.storm[tc] == STORM_DROP);
+        }
         tick_queue(now, &mut *q, pb, &mut *row, &mut *pool);
         tick_pg(now, &mut *row, port, pb, tc, &*pool)
     };

@@ -404,6 +404,9 @@ pub struct Plan {
     pub buffer: Option<BufferPlan>,
     /// The PFC watchdog: its configuration and poll interval.
     pub pfcwd: Option<(dataplane_common::lossless::PfcWdConfig, u64)>,
+    /// The PFC decision-to-wire time the headroom covers (`[buffer]
+    /// response_us`), ns.
+    pub buffer_response_ns: u64,
     pub ports: Vec<PortPlan>,
     pub nexthops: Vec<NextHopPlan>,
     pub groups: Vec<GroupPlan>,
@@ -625,7 +628,8 @@ impl Config {
             err("pfcwd".into(), "the watchdog watches the buffer model's queues: add a [buffer] section".into());
         }
         if errs.is_empty() {
-            Ok(Plan { instance: instance.clone(), hash_seed, buffer, pfcwd, ports, nexthops, groups, routes })
+            let buffer_response_ns = self.buffer.as_ref().map(|b| b.response_us.clamp(0, 1_000_000) as u64 * 1000).unwrap_or(0);
+            Ok(Plan { instance: instance.clone(), hash_seed, buffer, pfcwd, buffer_response_ns, ports, nexthops, groups, routes })
         } else {
             Err(ConfigError { source: source.into(), errors: errs })
         }
@@ -896,7 +900,13 @@ impl Config {
                 }
             };
             if let Err(e) = validate_headroom(&h, &pool) {
-                err(format!("{base}.headroom_xoff"), format!("{e:?}: headroom {} bytes does not fit the pool of {pool_size} bytes", h.xoff));
+                let msg = match e {
+                    dataplane_common::lossless::ConfigError::XonAboveXoff => {
+                        format!("expected headroom xon <= xoff, got xon {} > xoff {}", h.xon, h.xoff)
+                    }
+                    _ => format!("{e:?}: headroom {} bytes does not fit the pool of {pool_size} bytes", h.xoff),
+                };
+                err(format!("{base}.headroom_xoff"), msg);
             }
             let lossless_prof = BufferProfile {
                 size: reserve,
@@ -910,8 +920,11 @@ impl Config {
                 _pad: 0,
             };
             let lossy_prof = BufferProfile { xon: 0, xoff: 0, dynamic_th: lossy_th, lossless: 0, ..lossless_prof };
+            // (xon <= xoff is reported once, above)
             if let Err(e) = validate_buffer_profile(&lossless_prof, &pool) {
-                err(base.clone(), format!("buffer profile: {e:?}"));
+                if e != dataplane_common::lossless::ConfigError::XonAboveXoff {
+                    err(base.clone(), format!("buffer profile: {e:?}"));
+                }
             }
             let pick = |name: &Option<String>, field: &str, dflt: Option<&str>, err: &mut dyn FnMut(String, String)| -> WredProfile {
                 match name.as_deref().or(dflt) {

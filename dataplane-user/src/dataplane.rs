@@ -20,7 +20,8 @@ use crate::sys;
 pub static EBPF_OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
 
 /// Every map the controller pins, by name.
-pub const PINNED_MAPS: [&str; 10] = [
+pub const PINNED_MAPS: [&str; 11] = [
+    "PAUSE_STATS",
     crate::lossless_ctl::MAP_QUEUES,
     crate::lossless_ctl::MAP_LOSSLESS_COUNTERS,
     crate::lossless_ctl::MAP_PORT_BUF,
@@ -200,6 +201,7 @@ pub struct Pinned {
     pub queues: aya::maps::Array<MapData, dataplane_common::lossless::EgressQueue>,
     pub lossless: PerCpuArray<MapData, dataplane_common::buffer::LosslessCounters>,
     pub port_buf: aya::maps::Array<MapData, dataplane_common::buffer::PortBuffer>,
+    pub pause_stats: aya::maps::Array<MapData, dataplane_common::buffer::PauseStat>,
 }
 
 impl Pinned {
@@ -215,7 +217,8 @@ impl Pinned {
                 crate::groups::MAP_PORT_RATE
                 | crate::lossless_ctl::MAP_QUEUES
                 | crate::lossless_ctl::MAP_PORT_BUF
-                | crate::lossless_ctl::MAP_TC_ROWS => aya::maps::Map::Array(data),
+                | crate::lossless_ctl::MAP_TC_ROWS
+                | "PAUSE_STATS" => aya::maps::Map::Array(data),
                 _ => aya::maps::Map::PerCpuArray(data),
             })
         };
@@ -228,6 +231,7 @@ impl Pinned {
             queues: aya::maps::Array::try_from(open(crate::lossless_ctl::MAP_QUEUES)?)?,
             lossless: PerCpuArray::try_from(open(crate::lossless_ctl::MAP_LOSSLESS_COUNTERS)?)?,
             port_buf: aya::maps::Array::try_from(open(crate::lossless_ctl::MAP_PORT_BUF)?)?,
+            pause_stats: aya::maps::Array::try_from(open("PAUSE_STATS")?)?,
             global_counters: PerCpuArray::try_from(open(MAP_GLOBAL_COUNTERS)?)?,
         })
     }

@@ -51,6 +51,9 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
                     p.counters.insert(format!("queue_paused[{tc}]"), u64::from(q.is_paused(now)));
                     p.counters.insert(format!("queue_tx_bytes[{tc}]"), q.tx_bytes);
                 }
+                if let Ok(st) = pinned.pause_stats.get(&((slot * 8 + tc) as u32), 0) {
+                    p.counters.insert(format!("rx_pause_ns[{tc}]"), st.total_at(now));
+                }
             }
         }
         if let Ok(r) = pinned.port_rate.get(&u32::from(p.port_id), 0) {

@@ -79,6 +79,8 @@ impl Ticker {
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let handle = std::thread::Builder::new().name("lossless-tick".into()).spawn(move || {
+            // refreshes and XON come from this timer: keep it punctual
+            let _ = realtime(40);
             while !s.load(Ordering::Relaxed) {
                 if let Err(e) = test_run_raw(fd.as_raw_fd(), &frame) {
                     eprintln!("lossless tick: {e}");
@@ -109,6 +111,8 @@ pub struct Emitter {
     pub latencies_ns: Vec<u64>,
     pub sent: u64,
     pub failed: u64,
+    /// Frames later than the headroom's response time.
+    pub late: u64,
 }
 
 impl Emitter {
@@ -120,7 +124,7 @@ impl Emitter {
             out.push(Some(PfcPort::open(&p.name, r.config.mac)?));
             names.push(p.name.clone());
         }
-        Ok(Emitter { ports: out, names, latencies_ns: Vec::new(), sent: 0, failed: 0 })
+        Ok(Emitter { ports: out, names, latencies_ns: Vec::new(), sent: 0, failed: 0, late: 0 })
     }
 
     /// Sends one event's frame.
@@ -162,6 +166,77 @@ impl Emitter {
             }
         }
         n
+    }
+}
+
+/// Gives the calling thread real-time priority (SCHED_FIFO), so PFC frames
+/// and the model's timer are not delayed by ordinary work on a busy host:
+/// measured here, at normal priority the decision-to-wire time had
+/// multi-millisecond outliers on a 2-vCPU machine, enough to exhaust the
+/// headroom. Returns false when not permitted.
+pub fn realtime(priority: i32) -> bool {
+    let p = libc::sched_param { sched_priority: priority };
+    // SAFETY: sets the calling thread's own policy.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
+
+/// The emitter on its own real-time thread, blocked in poll(2) on the ring
+/// buffer. Frames later than `late_ns` (the headroom's response time) are
+/// counted and reported: they mean the headroom may not be enough.
+pub struct EmitterThread {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<Emitter>>,
+}
+
+impl EmitterThread {
+    pub fn start(mut emitter: Emitter, mut ring: RingBuf<MapData>, late_ns: u64) -> Result<EmitterThread> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::Builder::new().name("pfc-emitter".into()).spawn(move || {
+            if !realtime(50) {
+                eprintln!("pfc: cannot raise the emitter to SCHED_FIFO (not root?): PFC latency may have outliers");
+            }
+            let fd = ring.as_raw_fd();
+            while !s.load(Ordering::Relaxed) {
+                let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                // SAFETY: poll on one valid fd.
+                let n = unsafe { libc::poll(&mut pfd, 1, 100) };
+                if n > 0 {
+                    let before = emitter.latencies_ns.len();
+                    emitter.drain(&mut ring);
+                    for &l in &emitter.latencies_ns[before.min(emitter.latencies_ns.len())..] {
+                        if late_ns > 0 && l > late_ns {
+                            emitter.late += 1;
+                            if emitter.late == 1 || emitter.late % 1000 == 0 {
+                                eprintln!(
+                                    "pfc: a frame left {} us after the decision, beyond the {} us the headroom covers ({} such frames so far)",
+                                    l / 1000,
+                                    late_ns / 1000,
+                                    emitter.late
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            emitter
+        })?;
+        Ok(EmitterThread { stop, handle: Some(handle) })
+    }
+
+    /// Stops the thread and returns the emitter with its statistics.
+    pub fn stop(mut self) -> Option<Emitter> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.take().and_then(|h| h.join().ok())
+    }
+}
+
+impl Drop for EmitterThread {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
     }
 }
 

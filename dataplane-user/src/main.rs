@@ -284,7 +284,7 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
         }
         None => None,
     };
-    let mut emitter = dataplane_user::lossless_ctl::Emitter::open(&plan, &running.ports)?;
+    let emitter = dataplane_user::lossless_ctl::Emitter::open(&plan, &running.ports)?;
     let mut watchdog = dataplane_user::watchdog::Watchdog::new(&plan);
     if let Some((c, poll)) = &plan.pfcwd {
         say(&format!(
@@ -297,6 +297,8 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
     let ring: aya::maps::RingBuf<aya::maps::MapData> = aya::maps::RingBuf::try_from(
         running.bpf.take_map(dataplane_user::lossless_ctl::MAP_PFC_EVENTS).context("PFC_EVENTS map")?,
     )?;
+    let late_ns = plan.buffer.as_ref().map(|_| plan.buffer_response_ns).unwrap_or(0);
+    let emitter_thread = dataplane_user::lossless_ctl::EmitterThread::start(emitter, ring, late_ns)?;
     for (name, mode) in &running.attached {
         say(&format!("attached {} to {name} ({mode} mode)", running.program));
     }
@@ -315,8 +317,7 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
         tick.tick().await;
         // SAFETY: both values own their fds for as long as the AsyncFd lives.
         let links = unsafe { tokio::io::unix::AsyncFd::register(links) }.map_err(|e| anyhow::anyhow!("netlink watch: {e}"))?;
-        // SAFETY: as above.
-        let mut ring = unsafe { tokio::io::unix::AsyncFd::register(ring) }.map_err(|e| anyhow::anyhow!("PFC ring buffer: {e}"))?;
+
         // a slow re-check as well, in case a notification was missed
         let mut recheck = tokio::time::interval(Duration::from_secs(1));
         let mut wd_tick = tokio::time::interval(Duration::from_millis(plan.pfcwd.map(|(_, p)| p).unwrap_or(1000)));
@@ -326,11 +327,6 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => break,
                 _ = term.recv() => break,
-                r = ring.readable_mut() => {
-                    let mut guard = r?;
-                    emitter.drain(guard.get_inner_mut());
-                    guard.clear_ready();
-                }
                 r = links.readable() => {
                     let mut guard = r?;
                     guard.get_inner().drain();
@@ -370,17 +366,22 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
         }
         anyhow::Ok(())
     })?;
-    if let (Some(p50), Some(p99)) = (
-        dataplane_user::lossless_ctl::percentile(&emitter.latencies_ns, 50.0),
-        dataplane_user::lossless_ctl::percentile(&emitter.latencies_ns, 99.0),
-    ) {
-        say(&format!(
-            "pfc: {} frames sent ({} failed), decision-to-wire latency p50 {:.1} us, p99 {:.1} us",
-            emitter.sent,
-            emitter.failed,
-            p50 as f64 / 1000.0,
-            p99 as f64 / 1000.0
-        ));
+    if let Some(emitter) = emitter_thread.stop() {
+        if let (Some(p50), Some(p99), Some(max)) = (
+            dataplane_user::lossless_ctl::percentile(&emitter.latencies_ns, 50.0),
+            dataplane_user::lossless_ctl::percentile(&emitter.latencies_ns, 99.0),
+            emitter.latencies_ns.iter().copied().max(),
+        ) {
+            say(&format!(
+                "pfc: {} frames sent ({} failed, {} later than the headroom's response time), decision-to-wire latency p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                emitter.sent,
+                emitter.failed,
+                emitter.late,
+                p50 as f64 / 1000.0,
+                p99 as f64 / 1000.0,
+                max as f64 / 1000.0
+            ));
+        }
     }
     drop(running);
     say(&format!("detached, instance {} stopped", plan.instance));

@@ -22,7 +22,7 @@ struct Family {
 fn split(name: &str) -> (String, Option<(&'static str, String)>) {
     if let Some((base, rest)) = name.split_once('[') {
         let idx = rest.trim_end_matches(']').to_string();
-        let label = if base.contains("pfc") { "priority" } else { "tc" };
+        let label = if base.contains("pfc") || base.contains("pause") { "priority" } else { "tc" };
         return (base.to_string(), Some((label, idx)));
     }
     if let Some((base, reason)) = name.split_once('.') {
@@ -49,6 +49,7 @@ fn help(base: &str) -> (&'static str, &'static str) {
         "queue_watermark" => ("Peak bytes of the buffer model's egress queue.", "gauge"),
         "queue_paused" => ("1 while the egress queue is paused by received PFC.", "gauge"),
         "queue_tx_bytes" => ("Bytes drained from the buffer model's egress queue.", "counter"),
+        "rx_pause_ns" => ("Time the egress queue spent paused by received PFC, ns.", "counter"),
         _ => ("Data-plane counter (see `dataplane stats --json`).", "counter"),
     }
 }

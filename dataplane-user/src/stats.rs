@@ -92,6 +92,7 @@ pub fn lossless_fields(c: &dataplane_common::buffer::LosslessCounters) -> Vec<(S
     }
     v.push(("model_busy".into(), c.model_busy));
     v.push(("event_lost".into(), c.event_lost));
+    v.push(("tick_busy".into(), c.tick_busy));
     v
 }
 
@@ -282,6 +283,20 @@ impl Snapshot {
                 let _ = write!(s, " {:>9}", get(p, &format!("rx_pfc[{i}]")));
             }
             let _ = writeln!(s, " {:>9}", get(p, "rx_pause"));
+        }
+        if self.ports.iter().any(|p| p.counters.contains_key("rx_pause_ns[0]")) {
+            let _ = write!(s, "{:<16}", "Paused (ms)");
+            let _ = writeln!(s);
+            for p in &self.ports {
+                if !p.counters.contains_key("rx_pause_ns[0]") {
+                    continue;
+                }
+                let _ = write!(s, "{:<16}", p.name);
+                for i in 0..NUM_TC {
+                    let _ = write!(s, " {:>9.1}", get(p, &format!("rx_pause_ns[{i}]")) as f64 / 1e6);
+                }
+                let _ = writeln!(s);
+            }
         }
         let mut malformed = Vec::new();
         for p in &self.ports {

@@ -118,6 +118,8 @@ pub struct SenderReport {
     pub max_late_frames: u64,
     /// Longest time from the kernel receiving an XOFF to us reading it.
     pub max_reaction: Duration,
+    /// Kernel receive time (CLOCK_REALTIME, ns) of every XOFF, in order.
+    pub xoff_rx_ns: Vec<u64>,
     /// How long the sender ran.
     pub elapsed: Duration,
 }
@@ -132,6 +134,17 @@ impl SenderReport {
             self.bytes as f64 * 8.0 / s / 1e6
         }
     }
+}
+
+/// A frame [`RawSock::recv`] received.
+struct Rx {
+    len: usize,
+    /// `PACKET_HOST`, `PACKET_OUTGOING`, ...
+    pkttype: u8,
+    /// Kernel receive time (CLOCK_REALTIME ns) when time stamps are on.
+    ts: Option<u64>,
+    /// The interface it was seen on.
+    ifindex: i32,
 }
 
 /// A raw socket bound to one interface.
@@ -152,9 +165,10 @@ fn ifindex(ifname: &str) -> Result<i32> {
 
 impl RawSock {
     /// `proto` 0: send only (receives nothing); otherwise the EtherType to
-    /// receive (`libc::ETH_P_ALL` for every frame).
+    /// receive (`libc::ETH_P_ALL` for every frame). An empty `ifname`
+    /// receives from every interface of the namespace.
     fn open(ifname: &str, proto: u16, nonblocking: bool) -> Result<RawSock> {
-        let ifindex = ifindex(ifname)?;
+        let ifindex = if ifname.is_empty() { 0 } else { ifindex(ifname)? };
         let flags = libc::SOCK_RAW | libc::SOCK_CLOEXEC | if nonblocking { libc::SOCK_NONBLOCK } else { 0 };
         // SAFETY: plain syscalls with checked results; the fd is owned at once.
         unsafe {
@@ -219,11 +233,9 @@ impl RawSock {
         }
     }
 
-    /// Receives one frame without blocking: its length, packet type
-    /// (`PACKET_HOST`, `PACKET_OUTGOING`, ...) and kernel receive time
-    /// (CLOCK_REALTIME ns, when time stamps are on); `None` when nothing is
-    /// queued.
-    fn recv(&self, buf: &mut [u8]) -> Result<Option<(usize, u8, Option<u64>)>> {
+    /// Receives one frame into `buf` without blocking; `None` when nothing
+    /// is queued.
+    fn recv(&self, buf: &mut [u8]) -> Result<Option<Rx>> {
         // SAFETY: recvmsg into buffers we own, sized in the msghdr.
         unsafe {
             let mut sll: libc::sockaddr_ll = std::mem::zeroed();
@@ -253,7 +265,7 @@ impl RawSock {
                 }
                 c = libc::CMSG_NXTHDR(&msg, c);
             }
-            Ok(Some((n as usize, sll.sll_pkttype, ts)))
+            Ok(Some(Rx { len: n as usize, pkttype: sll.sll_pkttype, ts, ifindex: sll.sll_ifindex }))
         }
     }
 
@@ -284,7 +296,8 @@ impl RawSock {
     }
 }
 
-fn realtime_ns() -> u64 {
+/// CLOCK_REALTIME in ns (the clock of the kernel's receive time stamps).
+pub fn realtime_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime into a local.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
@@ -359,8 +372,8 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
             break;
         }
         if let Some(ctl) = &ctl {
-            while let Some((n, _, ts)) = ctl.recv(&mut buf)? {
-                let Some((opcode, cev, times)) = mac_control(&buf[..n]) else { continue };
+            while let Some(Rx { len, ts, .. }) = ctl.recv(&mut buf)? {
+                let Some((opcode, cev, times)) = mac_control(&buf[..len]) else { continue };
                 let p = usize::from(spec.prio & 7);
                 let quanta = match opcode {
                     OPCODE_PFC if cev & (1 << p) != 0 => times[p],
@@ -379,6 +392,7 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
                     continue;
                 }
                 r.xoff_rx += 1;
+                r.xoff_rx_ns.push(ts.unwrap_or_else(realtime_ns));
                 if let Some(ts) = ts {
                     let late = recent.iter().filter(|&&s| s > ts).count() as u64;
                     r.late_frames += late;
@@ -478,7 +492,7 @@ pub fn run_receiver(ifname: &str, stop: &AtomicBool, quiet: Duration, live: &RxL
     let mut last = Instant::now();
     loop {
         match s.recv(&mut buf)? {
-            Some((n, pkttype, _)) => {
+            Some(Rx { len: n, pkttype, .. }) => {
                 if pkttype == libc::PACKET_OUTGOING {
                     continue;
                 }
@@ -541,4 +555,55 @@ pub fn run_pfc_storm(ifname: &str, src_mac: [u8; 6], prio: u8, quanta: u16, inte
         }
     }
     Ok(sent)
+}
+
+/// A MAC control frame seen by [`run_mac_ctl_tap`].
+#[derive(Clone, Debug)]
+pub struct TapEvent {
+    /// Kernel time stamp (CLOCK_REALTIME ns).
+    pub ts_ns: u64,
+    pub ifname: String,
+    /// Sent out of the interface (else received on it).
+    pub outgoing: bool,
+    /// PFC class-enable vector (0 for PAUSE) and times.
+    pub class_enable: u16,
+    pub times: [u16; 8],
+}
+
+/// Records every MAC control frame sent or received on any interface of
+/// the calling thread's namespace until `stop` (e.g. on a switch's ports:
+/// when each PFC frame actually left). It sees what the kernel stack sees:
+/// frames an XDP program consumed or redirected never reach it. Runs in the
+/// calling thread's namespace.
+pub fn run_mac_ctl_tap(stop: &AtomicBool) -> Result<Vec<TapEvent>> {
+    // ETH_P_ALL: the kernel shows outgoing frames only to taps of every
+    // protocol (dev_queue_xmit_nit)
+    let s = RawSock::open("", libc::ETH_P_ALL as u16, true)?;
+    s.setsockopt_int(libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
+    let _ = s.setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 16 << 20);
+    let mut names: std::collections::BTreeMap<i32, String> = Default::default();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 256];
+    while !stop.load(Ordering::Relaxed) {
+        while let Some(Rx { len, pkttype, ts, ifindex: ix }) = s.recv(&mut buf)? {
+            let Some((_, cev, times)) = mac_control(&buf[..len.min(buf.len())]) else { continue };
+            let ifname = names
+                .entry(ix)
+                .or_insert_with(|| {
+                    let mut b = [0 as libc::c_char; libc::IF_NAMESIZE];
+                    // SAFETY: if_indextoname into a buffer of IF_NAMESIZE.
+                    let p = unsafe { libc::if_indextoname(ix as u32, b.as_mut_ptr()) };
+                    if p.is_null() {
+                        format!("ifindex{ix}")
+                    } else {
+                        // SAFETY: if_indextoname wrote a NUL-terminated name.
+                        unsafe { std::ffi::CStr::from_ptr(b.as_ptr()) }.to_string_lossy().into_owned()
+                    }
+                })
+                .clone();
+            out.push(TapEvent { ts_ns: ts.unwrap_or_else(realtime_ns), ifname, outgoing: pkttype == libc::PACKET_OUTGOING, class_enable: cev, times });
+        }
+        s.wait(Duration::from_millis(10));
+    }
+    Ok(out)
 }
