@@ -249,6 +249,17 @@ impl PauseStat {
     }
 }
 
+/// PFC watchdog counters of one (port, priority), written by the
+/// controller's watchdog into a map so `stats` and metrics can show them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WdStat {
+    pub storm_detected: u64,
+    pub storm_restored: u64,
+    /// 1 while a storm is in force.
+    pub in_storm: u64,
+}
+
 /// Kinds of [`PfcEvent`].
 pub const PFC_EV_XOFF: u8 = 1;
 pub const PFC_EV_REFRESH: u8 = 2;
@@ -362,6 +373,7 @@ const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
 const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8 + NUM_TC);
 const _: () = assert!(core::mem::size_of::<PfcEvent>() == 16);
 const _: () = assert!(core::mem::size_of::<PauseStat>() == 32);
+const _: () = assert!(core::mem::size_of::<WdStat>() == 24);
 const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 3));
 
 #[cfg(feature = "user")]
@@ -373,4 +385,5 @@ mod pod {
     unsafe impl aya::Pod for super::PfcEvent {}
     unsafe impl aya::Pod for super::LosslessCounters {}
     unsafe impl aya::Pod for super::PauseStat {}
+    unsafe impl aya::Pod for super::WdStat {}
 }

@@ -18,7 +18,7 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     buffer::{
-        on_arrival, on_pfc_rx, pfc_event, storm_override, tick_pg, tick_queue, Arrival, BufVerdict, LosslessCounters, PauseStat, PortBuffer, TcRow, NUM_TC,
+        on_arrival, on_pfc_rx, pfc_event, storm_override, tick_pg, tick_queue, Arrival, BufVerdict, LosslessCounters, PauseStat, PortBuffer, TcRow, WdStat, NUM_TC,
         STORM_DROP, STORM_FORWARD, STORM_NONE,
     },
     lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
@@ -46,6 +46,10 @@ static POOL: Array<SharedPool> = Array::with_max_entries(1, 0);
 /// Paused time per (port, priority): index port * 8 + prio.
 #[map]
 static PAUSE_STATS: Array<PauseStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
+/// PFC watchdog counters per (port, priority); written by the controller
+/// only (kept here so they are pinned with the rest).
+#[map]
+static WD_STATS: Array<WdStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
 /// PFC frames for the controller to send.
 #[map]
 static PFC_EVENTS: RingBuf = RingBuf::with_byte_size(64 * 1024, 0);

@@ -20,8 +20,9 @@ use crate::sys;
 pub static EBPF_OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
 
 /// Every map the controller pins, by name.
-pub const PINNED_MAPS: [&str; 11] = [
+pub const PINNED_MAPS: [&str; 12] = [
     "PAUSE_STATS",
+    "WD_STATS",
     crate::lossless_ctl::MAP_QUEUES,
     crate::lossless_ctl::MAP_LOSSLESS_COUNTERS,
     crate::lossless_ctl::MAP_PORT_BUF,
@@ -202,6 +203,7 @@ pub struct Pinned {
     pub lossless: PerCpuArray<MapData, dataplane_common::buffer::LosslessCounters>,
     pub port_buf: aya::maps::Array<MapData, dataplane_common::buffer::PortBuffer>,
     pub pause_stats: aya::maps::Array<MapData, dataplane_common::buffer::PauseStat>,
+    pub wd_stats: aya::maps::Array<MapData, dataplane_common::buffer::WdStat>,
 }
 
 impl Pinned {
@@ -218,7 +220,8 @@ impl Pinned {
                 | crate::lossless_ctl::MAP_QUEUES
                 | crate::lossless_ctl::MAP_PORT_BUF
                 | crate::lossless_ctl::MAP_TC_ROWS
-                | "PAUSE_STATS" => aya::maps::Map::Array(data),
+                | "PAUSE_STATS"
+                | "WD_STATS" => aya::maps::Map::Array(data),
                 _ => aya::maps::Map::PerCpuArray(data),
             })
         };
@@ -232,6 +235,7 @@ impl Pinned {
             lossless: PerCpuArray::try_from(open(crate::lossless_ctl::MAP_LOSSLESS_COUNTERS)?)?,
             port_buf: aya::maps::Array::try_from(open(crate::lossless_ctl::MAP_PORT_BUF)?)?,
             pause_stats: aya::maps::Array::try_from(open("PAUSE_STATS")?)?,
+            wd_stats: aya::maps::Array::try_from(open("WD_STATS")?)?,
             global_counters: PerCpuArray::try_from(open(MAP_GLOBAL_COUNTERS)?)?,
         })
     }

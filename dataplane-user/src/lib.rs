@@ -54,6 +54,11 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
                 if let Ok(st) = pinned.pause_stats.get(&((slot * 8 + tc) as u32), 0) {
                     p.counters.insert(format!("rx_pause_ns[{tc}]"), st.total_at(now));
                 }
+                if let Ok(w) = pinned.wd_stats.get(&((slot * 8 + tc) as u32), 0) {
+                    p.counters.insert(format!("pfcwd_storm_detected[{tc}]"), w.storm_detected);
+                    p.counters.insert(format!("pfcwd_storm_restored[{tc}]"), w.storm_restored);
+                    p.counters.insert(format!("pfcwd_in_storm[{tc}]"), w.in_storm);
+                }
             }
         }
         if let Ok(r) = pinned.port_rate.get(&u32::from(p.port_id), 0) {

@@ -50,6 +50,9 @@ fn help(base: &str) -> (&'static str, &'static str) {
         "queue_paused" => ("1 while the egress queue is paused by received PFC.", "gauge"),
         "queue_tx_bytes" => ("Bytes drained from the buffer model's egress queue.", "counter"),
         "rx_pause_ns" => ("Time the egress queue spent paused by received PFC, ns.", "counter"),
+        "pfcwd_storm_detected" => ("PFC storms detected by the watchdog.", "counter"),
+        "pfcwd_storm_restored" => ("PFC storms restored by the watchdog.", "counter"),
+        "pfcwd_in_storm" => ("1 while a PFC storm action is in force.", "gauge"),
         _ => ("Data-plane counter (see `dataplane stats --json`).", "counter"),
     }
 }

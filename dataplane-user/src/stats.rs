@@ -298,6 +298,26 @@ impl Snapshot {
                 let _ = writeln!(s);
             }
         }
+        let storms: Vec<String> = self
+            .ports
+            .iter()
+            .flat_map(|p| {
+                (0..NUM_TC).filter_map(move |i| {
+                    let d = p.counters.get(&format!("pfcwd_storm_detected[{i}]")).copied().unwrap_or(0);
+                    let r = p.counters.get(&format!("pfcwd_storm_restored[{i}]")).copied().unwrap_or(0);
+                    let on = p.counters.get(&format!("pfcwd_in_storm[{i}]")).copied().unwrap_or(0);
+                    let wd = p.counters.get(&format!("wd_drop[{i}]")).copied().unwrap_or(0);
+                    (d + r > 0).then(|| format!("{:<16} {:>4} {:>9} {:>9} {:>8} {:>10}", p.name, i, d, r, if on > 0 { "STORM" } else { "ok" }, wd))
+                })
+            })
+            .collect();
+        if !storms.is_empty() {
+            let _ = writeln!(s, "\npfcwd");
+            let _ = writeln!(s, "{:<16} {:>4} {:>9} {:>9} {:>8} {:>10}", "Port", "Prio", "Detected", "Restored", "State", "TX_DROP");
+            for l in storms {
+                let _ = writeln!(s, "{l}");
+            }
+        }
         let mut malformed = Vec::new();
         for p in &self.ports {
             for e in ParseError::ALL {

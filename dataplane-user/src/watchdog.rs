@@ -14,7 +14,7 @@
 use anyhow::{Context, Result};
 use aya::maps::{Array, MapData, PerCpuArray};
 use aya::Ebpf;
-use dataplane_common::buffer::{PortBuffer, NUM_TC, STORM_DROP, STORM_FORWARD, STORM_NONE};
+use dataplane_common::buffer::{PortBuffer, WdStat, NUM_TC, STORM_DROP, STORM_FORWARD, STORM_NONE};
 use dataplane_common::lossless::{
     EgressQueue, PfcWd, PfcWdConfig, WdEvent, WdObservation, MODEL_PORTS, WD_ACTION_DROP, WD_ACTION_FORWARD,
 };
@@ -80,7 +80,7 @@ impl Watchdog {
                             WD_ACTION_FORWARD => STORM_FORWARD,
                             _ => STORM_NONE,
                         };
-                        changes.push((w.port, w.prio, action));
+                        changes.push((w.port, w.prio, action, true));
                         lines.push(format!(
                             "pfcwd: storm detected on {} priority {} (paused, {} bytes queued, nothing sent for {} ms); action {}",
                             plan.ports[w.port].name,
@@ -92,7 +92,7 @@ impl Watchdog {
                     }
                     WdEvent::StormRestored => {
                         self.restored += 1;
-                        changes.push((w.port, w.prio, STORM_NONE));
+                        changes.push((w.port, w.prio, STORM_NONE, false));
                         lines.push(format!(
                             "pfcwd: storm restored on {} priority {} (no PFC for {} ms)",
                             plan.ports[w.port].name, w.prio, self.cfg.restoration_time_ms
@@ -102,11 +102,26 @@ impl Watchdog {
             }
         }
         if !changes.is_empty() {
-            let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(bpf.map_mut("PORT_BUF").context("PORT_BUF")?)?;
-            for (port, prio, action) in changes {
-                let mut v = pb.get(&(port as u32), 0)?;
-                v.storm[prio] = action;
-                pb.set(port as u32, v, 0)?;
+            {
+                let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(bpf.map_mut("PORT_BUF").context("PORT_BUF")?)?;
+                for &(port, prio, action, _) in &changes {
+                    let mut v = pb.get(&(port as u32), 0)?;
+                    v.storm[prio] = action;
+                    pb.set(port as u32, v, 0)?;
+                }
+            }
+            let mut st: Array<&mut MapData, WdStat> = Array::try_from(bpf.map_mut("WD_STATS").context("WD_STATS")?)?;
+            for &(port, prio, _, detected) in &changes {
+                let i = (port * NUM_TC + prio) as u32;
+                let mut v = st.get(&i, 0)?;
+                if detected {
+                    v.storm_detected += 1;
+                    v.in_storm = 1;
+                } else {
+                    v.storm_restored += 1;
+                    v.in_storm = 0;
+                }
+                st.set(i, v, 0)?;
             }
         }
         Ok(lines)

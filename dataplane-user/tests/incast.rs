@@ -966,6 +966,17 @@ fn pfc_storm_watchdog() {
             Some((t, l)) => println!("  storm restored {:.0} ms after the pausing stopped: {l}", (*t - storm_end).as_secs_f64() * 1e3),
             None => failures.push(format!("no \"storm restored\" for {rp} priority 3 within 1.5 s of the last PFC frame")),
         }
+        // the watchdog's counters, as `stats` shows them
+        let end = stats(&fab.sw, &instance);
+        let (det, res, on) = (
+            counter(&end, &rp, "pfcwd_storm_detected[3]"),
+            counter(&end, &rp, "pfcwd_storm_restored[3]"),
+            counter(&end, &rp, "pfcwd_in_storm[3]"),
+        );
+        println!("  stats: pfcwd storm detected {det}, restored {res}, in storm {on}");
+        if det != 1 || res != u64::from(restored.is_some()) || on != u64::from(restored.is_none()) {
+            failures.push(format!("pfcwd counters: detected {det} (want 1), restored {res}, in storm {on}"));
+        }
         // after restoration the queue forwards again
         let rx_at_restore = live.frames.load(Ordering::Relaxed);
         std::thread::sleep(Duration::from_millis(500));
