@@ -735,6 +735,25 @@ fn print_run(r: &IncastRun) {
     print_pfc_loop(&r.trace, &r.senders, &r.tap);
 }
 
+/// Queue occupancy over time, with the WRED and mean XOFF lines, as SVG
+/// next to the test's other output (target/tmp).
+fn plot_queue(t: &Trace, file: &str, title: &str) {
+    let queue: Vec<(f64, f64)> = t.samples.iter().map(|s| (s.ms, f64::from(s.queue))).collect();
+    let pg: Vec<(f64, f64)> =
+        t.samples.iter().map(|s| (s.ms, s.shared.iter().chain(s.headroom.iter()).map(|&x| f64::from(x)).sum::<f64>())).collect();
+    let svg = testbed::plot::lines(
+        title,
+        "ms",
+        "bytes",
+        &[("receiver queue (model)", queue), ("sender PGs, shared + headroom", pg)],
+        &[("WRED min (Kmin)", WRED_MIN as f64), ("WRED max (Kmax)", WRED_MAX as f64)],
+    );
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(file);
+    if std::fs::write(&path, svg).is_ok() {
+        println!("  plot: {}", path.display());
+    }
+}
+
 /// Frames the switch dropped on the receiver's TC3 queue, for any reason.
 fn switch_drops(r: &IncastRun) -> u64 {
     let p = sw_port(RX_SLOT);
@@ -798,6 +817,7 @@ fn incast_pfc_lossless() {
         println!("  dataplane: {l}");
     }
     print_run(&r);
+    plot_queue(&r.trace, "incast_pfc_on_queue.svg", "4:1 incast, PFC on: receiver TC3 queue in the buffer model");
     let (b, a) = (&r.before, &r.after);
     let mut failures = Vec::new();
 

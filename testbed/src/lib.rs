@@ -9,5 +9,6 @@
 pub mod lbfabric;
 pub mod controller;
 pub mod netns;
+pub mod plot;
 pub mod raw;
 pub mod rocehost;

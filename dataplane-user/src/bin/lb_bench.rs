@@ -189,6 +189,19 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
         results.push(fabric.run(mode, &opts)?);
     }
     drop(fabric);
+    // a picture of the shares: one group of bars per mode, one bar per uplink
+    let groups: Vec<(&str, Vec<f64>)> = results.iter().map(|r| (r.mode.as_str(), r.shares().iter().map(|s| 100.0 * s).collect())).collect();
+    let legend: Vec<String> = (0..UPLINKS).map(|u| format!("uplink {u}")).collect();
+    let legend: Vec<&str> = legend.iter().map(|s| s.as_str()).collect();
+    let svg = testbed::plot::bars(
+        &format!("{FLOWS} low-entropy RoCEv2 flows over {UPLINKS} uplinks: share of bytes per uplink by mode"),
+        "% of bytes",
+        &legend,
+        &groups,
+    );
+    let plot = args.out.with_file_name("lb_uplink_shares.svg");
+    std::fs::write(&plot, svg)?;
+    println!("plot: {}", plot.display());
 
     println!("\n(a) load-balancing quality: {FLOWS} RoCEv2 flows, one UDP source port, over {UPLINKS} uplinks");
     println!(
