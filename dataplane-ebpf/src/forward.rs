@@ -16,6 +16,7 @@ use dataplane_common::{
         ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
+    events::{REASON_NO_MEMBER, REASON_NO_NEIGHBOUR, REASON_NO_ROUTE},
 };
 
 use crate::packet::XdpPacket;
@@ -79,7 +80,7 @@ pub fn forward(ctx: &XdpContext, pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, 
     };
     let Some(route) = route else {
         rx.drop_no_route += 1;
-        return xdp_action::XDP_DROP;
+        return crate::snapshot::drop_frame(ctx, cfg.port_id, REASON_NO_ROUTE);
     };
     let nh_id = match route.kind {
         ROUTE_NEXTHOP => route.id,
@@ -91,7 +92,7 @@ pub fn forward(ctx: &XdpContext, pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, 
             Some(nh) => nh,
             None => {
                 rx.drop_no_member += 1;
-                return xdp_action::XDP_DROP;
+                return crate::snapshot::drop_frame(ctx, cfg.port_id, REASON_NO_MEMBER);
             }
         },
         _ => {
@@ -104,7 +105,7 @@ pub fn forward(ctx: &XdpContext, pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, 
         Some(nh) if nh.valid != 0 => *nh,
         _ => {
             rx.drop_no_neighbour += 1;
-            return xdp_action::XDP_DROP;
+            return crate::snapshot::drop_frame(ctx, cfg.port_id, REASON_NO_NEIGHBOUR);
         }
     };
     // rewrite: MACs, then TTL / hop limit
@@ -176,10 +177,18 @@ pub struct EgressCtx {
 #[map]
 pub(crate) static EGRESS_CTX: PerCpuArray<EgressCtx> = PerCpuArray::with_max_entries(1, 0);
 
-/// Entry 0: `xdp_forward_egress`; entry 1: `xdp_forward_pfc_rx`; both
-/// installed by the controller.
+/// Entry 0: `xdp_forward_egress`; entry 1: `xdp_forward_pfc_rx`; entry 2:
+/// `xdp_drop_snapshot`; installed by the controller.
 #[map]
-static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(2, 0);
+static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(3, 0);
+
+/// Hands a frame to be dropped to `xdp_drop_snapshot`; returns if that
+/// stage is not installed.
+#[inline(always)]
+pub fn tail_call_snapshot(ctx: &XdpContext) {
+    // SAFETY: tail call with our own context; returns only on failure.
+    unsafe { EGRESS_STAGE.tail_call(ctx, 2) };
+}
 
 /// Hands a MAC control frame to `xdp_forward_pfc_rx`; returns if that
 /// stage is not installed.
@@ -193,9 +202,10 @@ pub fn tail_call_pfc_rx(ctx: &XdpContext) {
 #[inline(always)]
 pub fn finish(ec: &EgressCtx) -> u32 {
     let len = u64::from(ec.len);
-    crate::balance::sent(ec.out_port, len);
     match TX_PORTS.redirect(u32::from(ec.out_port), 0) {
         Ok(action) => {
+            // only what leaves counts as load
+            crate::balance::sent(ec.out_port, len);
             if let Some(rx) = fwd_counters(ec.in_port) {
                 rx.rx_routed += 1;
             }

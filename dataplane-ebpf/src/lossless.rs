@@ -19,9 +19,10 @@ use aya_ebpf::{
 use dataplane_common::{
     buffer::{
         on_arrival, on_pfc_rx, pfc_event, storm_override, tick_pg, tick_queue, Arrival, BufVerdict, LosslessCounters, PauseStat, PortBuffer, TcRow, WdStat, NUM_TC,
-        STORM_DROP, STORM_FORWARD, STORM_NONE,
+        STORM_DROP, STORM_NONE,
     },
     lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
+    events::{REASON_HEADROOM, REASON_SHARED_FULL, REASON_WATCHDOG, REASON_WRED},
     maps::MAX_PORTS,
     parse::L3,
     wire::{ipv4, macctl::MacCtl, Packet},
@@ -103,7 +104,8 @@ fn emit(now: u64, port: u8, prio: u8, a: dataplane_common::lossless::PfcAction) 
 /// The model's verdict for a routed packet.
 pub enum Egress {
     Forward,
-    Drop,
+    /// Drop, with the event reason.
+    Drop(u8),
 }
 
 /// Runs the buffer model for a packet from port `in_port` to `out_port`;
@@ -143,7 +145,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
             if let Some(c) = counters(out_port) {
                 c.wd_drop[tc] += 1;
             }
-            return Egress::Drop;
+            return Egress::Drop(REASON_WATCHDOG);
         }
         return Egress::Forward;
     }
@@ -180,15 +182,15 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
         BufVerdict::Forward => {}
         BufVerdict::WredDrop => {
             c.wred_drop[tc] += 1;
-            return Egress::Drop;
+            return Egress::Drop(REASON_WRED);
         }
         BufVerdict::NoBuffer(DropReason::SharedFull) => {
             c.drop_shared_full[tc] += 1;
-            return Egress::Drop;
+            return Egress::Drop(REASON_SHARED_FULL);
         }
         BufVerdict::NoBuffer(DropReason::HeadroomExhausted) => {
             c.drop_headroom[tc] += 1;
-            return Egress::Drop;
+            return Egress::Drop(REASON_HEADROOM);
         }
     }
     // routed frames are untagged or carry one tag: the L3 offset is 14 or 18

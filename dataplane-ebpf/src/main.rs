@@ -13,6 +13,7 @@ mod balance;
 mod forward;
 mod lossless;
 mod packet;
+mod snapshot;
 
 use aya_ebpf::{
     bindings::xdp_action,
@@ -88,9 +89,25 @@ fn verdict(a: Action) -> u32 {
 #[xdp]
 pub fn xdp_classify(ctx: XdpContext) -> u32 {
     match ingress(&ctx) {
-        Ok(i) => verdict(i.decision.action),
+        Ok(i) => malformed_or(&ctx, &i),
         Err(action) => action,
     }
+}
+
+/// The verdict of a classified frame; a malformed frame the port drops goes
+/// with a snapshot.
+#[inline(always)]
+fn malformed_or(ctx: &XdpContext, i: &Ingress) -> u32 {
+    match (i.decision.action, i.decision.outcome) {
+        (Action::Drop, Outcome::Malformed(e)) => snapshot::drop_frame(ctx, i.cfg.port_id, e as u8),
+        (a, _) => verdict(a),
+    }
+}
+
+/// Snapshot stage, entered by tail call from a program dropping a frame.
+#[xdp]
+pub fn xdp_drop_snapshot(ctx: XdpContext) -> u32 {
+    snapshot::snapshot(&ctx)
 }
 
 /// Ingress hook, forwarding pipeline: classify (as `xdp_classify`), then
@@ -108,7 +125,7 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
         return xdp_action::XDP_DROP;
     }
     let (Ok(p), Outcome::Classified { class, .. }) = (&parsed, decision.outcome) else {
-        return verdict(decision.action);
+        return malformed_or(&ctx, &Ingress { cfg, pkt, parsed, decision });
     };
     if cfg.flags & PORT_F_FORWARD == 0 {
         return xdp_action::XDP_PASS;
@@ -143,8 +160,8 @@ pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
         return xdp_action::XDP_DROP;
     };
     let pkt = XdpPacket::new(&ctx);
-    if let lossless::Egress::Drop = lossless::egress(&pkt, &ec) {
-        return xdp_action::XDP_DROP;
+    if let lossless::Egress::Drop(reason) = lossless::egress(&pkt, &ec) {
+        return snapshot::drop_frame(&ctx, ec.in_port, reason);
     }
     forward::finish(&ec)
 }

@@ -20,7 +20,8 @@ use crate::sys;
 pub static EBPF_OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
 
 /// Every map the controller pins, by name.
-pub const PINNED_MAPS: [&str; 12] = [
+pub const PINNED_MAPS: [&str; 13] = [
+    "DROP_EVENTS",
     "PAUSE_STATS",
     "WD_STATS",
     crate::lossless_ctl::MAP_QUEUES,

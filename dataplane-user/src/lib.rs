@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod config;
 pub mod dataplane;
+pub mod events;
 pub mod stats;
 pub mod sys;
 pub mod tables;

@@ -42,6 +42,21 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Print drop snapshots (reason, port, RoCEv2 fields) as they happen;
+    /// optionally write them to a pcapng file.
+    Events {
+        #[command(flatten)]
+        which: Instance,
+        /// Stop after this many events.
+        #[arg(long)]
+        count: Option<usize>,
+        /// Stop after this many seconds.
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// Also write the snapshots to this pcapng file.
+        #[arg(long)]
+        pcapng: Option<PathBuf>,
+    },
     /// Refresh the counters in the terminal, with per-second rates.
     Watch {
         #[command(flatten)]
@@ -131,6 +146,11 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Watch { which, interval } => watch(&which.name()?, interval),
+        Cmd::Events { which, count, timeout, pcapng } => {
+            let n = dataplane_user::events::run(&which.name()?, count, timeout.map(Duration::from_secs_f64), pcapng.as_deref())?;
+            eprintln!("{n} event(s)");
+            Ok(())
+        }
         Cmd::Config { cmd: ConfigCmd::Check { config, resolve } } => {
             let plan = plan_of(&config)?;
             if resolve {

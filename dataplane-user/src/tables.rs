@@ -48,7 +48,7 @@ pub fn nexthop_entries(plan: &Plan, ports: &[Resolved]) -> Vec<NextHop> {
 /// Puts `xdp_forward_egress` and `xdp_forward_pfc_rx` in the EGRESS_STAGE
 /// program array, where `xdp_forward` tail-calls them.
 pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
-    for (i, name) in [(0u32, "xdp_forward_egress"), (1, "xdp_forward_pfc_rx")] {
+    for (i, name) in [(0u32, "xdp_forward_egress"), (1, "xdp_forward_pfc_rx"), (2, "xdp_drop_snapshot")] {
         let prog: &aya::programs::Xdp = bpf.program(name).ok_or_else(|| anyhow!("program {name} missing"))?.try_into()?;
         let fd = prog.fd()?.try_clone()?;
         let mut pa: aya::maps::ProgramArray<&mut MapData> = aya::maps::ProgramArray::try_from(map(bpf, "EGRESS_STAGE")?)?;
