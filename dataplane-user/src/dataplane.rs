@@ -123,8 +123,84 @@ pub fn apply_config_text(bpf: &mut Ebpf, text: &str, source: &str) -> Result<(Pl
     Ok((plan, resolved))
 }
 
-/// A running data plane: programs loaded, tables written, ports attached,
-/// maps pinned. Dropping it detaches and unpins.
+/// Every map of the eBPF object with its layout, from the ELF:
+/// (name, type, key size, value size, max entries).
+pub fn object_maps() -> Result<Vec<(String, u32, u32, u32, u32)>> {
+    if EBPF_OBJECT.is_empty() {
+        bail!("this binary was built with AYA_BUILD_SKIP=1 and carries no eBPF programs; rebuild without it");
+    }
+    let obj = aya_obj::Object::parse(EBPF_OBJECT).context("parsing the eBPF object")?;
+    // data sections (.rodata, .bss: the compiler's constants) hold no state
+    // and are not pinned
+    let mut v: Vec<_> = obj
+        .maps
+        .iter()
+        .filter(|(n, _)| !n.starts_with('.'))
+        .map(|(n, m)| (n.clone(), m.map_type(), m.key_size(), m.value_size(), m.max_entries()))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Refuses to adopt pinned maps whose layout differs from this build's: a
+/// data plane of another version is running there, and reusing its maps
+/// would corrupt them.
+pub fn check_pinned_layouts(dir: &Path) -> Result<()> {
+    let mut bad = Vec::new();
+    for (name, ty, k, v, n) in object_maps()? {
+        let path = dir.join(&name);
+        if !path.exists() {
+            continue;
+        }
+        let info = MapData::from_pin(&path).with_context(|| format!("opening {}", path.display()))?.info()?;
+        let got = (info.map_type().map(|t| t as u32).unwrap_or(u32::MAX), info.key_size(), info.value_size(), info.max_entries());
+        if got != (ty, k, v, n) {
+            bad.push(format!(
+                "{name}: pinned type {} key {} value {} entries {}, this build expects type {ty} key {k} value {v} entries {n}",
+                got.0, got.1, got.2, got.3
+            ));
+        }
+    }
+    if !bad.is_empty() {
+        bail!(
+            "the data plane pinned in {} has another layout than this build (another version runs there); nothing was changed:\n  {}\n\
+             detach it with `dataplane down` (its state is lost) or use the binary that matches it",
+            dir.display(),
+            bad.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+/// Loads the object with every map pinned under `dir`: maps already pinned
+/// there are reused (state, counters, flowlets and the buffer model
+/// survive), the others are created and pinned.
+pub fn load_object_pinned(dir: &Path) -> Result<Ebpf> {
+    let names: Vec<String> = object_maps()?.into_iter().map(|m| m.0).collect();
+    let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    let mut loader = aya::EbpfLoader::new();
+    for (n, p) in names.iter().zip(&paths) {
+        loader.map_pin_path(n.as_str(), p.as_path());
+    }
+    let mut bpf = loader.load(EBPF_OBJECT).context("loading the eBPF object with pinned maps")?;
+    let progs: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
+    for name in progs {
+        let p: &mut Xdp = bpf.program_mut(&name).ok_or_else(|| anyhow!("program {name} vanished"))?.try_into()?;
+        p.load().with_context(|| format!("verifier rejected {name}"))?;
+    }
+    Ok(bpf)
+}
+
+/// Where the XDP link of a port is pinned.
+pub fn link_pin(dir: &Path, ifname: &str) -> PathBuf {
+    dir.join("links").join(ifname)
+}
+
+/// A running data plane: programs loaded, tables written, ports attached
+/// through bpf_links pinned under `/sys/fs/bpf/dataplane/<instance>/links`,
+/// every map pinned beside them. The pins, not this process, keep it
+/// running: dropping this (the controller stopping, even by SIGKILL)
+/// leaves forwarding untouched; [`down`] detaches.
 pub struct Running {
     pub bpf: Ebpf,
     pub pin_dir: PathBuf,
@@ -133,57 +209,132 @@ pub struct Running {
     pub program: &'static str,
     /// The ports as resolved at start.
     pub ports: Vec<Resolved>,
+    /// A running data plane was adopted (not created).
+    pub adopted: bool,
 }
 
 impl Running {
-    /// Applies a validated plan in the current namespace.
+    /// Applies a validated plan in the current namespace: adopts the data
+    /// plane pinned for this instance if there is one (new programs swapped
+    /// in atomically on its links, maps and their state kept, tables
+    /// rewritten), otherwise creates it.
     pub fn start(plan: &Plan) -> Result<Running> {
         let resolved = resolve_ports(plan)?;
         sys::ensure_bpffs()?;
-        let mut bpf = load_object()?;
-        write_tables(&mut bpf, plan, &resolved)?;
         let pin_dir = sys::pin_dir(&plan.instance);
-        clear_pins(&pin_dir)?;
-        std::fs::create_dir_all(&pin_dir).with_context(|| format!("creating {}", pin_dir.display()))?;
-        for name in PINNED_MAPS {
-            let m = bpf.map(name).ok_or_else(|| anyhow!("map {name} missing"))?;
-            m.pin(pin_dir.join(name)).with_context(|| format!("pinning {name} in {}", pin_dir.display()))?;
+        let links_dir = pin_dir.join("links");
+        let adopted = links_dir.exists() && std::fs::read_dir(&links_dir).map(|mut d| d.next().is_some()).unwrap_or(false);
+        if pin_dir.exists() {
+            check_pinned_layouts(&pin_dir)?;
         }
-        let mut running = Running { bpf, pin_dir, attached: Vec::new(), program: PROG_XDP_CLASSIFY, ports: resolved.clone() };
-        let prog_name = if plan.forwarding() { PROG_XDP_FORWARD } else { PROG_XDP_CLASSIFY };
-        running.program = prog_name;
-        let prog: &mut Xdp =
-            running.bpf.program_mut(prog_name).ok_or_else(|| anyhow!("program {prog_name} missing"))?.try_into()?;
-        for (p, ix) in plan.ports.iter().zip(resolved.iter().map(|r| r.ifindex)) {
-            let mode = match p.attach {
-                XdpAttach::Native => prog.attach_to_if_index(ix, XdpMode::Driver).map(|_| "native"),
-                XdpAttach::Generic => prog.attach_to_if_index(ix, XdpMode::Skb).map(|_| "generic"),
-                XdpAttach::Auto => prog
-                    .attach_to_if_index(ix, XdpMode::Driver)
-                    .map(|_| "native")
-                    .or_else(|_| prog.attach_to_if_index(ix, XdpMode::Skb).map(|_| "generic")),
-            };
-            // on error, `running` drops: already attached ports detach, pins go
-            let mode = mode.with_context(|| format!("attaching {prog_name} to {}", p.name))?;
-            running.attached.push((p.name.clone(), mode));
+        std::fs::create_dir_all(&links_dir).with_context(|| format!("creating {}", links_dir.display()))?;
+        let fresh = !adopted;
+        let started = (|| -> Result<Running> {
+            let mut bpf = load_object_pinned(&pin_dir)?;
+            write_tables(&mut bpf, plan, &resolved)?;
+            let mut running =
+                Running { bpf, pin_dir: pin_dir.clone(), attached: Vec::new(), program: PROG_XDP_CLASSIFY, ports: resolved.clone(), adopted };
+            let prog_name = if plan.forwarding() { PROG_XDP_FORWARD } else { PROG_XDP_CLASSIFY };
+            running.program = prog_name;
+            let prog: &mut Xdp =
+                running.bpf.program_mut(prog_name).ok_or_else(|| anyhow!("program {prog_name} missing"))?.try_into()?;
+            for (p, ix) in plan.ports.iter().zip(resolved.iter().map(|r| r.ifindex)) {
+                let pin = link_pin(&pin_dir, &p.name);
+                // a pinned link: swap the program on it (atomic, no packet
+                // sees no program); if the link is gone (interface
+                // recreated), attach anew
+                if pin.exists() {
+                    let swapped = aya::programs::links::PinnedLink::from_pin(&pin)
+                        .map_err(|e| anyhow!("{e}"))
+                        .and_then(|pl| Ok(aya::programs::xdp::XdpLink::try_from(aya::programs::links::FdLink::from(pl))?))
+                        .and_then(|xl| Ok(prog.attach_to_link(xl)?))
+                        .and_then(|id| Ok(prog.take_link(id)?));
+                    match swapped {
+                        Ok(owned) => {
+                            drop(owned); // the pin keeps it
+                            running.attached.push((p.name.clone(), "kept, program swapped"));
+                            continue;
+                        }
+                        Err(_) => {
+                            let _ = std::fs::remove_file(&pin);
+                        }
+                    }
+                }
+                let id = match p.attach {
+                    XdpAttach::Native => prog.attach_to_if_index(ix, XdpMode::Driver).map(|id| (id, "native")),
+                    XdpAttach::Generic => prog.attach_to_if_index(ix, XdpMode::Skb).map(|id| (id, "generic")),
+                    XdpAttach::Auto => prog
+                        .attach_to_if_index(ix, XdpMode::Driver)
+                        .map(|id| (id, "native"))
+                        .or_else(|_| prog.attach_to_if_index(ix, XdpMode::Skb).map(|id| (id, "generic"))),
+                };
+                let (id, mode) = id.with_context(|| format!("attaching {prog_name} to {}", p.name))?;
+                let link = prog.take_link(id)?;
+                let fd_link = aya::programs::links::FdLink::try_from(link)
+                    .map_err(|e| anyhow!("{}: XDP attached without a bpf_link, which cannot be pinned: {e}", p.name))?;
+                fd_link.pin(&pin).with_context(|| format!("pinning the XDP link of {} at {}", p.name, pin.display()))?;
+                running.attached.push((p.name.clone(), mode));
+            }
+            // ports no longer in the config: their links go
+            if let Ok(d) = std::fs::read_dir(&links_dir) {
+                for e in d.flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if !plan.ports.iter().any(|p| p.name == name) {
+                        detach_pinned_link(&e.path());
+                    }
+                }
+            }
+            Ok(running)
+        })();
+        if started.is_err() && fresh {
+            // nothing half-applied: a new data plane that failed goes away
+            let _ = down_dir(&pin_dir);
         }
-        Ok(running)
+        started
     }
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = clear_pins(&self.pin_dir);
+fn detach_pinned_link(path: &Path) {
+    if let Ok(pl) = aya::programs::links::PinnedLink::from_pin(path) {
+        // unpin, then drop the last reference: the link (and XDP) go
+        if let Ok(fd_link) = pl.unpin() {
+            drop(fd_link);
+        }
     }
+    let _ = std::fs::remove_file(path);
 }
 
-/// Removes the pins of an instance (a stale set from a killed controller,
-/// or ours on the way out).
+/// Detaches an instance's data plane: its pinned links (so its programs
+/// leave the ports) and its pinned maps. Refused while a controller runs it.
+pub fn down(instance: &str) -> Result<usize> {
+    let _lock = sys::InstanceLock::acquire(instance)?;
+    let dir = sys::pin_dir(instance);
+    if !dir.exists() {
+        bail!("no data plane {instance:?} is pinned in {}", dir.display());
+    }
+    down_dir(&dir)
+}
+
+fn down_dir(dir: &Path) -> Result<usize> {
+    let mut n = 0;
+    let links = dir.join("links");
+    if let Ok(d) = std::fs::read_dir(&links) {
+        for e in d.flatten() {
+            detach_pinned_link(&e.path());
+            n += 1;
+        }
+    }
+    let _ = std::fs::remove_dir(&links);
+    clear_pins(dir)?;
+    Ok(n)
+}
+
+/// Removes the map pins of an instance.
 pub fn clear_pins(dir: &Path) -> Result<()> {
-    for name in PINNED_MAPS {
-        let p = dir.join(name);
+    for (name, ..) in object_maps()? {
+        let p = dir.join(&name);
         if p.exists() {
-            std::fs::remove_file(&p).with_context(|| format!("removing stale pin {}", p.display()))?;
+            std::fs::remove_file(&p).with_context(|| format!("removing pin {}", p.display()))?;
         }
     }
     if dir.exists() {

@@ -34,6 +34,13 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:9464")]
         metrics: String,
     },
+    /// Detach a data plane: its programs leave the ports and its pinned
+    /// maps go. The only command that stops forwarding; refused while a
+    /// controller runs the instance.
+    Down {
+        #[command(flatten)]
+        which: Instance,
+    },
     /// Print the counters of a running data plane.
     Stats {
         #[command(flatten)]
@@ -146,6 +153,12 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Watch { which, interval } => watch(&which.name()?, interval),
+        Cmd::Down { which } => {
+            let name = which.name()?;
+            let n = dataplane::down(&name)?;
+            println!("instance {name}: {n} port(s) detached, pins removed");
+            Ok(())
+        }
         Cmd::Events { which, count, timeout, pcapng } => {
             let n = dataplane_user::events::run(&which.name()?, count, timeout.map(Duration::from_secs_f64), pcapng.as_deref())?;
             eprintln!("{n} event(s)");
@@ -319,8 +332,11 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
     )?;
     let late_ns = plan.buffer.as_ref().map(|_| plan.buffer_response_ns).unwrap_or(0);
     let emitter_thread = dataplane_user::lossless_ctl::EmitterThread::start(emitter, ring, late_ns)?;
+    if running.adopted {
+        say(&format!("adopted the running data plane of instance {} (maps and their state kept)", plan.instance));
+    }
     for (name, mode) in &running.attached {
-        say(&format!("attached {} to {name} ({mode} mode)", running.program));
+        say(&format!("attached {} to {name} ({mode})", running.program));
     }
     say(&format!("ready: instance {} pinned at {}", plan.instance, running.pin_dir.display()));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;
@@ -404,6 +420,9 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
         }
     }
     drop(running);
-    say(&format!("detached, instance {} stopped", plan.instance));
+    say(&format!(
+        "controller stopped; instance {} keeps forwarding (`dataplane down --instance {}` detaches it)",
+        plan.instance, plan.instance
+    ));
     Ok(())
 }

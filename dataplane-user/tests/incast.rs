@@ -241,6 +241,7 @@ type Lines = Arc<Mutex<Vec<(Instant, String)>>>;
 struct Controller {
     child: Child,
     config: PathBuf,
+    netns: String,
     instance: String,
     out: Lines,
     err: Lines,
@@ -279,7 +280,7 @@ impl Controller {
                 }
             });
         }
-        let ctl = Controller { child, config, instance: instance.into(), out, err, eof };
+        let ctl = Controller { child, config, netns: sw.name.clone(), instance: instance.into(), out, err, eof };
         if ctl.wait_line(|l| l.starts_with("ready:"), Duration::from_secs(30)).is_none() {
             panic!("controller not ready in 30 s; stdout: {:?}\nstderr: {:?}\nconfig:\n{text}", ctl.lines(), ctl.err_lines());
         }
@@ -340,6 +341,8 @@ impl Controller {
 impl Drop for Controller {
     fn drop(&mut self) {
         self.stop();
+        // the data plane outlives its controller: detach it
+        let _ = Command::new(BIN).args(["--netns", &self.netns, "down", "--instance", &self.instance]).output();
         let _ = std::fs::remove_file(&self.config);
     }
 }

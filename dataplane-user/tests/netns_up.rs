@@ -18,13 +18,17 @@ use testbed::raw::send_frames;
 const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
 
 /// Kills the controller if the test leaves early.
-struct Controller(Option<Child>);
+struct Controller(Option<Child>, Option<String>);
 
 impl Drop for Controller {
     fn drop(&mut self) {
         if let Some(c) = &mut self.0 {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        // whatever happened, leave no data plane pinned behind
+        if let Some(i) = &self.1 {
+            let _ = Command::new(BIN).args(["down", "--instance", i]).output();
         }
     }
 }
@@ -126,7 +130,7 @@ fn controller_counts_real_frames_on_veth_ports() {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let mut ctl = Controller(Some(child));
+    let mut ctl = Controller(Some(child), Some(instance.clone()));
     let mut lines = BufReader::new(stdout).lines();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -238,13 +242,53 @@ fn controller_counts_real_frames_on_veth_ports() {
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("pfcstat") && table.contains("ipv4_len_exceeds_frame"), "{table}");
 
-    // SIGTERM: detach and unpin
+    // SIGKILL: the controller dies, the data plane keeps counting
+    let mut child = ctl.0.take().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(has_xdp(&sw, "sw-p0") && has_xdp(&sw, "sw-p1"), "programs detached when the controller died");
+    let before_kill = counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce");
+    assert_eq!(send_frames(&h1, "h1-eth0", &f1[..10]).unwrap(), 10);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce") < before_kill + 10 {
+        assert!(Instant::now() < deadline, "frames not counted while the controller was dead");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // a new controller adopts it: counters continue where they were
+    let mut child = Command::new(BIN)
+        .args(["--netns", &sw.name, "up", "-c", good.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut ctl = Controller(Some(child), Some(instance.clone()));
+    let mut adopted = false;
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        adopted |= line.starts_with("adopted");
+        if line.starts_with("ready:") {
+            break;
+        }
+    }
+    assert!(adopted, "the second controller did not adopt the running data plane");
+    let kept = counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce");
+    assert!(kept >= before_kill + 10, "counters were reset on adoption: {kept} < {}", before_kill + 10);
+
+    // SIGTERM stops the controller only; `down` is refused while it runs
+    let o = dataplane(&["--netns", &sw.name, "down", "--instance", &instance]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("already run"));
     let mut child = ctl.0.take().unwrap();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let status = child.wait().unwrap();
-    assert!(status.success(), "controller exit {status}");
-    assert!(!has_xdp(&sw, "sw-p0") && !has_xdp(&sw, "sw-p1"), "programs still attached after SIGTERM");
+    assert!(child.wait().unwrap().success());
+    assert!(has_xdp(&sw, "sw-p0"), "SIGTERM detached the data plane; only `down` may");
+
+    // `down` detaches and unpins
+    let o = dataplane(&["--netns", &sw.name, "down", "--instance", &instance]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!has_xdp(&sw, "sw-p0") && !has_xdp(&sw, "sw-p1"), "programs still attached after down");
     assert!(!std::path::Path::new(&format!("/sys/fs/bpf/dataplane/{instance}")).exists(), "pins left behind");
     let o = dataplane(&["--netns", &sw.name, "stats", "--instance", &instance]);
     assert!(!o.status.success());

@@ -1,7 +1,7 @@
 //! The `dataplane` controller as a child process of a test, bench or demo:
 //! started in a switch namespace with a config, waited for until it prints
-//! `ready:`, its output collected, and stopped with SIGTERM (which detaches
-//! its programs) when the guard drops, on every path.
+//! `ready:`, its output collected, stopped with SIGTERM and its data plane
+//! detached (`dataplane down`) when the guard drops, on every path.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -17,6 +17,8 @@ use crate::netns::Netns;
 pub struct Controller {
     child: Child,
     config: PathBuf,
+    bin: PathBuf,
+    netns: String,
     /// Its instance name (`[switch] name`).
     pub instance: String,
     lines: mpsc::Receiver<String>,
@@ -62,7 +64,7 @@ impl Controller {
                 }
             }
         });
-        let ctl = Controller { child, config, instance: instance.into(), lines: rx };
+        let ctl = Controller { child, config, bin: bin.to_path_buf(), netns: ns.name.clone(), instance: instance.into(), lines: rx };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             match ctl.lines.recv_timeout(Duration::from_millis(100)) {
@@ -107,11 +109,18 @@ impl Controller {
         None
     }
 
-    /// Stops it (SIGTERM) and returns what it printed on the way out.
+    /// Stops it (SIGTERM) and returns what it printed on the way out; the
+    /// data plane is detached when the guard drops.
     pub fn stop(mut self, label: &str) -> Vec<String> {
         self.terminate();
         std::thread::sleep(Duration::from_millis(20));
         self.drain(label)
+    }
+
+    /// Kills it (SIGKILL) without detaching anything, as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     fn terminate(&mut self) {
@@ -136,6 +145,12 @@ impl Controller {
 impl Drop for Controller {
     fn drop(&mut self) {
         self.terminate();
+        // the data plane outlives its controller: detach it too
+        let _ = Command::new(&self.bin)
+            .args(["--netns", &self.netns, "down", "--instance", &self.instance])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
         let _ = std::fs::remove_file(&self.config);
     }
 }
