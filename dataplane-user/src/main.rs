@@ -34,6 +34,13 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:9464")]
         metrics: String,
     },
+    /// Apply a changed config to the running controller (SIGHUP): validated
+    /// first; tables rewritten entry by entry, each entry atomically; an
+    /// invalid config or one that changes the ports changes nothing.
+    Reload {
+        #[arg(short, long)]
+        config: PathBuf,
+    },
     /// Detach a data plane: its programs leave the ports and its pinned
     /// maps go. The only command that stops forwarding; refused while a
     /// controller runs the instance.
@@ -142,7 +149,22 @@ fn run(cli: Cli) -> Result<()> {
         sys::enter_netns(ns)?;
     }
     match cli.cmd {
-        Cmd::Up { stats_interval, metrics, .. } => up(up_plan.expect("validated above"), stats_interval, metrics),
+        Cmd::Up { stats_interval, metrics, config } => up(up_plan.expect("validated above"), config, stats_interval, metrics),
+        Cmd::Reload { config } => {
+            // validate here first: a bad file gets its errors at once and the
+            // running controller is not even asked
+            let plan = plan_of(&config)?;
+            let pid = sys::InstanceLock::holder(&plan.instance)?;
+            // which file to apply: the controller reads it from here on SIGHUP
+            let abs = std::fs::canonicalize(&config)?;
+            std::fs::write(sys::reload_request(&plan.instance), abs.to_string_lossy().as_bytes())?;
+            // SAFETY: signalling the controller that holds the instance lock.
+            if unsafe { libc::kill(pid, libc::SIGHUP) } != 0 {
+                anyhow::bail!("signalling the controller (pid {pid}): {}", std::io::Error::last_os_error());
+            }
+            println!("{}: valid; controller {pid} of instance {:?} asked to reload it (its output says what it applied)", config.display(), plan.instance);
+            Ok(())
+        }
         Cmd::Stats { which, json } => {
             let snap = snapshot(&which.name()?)?;
             if json {
@@ -293,7 +315,25 @@ fn say(line: &str) {
     let _ = out.flush();
 }
 
-fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
+/// Applies a changed config to a running data plane, or says why not.
+fn reload(running: &mut dataplane::Running, current: &Plan, path: &std::path::Path) -> Result<Plan> {
+    let new = plan_of(path)?;
+    if new.instance != current.instance {
+        anyhow::bail!("switch.name changed ({:?} -> {:?}): start a controller for the new instance instead", current.instance, new.instance);
+    }
+    let names = |p: &Plan| p.ports.iter().map(|x| x.name.clone()).collect::<Vec<_>>();
+    if names(&new) != names(current) {
+        anyhow::bail!("the ports changed ({:?} -> {:?}): restart `up` to attach or detach ports", names(current), names(&new));
+    }
+    if new.forwarding() != current.forwarding() || new.buffer.is_some() != current.buffer.is_some() || new.pfcwd.is_some() != current.pfcwd.is_some() {
+        anyhow::bail!("routing, [buffer] or [pfcwd] was added or removed: restart `up` for that");
+    }
+    let resolved = dataplane::resolve_ports(&new)?;
+    dataplane::write_tables(&mut running.bpf, &new, &resolved)?;
+    Ok(new)
+}
+
+fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, metrics: String) -> Result<()> {
     let _lock = sys::InstanceLock::acquire(&plan.instance)?;
     // bind the metrics port first: a port in use is refused before anything
     // is attached
@@ -348,6 +388,7 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
             tokio::spawn(serve_metrics(listener, instance));
         }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
         let period = Duration::from_secs(stats_interval.unwrap_or(0).max(1));
         let mut tick = tokio::time::interval(period);
         tick.tick().await;
@@ -363,6 +404,21 @@ fn up(plan: Plan, stats_interval: Option<u64>, metrics: String) -> Result<()> {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => break,
                 _ = term.recv() => break,
+                _ = hup.recv() => {
+                    // `dataplane reload -c FILE` leaves FILE's path; a bare
+                    // SIGHUP re-reads the file we run
+                    let req = sys::reload_request(&plan.instance);
+                    let path = std::fs::read_to_string(&req).map(PathBuf::from).unwrap_or_else(|_| config_path.clone());
+                    let _ = std::fs::remove_file(&req);
+                    match reload(&mut running, &plan, &path) {
+                        Ok(new) => {
+                            say(&format!("reload: applied {} ({} route(s), {} group(s))", path.display(), new.routes.len(), new.groups.len()));
+                            plan = new;
+                            config_path = path;
+                        }
+                        Err(e) => say(&format!("reload: refused, nothing changed: {e:#}")),
+                    }
+                }
                 r = links.readable() => {
                     let mut guard = r?;
                     guard.get_inner().drain();

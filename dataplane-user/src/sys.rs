@@ -106,6 +106,11 @@ pub fn pin_dir(instance: &str) -> PathBuf {
     Path::new(PIN_ROOT).join(instance)
 }
 
+/// Where `dataplane reload` leaves the path of the file to apply.
+pub fn reload_request(instance: &str) -> PathBuf {
+    Path::new(RUN_DIR).join(format!("{instance}.reload"))
+}
+
 /// An exclusive lock on an instance, held while a controller runs it.
 pub struct InstanceLock {
     _file: File,
@@ -124,6 +129,12 @@ impl InstanceLock {
             .with_context(|| format!("opening {}", path.display()))?;
         // SAFETY: flock on an fd we own.
         let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            // the holder's pid, for `dataplane reload`
+            use std::io::Write;
+            let _ = f.set_len(0);
+            let _ = (&f).write_all(format!("{}\n", std::process::id()).as_bytes());
+        }
         if rc != 0 {
             bail!(
                 "instance {instance:?} is already run by another controller (lock {} is held); \
@@ -132,5 +143,18 @@ impl InstanceLock {
             );
         }
         Ok(InstanceLock { _file: f, path })
+    }
+
+    /// The pid of the controller holding an instance, or an error when none
+    /// runs it.
+    pub fn holder(instance: &str) -> Result<i32> {
+        let path = Path::new(RUN_DIR).join(format!("{instance}.lock"));
+        let f = File::open(&path).with_context(|| format!("no controller runs instance {instance:?} ({} missing)", path.display()))?;
+        // SAFETY: flock on an fd we own; a free lock means no controller.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            bail!("no controller runs instance {instance:?}");
+        }
+        let pid: i32 = std::fs::read_to_string(&path)?.trim().parse().with_context(|| format!("reading the pid in {}", path.display()))?;
+        Ok(pid)
     }
 }

@@ -149,3 +149,64 @@ group = "up"
     let unchanged = before.iter().zip(&after).filter(|(a, b)| a == b).count();
     println!("flows before {before:?}\nduring {during:?}\nafter {after:?}\n{moved} moved on failure, {unchanged}/24 back where they were");
 }
+
+/// `dataplane reload`: a changed route moves only that route's traffic; a
+/// config that does not validate is refused before the controller is asked;
+/// one that changes the ports is refused by the controller; neither changes
+/// anything.
+#[test]
+fn reload_moves_only_the_changed_routes_traffic() {
+    let sw = Netns::create("rlsw").unwrap();
+    let h = Netns::create("rlh").unwrap();
+    let sink = Netns::create("rlsink").unwrap();
+    veth(&sw, "sw-d0", "02:00:00:00:0a:00", &h, "eth0", "02:00:00:00:0b:00").unwrap();
+    for (i, u) in UPLINKS.iter().enumerate() {
+        veth(&sw, u, &format!("02:00:00:00:0a:0{}", i + 1), &sink, &format!("s{}", i + 1), &format!("02:00:00:00:0c:0{}", i + 1)).unwrap();
+    }
+    let instance = format!("rl{}", std::process::id());
+    let cfg = |route2: &str| {
+        format!(
+            "[switch]\nname = \"{instance}\"\n[[port]]\nname = \"sw-d0\"\n[[port]]\nname = \"sw-u1\"\n[[port]]\nname = \"sw-u2\"\n[[port]]\nname = \"sw-u3\"\n\
+             [[nexthop]]\nname = \"n1\"\nport = \"sw-u1\"\nmac = \"02:00:00:00:0c:01\"\n\
+             [[nexthop]]\nname = \"n2\"\nport = \"sw-u2\"\nmac = \"02:00:00:00:0c:02\"\n\
+             [[nexthop]]\nname = \"n3\"\nport = \"sw-u3\"\nmac = \"02:00:00:00:0c:03\"\n\
+             [[route]]\nprefix = \"198.18.2.0/24\"\nnexthop = \"{route2}\"\n\
+             [[route]]\nprefix = \"198.18.3.0/24\"\nnexthop = \"n2\"\n"
+        )
+    };
+    let ctl = Controller::start(std::path::Path::new(BIN), &sw, &instance, &cfg("n1"), "switch").unwrap();
+    let l2 = L2::new([2, 0, 0, 0, 0x0a, 0], [2, 0, 0, 0, 0x0b, 0]);
+    let to = |d: u8| {
+        let ip = dataplane_common::build::Ip::v4([198, 18, 0, 1], [198, 18, d, 9]).dscp(3).ecn(2);
+        build::rocev2_frame(&l2, &ip, 49152, &write_first(0x42, 0), None, &[0; 64])
+    };
+    let flows = vec![to(2), to(3)];
+    assert_eq!(map_flows(&sw, &h, &instance, &flows), ["sw-u1", "sw-u2"]);
+
+    // invalid: refused at once, with the field, the controller not asked
+    let dir = std::env::temp_dir().join(format!("dp-rl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, cfg("n9")).unwrap();
+    let o = Command::new(BIN).args(["reload", "-c", bad.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("route[0] (198.18.2.0/24).nexthop") && err.contains("n9"), "{err}");
+    assert_eq!(map_flows(&sw, &h, &instance, &flows), ["sw-u1", "sw-u2"]);
+
+    // valid, but the ports change: the controller refuses, nothing changes
+    let ports = dir.join("ports.toml");
+    std::fs::write(&ports, cfg("n3").replace("\"sw-d0\"", "\"sw-dX\"")).unwrap();
+    let o = Command::new(BIN).args(["reload", "-c", ports.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(ctl.wait_for("reload: refused", Duration::from_secs(5), "switch").is_some(), "the controller did not refuse a port change");
+    assert_eq!(map_flows(&sw, &h, &instance, &flows), ["sw-u1", "sw-u2"]);
+
+    // a changed route: only its traffic moves
+    let new = dir.join("new.toml");
+    std::fs::write(&new, cfg("n3")).unwrap();
+    let o = Command::new(BIN).args(["reload", "-c", new.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(ctl.wait_for("reload: applied", Duration::from_secs(5), "switch").is_some(), "no reload applied");
+    assert_eq!(map_flows(&sw, &h, &instance, &flows), ["sw-u3", "sw-u2"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
