@@ -123,9 +123,11 @@ pub fn apply_config_text(bpf: &mut Ebpf, text: &str, source: &str) -> Result<(Pl
     Ok((plan, resolved))
 }
 
-/// Every map of the eBPF object with its layout, from the ELF:
-/// (name, type, key size, value size, max entries).
-pub fn object_maps() -> Result<Vec<(String, u32, u32, u32, u32)>> {
+/// A map's layout: (name, type, key size, value size, max entries).
+pub type MapLayout = (String, u32, u32, u32, u32);
+
+/// Every map of the eBPF object with its layout, from the ELF.
+pub fn object_maps() -> Result<Vec<MapLayout>> {
     if EBPF_OBJECT.is_empty() {
         bail!("this binary was built with AYA_BUILD_SKIP=1 and carries no eBPF programs; rebuild without it");
     }

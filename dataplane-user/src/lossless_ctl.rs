@@ -207,7 +207,7 @@ impl EmitterThread {
                     for &l in &emitter.latencies_ns[before.min(emitter.latencies_ns.len())..] {
                         if late_ns > 0 && l > late_ns {
                             emitter.late += 1;
-                            if emitter.late == 1 || emitter.late % 1000 == 0 {
+                            if emitter.late == 1 || emitter.late.is_multiple_of(1000) {
                                 eprintln!(
                                     "pfc: a frame left {} us after the decision, beyond the {} us the headroom covers ({} such frames so far)",
                                     l / 1000,

@@ -49,7 +49,7 @@ fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
         }
     });
     std::thread::sleep(std::time::Duration::from_millis(300));
-    send_frames(&h, "eth0", &[frame.clone()]).unwrap();
+    send_frames(&h, "eth0", std::slice::from_ref(&frame)).unwrap();
     let o = reader.join().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     println!("{out}");
