@@ -34,6 +34,18 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:9464")]
         metrics: String,
     },
+    /// Replace the running controller by this binary without stopping
+    /// forwarding: the old controller is stopped (its data plane keeps
+    /// running), then this build adopts the pinned data plane and swaps its
+    /// programs in atomically on the links, keeping every map.
+    Upgrade {
+        #[arg(short, long)]
+        config: PathBuf,
+        #[arg(long)]
+        stats_interval: Option<u64>,
+        #[arg(long, default_value = "127.0.0.1:9464")]
+        metrics: String,
+    },
     /// Apply a changed config to the running controller (SIGHUP): validated
     /// first; tables rewritten entry by entry, each entry atomically; an
     /// invalid config or one that changes the ports changes nothing.
@@ -141,7 +153,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     // Validate before anything touches the system.
     let up_plan = match &cli.cmd {
-        Cmd::Up { config, .. } => Some(plan_of(config)?),
+        Cmd::Up { config, .. } | Cmd::Upgrade { config, .. } => Some(plan_of(config)?),
         _ => None,
     };
     // setns before any thread exists, so every thread lives in the namespace
@@ -150,6 +162,22 @@ fn run(cli: Cli) -> Result<()> {
     }
     match cli.cmd {
         Cmd::Up { stats_interval, metrics, config } => up(up_plan.expect("validated above"), config, stats_interval, metrics),
+        Cmd::Upgrade { stats_interval, metrics, config } => {
+            let plan = up_plan.expect("validated above");
+            if let Ok(pid) = sys::InstanceLock::holder(&plan.instance) {
+                say(&format!("upgrade: stopping controller {pid} of instance {} (its data plane keeps forwarding)", plan.instance));
+                // SAFETY: signalling the controller that holds the instance lock.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+                let deadline = std::time::Instant::now() + Duration::from_secs(10);
+                while sys::InstanceLock::holder(&plan.instance).is_ok() {
+                    if std::time::Instant::now() > deadline {
+                        anyhow::bail!("controller {pid} did not stop within 10 s; nothing changed");
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            up(plan, config, stats_interval, metrics)
+        }
         Cmd::Reload { config } => {
             // validate here first: a bad file gets its errors at once and the
             // running controller is not even asked
