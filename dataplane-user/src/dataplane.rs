@@ -314,6 +314,8 @@ pub fn down(instance: &str) -> Result<usize> {
     if !dir.exists() {
         bail!("no data plane {instance:?} is pinned in {}", dir.display());
     }
+    let _ = std::fs::remove_file(crate::events::log_path(instance));
+    let _ = std::fs::remove_file(sys::reload_request(instance));
     down_dir(&dir)
 }
 

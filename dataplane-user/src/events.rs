@@ -126,9 +126,44 @@ impl Pcapng {
     }
 }
 
+/// The controller's event log of an instance: one JSON object per line for
+/// every PFC XOFF/XON transition it sends and every watchdog storm /
+/// restore (drop snapshots come from the data plane's ring instead).
+pub fn log_path(instance: &str) -> std::path::PathBuf {
+    std::path::Path::new(crate::sys::RUN_DIR).join(format!("{instance}.events"))
+}
+
+/// Appends to an instance's event log.
+pub struct EventLog {
+    f: Option<std::fs::File>,
+}
+
+impl EventLog {
+    pub fn open(instance: &str) -> EventLog {
+        let _ = std::fs::create_dir_all(crate::sys::RUN_DIR);
+        EventLog { f: std::fs::OpenOptions::new().create(true).append(true).open(log_path(instance)).ok() }
+    }
+
+    /// Records `kind` (e.g. "pfc_xoff", "pfcwd_storm_detected") on `port`,
+    /// priority `prio`, with a free-text detail.
+    pub fn record(&mut self, kind: &str, port: &str, prio: u8, detail: &str) {
+        if let Some(f) = self.f.as_mut() {
+            let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+            let line = serde_json::json!({ "time": unix, "event": kind, "port": port, "priority": prio, "detail": detail });
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
 /// Reads snapshots from the pinned ring of `instance` until `count` were
 /// read or `timeout` passed; prints each; optionally writes pcapng.
-pub fn run(instance: &str, count: Option<usize>, timeout: Option<Duration>, pcapng: Option<&std::path::Path>) -> Result<usize> {
+pub fn run(
+    instance: &str,
+    count: Option<usize>,
+    timeout: Option<Duration>,
+    pcapng: Option<&std::path::Path>,
+    history: bool,
+) -> Result<usize> {
     let path = crate::sys::pin_dir(instance).join("DROP_EVENTS");
     let data = MapData::from_pin(&path).with_context(|| format!("no running data plane {instance:?}: cannot open {}", path.display()))?;
     let mut ring: RingBuf<MapData> = RingBuf::try_from(aya::maps::Map::RingBuf(data))?;
@@ -138,7 +173,40 @@ pub fn run(instance: &str, count: Option<usize>, timeout: Option<Duration>, pcap
     let mono_us = crate::sys::monotonic_ns() / 1000;
     let start = Instant::now();
     let mut n = 0;
+    // controller events: from the log's current end on (or all of them)
+    let mut log = std::fs::File::open(log_path(instance)).ok();
+    if let (false, Some(f)) = (history, log.as_mut()) {
+        use std::io::Seek;
+        let _ = f.seek(std::io::SeekFrom::End(0));
+    }
+    let mut pending = String::new();
     loop {
+        if let Some(f) = log.as_mut() {
+            use std::io::Read;
+            let mut buf = String::new();
+            let _ = f.read_to_string(&mut buf);
+            pending.push_str(&buf);
+            while let Some(i) = pending.find('\n') {
+                let line: String = pending.drain(..=i).collect();
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) {
+                    println!(
+                        "{:>14.6} {:<12} {:<37} prio {}  {}",
+                        v["time"].as_f64().unwrap_or(0.0),
+                        v["port"].as_str().unwrap_or("?"),
+                        v["event"].as_str().unwrap_or("?"),
+                        v["priority"].as_u64().unwrap_or(0),
+                        v["detail"].as_str().unwrap_or("")
+                    );
+                    n += 1;
+                    if count.is_some_and(|c| n >= c) {
+                        if let Some(p) = pcap {
+                            p.finish()?;
+                        }
+                        return Ok(n);
+                    }
+                }
+            }
+        }
         while let Some(item) = ring.next() {
             if item.len() < std::mem::size_of::<DropEvent>() {
                 continue;

@@ -12,6 +12,7 @@ pub mod tables;
 pub mod watchdog;
 pub mod groups;
 pub mod links;
+pub mod log;
 pub mod metrics;
 pub mod lossless_ctl;
 pub mod pfc;

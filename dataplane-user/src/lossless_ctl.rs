@@ -83,7 +83,7 @@ impl Ticker {
             let _ = realtime(40);
             while !s.load(Ordering::Relaxed) {
                 if let Err(e) = test_run_raw(fd.as_raw_fd(), &frame) {
-                    eprintln!("lossless tick: {e}");
+                    crate::log::error(&format!("lossless tick: {e}"));
                     std::thread::sleep(Duration::from_secs(1));
                 }
                 std::thread::sleep(period);
@@ -113,6 +113,8 @@ pub struct Emitter {
     pub failed: u64,
     /// Frames later than the headroom's response time.
     pub late: u64,
+    /// XOFF/XON transitions go to the controller's event log.
+    log: Option<crate::events::EventLog>,
 }
 
 impl Emitter {
@@ -124,7 +126,15 @@ impl Emitter {
             out.push(Some(PfcPort::open(&p.name, r.config.mac)?));
             names.push(p.name.clone());
         }
-        Ok(Emitter { ports: out, names, latencies_ns: Vec::new(), sent: 0, failed: 0, late: 0 })
+        Ok(Emitter {
+            ports: out,
+            names,
+            latencies_ns: Vec::new(),
+            sent: 0,
+            failed: 0,
+            late: 0,
+            log: Some(crate::events::EventLog::open(&plan.instance)),
+        })
     }
 
     /// Sends one event's frame.
@@ -139,6 +149,25 @@ impl Emitter {
                 self.sent += 1;
                 let now = crate::sys::monotonic_ns();
                 self.latencies_ns.push(now.saturating_sub(ev.time_ns));
+                crate::log::debug(&format!(
+                    "pfc: sent {} on {} priority {} ({} quanta), {} us after the decision",
+                    if ev.kind == PFC_EV_XON { "XON" } else { "XOFF" },
+                    self.names[ev.port as usize],
+                    ev.prio & 7,
+                    ev.quanta,
+                    now.saturating_sub(ev.time_ns) / 1000
+                ));
+                // transitions only: refreshes repeat an XOFF in force
+                if ev.kind != dataplane_common::buffer::PFC_EV_REFRESH {
+                    if let Some(l) = self.log.as_mut() {
+                        let (kind, detail) = if ev.kind == PFC_EV_XON {
+                            ("pfc_xon_sent", "resume (time 0)".to_string())
+                        } else {
+                            ("pfc_xoff_sent", format!("pause {} quanta, {} us after the decision", ev.quanta, now.saturating_sub(ev.time_ns) / 1000))
+                        };
+                        l.record(kind, &self.names[ev.port as usize], ev.prio & 7, &detail);
+                    }
+                }
                 if self.latencies_ns.len() > 100_000 {
                     self.latencies_ns.drain(..50_000);
                 }
@@ -160,7 +189,7 @@ impl Emitter {
                 let ev: PfcEvent = unsafe { std::ptr::read_unaligned(item.as_ptr() as *const PfcEvent) };
                 drop(item);
                 if let Err(e) = self.handle(&ev) {
-                    eprintln!("pfc: {e:#}");
+                    crate::log::error(&format!("pfc: {e:#}"));
                 }
                 n += 1;
             }
@@ -194,7 +223,7 @@ impl EmitterThread {
         let s = stop.clone();
         let handle = std::thread::Builder::new().name("pfc-emitter".into()).spawn(move || {
             if !realtime(50) {
-                eprintln!("pfc: cannot raise the emitter to SCHED_FIFO (not root?): PFC latency may have outliers");
+                crate::log::warn("pfc: cannot raise the emitter to SCHED_FIFO (not root?): PFC latency may have outliers");
             }
             let fd = ring.as_raw_fd();
             while !s.load(Ordering::Relaxed) {
@@ -208,12 +237,12 @@ impl EmitterThread {
                         if late_ns > 0 && l > late_ns {
                             emitter.late += 1;
                             if emitter.late == 1 || emitter.late.is_multiple_of(1000) {
-                                eprintln!(
+                                crate::log::warn(&format!(
                                     "pfc: a frame left {} us after the decision, beyond the {} us the headroom covers ({} such frames so far)",
                                     l / 1000,
                                     late_ns / 1000,
                                     emitter.late
-                                );
+                                ));
                             }
                         }
                     }

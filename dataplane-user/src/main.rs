@@ -16,6 +16,13 @@ struct Cli {
     /// the host's, so pins are shared with `stats` run the same way.
     #[arg(long, global = true)]
     netns: Option<String>,
+    /// Controller log level: error, warn, info, debug (debug: every PFC
+    /// frame sent).
+    #[arg(long, global = true, default_value = "info")]
+    log_level: String,
+    /// Log one JSON object per line (time, level, msg).
+    #[arg(long, global = true)]
+    log_json: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -82,6 +89,10 @@ enum Cmd {
         /// Also write the snapshots to this pcapng file.
         #[arg(long)]
         pcapng: Option<PathBuf>,
+        /// Start with the controller events already logged (PFC XOFF/XON
+        /// sent, watchdog storms) instead of only new ones.
+        #[arg(long)]
+        history: bool,
     },
     /// Refresh the counters in the terminal, with per-second rates.
     Watch {
@@ -151,6 +162,9 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    let level = dataplane_user::log::parse_level(&cli.log_level)
+        .ok_or_else(|| anyhow::anyhow!("--log-level: expected error, warn, info or debug, got {:?}", cli.log_level))?;
+    dataplane_user::log::set(level, cli.log_json);
     // Validate before anything touches the system.
     let up_plan = match &cli.cmd {
         Cmd::Up { config, .. } | Cmd::Upgrade { config, .. } => Some(plan_of(config)?),
@@ -209,8 +223,8 @@ fn run(cli: Cli) -> Result<()> {
             println!("instance {name}: {n} port(s) detached, pins removed");
             Ok(())
         }
-        Cmd::Events { which, count, timeout, pcapng } => {
-            let n = dataplane_user::events::run(&which.name()?, count, timeout.map(Duration::from_secs_f64), pcapng.as_deref())?;
+        Cmd::Events { which, count, timeout, pcapng, history } => {
+            let n = dataplane_user::events::run(&which.name()?, count, timeout.map(Duration::from_secs_f64), pcapng.as_deref(), history)?;
             eprintln!("{n} event(s)");
             Ok(())
         }
@@ -337,10 +351,7 @@ async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
 /// Prints a line; a closed stdout (the reader went away) is not an error
 /// for a long-running controller.
 fn say(line: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", line.trim_end_matches('\n'));
-    let _ = out.flush();
+    dataplane_user::log::info(line);
 }
 
 /// Applies a changed config to a running data plane, or says why not.
@@ -458,14 +469,14 @@ fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, met
                     if let Some(w) = watchdog.as_mut() {
                         match w.poll(&mut running.bpf, &plan, dataplane_user::sys::monotonic_ns()) {
                             Ok(lines) => lines.iter().for_each(|l| say(l)),
-                            Err(e) => eprintln!("pfcwd: {e:#}"),
+                            Err(e) => dataplane_user::log::error(&format!("pfcwd: {e:#}")),
                         }
                     }
                 }
                 _ = tick.tick(), if stats_interval.is_some() => {
                     match snapshot(&plan.instance) {
                         Ok(s) => say(&s.render()),
-                        Err(e) => eprintln!("stats: {e:#}"),
+                        Err(e) => dataplane_user::log::error(&format!("stats: {e:#}")),
                     }
                 }
             }
@@ -479,7 +490,7 @@ fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, met
                     }
                     match dataplane_user::groups::update_groups(&mut running.bpf, &plan, &|i| now[i]) {
                         Ok(()) => port_up = now,
-                        Err(e) => eprintln!("updating groups: {e:#}"),
+                        Err(e) => dataplane_user::log::error(&format!("updating groups: {e:#}")),
                     }
                 }
             }

@@ -31,6 +31,7 @@ struct Watched {
 }
 
 pub struct Watchdog {
+    log: crate::events::EventLog,
     cfg: PfcWdConfig,
     watched: Vec<Watched>,
     pub detected: u64,
@@ -49,7 +50,7 @@ impl Watchdog {
                 }
             }
         }
-        Some(Watchdog { cfg, watched, detected: 0, restored: 0 })
+        Some(Watchdog { log: crate::events::EventLog::open(&plan.instance), cfg, watched, detected: 0, restored: 0 })
     }
 
     /// One poll at `now_ns`; returns the events as log lines.
@@ -81,6 +82,12 @@ impl Watchdog {
                             _ => STORM_NONE,
                         };
                         changes.push((w.port, w.prio, action, true));
+                        self.log.record(
+                            "pfcwd_storm_detected",
+                            &plan.ports[w.port].name,
+                            w.prio as u8,
+                            &format!("{} bytes queued, paused, nothing sent for {} ms", q.bytes, self.cfg.detection_time_ms),
+                        );
                         lines.push(format!(
                             "pfcwd: storm detected on {} priority {} (paused, {} bytes queued, nothing sent for {} ms); action {}",
                             plan.ports[w.port].name,
@@ -93,6 +100,12 @@ impl Watchdog {
                     WdEvent::StormRestored => {
                         self.restored += 1;
                         changes.push((w.port, w.prio, STORM_NONE, false));
+                        self.log.record(
+                            "pfcwd_storm_restored",
+                            &plan.ports[w.port].name,
+                            w.prio as u8,
+                            &format!("no PFC for {} ms", self.cfg.restoration_time_ms),
+                        );
                         lines.push(format!(
                             "pfcwd: storm restored on {} priority {} (no PFC for {} ms)",
                             plan.ports[w.port].name, w.prio, self.cfg.restoration_time_ms

@@ -823,6 +823,15 @@ fn incast_pfc_lossless() {
     plot_queue(&r.trace, "incast_pfc_on_queue.svg", "4:1 incast, PFC on: receiver TC3 queue in the buffer model");
     let (b, a) = (&r.before, &r.after);
     let mut failures = Vec::new();
+    // (a0) the XOFFs sent are in the controller's event log
+    {
+        let log = std::fs::read_to_string(format!("/run/dataplane/{instance}.events")).unwrap_or_default();
+        let xoffs = log.lines().filter(|l| l.contains("\"pfc_xoff_sent\"")).count();
+        println!("  event log: {xoffs} pfc_xoff_sent events");
+        if xoffs == 0 {
+            failures.push("no pfc_xoff_sent event in the controller's event log".into());
+        }
+    }
 
     // (a1) lossless: no drop for lack of headroom anywhere
     let lossless_drops = sum_ports(b, a, "drop_headroom[3]");
@@ -988,6 +997,17 @@ fn pfc_storm_watchdog() {
         match &restored {
             Some((t, l)) => println!("  storm restored {:.0} ms after the pausing stopped: {l}", (*t - storm_end).as_secs_f64() * 1e3),
             None => failures.push(format!("no \"storm restored\" for {rp} priority 3 within 1.5 s of the last PFC frame")),
+        }
+        // the controller's event log, as `dataplane events` shows it
+        let ev = Command::new(BIN)
+            .args(["--netns", &fab.sw.name, "events", "--instance", &instance, "--history", "--timeout", "0"])
+            .output()
+            .unwrap();
+        let ev = String::from_utf8_lossy(&ev.stdout);
+        for kind in ["pfcwd_storm_detected", "pfcwd_storm_restored"] {
+            if !ev.lines().any(|l| l.contains(kind) && l.contains(rp.as_str())) {
+                failures.push(format!("no {kind} event for {rp} in `dataplane events --history`:\n{ev}"));
+            }
         }
         // the watchdog's counters, as `stats` shows them
         let end = stats(&fab.sw, &instance);
