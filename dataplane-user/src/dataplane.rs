@@ -86,31 +86,37 @@ pub fn resolve_ports(plan: &Plan) -> Result<Vec<Resolved>> {
     Ok(out)
 }
 
-/// Writes the port table: every planned port (each update replaces one
-/// whole entry atomically), then removes entries of ports no longer planned.
-pub fn write_port_table(map: &mut HashMap<&mut MapData, u32, PortConfig>, plan: &Plan, ports: &[Resolved]) -> Result<()> {
+/// Writes the port table: every planned port whose entry differs (each
+/// update replaces one whole entry atomically), then removes entries of
+/// ports no longer planned. Returns the entries changed.
+pub fn write_port_table(map: &mut HashMap<&mut MapData, u32, PortConfig>, plan: &Plan, ports: &[Resolved]) -> Result<usize> {
+    let mut n = 0;
     for (p, r) in plan.ports.iter().zip(ports) {
-        map.insert(r.ifindex, r.config, 0).with_context(|| format!("writing PORT_CONFIG for {}", p.name))?;
+        if map.get(&r.ifindex, 0).ok() != Some(r.config) {
+            map.insert(r.ifindex, r.config, 0).with_context(|| format!("writing PORT_CONFIG for {}", p.name))?;
+            n += 1;
+        }
     }
     let keep: HashSet<u32> = ports.iter().map(|r| r.ifindex).collect();
     let stale: Vec<u32> = map.keys().filter_map(|k| k.ok()).filter(|k| !keep.contains(k)).collect();
     for k in stale {
         map.remove(&k).with_context(|| format!("removing stale PORT_CONFIG entry {k}"))?;
+        n += 1;
     }
-    Ok(())
+    Ok(n)
 }
 
 /// Writes every table of a validated, resolved plan: ports, forwarding
 /// (egress ports, next hops, groups, routes, the tail-call stages) and the
-/// buffer model.
-pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Result<()> {
-    {
+/// buffer model, against what is loaded: only entries that differ are
+/// written, each whole. Returns the entries changed.
+pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Result<usize> {
+    let n = {
         let mut table: HashMap<_, u32, PortConfig> =
             HashMap::try_from(bpf.map_mut(MAP_PORT_CONFIG).ok_or_else(|| anyhow!("map {MAP_PORT_CONFIG} missing"))?)?;
-        write_port_table(&mut table, plan, resolved)?;
-    }
-    crate::tables::write_forwarding(bpf, plan, resolved)?;
-    crate::lossless_ctl::write_buffer(bpf, plan)
+        write_port_table(&mut table, plan, resolved)?
+    };
+    Ok(n + crate::tables::write_forwarding(bpf, plan, resolved)? + crate::lossless_ctl::write_buffer(bpf, plan)?)
 }
 
 /// Parses, validates, resolves (in the calling thread's namespace) and

@@ -58,7 +58,7 @@ pub fn link_up(name: &str) -> bool {
 
 /// Writes every group (whole-value updates), the port rate estimators'
 /// speeds and the hash seed.
-pub fn write_groups(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<()> {
+pub fn write_groups(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<usize> {
     {
         let mut seed: Array<&mut MapData, u32> = Array::try_from(bpf.map_mut(MAP_HASH_SEED).context("HASH_SEED")?)?;
         seed.set(0, plan.hash_seed, 0)?;
@@ -77,26 +77,29 @@ pub fn write_groups(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<(
     update_groups(bpf, plan, &|i| link_up(&plan.ports[i].name))
 }
 
-/// Rewrites every group for the current port states; returns how many
-/// changed. Each group is one whole-value update.
-pub fn update_groups(bpf: &mut Ebpf, plan: &Plan, port_up: &dyn Fn(usize) -> bool) -> Result<()> {
+/// Rewrites the groups that changed for the current port states; returns
+/// how many. Each group is one whole-value update.
+pub fn update_groups(bpf: &mut Ebpf, plan: &Plan, port_up: &dyn Fn(usize) -> bool) -> Result<usize> {
     let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
+    let mut n = 0;
     for (i, g) in plan.groups.iter().enumerate() {
         let prev = m.get(&(i as u32), 0).ok();
         let v = group_value(plan, g, port_up, prev.as_ref())?;
         if prev.as_ref() != Some(&v) {
             m.insert(i as u32, v, 0).with_context(|| format!("GROUPS[{i}] ({})", g.name))?;
+            n += 1;
         }
     }
-    Ok(())
+    Ok(n)
 }
 
 /// Removes groups the plan no longer has (after routes stopped using them).
-pub fn remove_stale_groups(bpf: &mut Ebpf, plan: &Plan) -> Result<()> {
+pub fn remove_stale_groups(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
     let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
     let stale: Vec<u32> = m.keys().filter_map(|k| k.ok()).filter(|k| *k as usize >= plan.groups.len()).collect();
+    let n = stale.len();
     for k in stale {
         m.remove(&k)?;
     }
-    Ok(())
+    Ok(n)
 }

@@ -29,20 +29,28 @@ pub const PROG_TICK: &str = "xdp_lossless_tick";
 /// Writes PORT_BUF (every model slot: configured ports enabled, the rest
 /// disabled) and the pool size. Without a `[buffer]` section every slot is
 /// disabled and the model is off.
-pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<()> {
+pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
+    let mut n = 0;
     let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(bpf.map_mut(MAP_PORT_BUF).context("PORT_BUF")?)?;
     for slot in 0..MODEL_PORTS {
-        let v = plan.buffer.as_ref().and_then(|b| b.ports.get(slot).copied());
         let cur = pb.get(&(slot as u32), 0)?;
-        let v = v.unwrap_or(PortBuffer { enabled: 0, ..cur });
-        pb.set(slot as u32, v, 0)?;
+        let v = plan.buffer.as_ref().and_then(|b| b.ports.get(slot).copied()).unwrap_or(PortBuffer { enabled: 0, ..cur });
+        // the watchdog's storm state belongs to the running controller
+        let v = PortBuffer { storm: cur.storm, ..v };
+        if v != cur {
+            pb.set(slot as u32, v, 0)?;
+            n += 1;
+        }
     }
     if let Some(b) = &plan.buffer {
         let mut pool: Array<&mut MapData, SharedPool> = Array::try_from(bpf.map_mut(MAP_POOL).context("POOL")?)?;
         let cur = pool.get(&0, 0)?;
-        pool.set(0, SharedPool { size: b.pool_size, used: cur.used }, 0)?;
+        if cur.size != b.pool_size {
+            pool.set(0, SharedPool { size: b.pool_size, used: cur.used }, 0)?;
+            n += 1;
+        }
     }
-    Ok(())
+    Ok(n)
 }
 
 /// Runs `xdp_lossless_tick` every `period` on its own thread, with the

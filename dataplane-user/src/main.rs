@@ -355,7 +355,7 @@ fn say(line: &str) {
 }
 
 /// Applies a changed config to a running data plane, or says why not.
-fn reload(running: &mut dataplane::Running, current: &Plan, path: &std::path::Path) -> Result<Plan> {
+fn reload(running: &mut dataplane::Running, current: &Plan, path: &std::path::Path) -> Result<(Plan, usize)> {
     let new = plan_of(path)?;
     if new.instance != current.instance {
         anyhow::bail!("switch.name changed ({:?} -> {:?}): start a controller for the new instance instead", current.instance, new.instance);
@@ -368,8 +368,8 @@ fn reload(running: &mut dataplane::Running, current: &Plan, path: &std::path::Pa
         anyhow::bail!("routing, [buffer] or [pfcwd] was added or removed: restart `up` for that");
     }
     let resolved = dataplane::resolve_ports(&new)?;
-    dataplane::write_tables(&mut running.bpf, &new, &resolved)?;
-    Ok(new)
+    let changed = dataplane::write_tables(&mut running.bpf, &new, &resolved)?;
+    Ok((new, changed))
 }
 
 fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, metrics: String) -> Result<()> {
@@ -450,8 +450,13 @@ fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, met
                     let path = std::fs::read_to_string(&req).map(PathBuf::from).unwrap_or_else(|_| config_path.clone());
                     let _ = std::fs::remove_file(&req);
                     match reload(&mut running, &plan, &path) {
-                        Ok(new) => {
-                            say(&format!("reload: applied {} ({} route(s), {} group(s))", path.display(), new.routes.len(), new.groups.len()));
+                        Ok((new, changed)) => {
+                            say(&format!(
+                                "reload: applied {}: {changed} entries changed ({} route(s), {} group(s))",
+                                path.display(),
+                                new.routes.len(),
+                                new.groups.len()
+                            ));
                             plan = new;
                             config_path = path;
                         }
@@ -489,7 +494,7 @@ fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, met
                         }
                     }
                     match dataplane_user::groups::update_groups(&mut running.bpf, &plan, &|i| now[i]) {
-                        Ok(()) => port_up = now,
+                        Ok(_) => port_up = now,
                         Err(e) => dataplane_user::log::error(&format!("updating groups: {e:#}")),
                     }
                 }

@@ -568,17 +568,13 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
             }
         }
         if let Some(b) = &plan.buffer {
-            let mut seen = [false; 2];
-            for pb in &b.ports {
-                for prof in &pb.pg_profile {
-                    let (field, idx) = if prof.lossless != 0 { ("buffer.dynamic_th", 0) } else { ("buffer.lossy_dynamic_th", 1) };
-                    if tofino_baf(prof.dynamic_th).is_none() && !seen[idx] {
-                        seen[idx] = true;
-                        refuse(
-                            field.into(),
-                            format!("Tofino's dynamic thresholds are the burst absorption factors 1.5%..80%, i.e. dynamic_th -6..2; {} has none", prof.dynamic_th),
-                        );
-                    }
+            for (field, lossless) in [("buffer.dynamic_th", true), ("buffer.lossy_dynamic_th", false)] {
+                let bad = b.ports.iter().flat_map(|pb| pb.pg_profile.iter()).find(|p| (p.lossless != 0) == lossless && tofino_baf(p.dynamic_th).is_none());
+                if let Some(prof) = bad {
+                    refuse(
+                        field.into(),
+                        format!("Tofino's dynamic thresholds are the burst absorption factors 1.5%..80%, i.e. dynamic_th -6..2; {} has none", prof.dynamic_th),
+                    );
                 }
             }
         }
@@ -594,7 +590,7 @@ fn member(plan: &Plan, g: &Group, slot: u8) -> (u16, usize) {
 
 /// Expands a WRED curve over queue depths in `unit`s into ranges: (low,
 /// high, probability in 1/256, always).
-fn red_ranges(min_u: u128, max_u: u128, pmax_pct: u8) -> Vec<(u128, u128, u8, bool)> {
+pub fn red_ranges(min_u: u128, max_u: u128, pmax_pct: u8) -> Vec<(u128, u128, u8, bool)> {
     let mut out = Vec::new();
     let pmax = u128::from(pmax_pct.min(100));
     if min_u < max_u {
@@ -1870,7 +1866,8 @@ pub mod corpus {
             other => return Err(format!("unknown packet kind {other:?}")),
         };
         for &[off, v] in spec.edits.iter().flatten() {
-            let b = f.get_mut(off).ok_or_else(|| format!("edit at {off} beyond the {} byte frame", f.len()))?;
+            let n = f.len();
+            let b = f.get_mut(off).ok_or_else(|| format!("edit at {off} beyond the {n} byte frame"))?;
             *b = v as u8;
         }
         if let Some(n) = spec.truncate {

@@ -68,62 +68,72 @@ pub fn route_entry(t: Target) -> RouteEntry {
 
 /// Writes every forwarding table of `plan` and removes what it no longer
 /// has. The plan and ports are already validated and resolved.
-pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<()> {
+pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<usize> {
     install_egress_stage(bpf)?;
+    let mut n = 0;
     {
         let mut tx: DevMap<&mut MapData> = DevMap::try_from(map(bpf, MAP_TX_PORTS)?)?;
         for r in ports {
-            tx.set(u32::from(r.config.port_id), r.ifindex, None, 0)
-                .with_context(|| format!("TX_PORTS[{}] = ifindex {}", r.config.port_id, r.ifindex))?;
+            let id = u32::from(r.config.port_id);
+            if tx.get(id, 0).map(|v| v.if_index).ok() != Some(r.ifindex) {
+                tx.set(id, r.ifindex, None, 0).with_context(|| format!("TX_PORTS[{id}] = ifindex {}", r.ifindex))?;
+                n += 1;
+            }
         }
     }
     let nhs = nexthop_entries(plan, ports);
     {
         let mut m: HashMap<&mut MapData, u32, NextHop> = HashMap::try_from(map(bpf, MAP_NEXTHOPS)?)?;
         for (i, nh) in nhs.iter().enumerate() {
-            m.insert(i as u32, *nh, 0).with_context(|| format!("NEXTHOPS[{i}] ({})", plan.nexthops[i].name))?;
-        }
-    }
-    crate::groups::write_groups(bpf, plan, ports)?;
-    {
-        let mut v4: LpmTrie<&mut MapData, [u8; 4], RouteEntry> = LpmTrie::try_from(map(bpf, MAP_ROUTES_V4)?)?;
-        let mut keep4 = HashSet::new();
-        for r in &plan.routes {
-            if let IpAddr::V4(a) = r.addr {
-                v4.insert(&Key::new(u32::from(r.len), a.octets()), route_entry(r.target), 0)
-                    .with_context(|| format!("route {a}/{}", r.len))?;
-                keep4.insert((r.len, a.octets()));
+            if m.get(&(i as u32), 0).ok() != Some(*nh) {
+                m.insert(i as u32, *nh, 0).with_context(|| format!("NEXTHOPS[{i}] ({})", plan.nexthops[i].name))?;
+                n += 1;
             }
         }
-        let stale: Vec<Key<[u8; 4]>> =
-            v4.keys().filter_map(|k| k.ok()).filter(|k| !keep4.contains(&(k.prefix_len() as u8, k.data()))).collect();
-        for k in stale {
-            v4.remove(&k)?;
-        }
     }
-    {
-        let mut v6: LpmTrie<&mut MapData, [u8; 16], RouteEntry> = LpmTrie::try_from(map(bpf, MAP_ROUTES_V6)?)?;
-        let mut keep6 = HashSet::new();
-        for r in &plan.routes {
-            if let IpAddr::V6(a) = r.addr {
-                v6.insert(&Key::new(u32::from(r.len), a.octets()), route_entry(r.target), 0)
-                    .with_context(|| format!("route {a}/{}", r.len))?;
-                keep6.insert((r.len, a.octets()));
-            }
-        }
-        let stale: Vec<Key<[u8; 16]>> =
-            v6.keys().filter_map(|k| k.ok()).filter(|k| !keep6.contains(&(k.prefix_len() as u8, k.data()))).collect();
-        for k in stale {
-            v6.remove(&k)?;
-        }
-    }
-    crate::groups::remove_stale_groups(bpf, plan)?;
+    n += crate::groups::write_groups(bpf, plan, ports)?;
+    n += write_routes::<4>(bpf, MAP_ROUTES_V4, plan)?;
+    n += write_routes::<16>(bpf, MAP_ROUTES_V6, plan)?;
+    n += crate::groups::remove_stale_groups(bpf, plan)?;
     {
         let mut m: HashMap<&mut MapData, u32, NextHop> = HashMap::try_from(map(bpf, MAP_NEXTHOPS)?)?;
         let stale: Vec<u32> = m.keys().filter_map(|k| k.ok()).filter(|k| *k as usize >= nhs.len()).collect();
         for k in stale {
             m.remove(&k)?;
+            n += 1;
         }
     }
-    Ok(())
+    Ok(n)
+}
+
+/// The routes of one family (`N` = 4 or 16 address bytes): only prefixes
+/// whose entry differs are written; prefixes no longer planned go.
+fn write_routes<const N: usize>(bpf: &mut Ebpf, name: &str, plan: &Plan) -> Result<usize>
+where
+    [u8; N]: aya::Pod,
+{
+    let mut t: LpmTrie<&mut MapData, [u8; N], RouteEntry> = LpmTrie::try_from(map(bpf, name)?)?;
+    let loaded: std::collections::HashMap<(u32, [u8; N]), RouteEntry> =
+        t.iter().filter_map(|r| r.ok()).map(|(k, v)| ((k.prefix_len(), k.data()), v)).collect();
+    let mut keep = HashSet::new();
+    let mut n = 0;
+    for r in &plan.routes {
+        let octets: Option<[u8; N]> = match r.addr {
+            IpAddr::V4(a) => a.octets().to_vec().try_into().ok(),
+            IpAddr::V6(a) => a.octets().to_vec().try_into().ok(),
+        };
+        let Some(o) = octets else { continue };
+        let k = (u32::from(r.len), o);
+        let v = route_entry(r.target);
+        if loaded.get(&k) != Some(&v) {
+            t.insert(&Key::new(k.0, o), v, 0).with_context(|| format!("route {}/{}", r.addr, r.len))?;
+            n += 1;
+        }
+        keep.insert(k);
+    }
+    for k in loaded.keys().filter(|k| !keep.contains(*k)) {
+        t.remove(&Key::new(k.0, k.1))?;
+        n += 1;
+    }
+    Ok(n)
 }

@@ -1,0 +1,439 @@
+//! The P4 targets, everything that needs no P4 tools: the entry generator
+//! against golden files (UPDATE_GOLDEN=1 rewrites them), the generator's
+//! tables, keys, actions and ids against the P4 sources, refusals, the
+//! P4Runtime JSON and bfrt script shapes, and the STF tests generated from
+//! the conformance corpus (P4_STF_OUT=<dir> also writes them there).
+//!
+//! `src/p4.rs` is compiled here directly (the library does not export it
+//! yet): it names `crate::config` and `crate::groups`, which the two shim
+//! modules below provide.
+
+mod config {
+    pub use dataplane_user::config::*;
+}
+mod groups {
+    pub use dataplane_user::groups::*;
+}
+#[allow(dead_code)]
+#[path = "../src/p4.rs"]
+mod p4;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use dataplane_user::config::{Config, Plan};
+use p4::{Op, Target};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn plan_of(path: &Path) -> Plan {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let src = path.display().to_string();
+    Config::parse(&text, &src).and_then(|c| c.validate(&src)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn plan_text(text: &str) -> Plan {
+    Config::parse(text, "t.toml").and_then(|c| c.validate("t.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The program's text with the shared include in front (its typedefs).
+fn p4_source(t: Target) -> String {
+    let r = root();
+    let headers = std::fs::read_to_string(r.join("p4/include/headers.p4")).unwrap();
+    let parser = std::fs::read_to_string(r.join("p4/include/parser.p4")).unwrap();
+    let prog = std::fs::read_to_string(r.join(t.p4_program())).unwrap();
+    format!("{headers}\n{parser}\n{prog}")
+}
+
+const GOLDEN: [&str; 2] = ["leaf", "small"];
+
+/// Compares `got` with the golden file, or rewrites it with UPDATE_GOLDEN=1.
+fn golden(name: &str, got: &str, problems: &mut Vec<String>) {
+    let path = root().join("p4/tests/golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(want) if want == got => {}
+        Ok(want) => {
+            let line = want.lines().zip(got.lines()).position(|(a, b)| a != b).unwrap_or(want.lines().count().min(got.lines().count()));
+            problems.push(format!(
+                "{}: differs from the generator's output first at line {} (UPDATE_GOLDEN=1 rewrites it after review)\n    golden: {:?}\n    now:    {:?}",
+                path.display(),
+                line + 1,
+                want.lines().nth(line).unwrap_or("<end>"),
+                got.lines().nth(line).unwrap_or("<end>")
+            ));
+        }
+        Err(e) => problems.push(format!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display())),
+    }
+}
+
+#[test]
+fn golden_files_match_the_generator() {
+    let mut problems = Vec::new();
+    for case in GOLDEN {
+        let plan = plan_of(&root().join(format!("p4/tests/{case}.toml")));
+        let bmv2 = p4::entries(&plan, Target::Bmv2).unwrap_or_else(|e| panic!("{case} on bmv2: {e}"));
+        assert!(bmv2.bfrt_py.is_none());
+        golden(&format!("{case}.bmv2.txt"), &bmv2.cli, &mut problems);
+        golden(&format!("{case}.bmv2.p4runtime.json"), &bmv2.p4runtime_json, &mut problems);
+        let tofino = p4::entries(&plan, Target::Tofino).unwrap_or_else(|e| panic!("{case} on tofino: {e}"));
+        assert!(tofino.cli.is_empty());
+        golden(&format!("{case}.tofino.p4runtime.json"), &tofino.p4runtime_json, &mut problems);
+        golden(&format!("{case}.tofino_bfrt.py"), tofino.bfrt_py.as_deref().unwrap(), &mut problems);
+        // deterministic
+        assert_eq!(p4::entries(&plan, Target::Bmv2).unwrap(), bmv2, "{case}: two runs differ");
+        assert_eq!(p4::entries(&plan, Target::Tofino).unwrap(), tofino, "{case}: two runs differ");
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Every configuration the tests know: golden, corpus, examples that pass.
+fn all_plans() -> Vec<(String, Plan)> {
+    let mut v: Vec<(String, Plan)> =
+        GOLDEN.iter().map(|c| (c.to_string(), plan_of(&root().join(format!("p4/tests/{c}.toml"))))).collect();
+    let corpus = p4::corpus::load(&root().join("p4/corpus")).unwrap();
+    for (n, (_, plan)) in corpus.configs {
+        v.push((format!("corpus/{n}"), plan));
+    }
+    v
+}
+
+#[test]
+fn p4_sources_declare_what_the_generator_writes() {
+    let mut problems = Vec::new();
+    for t in Target::ALL {
+        let sym = p4::table_names_in_p4(&p4_source(t));
+        assert!(sym.tables.len() >= 10, "{t}: only {} tables found: the P4 reader is broken", sym.tables.len());
+        problems.extend(p4::check_p4_source(t, &sym));
+        // every table and action an emitted entry names is declared, and
+        // every value fits its key or parameter
+        for (name, plan) in all_plans() {
+            let ops = p4::table_ops(&plan, t, &p4::Options::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            for op in &ops {
+                let Op::Entry(e) = op else { continue };
+                let tq = e.table.qualified();
+                let aq = e.action.qualified();
+                let Some(pt) = sym.tables.get(&tq) else {
+                    problems.push(format!("{t} {name}: table {tq} not in the P4 source"));
+                    continue;
+                };
+                if !pt.actions.contains(&e.action.name.to_string()) {
+                    problems.push(format!("{t} {name}: {tq} has no action {}", e.action.name));
+                }
+                let Some(pa) = sym.actions.get(&aq) else {
+                    problems.push(format!("{t} {name}: action {aq} not in the P4 source"));
+                    continue;
+                };
+                if pa.params.len() != e.args.len() {
+                    problems.push(format!("{t} {name}: {aq} takes {} parameters, the entry has {}", pa.params.len(), e.args.len()));
+                }
+                for ((pn, w), v) in pa.params.iter().zip(&e.args) {
+                    if !v.fits(*w) {
+                        problems.push(format!("{t} {name}: {aq} parameter {pn} = {v:?} does not fit bit<{w}>"));
+                    }
+                }
+                if !e.is_default && e.keys.len() != pt.keys.len() {
+                    problems.push(format!("{t} {name}: {tq} has {} key fields, the entry {}", pt.keys.len(), e.keys.len()));
+                }
+                for (ks, kv) in e.table.keys.iter().zip(&e.keys) {
+                    let ok = match kv {
+                        p4::KeyVal::Exact(v) => v.fits(ks.width),
+                        p4::KeyVal::Lpm(v, len) => v.fits(ks.width) && *len <= ks.width,
+                        p4::KeyVal::Range(lo, hi) => lo <= hi && *hi >> ks.width == 0,
+                    };
+                    if !ok {
+                        problems.push(format!("{t} {name}: {tq} key {} = {kv:?} does not fit bit<{}>", ks.name, ks.width));
+                    }
+                }
+            }
+        }
+        // bfrt_python takes keys and parameters as keyword arguments: they
+        // must not collide within a table
+        for ts in p4::tables(t) {
+            for an in ts.actions {
+                let a = p4::actions(t).into_iter().find(|a| a.name == *an).unwrap();
+                let mut names = BTreeSet::new();
+                for k in ts.keys {
+                    names.insert(k.name);
+                }
+                for (p, _) in a.params {
+                    if !names.insert(p) {
+                        problems.push(format!("{t}: {} key and {an} parameter both named {p}", ts.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn p4_reader_finds_tables_keys_actions_and_ids() {
+    let src = r#"
+typedef bit<48> mac_t;
+// a comment with table fake { }
+/* table fake2 { } */
+#define X 1
+action top() { }
+control C(inout h_t hdr) {
+    @id(0x01000007) action a(bit<8> x, mac_t m, in bit<3> y) { }
+    @name("C.b") action b() { }
+    @id(0x02000009)
+    table t {
+        key = { hdr.f.g : exact @name("g"); meta.q : range; }
+        actions = { a; @defaultonly NoAction; }
+        size = 4;
+    }
+    apply { @atomic { t.apply(); } }
+}
+"#;
+    let s = p4::table_names_in_p4(src);
+    assert_eq!(s.tables.keys().collect::<Vec<_>>(), vec!["C.t"]);
+    let t = &s.tables["C.t"];
+    assert_eq!(t.id, Some(0x0200_0009));
+    assert_eq!(t.keys.len(), 2);
+    assert_eq!((t.keys[0].expr.as_str(), t.keys[0].kind.as_str(), t.keys[0].name.as_deref()), ("hdr.f.g", "exact", Some("g")));
+    assert_eq!((t.keys[1].expr.as_str(), t.keys[1].kind.as_str(), t.keys[1].name.as_deref()), ("meta.q", "range", None));
+    assert_eq!(t.actions, vec!["a", "NoAction"]);
+    let a = &s.actions["C.a"];
+    assert_eq!(a.id, Some(0x0100_0007));
+    assert_eq!(a.params, vec![("x".to_string(), 8), ("m".to_string(), 48), ("y".to_string(), 3)]);
+    assert_eq!(s.actions["C.b"].id, None);
+    assert!(s.actions.contains_key("top"));
+}
+
+#[test]
+fn refuses_what_a_target_cannot_express() {
+    // the example leaf: the watchdog and interface-read MACs
+    let leaf = plan_of(&root().join("examples/leaf-lossless.toml"));
+    for t in Target::ALL {
+        let e = p4::entries(&leaf, t).expect_err("leaf-lossless.toml must be refused");
+        assert_eq!(e.target, t);
+        let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
+        assert!(fields.contains(&"pfcwd"), "{t}: {fields:?}");
+        assert!(fields.contains(&"port[0] (eth1).mac"), "{t}: {fields:?}");
+        let text = e.to_string();
+        assert!(text.contains("nothing generated") && text.contains("pfcwd:"), "{text}");
+    }
+    // Tofino: port speeds and dynamic thresholds it has no setting for
+    let odd = plan_text(
+        r#"
+[buffer]
+dynamic_th = 5
+lossy_dynamic_th = -8
+[[port]]
+name = "a"
+mac = "02:00:00:00:00:0a"
+speed = "10M"
+[[port]]
+name = "b"
+mac = "02:00:00:00:00:0b"
+speed = "100G"
+"#,
+    );
+    let e = p4::entries(&odd, Target::Tofino).expect_err("Tofino must refuse");
+    let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
+    assert_eq!(fields, vec!["port[0] (a).speed", "buffer.dynamic_th", "buffer.lossy_dynamic_th"], "{e}");
+    // bmv2 expresses them (emulated)
+    p4::entries(&odd, Target::Bmv2).unwrap_or_else(|e| panic!("bmv2: {e}"));
+    // a classification-only config needs no MACs
+    let classify = plan_of(&root().join("p4/corpus/configs/classify.toml"));
+    for t in Target::ALL {
+        p4::entries(&classify, t).unwrap_or_else(|e| panic!("{t}: {e}"));
+    }
+}
+
+#[test]
+fn p4runtime_json_is_a_write_request_of_known_ids() {
+    for (name, plan) in all_plans() {
+        for t in Target::ALL {
+            let out = p4::entries(&plan, t).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&out.p4runtime_json).unwrap_or_else(|e| panic!("{name} {t}: {e}"));
+            let updates = v["updates"].as_array().unwrap();
+            assert!(!updates.is_empty());
+            let table_ids: BTreeSet<u64> = p4::tables(t).iter().map(|t| u64::from(t.id)).collect();
+            let action_ids: BTreeSet<u64> = p4::actions(t).iter().map(|a| u64::from(a.id)).collect();
+            for u in updates {
+                let kind = u["type"].as_str().unwrap();
+                assert!(kind == "INSERT" || kind == "MODIFY", "{u}");
+                if let Some(te) = u["entity"].get("tableEntry") {
+                    assert!(table_ids.contains(&te["tableId"].as_u64().unwrap()), "{u}");
+                    let act = &te["action"]["action"];
+                    assert!(action_ids.contains(&act["actionId"].as_u64().unwrap()), "{u}");
+                    for p in act["params"].as_array().unwrap() {
+                        let b = p["value"].as_str().unwrap();
+                        assert!(!b.is_empty() && b.len() % 4 == 0, "{u}");
+                    }
+                    assert_eq!(kind == "MODIFY", te.get("isDefaultAction").is_some(), "{u}");
+                } else {
+                    assert_eq!(t, Target::Bmv2, "only bmv2 has clone sessions");
+                    assert!(u["entity"]["packetReplicationEngineEntry"]["cloneSessionEntry"]["sessionId"].is_u64(), "{u}");
+                }
+            }
+        }
+    }
+    assert_eq!(p4::base64(b""), "");
+    assert_eq!(p4::base64(b"f"), "Zg==");
+    assert_eq!(p4::base64(b"fo"), "Zm8=");
+    assert_eq!(p4::base64(b"foo"), "Zm9v");
+    assert_eq!(p4::base64(&[0xfb, 0xff]), "+/8=");
+    assert_eq!(p4::canonical_bytes(0), vec![0]);
+    assert_eq!(p4::canonical_bytes(0x0102), vec![1, 2]);
+}
+
+#[test]
+fn bfrt_script_is_python() {
+    let python = std::process::Command::new("python3").arg("--version").output();
+    if python.is_err() {
+        eprintln!("bfrt_script_is_python: python3 not found, syntax not checked");
+        return;
+    }
+    for (name, plan) in all_plans() {
+        let out = p4::entries(&plan, Target::Tofino).unwrap();
+        let script = out.bfrt_py.unwrap();
+        let dir = std::env::temp_dir().join(format!("dp-p4-bfrt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("s.py");
+        std::fs::write(&f, &script).unwrap();
+        let o = std::process::Command::new("python3")
+            .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(o.status.success(), "{name}: the bfrt script is not Python: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(script.contains("bfrt.complete_operations()"));
+    }
+}
+
+#[test]
+fn red_curve_in_ranges() {
+    // 10..20 units, 5 %: 8 steps of rising probability, then always
+    let r = p4::red_ranges(10, 20, 5);
+    let always = r.last().unwrap();
+    assert_eq!((always.0, always.3), (20, true));
+    let steps = &r[..r.len() - 1];
+    assert!(!steps.is_empty() && steps.iter().all(|s| !s.3 && s.2 > 0 && s.2 <= 13));
+    assert!(steps.windows(2).all(|w| w[0].1 < w[1].0 && w[0].2 <= w[1].2), "{r:?}");
+    assert!(steps[0].0 >= 10 && steps.last().unwrap().1 < 20);
+    // min == max: a step
+    assert_eq!(p4::red_ranges(7, 7, 50), vec![(7, (1 << 19) - 1, 0, true)]);
+    // 100 %: the top step is near certain
+    let r = p4::red_ranges(0, 1000, 100);
+    assert!(r[r.len() - 2].2 >= 230, "{r:?}");
+}
+
+#[test]
+fn bmv2_hash_is_crc32() {
+    assert_eq!(p4::crc32(b"123456789"), 0xcbf4_3926);
+    assert_eq!(p4::crc32(b""), 0);
+    // the key layout: 4 + 16 + 16 + 1 + 2 + 2 + 3 bytes
+    let a = p4::bmv2_flow_hash(7, [1; 16], [2; 16], 17, 49152, 4791, 0x42);
+    let b = p4::bmv2_flow_hash(7, [1; 16], [2; 16], 17, 49152, 4791, 0x43);
+    assert_ne!(a, b, "the destination QP is part of the hash");
+    let mut key = vec![0, 0, 0, 7];
+    key.extend([1; 16]);
+    key.extend([2; 16]);
+    key.extend([17, 0xc0, 0x00, 0x12, 0xb7, 0, 0, 0x42]);
+    assert_eq!(a, p4::crc32(&key));
+}
+
+#[test]
+fn corpus_loads_and_becomes_stf_tests() {
+    let corpus = p4::corpus::load(&root().join("p4/corpus")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(corpus.cases.len() >= 30, "{} cases", corpus.cases.len());
+    let dir = match std::env::var_os("P4_STF_OUT") {
+        Some(d) => PathBuf::from(d),
+        None => std::env::temp_dir().join(format!("dp-p4-stf-{}", std::process::id())),
+    };
+    let (written, skipped) = p4::corpus::write_stf(&corpus, &dir, &p4::Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(written.len() + skipped.len(), corpus.cases.len());
+    assert!(skipped.iter().all(|(n, why)| n.contains("spray") && why.contains("random")), "{skipped:?}");
+    let bmv2 = p4::table_names_in_p4(&p4_source(Target::Bmv2));
+    let hex = |s: &str| s.chars().all(|c| c.is_ascii_hexdigit());
+    let mut problems = Vec::new();
+    for f in &written {
+        let text = std::fs::read_to_string(f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let mut packets = 0;
+        let mut expects = 0;
+        for line in text.lines() {
+            let mut w = line.split_whitespace();
+            match w.next() {
+                None => {}
+                Some(c) if c.starts_with('#') => {}
+                Some("add") | Some("setdefault") => {
+                    let table = w.next().unwrap_or("");
+                    let Some(t) = bmv2.tables.get(table) else {
+                        problems.push(format!("{name}: {line}: no table {table}"));
+                        continue;
+                    };
+                    let rest: Vec<&str> = w.collect();
+                    let Some(call) = rest.last() else {
+                        problems.push(format!("{name}: {line}: no action"));
+                        continue;
+                    };
+                    let (act, args) = call.split_once('(').unwrap_or(("", ""));
+                    if !bmv2.actions.contains_key(act) || !args.ends_with(')') {
+                        problems.push(format!("{name}: {line}: bad action call {call}"));
+                    }
+                    for k in &rest[..rest.len() - 1] {
+                        let (kn, kv) = k.split_once(':').unwrap_or(("", ""));
+                        if !t.keys.iter().any(|pk| pk.name.as_deref() == Some(kn)) || kv.is_empty() {
+                            problems.push(format!("{name}: {line}: bad key {k}"));
+                        }
+                    }
+                }
+                Some("mirroring_add") => {
+                    if w.count() != 2 {
+                        problems.push(format!("{name}: {line}"));
+                    }
+                }
+                Some(cmd @ ("packet" | "expect")) => {
+                    let port: Option<u32> = w.next().and_then(|p| p.parse().ok());
+                    let data = w.next().unwrap_or("");
+                    let data = if cmd == "expect" { data.strip_suffix('$').unwrap_or("<no $>") } else { data };
+                    if port.is_none() || data.len() < 28 || data.len() % 2 != 0 || !hex(data) || w.next().is_some() {
+                        problems.push(format!("{name}: bad {cmd} line {line}"));
+                    }
+                    if cmd == "packet" {
+                        packets += 1;
+                    } else {
+                        expects += 1;
+                    }
+                }
+                Some(other) => problems.push(format!("{name}: unknown STF command {other}")),
+            }
+        }
+        if packets != 1 || expects > 1 {
+            problems.push(format!("{name}: {packets} packet and {expects} expect lines"));
+        }
+    }
+    if std::env::var_os("P4_STF_OUT").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        eprintln!("wrote {} STF tests to {}", written.len(), dir.display());
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn stf_of_a_group_case_names_the_bucket_member() {
+    // the STF expectation of a group case is bmv2's CRC-32 bucket member
+    let corpus = p4::corpus::load(&root().join("p4/corpus")).unwrap();
+    let c = corpus.cases.iter().find(|c| c.name == "route_group_hash").unwrap();
+    let (_, plan) = &corpus.configs[&c.config];
+    let port = p4::corpus::bmv2_group_port(plan, &c.frame).unwrap().unwrap();
+    let stf = p4::corpus::stf(&corpus, c, &p4::Options::default()).unwrap();
+    let expect = stf.lines().find(|l| l.starts_with("expect ")).unwrap();
+    assert!(expect.starts_with(&format!("expect {port} ")), "{expect} (bmv2 picks port {port})");
+    // a spray case has none
+    let s = corpus.cases.iter().find(|c| c.name == "route_group_spray").unwrap();
+    assert!(p4::corpus::stf(&corpus, s, &p4::Options::default()).is_err());
+}
