@@ -10,13 +10,26 @@ use aya::Ebpf;
 /// `struct xdp_md` as BPF_PROG_TEST_RUN takes it for ctx_in.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
-struct XdpMd {
-    data: u32,
-    data_end: u32,
-    data_meta: u32,
-    ingress_ifindex: u32,
-    rx_queue_index: u32,
-    egress_ifindex: u32,
+pub struct XdpMd {
+    pub data: u32,
+    pub data_end: u32,
+    pub data_meta: u32,
+    pub ingress_ifindex: u32,
+    pub rx_queue_index: u32,
+    pub egress_ifindex: u32,
+}
+
+impl XdpMd {
+    /// The context of a `len`-byte frame received on `ifindex`.
+    pub fn new(len: usize, ifindex: u32) -> XdpMd {
+        XdpMd { data: 0, data_end: len as u32, ingress_ifindex: ifindex, ..Default::default() }
+    }
+
+    /// Its bytes, for `ctx_in`.
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: repr(C) plain integers, no padding.
+        unsafe { std::slice::from_raw_parts(self as *const XdpMd as *const u8, std::mem::size_of::<XdpMd>()) }
+    }
 }
 
 /// What one run returned.
@@ -58,9 +71,8 @@ pub fn run_xdp(bpf: &Ebpf, prog: &str, frame: &[u8], ingress_ifindex: u32, repea
         .ok_or_else(|| anyhow!("no program {prog}"))?
         .try_into()
         .with_context(|| format!("{prog} is not XDP"))?;
-    let md = XdpMd { data: 0, data_end: frame.len() as u32, ingress_ifindex, ..Default::default() };
-    // SAFETY: XdpMd is repr(C) plain integers.
-    let ctx = unsafe { std::slice::from_raw_parts(&md as *const XdpMd as *const u8, std::mem::size_of::<XdpMd>()) };
+    let md = XdpMd::new(frame.len(), ingress_ifindex);
+    let ctx = md.as_bytes();
     let mut out = vec![0u8; frame.len() + 256];
     let r = p
         .test_run(TestRunOptions {

@@ -80,6 +80,19 @@ impl Netns {
         exec(&self.name, cmd)
     }
 
+    /// Adds veth pairs `<name>` / `<name>-peer` inside this namespace, all
+    /// up: ports for programs driven by BPF_PROG_RUN, whose peers nothing
+    /// uses.
+    pub fn add_ports(&self, names: &[&str]) -> Result<()> {
+        for p in names {
+            let peer = format!("{p}-peer");
+            self.ip(&["link", "add", p, "type", "veth", "peer", "name", &peer])?;
+            self.ip(&["link", "set", p, "up"])?;
+            self.ip(&["link", "set", &peer, "up"])?;
+        }
+        Ok(())
+    }
+
     /// Moves the calling thread into this namespace until the returned
     /// guard drops.
     pub fn enter(&self) -> Result<Entered> {

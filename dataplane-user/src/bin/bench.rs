@@ -82,11 +82,7 @@ fn main() -> Result<()> {
     let args = Args::parse();
     let ns = Netns::create("bench")?;
     let _in = ns.enter()?;
-    for p in ["b0", "b1"] {
-        ns.ip(&["link", "add", p, "type", "veth", "peer", "name", &format!("{p}-peer")])?;
-        ns.ip(&["link", "set", p, "up"])?;
-        ns.ip(&["link", "set", &format!("{p}-peer"), "up"])?;
-    }
+    ns.add_ports(&["b0", "b1"])?;
     let mut bpf = load_object()?;
     let (_, ix) = apply_config_text(&mut bpf, FULL_PIPELINE_CONFIG, "bench")?;
     let ifindex = ix[0].ifindex;

@@ -58,6 +58,7 @@ use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::load_object;
 use dataplane_user::sys;
+use dataplane_user::testrun::XdpMd;
 use testbed::controller::Controller;
 use testbed::netns::{veth, Netns};
 
@@ -136,18 +137,6 @@ fn frames() -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// `struct xdp_md` for BPF_PROG_RUN's ctx_in.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct XdpMd {
-    data: u32,
-    data_end: u32,
-    data_meta: u32,
-    ingress_ifindex: u32,
-    rx_queue_index: u32,
-    egress_ifindex: u32,
-}
-
 /// The live-frames generator: `xdp_bench_tx` sends its frame out of g0.
 struct Generator {
     bpf: Ebpf,
@@ -176,7 +165,7 @@ impl Generator {
         let frames = frames();
         let ctxs = frames
             .iter()
-            .map(|f| XdpMd { data: 0, data_end: f.len() as u32, ingress_ifindex: g0_ifindex, ..Default::default() })
+            .map(|f| XdpMd::new(f.len(), g0_ifindex))
             .collect();
         Ok(Generator { bpf, frames, ctxs, repeat, batch })
     }
@@ -195,10 +184,7 @@ impl Generator {
         while start.elapsed() < dur {
             check_interrupted()?;
             for (frame, md) in self.frames.iter().zip(&self.ctxs) {
-                // SAFETY: XdpMd is repr(C) plain integers.
-                let ctx = unsafe {
-                    std::slice::from_raw_parts(md as *const XdpMd as *const u8, std::mem::size_of::<XdpMd>())
-                };
+                let ctx = md.as_bytes();
                 prog.test_run(TestRunOptions {
                     data_in: Some(frame),
                     ctx_in: Some(ctx),

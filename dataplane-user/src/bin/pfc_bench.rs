@@ -69,11 +69,7 @@ fn main() -> Result<()> {
     let args = Args::parse();
     let ns = Netns::create("pfcb")?;
     let _in = ns.enter()?;
-    for p in ["b0", "b1"] {
-        ns.ip(&["link", "add", p, "type", "veth", "peer", "name", &format!("{p}-peer")])?;
-        ns.ip(&["link", "set", p, "up"])?;
-        ns.ip(&["link", "set", &format!("{p}-peer"), "up"])?;
-    }
+    ns.add_ports(&["b0", "b1"])?;
     let mut bpf = load_object()?;
     let (_, ix) = apply_config_text(&mut bpf, CONFIG, "pfcbench")?;
     let mut ring: RingBuf<MapData> = RingBuf::try_from(bpf.take_map("PFC_EVENTS").context("PFC_EVENTS")?)?;
