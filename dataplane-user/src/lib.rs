@@ -14,6 +14,7 @@ pub mod groups;
 pub mod links;
 pub mod log;
 pub mod metrics;
+pub mod p4;
 pub mod lossless_ctl;
 pub mod pfc;
 pub mod testrun;

@@ -102,10 +102,39 @@ enum Cmd {
         #[arg(long, default_value_t = 1.0)]
         interval: f64,
     },
+    /// The P4 targets (bmv2, Tofino): table entries from the same config.
+    P4 {
+        #[command(subcommand)]
+        cmd: P4Cmd,
+    },
     /// Configuration commands.
     Config {
         #[command(subcommand)]
         cmd: ConfigCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum P4Cmd {
+    /// Write simple_switch_CLI commands (bmv2), P4Runtime entries (JSON) and
+    /// a bfrt-python script (Tofino, with PFC/ECN/buffer settings). A
+    /// feature the target cannot express is refused, naming the field.
+    Entries {
+        /// bmv2 or tofino.
+        #[arg(long)]
+        target: String,
+        #[arg(short, long)]
+        config: PathBuf,
+        /// Output directory.
+        #[arg(short, long, default_value = ".")]
+        out: PathBuf,
+        /// bmv2 counts queue depth in packets: bytes per packet for the
+        /// WRED thresholds.
+        #[arg(long, default_value_t = 4096)]
+        bmv2_packet_bytes: u32,
+        /// Tofino traffic-manager cell size (80 on Tofino 1, 176 on Tofino 2).
+        #[arg(long, default_value_t = 80)]
+        tofino_cell_bytes: u32,
     },
 }
 
@@ -226,6 +255,31 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Events { which, count, timeout, pcapng, history } => {
             let n = dataplane_user::events::run(&which.name()?, count, timeout.map(Duration::from_secs_f64), pcapng.as_deref(), history)?;
             eprintln!("{n} event(s)");
+            Ok(())
+        }
+        Cmd::P4 { cmd: P4Cmd::Entries { target, config, out, bmv2_packet_bytes, tofino_cell_bytes } } => {
+            use dataplane_user::p4;
+            let t: p4::Target = target.parse().map_err(|e: String| anyhow::anyhow!("--target: {e}"))?;
+            let plan = plan_of(&config)?;
+            let opts = p4::Options { bmv2_packet_bytes, tofino_cell_bytes, ..Default::default() };
+            let e = p4::entries_with(&plan, t, &opts).map_err(|r| anyhow::anyhow!("{r}"))?;
+            std::fs::create_dir_all(&out)?;
+            let name = |suffix: &str| out.join(format!("{}.{suffix}", plan.instance));
+            let mut written = Vec::new();
+            if !e.cli.is_empty() {
+                std::fs::write(name("bmv2.txt"), &e.cli)?;
+                written.push(name("bmv2.txt"));
+            }
+            let rt = name(&format!("{}.p4runtime.json", target));
+            std::fs::write(&rt, &e.p4runtime_json)?;
+            written.push(rt);
+            if let Some(py) = &e.bfrt_py {
+                std::fs::write(name("tofino_bfrt.py"), py)?;
+                written.push(name("tofino_bfrt.py"));
+            }
+            for w in written {
+                println!("wrote {}", w.display());
+            }
             Ok(())
         }
         Cmd::Config { cmd: ConfigCmd::Check { config, resolve } } => {

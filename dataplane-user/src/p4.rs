@@ -175,7 +175,7 @@ pub fn entries(plan: &Plan, target: Target) -> Result<P4Entries, RefusedFeature>
 pub fn entries_with(plan: &Plan, target: Target, opts: &Options) -> Result<P4Entries, RefusedFeature> {
     let ops = table_ops(plan, target, opts)?;
     Ok(match target {
-        Target::Bmv2 => P4Entries { cli: render_cli(plan, &ops), p4runtime_json: render_p4runtime(&ops), bfrt_py: None },
+        Target::Bmv2 => P4Entries { cli: render_cli(&ops), p4runtime_json: render_p4runtime(&ops), bfrt_py: None },
         Target::Tofino => P4Entries {
             cli: String::new(),
             p4runtime_json: render_p4runtime(&ops),
@@ -533,6 +533,19 @@ fn tofino_baf(dynamic_th: i8) -> Option<&'static str> {
     })
 }
 
+/// The factor of a lossy queue: exact for dynamic_th -6..2, else the
+/// nearest (the eBPF default lossy_dynamic_th 3 asks for 89 %: 80 %), with
+/// a note saying so.
+fn lossy_baf(dynamic_th: i8) -> (&'static str, Option<String>) {
+    match tofino_baf(dynamic_th) {
+        Some(b) => (b, None),
+        None => {
+            let (b, th) = if dynamic_th > 2 { ("80%", 2) } else { ("1.5%", -6) };
+            (b, Some(format!("lossy_dynamic_th {dynamic_th} has no Tofino factor: the nearest, {b} (dynamic_th {th})")))
+        }
+    }
+}
+
 /// What `target` cannot express in `plan`.
 pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
     let mut out = Vec::new();
@@ -567,15 +580,16 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
                 );
             }
         }
+        // Lossless PGs: the threshold decides when XOFF goes out, which the
+        // headroom is sized for, so it must be exact. (Lossy queues take the
+        // nearest factor, see `lossy_baf`.)
         if let Some(b) = &plan.buffer {
-            for (field, lossless) in [("buffer.dynamic_th", true), ("buffer.lossy_dynamic_th", false)] {
-                let bad = b.ports.iter().flat_map(|pb| pb.pg_profile.iter()).find(|p| (p.lossless != 0) == lossless && tofino_baf(p.dynamic_th).is_none());
-                if let Some(prof) = bad {
-                    refuse(
-                        field.into(),
-                        format!("Tofino's dynamic thresholds are the burst absorption factors 1.5%..80%, i.e. dynamic_th -6..2; {} has none", prof.dynamic_th),
-                    );
-                }
+            let bad = b.ports.iter().flat_map(|pb| pb.pg_profile.iter()).find(|p| p.lossless != 0 && tofino_baf(p.dynamic_th).is_none());
+            if let Some(prof) = bad {
+                refuse(
+                    "buffer.dynamic_th".into(),
+                    format!("Tofino's dynamic thresholds are the burst absorption factors 1.5%..80%, i.e. dynamic_th -6..2; {} has none", prof.dynamic_th),
+                );
             }
         }
     }
@@ -631,14 +645,11 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
         return Err(RefusedFeature { target, refusals: r });
     }
     let mut ops = Vec::new();
-    let mut add = |table: &str, keys: Vec<KeyVal>, act: &str, args: Vec<Val>| {
-        let t = table_for(target, table);
+    let mut add = |table_name: &str, keys: Vec<KeyVal>, act: &str, args: Vec<Val>| {
+        let t = table(target, table_name);
         let priority = t.keys.iter().any(|k| k.kind == Range).then_some(1);
         ops.push(Op::Entry(Entry { table: t, keys, action: action(target, act), args, is_default: false, priority }));
     };
-    fn table_for(target: Target, name: &str) -> &'static TableSpec {
-        table(target, name)
-    }
     let pool = plan.buffer.as_ref().map(|b| b.pool_size).unwrap_or(0);
     let mut switch_args = vec![Val::Int(u128::from(plan.hash_seed))];
     if target == Target::Bmv2 {
@@ -877,7 +888,7 @@ fn cli_val(v: &Val) -> String {
 
 /// simple_switch_CLI commands. No comments: simple_switch_CLI has no
 /// comment syntax. Port numbers are configuration port indexes.
-pub fn render_cli(_plan: &Plan, ops: &[Op]) -> String {
+pub fn render_cli(ops: &[Op]) -> String {
     let mut s = String::new();
     for op in ops {
         match op {
@@ -1005,8 +1016,13 @@ pub fn render_p4runtime(ops: &[Op]) -> String {
             Op::QueueRate { .. } | Op::QueueDepth { .. } => {}
         }
     }
-    let mut s = serde_json::to_string_pretty(&json!({ "updates": updates })).expect("JSON of plain values");
-    s.push('\n');
+    // one update per line: readable diffs, a fifth of the pretty size
+    let mut s = String::from("{\n  \"updates\": [\n");
+    for (i, u) in updates.iter().enumerate() {
+        let sep = if i + 1 < updates.len() { "," } else { "" };
+        let _ = writeln!(s, "    {}{sep}", serde_json::to_string(u).expect("JSON of plain values"));
+    }
+    s.push_str("  ]\n}\n");
     s
 }
 
@@ -1058,6 +1074,10 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
     let _ = writeln!(s, "#");
     let _ = writeln!(s, "# Queue depths (wred) and buffer sizes are in cells of {cell} bytes");
     let _ = writeln!(s, "# (Tofino 1: 80, Tofino 2: 176; regenerate for the other).");
+    if cell < 176 && plan.ports.iter().any(|p| p.config.speed_mbps > 100_000) {
+        let _ = writeln!(s, "# NOTE: 200G/400G ports need Tofino 2, whose cells are 176 bytes: generate with");
+        let _ = writeln!(s, "# Options {{ tofino_cell_bytes: 176, .. }} for it.");
+    }
     let _ = writeln!(s);
     let _ = writeln!(s, "PROGRAM = \"dataplane\"");
     let _ = writeln!(s);
@@ -1106,6 +1126,10 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
         let _ = writeln!(s);
         let _ = writeln!(s, "# ---- traffic manager: shared pool, lossless priority groups (PFC generation) ----");
         let _ = writeln!(s, "# buffer.pool_size = {} bytes", b.pool_size);
+        let _ = writeln!(s, "# Headroom (pfc_skid_max_cells) is the configuration's: its formula covers");
+        let _ = writeln!(s, "# buffer.response_us of PFC emit latency (150 us by default, for the eBPF");
+        let _ = writeln!(s, "# controller's software PFC). Tofino's MAC sends PFC in hardware: set");
+        let _ = writeln!(s, "# response_us = 1 (or headroom_xoff per port) for a Tofino-sized headroom.");
         let _ = writeln!(s, "tm.pool.cfg.mod(pool=\"IG_APP_POOL_0\", size_cells={})", cells(b.pool_size));
         let mut ppg = 0;
         for (i, pb) in b.ports.iter().enumerate() {
@@ -1142,14 +1166,24 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
         }
         let _ = writeln!(s);
         let _ = writeln!(s, "# ---- lossy classes: egress queue dynamic threshold (buffer.lossy_dynamic_th) ----");
-        let _ = writeln!(s, "for name, qids, baf in [");
+        let mut rows = Vec::new();
+        let mut notes = std::collections::BTreeSet::new();
         for (i, pb) in b.ports.iter().enumerate() {
             let pfc = plan.ports[i].config.pfc_enable;
             let lossy: Vec<String> = (0..8).filter(|tc| pfc & (1 << tc) == 0).map(|tc| tc.to_string()).collect();
             let th = pb.pg_profile.iter().find(|p| p.lossless == 0).map(|p| p.dynamic_th).unwrap_or(3);
+            let (baf, note) = lossy_baf(th);
+            notes.extend(note);
             if !lossy.is_empty() {
-                let _ = writeln!(s, "    ({:?}, [{}], {:?}),", plan.ports[i].name, lossy.join(", "), tofino_baf(th).unwrap_or("DISABLE"));
+                rows.push(format!("    ({:?}, [{}], {:?}),", plan.ports[i].name, lossy.join(", "), baf));
             }
+        }
+        for n in notes {
+            let _ = writeln!(s, "# NOTE: {n}");
+        }
+        let _ = writeln!(s, "for name, qids, baf in [");
+        for r in rows {
+            let _ = writeln!(s, "{r}");
         }
         let _ = writeln!(s, "]:");
         let _ = writeln!(s, "    for qid in qids:");
@@ -1858,7 +1892,7 @@ pub mod corpus {
             "pause" => build::pause_frame(mac(&spec.src, "src")?, spec.pause_time.unwrap_or(0xffff)),
             "raw" => {
                 let h: String = spec.hex.as_deref().ok_or("hex missing")?.chars().filter(|c| !c.is_whitespace()).collect();
-                if h.len() % 2 != 0 {
+                if !h.len().is_multiple_of(2) {
                     return Err("hex: odd number of digits".into());
                 }
                 (0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16).map_err(|e| format!("hex: {e}"))).collect::<Result<_, _>>()?
@@ -2097,9 +2131,12 @@ pub mod corpus {
         Ok(s)
     }
 
+    /// The STF files written and the cases skipped, with the reason.
+    pub type StfFiles = (Vec<PathBuf>, Vec<(String, String)>);
+
     /// Writes `<case>.stf` for every case that has an STF form into `dir`;
     /// returns the files written and the cases skipped with the reason.
-    pub fn write_stf(corpus: &Corpus, dir: &Path, opts: &Options) -> Result<(Vec<PathBuf>, Vec<(String, String)>), String> {
+    pub fn write_stf(corpus: &Corpus, dir: &Path, opts: &Options) -> Result<StfFiles, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut written = Vec::new();
         let mut skipped = Vec::new();

@@ -42,6 +42,21 @@ enum Cmd {
     /// Set up, then run the demo: a switch and two hosts in network
     /// namespaces, RoCEv2 and PFC traffic, the switch's counters.
     Demo,
+    /// The P4 targets.
+    P4 {
+        #[command(subcommand)]
+        cmd: P4Cmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum P4Cmd {
+    /// Check everything that needs no P4 tools (generators, golden files,
+    /// P4 sources against the generator, the conformance corpus on eBPF),
+    /// write the corpus as STF tests, and run them on bmv2 when p4c and
+    /// simple_switch are installed (skipped, saying what is missing, when
+    /// not); compile the TNA program when bf-p4c is installed.
+    Test,
 }
 
 pub fn root() -> PathBuf {
@@ -101,6 +116,35 @@ fn main() -> Result<()> {
             println!("\n== load balancing quality and per-mode cost ==");
             run(Command::new(root().join("target/release/dataplane-lbbench")).args(["--dataplane", &dp, "--out", &out]))?;
             println!("\nall figures: {out}");
+            Ok(())
+        }
+        Cmd::P4 { cmd: P4Cmd::Test } => {
+            setup::setup()?;
+            setup::require_root("the corpus runs through the eBPF programs in a network namespace")?;
+            run(cargo().args(["test", "-p", "dataplane-user", "--test", "p4", "--test", "p4_corpus"]))?;
+            let stf = root().join("target/p4/stf");
+            run(cargo()
+                .args(["test", "-p", "dataplane-user", "--test", "p4", "corpus_loads_and_becomes_stf_tests"])
+                .env("P4_STF_OUT", &stf))?;
+            println!("STF tests written to {}", stf.display());
+            let status = Command::new("sh")
+                .arg(root().join("p4/run-stf.sh"))
+                .arg(&stf)
+                .arg(root().join("target/p4/build"))
+                .current_dir(root())
+                .status()
+                .context("running p4/run-stf.sh")?;
+            match status.code() {
+                Some(0) => println!("bmv2: the conformance corpus passed"),
+                Some(77) => println!("bmv2: skipped (p4/run-stf.sh said what is missing above)"),
+                _ => bail!("bmv2: the conformance corpus failed on simple_switch"),
+            }
+            if setup::on_path("bf-p4c") {
+                run(Command::new("bf-p4c").arg(root().join("p4/tna/dataplane.p4")).arg("-o").arg(root().join("target/p4/tna")))?;
+                println!("tna: compiled with bf-p4c");
+            } else {
+                println!("tna: skipped: bf-p4c (Intel P4 Studio / open-source Tofino back end) is not installed");
+            }
             Ok(())
         }
         Cmd::Demo => {

@@ -44,6 +44,11 @@ fn is_debian() -> bool {
     Path::new("/etc/debian_version").exists() && which("apt-get").is_some() && which("dpkg-query").is_some()
 }
 
+/// True when `bin` is on PATH.
+pub fn on_path(bin: &str) -> bool {
+    which(bin).is_some()
+}
+
 fn which(bin: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths).map(|p| p.join(bin)).find(|p| p.is_file())

@@ -1,0 +1,215 @@
+/* Shared headers of the P4 targets (v1model/bmv2 and TNA/Tofino).
+ *
+ * The same wire formats as dataplane-common/src/wire: Ethernet, one 802.1Q
+ * tag (a second tag is QinQ: noted, not parsed), IPv4 with up to 40 bytes
+ * of options, IPv6, UDP, the RoCEv2 Base Transport Header, MAC control
+ * (802.3x PAUSE and 802.1Qbb PFC).
+ *
+ * UNVERIFIED: no P4 compiler was available where this was written; see
+ * p4/README.md.
+ */
+#ifndef DATAPLANE_HEADERS_P4
+#define DATAPLANE_HEADERS_P4
+
+typedef bit<48> mac_addr_t;
+typedef bit<32> ipv4_addr_t;
+typedef bit<128> ipv6_addr_t;
+
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<16> ETHERTYPE_IPV6 = 0x86dd;
+const bit<16> ETHERTYPE_VLAN = 0x8100;
+const bit<16> ETHERTYPE_QINQ = 0x88a8;
+const bit<16> ETHERTYPE_MAC_CONTROL = 0x8808;
+const bit<8> IP_PROTO_UDP = 17;
+const bit<16> UDP_PORT_ROCEV2 = 4791;
+const bit<8> BTH_OPCODE_CNP = 0x81;
+const bit<16> MACCTL_OPCODE_PAUSE = 0x0001;
+const bit<16> MACCTL_OPCODE_PFC = 0x0101;
+const mac_addr_t MACCTL_DST_MAC = 0x0180c2000001;
+/* PAUSE quanta of a generated XOFF (dataplane_common::lossless::PFC_QUANTA). */
+const bit<16> PFC_XOFF_QUANTA = 0xffff;
+
+/* Load-balancing modes, as dataplane_common::lb::MODE_*. */
+const bit<2> LB_MODE_HASH = 0;
+const bit<2> LB_MODE_FLOWLET = 1;
+const bit<2> LB_MODE_BANDWIDTH = 2;
+const bit<2> LB_MODE_SPRAY = 3;
+
+/* Why a frame is malformed: dataplane_common::parse::ParseError + 1
+ * (0 = well formed). */
+const bit<8> MAL_NONE = 0;
+const bit<8> MAL_ETH_TRUNCATED = 1;
+const bit<8> MAL_VLAN_TRUNCATED = 2;
+const bit<8> MAL_IPV4_TRUNCATED = 3;
+const bit<8> MAL_IPV4_BAD_VERSION = 4;
+const bit<8> MAL_IPV4_BAD_IHL = 5;
+const bit<8> MAL_IPV4_OPTIONS_TRUNCATED = 6;
+const bit<8> MAL_IPV4_BAD_TOTAL_LEN = 7;
+const bit<8> MAL_IPV4_LEN_EXCEEDS_FRAME = 8;
+const bit<8> MAL_IPV6_TRUNCATED = 9;
+const bit<8> MAL_IPV6_BAD_VERSION = 10;
+const bit<8> MAL_IPV6_LEN_EXCEEDS_FRAME = 11;
+const bit<8> MAL_UDP_TRUNCATED = 12;
+const bit<8> MAL_UDP_BAD_LEN = 13;
+const bit<8> MAL_BTH_TRUNCATED = 14;
+const bit<8> MAL_MACCTL_TRUNCATED = 15;
+
+/* Why a frame goes to the CPU port (the eBPF data plane's XDP_PASS to the
+ * kernel). Carried in cpu_h.reason. */
+const bit<8> CPU_CLASSIFIED = 1;   /* the port does not route (no [[route]] configured) */
+const bit<8> CPU_UNKNOWN_PORT = 2; /* no [[port]] entry for the ingress port */
+const bit<8> CPU_MALFORMED = 3;    /* malformed, port's `malformed = "pass"` */
+const bit<8> CPU_NOT_IP = 4;       /* ARP, LLDP, QinQ, ... */
+const bit<8> CPU_NOT_FOR_US = 5;   /* destination MAC is not the port's */
+const bit<8> CPU_TTL_EXPIRED = 6;  /* TTL / hop limit <= 1 */
+const bit<8> CPU_LOCAL = 7;        /* a `local = true` route: the switch's own address */
+
+header ethernet_h {
+    mac_addr_t dst_addr;
+    mac_addr_t src_addr;
+    bit<16> ether_type;
+}
+
+header vlan_tag_h {
+    bit<3> pcp;
+    bit<1> dei;
+    bit<12> vid;
+    bit<16> ether_type;
+}
+
+header ipv4_h {
+    bit<4> version;
+    bit<4> ihl;
+    bit<6> dscp;
+    bit<2> ecn;
+    bit<16> total_len;
+    bit<16> identification;
+    bit<1> flag_rsvd;
+    bit<1> flag_df;
+    bit<1> flag_mf;
+    bit<13> frag_offset;
+    bit<8> ttl;
+    bit<8> protocol;
+    bit<16> hdr_checksum;
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+}
+
+/* One 32-bit word of IPv4 options (IHL 6..15: 1..10 words). */
+header ipv4_option_word_h {
+    bit<32> data;
+}
+
+header ipv6_h {
+    bit<4> version;
+    bit<6> dscp;
+    bit<2> ecn;
+    bit<20> flow_label;
+    bit<16> payload_len;
+    bit<8> next_hdr;
+    bit<8> hop_limit;
+    ipv6_addr_t src_addr;
+    ipv6_addr_t dst_addr;
+}
+
+header udp_h {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+/* InfiniBand Base Transport Header (RoCEv2), 12 bytes. */
+header bth_h {
+    bit<8> opcode;
+    bit<1> solicited;
+    bit<1> migreq;
+    bit<2> pad_count;
+    bit<4> tver;
+    bit<16> pkey;
+    bit<1> fecn;
+    bit<1> becn;
+    bit<6> resv6;
+    bit<24> dest_qp;
+    bit<1> ack_req;
+    bit<7> resv7;
+    bit<24> psn;
+}
+
+/* MAC control (EtherType 0x8808): the opcode, then the PFC or PAUSE body. */
+header mac_control_h {
+    bit<16> opcode;
+}
+
+header pfc_h {
+    bit<16> class_enable;
+    bit<16> time0;
+    bit<16> time1;
+    bit<16> time2;
+    bit<16> time3;
+    bit<16> time4;
+    bit<16> time5;
+    bit<16> time6;
+    bit<16> time7;
+}
+
+header pause_h {
+    bit<16> time;
+}
+
+/* Padding of a generated PFC frame to the 60-byte minimum:
+ * 14 (Ethernet) + 2 (opcode) + 18 (PFC body) + 26 = 60. */
+header pfc_pad_h {
+    bit<208> zero;
+}
+
+/* Prepended to every frame sent to the CPU port (P4Runtime packet-in). */
+@controller_header("packet_in")
+header cpu_h {
+    bit<8> reason;       /* CPU_* */
+    bit<8> detail;       /* the traffic class, or the MAL_* code for CPU_MALFORMED */
+    bit<16> ingress_port;
+}
+
+/* TNA only: metadata bridged from ingress to egress (never valid on
+ * v1model, whose user metadata crosses the queues by itself). */
+header bridge_h {
+    bit<3> tc;
+    bit<1> lossless;
+    bit<1> cnp;
+    bit<1> to_cpu;   /* a cpu_h follows: the egress parser stops there */
+    bit<2> pad;
+}
+
+struct headers_t {
+    bridge_h bridge;
+    cpu_h cpu;
+    ethernet_h ethernet;
+    vlan_tag_h vlan;
+    mac_control_h mac_ctl;
+    pfc_h pfc;
+    pause_h pause;
+    pfc_pad_h pfc_pad;
+    ipv4_h ipv4;
+    ipv4_option_word_h[10] ipv4_opts;
+    ipv6_h ipv6;
+    udp_h udp;
+    bth_h bth;
+}
+
+/* What the shared parser records beside the headers. */
+struct parse_meta_t {
+    /* MAL_* of the header boundary the parser is at: the reason when an
+     * extract runs past the end of the frame (parser error). 0 once done. */
+    bit<8> stage;
+    /* MAL_* of a semantic error found by the parser (bad version, bad IHL). */
+    bit<8> malformed;
+    /* A second VLAN tag follows the first (QinQ: counted and punted). */
+    bit<1> qinq;
+    /* An IPv4 fragment other than the first: no L4 header. */
+    bit<1> later_fragment;
+    /* The first fragment of a fragmented datagram (MF set, offset 0). */
+    bit<1> first_fragment;
+}
+
+#endif /* DATAPLANE_HEADERS_P4 */

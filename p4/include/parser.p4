@@ -1,0 +1,201 @@
+/* The parser both P4 targets share: the header chain of
+ * dataplane-common/src/parse.rs, Ethernet -> (802.1Q) -> IPv4 | IPv6 | MAC
+ * control -> UDP -> BTH, with the same malformed reasons (MAL_*).
+ *
+ * The architectures give a parser different parameter lists (v1model:
+ * standard_metadata; TNA: intrinsic metadata and port metadata to skip), so
+ * this file is a template: the including program defines
+ *
+ *   DP_PARSER_NAME    the parser's name
+ *   DP_PARSER_PARAMS  its parameter list; it must name the packet `pkt`,
+ *                     the headers `hdr` (headers_t) and a metadata struct
+ *                     `meta` with a `parse_meta_t pm` member
+ *   DP_PARSER_INIT    statements of the start state before the Ethernet
+ *                     header (e.g. TNA's intrinsic metadata), may be empty
+ *   DP_PARSER_NEXT    the state after `start` (parse_ethernet, or a state of
+ *                     DP_PARSER_EXTRA_STATES)
+ *   DP_PARSER_EXTRA_STATES  more states, may be empty
+ *
+ * and includes it (once per parser it needs). A frame that ends inside a
+ * header makes the extract fail (a parser error); meta.pm.stage then names
+ * the header boundary, exactly as the eBPF parser's ParseError does. Semantic
+ * errors (bad version, bad IHL) end parsing with meta.pm.malformed set; the
+ * length checks that need the frame length are done by the controls
+ * (v1model ingress: standard_metadata.packet_length).
+ *
+ * UNVERIFIED: no P4 compiler was available where this was written.
+ */
+#ifndef DP_PARSER_NAME
+#error "define DP_PARSER_NAME, DP_PARSER_PARAMS, DP_PARSER_INIT, DP_PARSER_NEXT and DP_PARSER_EXTRA_STATES before including parser.p4"
+#endif
+
+parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
+
+    state start {
+        DP_PARSER_INIT
+        meta.pm.stage = MAL_ETH_TRUNCATED;
+        meta.pm.malformed = MAL_NONE;
+        meta.pm.qinq = 0;
+        meta.pm.later_fragment = 0;
+        meta.pm.first_fragment = 0;
+        transition DP_PARSER_NEXT;
+    }
+
+    DP_PARSER_EXTRA_STATES
+
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_VLAN: parse_vlan;
+            ETHERTYPE_QINQ: parse_vlan;
+            ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_IPV6: parse_ipv6;
+            ETHERTYPE_MAC_CONTROL: parse_mac_ctl;
+            default: parsed;
+        }
+    }
+
+    /* One tag: TCI and the inner EtherType. */
+    state parse_vlan {
+        meta.pm.stage = MAL_VLAN_TRUNCATED;
+        pkt.extract(hdr.vlan);
+        transition select(hdr.vlan.ether_type) {
+            ETHERTYPE_VLAN: qinq;
+            ETHERTYPE_QINQ: qinq;
+            ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_IPV6: parse_ipv6;
+            ETHERTYPE_MAC_CONTROL: parse_mac_ctl;
+            default: parsed;
+        }
+    }
+
+    /* Two tags: counted and punted, the inner one is not parsed (eBPF:
+     * Parsed::qinq). */
+    state qinq {
+        meta.pm.qinq = 1;
+        transition parsed;
+    }
+
+    state parse_mac_ctl {
+        meta.pm.stage = MAL_MACCTL_TRUNCATED;
+        pkt.extract(hdr.mac_ctl);
+        transition select(hdr.mac_ctl.opcode) {
+            MACCTL_OPCODE_PFC: parse_pfc;
+            MACCTL_OPCODE_PAUSE: parse_pause;
+            default: parsed;
+        }
+    }
+
+    state parse_pfc {
+        pkt.extract(hdr.pfc);
+        transition parsed;
+    }
+
+    state parse_pause {
+        pkt.extract(hdr.pause);
+        transition parsed;
+    }
+
+    state parse_ipv4 {
+        meta.pm.stage = MAL_IPV4_TRUNCATED;
+        pkt.extract(hdr.ipv4);
+        meta.pm.stage = MAL_IPV4_OPTIONS_TRUNCATED;
+        transition select(hdr.ipv4.version, hdr.ipv4.ihl) {
+            (4, 5): parse_ipv4_l4;
+            (4, 6): ipv4_opt_1;
+            (4, 7): ipv4_opt_2;
+            (4, 8): ipv4_opt_3;
+            (4, 9): ipv4_opt_4;
+            (4, 10): ipv4_opt_5;
+            (4, 11): ipv4_opt_6;
+            (4, 12): ipv4_opt_7;
+            (4, 13): ipv4_opt_8;
+            (4, 14): ipv4_opt_9;
+            (4, 15): ipv4_opt_10;
+            (4, _): bad_ipv4_ihl;
+            default: bad_ipv4_version;
+        }
+    }
+
+    /* Options, one 32-bit word per state (no parser loop: both targets
+     * accept a straight chain). */
+    state ipv4_opt_10 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_9; }
+    state ipv4_opt_9 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_8; }
+    state ipv4_opt_8 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_7; }
+    state ipv4_opt_7 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_6; }
+    state ipv4_opt_6 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_5; }
+    state ipv4_opt_5 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_4; }
+    state ipv4_opt_4 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_3; }
+    state ipv4_opt_3 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_2; }
+    state ipv4_opt_2 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_1; }
+    state ipv4_opt_1 { pkt.extract(hdr.ipv4_opts.next); transition parse_ipv4_l4; }
+
+    /* A non-first fragment has no L4 header; a first fragment's UDP length
+     * covers the whole datagram. */
+    state parse_ipv4_l4 {
+        transition select(hdr.ipv4.frag_offset, hdr.ipv4.flag_mf, hdr.ipv4.protocol) {
+            (0, 0, IP_PROTO_UDP): parse_udp;
+            (0, 1, IP_PROTO_UDP): first_fragment_udp;
+            (0, _, _): parsed;
+            default: later_fragment;
+        }
+    }
+
+    state first_fragment_udp {
+        meta.pm.first_fragment = 1;
+        transition parse_udp;
+    }
+
+    state later_fragment {
+        meta.pm.later_fragment = 1;
+        transition parsed;
+    }
+
+    state bad_ipv4_version {
+        meta.pm.malformed = MAL_IPV4_BAD_VERSION;
+        transition parsed;
+    }
+
+    state bad_ipv4_ihl {
+        meta.pm.malformed = MAL_IPV4_BAD_IHL;
+        transition parsed;
+    }
+
+    /* Extension headers are not walked (as in the eBPF parser). */
+    state parse_ipv6 {
+        meta.pm.stage = MAL_IPV6_TRUNCATED;
+        pkt.extract(hdr.ipv6);
+        transition select(hdr.ipv6.version, hdr.ipv6.next_hdr) {
+            (6, IP_PROTO_UDP): parse_udp;
+            (6, _): parsed;
+            default: bad_ipv6_version;
+        }
+    }
+
+    state bad_ipv6_version {
+        meta.pm.malformed = MAL_IPV6_BAD_VERSION;
+        transition parsed;
+    }
+
+    state parse_udp {
+        meta.pm.stage = MAL_UDP_TRUNCATED;
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.dst_port) {
+            UDP_PORT_ROCEV2: parse_bth;
+            default: parsed;
+        }
+    }
+
+    /* RoCEv2. The UDP length checks (room for BTH + ICRC) are the
+     * controls'. */
+    state parse_bth {
+        meta.pm.stage = MAL_BTH_TRUNCATED;
+        pkt.extract(hdr.bth);
+        transition parsed;
+    }
+
+    state parsed {
+        meta.pm.stage = MAL_NONE;
+        transition accept;
+    }
+}

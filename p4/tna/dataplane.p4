@@ -1,0 +1,772 @@
+/* The data plane for Tofino (P4_16, TNA: tna.p4 / bf-p4c).
+ *
+ * The stages of p4/v1model/dataplane.p4 with TNA externs:
+ *   classification  same tables (port_cfg, dscp_to_tc, pcp_to_tc, tc_cfg);
+ *                   the class picks the queue (ig_tm_md.qid) and the ingress
+ *                   CoS (ig_tm_md.ingress_cos), which the traffic manager
+ *                   maps to a priority group (PPG)
+ *   routing         same LPM, next-hop and group tables
+ *   load balancing  Hash (CRC-32, seeded, 5-tuple + BTH destination QP),
+ *                   resilient buckets, flowlets in a Register with
+ *                   RegisterActions (a new flowlet takes a Random bucket,
+ *                   LetFlow-style), utilisation-aware choice between the
+ *                   bucket's two candidates from load_a / load_b, which the
+ *                   control plane fills from the egress byte counter
+ *                   port_tx (Tofino's ingress cannot read egress registers)
+ *   ECN             egress, from the traffic manager's queue depth
+ *                   (eg_intr_md.enq_qdepth, in cells) with a RED range table
+ *                   (wred) and Random
+ *   PFC, buffers    NOT in this program: traffic-manager configuration
+ *                   (PPGs with pfc_enable, skid = headroom, dynamic BAF,
+ *                   pools, MAC PFC enable maps), written by the bfrt_python
+ *                   script of `dataplane p4 entries --target tofino`. The MAC
+ *                   consumes received PFC when RX_PFC_EN_MAP enables it;
+ *                   MAC control frames that do reach the pipeline are
+ *                   counted and dropped.
+ *
+ * Frames the eBPF data plane hands to the kernel go to CPU_PORT (default
+ * 192, the PCIe CPU port of a 2-pipe Tofino; -DCPU_PORT=320 on 4 pipes) with
+ * a cpu_h header in front.
+ *
+ * Not checked here (the ingress pipeline does not know the frame length):
+ * IPv4 total length / IPv6 payload length beyond the frame.
+ *
+ * UNVERIFIED: no bf-p4c, Tofino model or Tofino was available where this
+ * was written. It follows tna.p4 conventions but has not been compiled.
+ */
+#include <core.p4>
+#include <tna.p4>
+
+#include "../include/headers.p4"
+
+#ifndef CPU_PORT
+#define CPU_PORT 192
+#endif
+#define FLOWLET_SLOTS 8192
+
+const bit<2> ROUTE_MISS = 0;
+const bit<2> ROUTE_NEXTHOP = 1;
+const bit<2> ROUTE_GROUP = 2;
+const bit<2> ROUTE_LOCAL = 3;
+
+/* drop_count / punt_count slots (index port ++ reason[3:0]) */
+const bit<4> DROP_MALFORMED = 0;
+const bit<4> DROP_MAC_CONTROL = 1;
+const bit<4> DROP_NO_ROUTE = 2;
+const bit<4> DROP_NO_MEMBER = 3;
+const bit<4> DROP_NO_NEIGHBOUR = 4;
+
+struct ig_meta_t {
+    parse_meta_t pm;
+    bit<32> hash_seed;
+    bit<1> known_port;
+    bit<8> dscp_map;
+    bit<8> pcp_map;
+    bit<1> trust_dot1p;
+    bit<3> default_tc;
+    bit<3> cnp_tc;
+    bit<1> malformed_drop;
+    bit<1> forward;
+    mac_addr_t port_mac;
+    bit<8> malformed;
+    bit<16> hlen;
+    bit<16> ip_payload;
+    bit<1> is_ip;
+    bit<6> dscp;
+    bit<3> tc;
+    bit<1> lossless;
+    bit<5> queue;
+    bit<1> roce;
+    bit<1> cnp;
+    bit<8> ttl;
+    bit<1> to_cpu;
+    bit<2> route_kind;
+    bit<16> nh;
+    bit<16> grp;
+    bit<1> group_hit;
+    bit<2> lb_mode;
+    bit<32> flowlet_timeout;
+    bit<32> now;
+    bit<32> flowlet_deadline;
+    bit<13> flowlet_slot;
+    bit<1> new_flowlet;
+    bit<7> bucket;
+    bit<7> rand_bucket;
+    bit<1> bucket_hit;
+    bit<16> nh_a;
+    PortId_t port_a;
+    bit<16> nh_b;
+    PortId_t port_b;
+    bit<8> band_a;
+    bit<8> band_b;
+    bit<16> flow_sport;
+    bit<16> flow_dport;
+    bit<24> flow_qp;
+    bit<32> flow_hash;
+    bit<1> nexthop_hit;
+    mac_addr_t nh_dmac;
+    mac_addr_t nh_smac;
+    PortId_t out_port;
+    bit<1> rewrite_ipv4;
+}
+
+struct eg_meta_t {
+    parse_meta_t pm;
+    bit<1> wred_hit;
+    bit<8> wred_prob;
+    bit<1> wred_always;
+    bit<1> wred_mark;
+    bit<1> wred_drop;
+    bit<2> ecn;
+    bit<1> rewrite_ipv4;
+}
+
+/* ---- parsers: the shared template, twice ---------------------------------- */
+
+#define DP_PARSER_NAME DpIngressParser
+#define DP_PARSER_PARAMS packet_in pkt, out headers_t hdr, out ig_meta_t meta, out ingress_intrinsic_metadata_t ig_intr_md
+/* TNA does not zero user metadata: every field ingress reads before an
+ * action may have written it starts here. */
+#define DP_PARSER_INIT                                                  \
+    pkt.extract(ig_intr_md);                                            \
+    pkt.advance(PORT_METADATA_SIZE);                                    \
+    meta.known_port = 0;                                                \
+    meta.ip_payload = 0;                                                \
+    meta.is_ip = 0;                                                     \
+    meta.dscp = 0;                                                      \
+    meta.lossless = 0;                                                  \
+    meta.queue = 0;                                                     \
+    meta.roce = 0;                                                      \
+    meta.cnp = 0;                                                       \
+    meta.ttl = 0;                                                       \
+    meta.to_cpu = 0;                                                    \
+    meta.route_kind = 0;                                                \
+    meta.group_hit = 0;                                                 \
+    meta.new_flowlet = 0;                                               \
+    meta.bucket_hit = 0;                                                \
+    meta.band_a = 0;                                                    \
+    meta.band_b = 0;                                                    \
+    meta.flow_sport = 0;                                                \
+    meta.flow_dport = 0;                                                \
+    meta.flow_qp = 0;                                                   \
+    meta.nexthop_hit = 0;                                               \
+    meta.rewrite_ipv4 = 0;
+#define DP_PARSER_NEXT parse_ethernet
+#define DP_PARSER_EXTRA_STATES
+#include "../include/parser.p4"
+#undef DP_PARSER_NAME
+#undef DP_PARSER_PARAMS
+#undef DP_PARSER_INIT
+#undef DP_PARSER_NEXT
+#undef DP_PARSER_EXTRA_STATES
+
+/* Egress: the bridged metadata first; a frame for the CPU is not parsed
+ * further (its cpu_h would otherwise be read as Ethernet). */
+#define DP_PARSER_NAME DpEgressParser
+#define DP_PARSER_PARAMS packet_in pkt, out headers_t hdr, out eg_meta_t meta, out egress_intrinsic_metadata_t eg_intr_md
+#define DP_PARSER_INIT                                                  \
+    pkt.extract(eg_intr_md);                                            \
+    pkt.extract(hdr.bridge);                                            \
+    meta.wred_hit = 0;                                                  \
+    meta.ecn = 0;                                                       \
+    meta.rewrite_ipv4 = 0;
+#define DP_PARSER_NEXT bridged
+#define DP_PARSER_EXTRA_STATES                                          \
+    state bridged {                                                     \
+        transition select(hdr.bridge.to_cpu) {                          \
+            1: to_cpu;                                                  \
+            default: parse_ethernet;                                    \
+        }                                                               \
+    }                                                                   \
+    state to_cpu {                                                      \
+        pkt.extract(hdr.cpu);                                           \
+        transition accept;                                              \
+    }
+#include "../include/parser.p4"
+
+/* ---- ingress ------------------------------------------------------------ */
+
+control DpIngress(
+        inout headers_t hdr,
+        inout ig_meta_t meta,
+        in ingress_intrinsic_metadata_t ig_intr_md,
+        in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+        inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+        inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) unknown_port_count;
+    Counter<bit<32>, bit<13>>(8192, CounterType_t.PACKETS) malformed_count;     /* port ++ MAL_*[3:0] */
+    Counter<bit<64>, bit<12>>(4096, CounterType_t.PACKETS_AND_BYTES) rx_tc_count; /* port ++ tc */
+    Counter<bit<32>, bit<13>>(8192, CounterType_t.PACKETS) drop_count;          /* port ++ DROP_* */
+    Counter<bit<32>, bit<13>>(8192, CounterType_t.PACKETS) punt_count;          /* port ++ CPU_*[3:0] */
+    /* one counter per priority: a counter is reached once per packet */
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_pfc0;
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_pfc1;
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_pfc2;
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_pfc3;
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_pfc4;
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_pfc5;
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_pfc6;
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_pfc7;
+
+    Hash<bit<32>>(HashAlgorithm_t.CRC32) hash_v4;
+    Hash<bit<32>>(HashAlgorithm_t.CRC32) hash_v6;
+    Random<bit<7>>() rnd_bucket;
+
+    /* Flowlets: time of the flow's last packet (ns, low 32 bits) and its
+     * next hop. */
+    Register<bit<32>, bit<13>>(FLOWLET_SLOTS, 0) flowlet_seen;
+    RegisterAction<bit<32>, bit<13>, bit<1>>(flowlet_seen) flowlet_touch = {
+        void apply(inout bit<32> last, out bit<1> is_new) {
+            /* a gap longer than the timeout starts a new flowlet */
+            if (last >= meta.flowlet_deadline) {
+                is_new = 0;
+            } else {
+                is_new = 1;
+            }
+            last = meta.now;
+        }
+    };
+    Register<bit<16>, bit<13>>(FLOWLET_SLOTS, 0) flowlet_nh;
+    RegisterAction<bit<16>, bit<13>, bit<16>>(flowlet_nh) flowlet_nh_read = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            rv = v;
+        }
+    };
+    RegisterAction<bit<16>, bit<13>, bit<16>>(flowlet_nh) flowlet_nh_write = {
+        void apply(inout bit<16> v) {
+            v = meta.nh;
+        }
+    };
+
+    action punt(bit<8> reason, bit<8> detail) {
+        hdr.cpu.setValid();
+        hdr.cpu.reason = reason;
+        hdr.cpu.detail = detail;
+        hdr.cpu.ingress_port = (bit<16>)ig_intr_md.ingress_port;
+        ig_tm_md.ucast_egress_port = CPU_PORT;
+        meta.to_cpu = 1;
+    }
+
+    action drop() {
+        ig_dprsr_md.drop_ctl = 1;
+    }
+
+    @id(0x01000001)
+    action set_switch(bit<32> hash_seed) {
+        meta.hash_seed = hash_seed;
+    }
+
+    @id(0x02000001)
+    table switch_cfg {
+        actions = { set_switch; }
+        default_action = set_switch(0);
+        size = 1;
+    }
+
+    @id(0x01000002)
+    action set_port(bit<8> dscp_map, bit<8> pcp_map, bit<1> trust_dot1p, bit<3> default_tc,
+                    bit<3> cnp_tc, bit<1> malformed_drop, bit<1> forward, bit<48> port_mac) {
+        meta.known_port = 1;
+        meta.dscp_map = dscp_map;
+        meta.pcp_map = pcp_map;
+        meta.trust_dot1p = trust_dot1p;
+        meta.default_tc = default_tc;
+        meta.cnp_tc = cnp_tc;
+        meta.malformed_drop = malformed_drop;
+        meta.forward = forward;
+        meta.port_mac = port_mac;
+    }
+
+    @id(0x01000003)
+    action unknown_port() {
+        meta.known_port = 0;
+    }
+
+    @id(0x02000002)
+    table port_cfg {
+        key = { ig_intr_md.ingress_port : exact @name("ingress_port"); }
+        actions = { set_port; unknown_port; }
+        default_action = unknown_port();
+        size = 512;
+    }
+
+    @id(0x01000004)
+    action set_tc(bit<3> tc) {
+        meta.tc = tc;
+    }
+
+    @id(0x02000003)
+    table dscp_to_tc {
+        key = {
+            meta.dscp_map : exact @name("dscp_map");
+            meta.dscp : exact @name("dscp");
+        }
+        actions = { set_tc; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 4096;
+    }
+
+    @id(0x02000004)
+    table pcp_to_tc {
+        key = {
+            meta.pcp_map : exact @name("pcp_map");
+            hdr.vlan.pcp : exact @name("pcp");
+        }
+        actions = { set_tc; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 512;
+    }
+
+    @id(0x01000005)
+    action set_tc_cfg(bit<1> lossless, bit<5> queue) {
+        meta.lossless = lossless;
+        meta.queue = queue;
+    }
+
+    @id(0x02000005)
+    table tc_cfg {
+        key = {
+            ig_intr_md.ingress_port : exact @name("ingress_port");
+            meta.tc : exact @name("tc");
+        }
+        actions = { set_tc_cfg; }
+        default_action = set_tc_cfg(0, 0);
+        size = 4096;
+    }
+
+    @id(0x01000006)
+    action route_nexthop(bit<16> nh) {
+        meta.route_kind = ROUTE_NEXTHOP;
+        meta.nh = nh;
+    }
+
+    @id(0x01000007)
+    action route_group(bit<16> grp) {
+        meta.route_kind = ROUTE_GROUP;
+        meta.grp = grp;
+    }
+
+    @id(0x01000008)
+    action route_local() {
+        meta.route_kind = ROUTE_LOCAL;
+    }
+
+    @id(0x01000009)
+    action route_miss() {
+        meta.route_kind = ROUTE_MISS;
+    }
+
+    @id(0x02000006)
+    table ipv4_lpm {
+        key = { hdr.ipv4.dst_addr : lpm @name("dst_addr"); }
+        actions = { route_nexthop; route_group; route_local; route_miss; }
+        default_action = route_miss();
+        size = 16384;
+    }
+
+    @id(0x02000007)
+    table ipv6_lpm {
+        key = { hdr.ipv6.dst_addr : lpm @name("dst_addr"); }
+        actions = { route_nexthop; route_group; route_local; route_miss; }
+        default_action = route_miss();
+        size = 4096;
+    }
+
+    @id(0x0100000a)
+    action set_group(bit<2> mode, bit<32> flowlet_timeout) {
+        meta.group_hit = 1;
+        meta.lb_mode = mode;
+        meta.flowlet_timeout = flowlet_timeout;   /* nanoseconds */
+    }
+
+    @id(0x02000008)
+    table group_cfg {
+        key = { meta.grp : exact @name("grp"); }
+        actions = { set_group; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 64;
+    }
+
+    @id(0x0100000b)
+    action set_bucket(bit<16> nh, bit<9> port, bit<16> alt_nh, bit<9> alt_port) {
+        meta.bucket_hit = 1;
+        meta.nh_a = nh;
+        meta.port_a = port;
+        meta.nh_b = alt_nh;
+        meta.port_b = alt_port;
+    }
+
+    @id(0x02000009)
+    table group_bucket {
+        key = {
+            meta.grp : exact @name("grp");
+            meta.bucket : exact @name("bucket");
+        }
+        actions = { set_bucket; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 8192;
+    }
+
+    /* Utilisation band (0..7) of each port, written by the control plane
+     * from port_tx; two copies because a table is applied once per packet. */
+    @id(0x0100000e)
+    action set_load_a(bit<8> band) {
+        meta.band_a = band;
+    }
+
+    @id(0x0200000c)
+    table load_a {
+        key = { meta.port_a : exact @name("port_a"); }
+        actions = { set_load_a; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 512;
+    }
+
+    @id(0x0100000f)
+    action set_load_b(bit<8> band) {
+        meta.band_b = band;
+    }
+
+    @id(0x0200000d)
+    table load_b {
+        key = { meta.port_b : exact @name("port_b"); }
+        actions = { set_load_b; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 512;
+    }
+
+    @id(0x0100000c)
+    action set_nexthop(bit<48> dmac, bit<48> smac, bit<9> port) {
+        meta.nexthop_hit = 1;
+        meta.nh_dmac = dmac;
+        meta.nh_smac = smac;
+        meta.out_port = port;
+    }
+
+    @id(0x0200000a)
+    table nexthop {
+        key = { meta.nh : exact @name("nh"); }
+        actions = { set_nexthop; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 256;
+    }
+
+    apply {
+        switch_cfg.apply();
+        port_cfg.apply();
+
+        /* frame checks in dataplane_common::parse's order (see the v1model
+         * program); those that need the frame length are not made here */
+        meta.malformed = meta.pm.malformed;
+        if (meta.malformed == MAL_NONE && ig_prsr_md.parser_err != 0) {
+            meta.malformed = meta.pm.stage;
+        }
+        if ((meta.malformed == MAL_NONE || meta.malformed == MAL_UDP_TRUNCATED
+                || meta.malformed == MAL_BTH_TRUNCATED) && hdr.ipv4.isValid()) {
+            meta.hlen = ((bit<16>)hdr.ipv4.ihl) << 2;
+            meta.ip_payload = hdr.ipv4.total_len - meta.hlen;
+            if (hdr.ipv4.total_len < meta.hlen) {
+                meta.malformed = MAL_IPV4_BAD_TOTAL_LEN;
+            }
+        } else if (hdr.ipv6.isValid()) {
+            meta.ip_payload = hdr.ipv6.payload_len;
+        }
+        if ((meta.malformed == MAL_NONE || meta.malformed == MAL_BTH_TRUNCATED) && hdr.udp.isValid()) {
+            if (meta.ip_payload < 8) {
+                meta.malformed = MAL_UDP_TRUNCATED;
+            } else if (hdr.udp.length < 8) {
+                meta.malformed = MAL_UDP_BAD_LEN;
+            } else if (meta.pm.first_fragment == 0 && hdr.udp.length > meta.ip_payload) {
+                meta.malformed = MAL_UDP_BAD_LEN;
+            } else if (meta.malformed == MAL_NONE && hdr.bth.isValid() && meta.pm.first_fragment == 0
+                    && hdr.udp.length < 24) {
+                meta.malformed = MAL_BTH_TRUNCATED;
+            } else if (meta.malformed == MAL_NONE && hdr.bth.isValid() && meta.pm.first_fragment == 1
+                    && meta.ip_payload < 20) {
+                meta.malformed = MAL_BTH_TRUNCATED;
+            }
+        }
+
+        if (meta.known_port == 0) {
+            unknown_port_count.count(ig_intr_md.ingress_port);
+            punt(CPU_UNKNOWN_PORT, 0);
+        } else if (meta.malformed != MAL_NONE) {
+            malformed_count.count(ig_intr_md.ingress_port ++ meta.malformed[3:0]);
+            if (meta.malformed_drop == 1) {
+                drop();
+            } else {
+                punt(CPU_MALFORMED, meta.malformed);
+            }
+        } else if (hdr.mac_ctl.isValid()) {
+            if (hdr.pfc.isValid()) {
+                if (hdr.pfc.class_enable[0:0] == 1) { rx_pfc0.count(ig_intr_md.ingress_port); }
+                if (hdr.pfc.class_enable[1:1] == 1) { rx_pfc1.count(ig_intr_md.ingress_port); }
+                if (hdr.pfc.class_enable[2:2] == 1) { rx_pfc2.count(ig_intr_md.ingress_port); }
+                if (hdr.pfc.class_enable[3:3] == 1) { rx_pfc3.count(ig_intr_md.ingress_port); }
+                if (hdr.pfc.class_enable[4:4] == 1) { rx_pfc4.count(ig_intr_md.ingress_port); }
+                if (hdr.pfc.class_enable[5:5] == 1) { rx_pfc5.count(ig_intr_md.ingress_port); }
+                if (hdr.pfc.class_enable[6:6] == 1) { rx_pfc6.count(ig_intr_md.ingress_port); }
+                if (hdr.pfc.class_enable[7:7] == 1) { rx_pfc7.count(ig_intr_md.ingress_port); }
+            }
+            drop_count.count(ig_intr_md.ingress_port ++ DROP_MAC_CONTROL);
+            drop();
+        } else {
+            /* ---- classification ------------------------------------------ */
+            if (hdr.ipv4.isValid()) {
+                meta.is_ip = 1;
+                meta.dscp = hdr.ipv4.dscp;
+                meta.ttl = hdr.ipv4.ttl;
+            } else if (hdr.ipv6.isValid()) {
+                meta.is_ip = 1;
+                meta.dscp = hdr.ipv6.dscp;
+                meta.ttl = hdr.ipv6.hop_limit;
+            }
+            if (hdr.bth.isValid()) {
+                meta.roce = 1;
+                if (hdr.bth.opcode == BTH_OPCODE_CNP) {
+                    meta.cnp = 1;
+                }
+            }
+            meta.tc = meta.default_tc;
+            if (meta.cnp == 1) {
+                meta.tc = meta.cnp_tc;
+            } else if (meta.trust_dot1p == 0 && meta.is_ip == 1) {
+                dscp_to_tc.apply();
+            } else if (hdr.vlan.isValid()) {
+                pcp_to_tc.apply();
+            }
+            tc_cfg.apply();
+            ig_tm_md.qid = meta.queue;
+            ig_tm_md.ingress_cos = meta.tc;
+            rx_tc_count.count(ig_intr_md.ingress_port ++ meta.tc);
+
+            if (meta.forward == 0) {
+                punt(CPU_CLASSIFIED, (bit<8>)meta.tc);
+            } else if (meta.is_ip == 0 || meta.pm.qinq == 1) {
+                punt(CPU_NOT_IP, (bit<8>)meta.tc);
+            } else if (hdr.ethernet.dst_addr != meta.port_mac) {
+                punt(CPU_NOT_FOR_US, (bit<8>)meta.tc);
+            } else if (meta.ttl <= 1) {
+                punt(CPU_TTL_EXPIRED, (bit<8>)meta.tc);
+            } else {
+                if (hdr.ipv4.isValid()) {
+                    ipv4_lpm.apply();
+                } else {
+                    ipv6_lpm.apply();
+                }
+
+                if (meta.route_kind == ROUTE_GROUP) {
+                    group_cfg.apply();
+                    if (hdr.udp.isValid()) {
+                        meta.flow_sport = hdr.udp.src_port;
+                        meta.flow_dport = hdr.udp.dst_port;
+                    }
+                    if (meta.roce == 1) {
+                        meta.flow_qp = hdr.bth.dest_qp;
+                    }
+                    if (hdr.ipv4.isValid()) {
+                        meta.flow_hash = hash_v4.get({ meta.hash_seed, hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
+                                                       hdr.ipv4.protocol, meta.flow_sport, meta.flow_dport,
+                                                       meta.flow_qp });
+                    } else {
+                        meta.flow_hash = hash_v6.get({ meta.hash_seed, hdr.ipv6.src_addr, hdr.ipv6.dst_addr,
+                                                       hdr.ipv6.next_hdr, meta.flow_sport, meta.flow_dport,
+                                                       meta.flow_qp });
+                    }
+                    meta.bucket = meta.flow_hash[6:0];
+                    meta.rand_bucket = rnd_bucket.get();
+                    meta.now = ig_intr_md.ingress_mac_tstamp[31:0];
+                    meta.flowlet_deadline = meta.now - meta.flowlet_timeout;
+                    meta.flowlet_slot = meta.flow_hash[12:0] ^ meta.grp[12:0];
+                    if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                        meta.new_flowlet = flowlet_touch.execute(meta.flowlet_slot);
+                        if (meta.new_flowlet == 1) {
+                            meta.bucket = meta.rand_bucket;
+                        }
+                    } else if (meta.lb_mode == LB_MODE_SPRAY) {
+                        meta.bucket = meta.rand_bucket;
+                    }
+                    group_bucket.apply();
+                    if (meta.group_hit == 0 || meta.bucket_hit == 0) {
+                        meta.route_kind = ROUTE_MISS;
+                        drop_count.count(ig_intr_md.ingress_port ++ DROP_NO_MEMBER);
+                        drop();
+                    } else {
+                        meta.nh = meta.nh_a;
+                        if ((meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH)
+                                && meta.new_flowlet == 0) {
+                            meta.nh = flowlet_nh_read.execute(meta.flowlet_slot);
+                        } else {
+                            if (meta.lb_mode == LB_MODE_BANDWIDTH || meta.lb_mode == LB_MODE_SPRAY) {
+                                load_a.apply();
+                                load_b.apply();
+                                if (meta.band_b < meta.band_a) {
+                                    meta.nh = meta.nh_b;
+                                }
+                            }
+                            if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                                flowlet_nh_write.execute(meta.flowlet_slot);
+                            }
+                        }
+                        meta.route_kind = ROUTE_NEXTHOP;
+                    }
+                } else if (meta.route_kind == ROUTE_MISS) {
+                    drop_count.count(ig_intr_md.ingress_port ++ DROP_NO_ROUTE);
+                    drop();
+                }
+
+                if (meta.route_kind == ROUTE_LOCAL) {
+                    punt(CPU_LOCAL, (bit<8>)meta.tc);
+                } else if (meta.route_kind == ROUTE_NEXTHOP) {
+                    nexthop.apply();
+                    if (meta.nexthop_hit == 0) {
+                        drop_count.count(ig_intr_md.ingress_port ++ DROP_NO_NEIGHBOUR);
+                        drop();
+                    } else {
+                        hdr.ethernet.dst_addr = meta.nh_dmac;
+                        hdr.ethernet.src_addr = meta.nh_smac;
+                        ig_tm_md.ucast_egress_port = meta.out_port;
+                        if (hdr.ipv4.isValid()) {
+                            hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                            meta.rewrite_ipv4 = 1;
+                        } else {
+                            hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
+                        }
+                    }
+                }
+            }
+        }
+        if (meta.to_cpu == 1) {
+            punt_count.count(ig_intr_md.ingress_port ++ hdr.cpu.reason[3:0]);
+        }
+
+        hdr.bridge.setValid();
+        hdr.bridge.tc = meta.tc;
+        hdr.bridge.lossless = meta.lossless;
+        hdr.bridge.cnp = meta.cnp;
+        hdr.bridge.to_cpu = meta.to_cpu;
+        hdr.bridge.pad = 0;
+    }
+}
+
+control DpIngressDeparser(
+        packet_out pkt,
+        inout headers_t hdr,
+        in ig_meta_t meta,
+        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Checksum() ipv4_csum;
+    apply {
+        if (meta.rewrite_ipv4 == 1) {
+            hdr.ipv4.hdr_checksum = ipv4_csum.update({
+                hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,
+                hdr.ipv4.identification, hdr.ipv4.flag_rsvd, hdr.ipv4.flag_df, hdr.ipv4.flag_mf,
+                hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src_addr,
+                hdr.ipv4.dst_addr,
+                hdr.ipv4_opts[0].data, hdr.ipv4_opts[1].data, hdr.ipv4_opts[2].data,
+                hdr.ipv4_opts[3].data, hdr.ipv4_opts[4].data, hdr.ipv4_opts[5].data,
+                hdr.ipv4_opts[6].data, hdr.ipv4_opts[7].data, hdr.ipv4_opts[8].data,
+                hdr.ipv4_opts[9].data });
+        }
+        pkt.emit(hdr);
+    }
+}
+
+/* ---- egress ------------------------------------------------------------- */
+
+control DpEgress(
+        inout headers_t hdr,
+        inout eg_meta_t meta,
+        in egress_intrinsic_metadata_t eg_intr_md,
+        in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+        inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+        inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+
+    /* Bytes sent per port: the control plane turns them into load_a/load_b
+     * bands (the script's poll_loads()). */
+    Counter<bit<64>, PortId_t>(512, CounterType_t.BYTES) port_tx;
+    Counter<bit<32>, bit<12>>(4096, CounterType_t.PACKETS) ecn_marked_count;  /* port ++ tc */
+    Counter<bit<32>, bit<12>>(4096, CounterType_t.PACKETS) wred_drop_count;
+    Random<bit<8>>() rnd;
+
+    /* The RED curve of a WRED_PROFILE over the queue depth in cells. */
+    @id(0x01000011)
+    action wred_hit(bit<8> prob, bit<1> always, bit<1> mark, bit<1> drop_non_ect) {
+        meta.wred_hit = 1;
+        meta.wred_prob = prob;
+        meta.wred_always = always;
+        meta.wred_mark = mark;
+        meta.wred_drop = drop_non_ect;
+    }
+
+    @id(0x02000011)
+    table wred {
+        key = {
+            eg_intr_md.egress_port : exact @name("egress_port");
+            hdr.bridge.tc : exact @name("tc");
+            eg_intr_md.enq_qdepth : range @name("enq_qdepth");
+        }
+        actions = { wred_hit; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 4096;
+    }
+
+    apply {
+        if (hdr.bridge.to_cpu == 0) {
+            port_tx.count(eg_intr_md.egress_port);
+            wred.apply();
+            if (hdr.ipv4.isValid()) {
+                meta.ecn = hdr.ipv4.ecn;
+            } else if (hdr.ipv6.isValid()) {
+                meta.ecn = hdr.ipv6.ecn;
+            }
+            if (meta.wred_hit == 1 && hdr.bridge.cnp == 0) {
+                bit<8> r = rnd.get();
+                if (meta.wred_always == 1 || r < meta.wred_prob) {
+                    if (meta.wred_mark == 1 && (meta.ecn == 1 || meta.ecn == 2)) {
+                        if (hdr.ipv4.isValid()) {
+                            hdr.ipv4.ecn = 3;
+                            meta.rewrite_ipv4 = 1;
+                        } else {
+                            hdr.ipv6.ecn = 3;
+                        }
+                        ecn_marked_count.count(eg_intr_md.egress_port ++ hdr.bridge.tc);
+                    } else if (meta.wred_mark == 1 && meta.ecn == 3) {
+                        /* CE stays CE */
+                    } else if (hdr.bridge.lossless == 0 && meta.wred_drop == 1) {
+                        wred_drop_count.count(eg_intr_md.egress_port ++ hdr.bridge.tc);
+                        eg_dprsr_md.drop_ctl = 1;
+                    }
+                }
+            }
+        }
+        hdr.bridge.setInvalid();
+    }
+}
+
+control DpEgressDeparser(
+        packet_out pkt,
+        inout headers_t hdr,
+        in eg_meta_t meta,
+        in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Checksum() ipv4_csum;
+    apply {
+        if (meta.rewrite_ipv4 == 1) {
+            hdr.ipv4.hdr_checksum = ipv4_csum.update({
+                hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,
+                hdr.ipv4.identification, hdr.ipv4.flag_rsvd, hdr.ipv4.flag_df, hdr.ipv4.flag_mf,
+                hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src_addr,
+                hdr.ipv4.dst_addr,
+                hdr.ipv4_opts[0].data, hdr.ipv4_opts[1].data, hdr.ipv4_opts[2].data,
+                hdr.ipv4_opts[3].data, hdr.ipv4_opts[4].data, hdr.ipv4_opts[5].data,
+                hdr.ipv4_opts[6].data, hdr.ipv4_opts[7].data, hdr.ipv4_opts[8].data,
+                hdr.ipv4_opts[9].data });
+        }
+        pkt.emit(hdr);
+    }
+}
+
+Pipeline(DpIngressParser(), DpIngress(), DpIngressDeparser(),
+         DpEgressParser(), DpEgress(), DpEgressDeparser()) pipe;
+
+Switch(pipe) main;
