@@ -261,7 +261,7 @@ fn run(cli: Cli) -> Result<()> {
             use dataplane_user::p4;
             let t: p4::Target = target.parse().map_err(|e: String| anyhow::anyhow!("--target: {e}"))?;
             let plan = plan_of(&config)?;
-            let opts = p4::Options { bmv2_packet_bytes, tofino_cell_bytes, ..Default::default() };
+            let opts = p4::Options { bmv2_packet_bytes, tofino_cell_bytes };
             let e = p4::entries_with(&plan, t, &opts).map_err(|r| anyhow::anyhow!("{r}"))?;
             std::fs::create_dir_all(&out)?;
             let name = |suffix: &str| out.join(format!("{}.{suffix}", plan.instance));
