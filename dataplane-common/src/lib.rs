@@ -19,6 +19,7 @@ extern crate alloc;
 
 pub mod buffer;
 pub mod classify;
+pub mod dcqcn;
 pub mod events;
 pub mod lb;
 pub mod lossless;
