@@ -674,7 +674,7 @@ pub fn run_dcqcn_sender(spec: &SenderSpec, params: &dataplane_common::dcqcn::Dcq
         }
         rp_tick(&mut rp, params, now);
         while let Some(rx) = sock.recv(&mut buf)? {
-            if rx.pkttype == libc::PACKET_OUTGOING as u8 {
+            if rx.pkttype == libc::PACKET_OUTGOING {
                 continue;
             }
             if let Some((_, op, qp, _)) = parse_roce(&buf[..rx.len]) {
@@ -745,7 +745,7 @@ pub fn run_np_receiver(
             sock.wait(Duration::from_millis(10));
             continue;
         };
-        if rx.pkttype == libc::PACKET_OUTGOING as u8 {
+        if rx.pkttype == libc::PACKET_OUTGOING {
             continue;
         }
         let Some((ecn, op, qp, src)) = parse_roce(&buf[..rx.len]) else { continue };
