@@ -78,7 +78,7 @@ fn main() -> Result<()> {
     }
     let dp = args.dataplane.canonicalize().with_context(|| format!("controller binary {}", args.dataplane.display()))?;
 
-    println!("[1/5] building the fabric: namespaces sw, h1, h2; veth sw-p0<->h1, sw-p1<->h2");
+    println!("[1/7] building the fabric: namespaces sw, h1, h2; veth sw-p0<->h1, sw-p1<->h2");
     let sw = Netns::create("demo-sw")?;
     let h1 = Netns::create("demo-h1")?;
     let h2 = Netns::create("demo-h2")?;
@@ -88,11 +88,11 @@ fn main() -> Result<()> {
     h2.ip(&["addr", "add", "198.18.0.2/24", "dev", "eth0"])?;
     check_stop()?;
 
-    println!("[2/5] starting `dataplane --netns {} up -c <config>`", sw.name);
+    println!("[2/7] starting `dataplane --netns {} up -c <config>`", sw.name);
     let ctl = Controller::start(&dp, &sw, "demo", CONFIG, "switch")?;
     check_stop()?;
 
-    println!("[3/5] h1 -> sw-p0: RoCEv2 WRITEs on 4 QPs (DSCP 26, ECT0), CNPs, PFC, broken frames");
+    println!("[3/7] h1 -> sw-p0: RoCEv2 WRITEs on 4 QPs (DSCP 26, ECT0), CNPs, PFC, broken frames");
     let l2 = L2::new([2, 0, 0, 0, 1, 0], [2, 0, 0, 0, 0, 1]);
     let ip = Ip::v4([198, 18, 0, 1], [198, 18, 0, 2]).dscp(26).ecn(2);
     let mut sent = 0usize;
@@ -124,7 +124,7 @@ fn main() -> Result<()> {
     extra.push(broken);
     send_frames(&h1, "eth0", &extra)?;
 
-    println!("[4/5] h2 -> sw-p1: VLAN 10 PCP 4 RoCEv2, PCP 0 best effort, one cut tag");
+    println!("[4/7] h2 -> sw-p1: VLAN 10 PCP 4 RoCEv2, PCP 0 best effort, one cut tag");
     let l2b = L2::new([2, 0, 0, 0, 1, 1], [2, 0, 0, 0, 0, 2]);
     let ipb = Ip::v4([198, 18, 0, 2], [198, 18, 0, 1]).dscp(26).ecn(2);
     let mut frames: Vec<Vec<u8>> = (0..1000u32)
@@ -141,7 +141,7 @@ fn main() -> Result<()> {
     std::thread::sleep(Duration::from_millis(300));
     check_stop()?;
 
-    println!("[5/5] `dataplane stats` on the switch:\n");
+    println!("[5/7] `dataplane stats` on the switch:\n");
     let o = Command::new(&dp).args(["--netns", &sw.name, "stats", "--instance", "demo"]).output()?;
     print!("{}", String::from_utf8_lossy(&o.stdout));
     if !o.status.success() {
@@ -151,6 +151,138 @@ fn main() -> Result<()> {
     println!("          sw-p1 TC4 = 1000 (PCP 4, lossless), TC0 = 200, one vlan_truncated dropped.");
     println!("          Counts above that are a bit higher come from the hosts' own IPv6 neighbour traffic.");
     ctl.stop("switch");
-    println!("\ntorn down: controller stopped (programs detached), namespaces removed");
+    drop((sw, h1, h2));
+    println!("\ntorn down: controller stopped, data plane detached, namespaces removed");
+    check_stop()?;
+    lossless_part(&dp)?;
+    check_stop()?;
+    lb_part(&dp)?;
+    Ok(())
+}
+
+const ROUTED: &str = r#"
+[switch]
+name = "demo-lossless"
+[buffer]
+pool_size = 4194304
+[wred_profile.MARK]
+ecn = "ecn_all"
+green_min_threshold = 20000
+green_max_threshold = 200000
+green_drop_probability = 100
+wred_green_enable = false
+[[port]]
+name = "sw-s0"
+speed = "100M"
+pfc_enable = ""
+lossy_wred_profile = "MARK"
+[[port]]
+name = "sw-r"
+speed = "10M"
+pfc_enable = ""
+lossy_wred_profile = "MARK"
+[[nexthop]]
+name = "h0"
+port = "sw-s0"
+mac = "02:00:00:00:20:10"
+[[nexthop]]
+name = "h1"
+port = "sw-r"
+mac = "02:00:00:00:20:11"
+[[route]]
+prefix = "198.18.0.0/24"
+nexthop = "h0"
+[[route]]
+prefix = "198.18.1.0/24"
+nexthop = "h1"
+"#;
+
+/// ECN and DCQCN: a sender at 100 Mb/s into a 10 Mb/s egress.
+fn lossless_part(dp: &std::path::Path) -> Result<()> {
+    use dataplane_common::dcqcn::DcqcnParams;
+    use testbed::rocehost::{run_dcqcn_sender, run_np_receiver, SenderSpec};
+    println!("\n[6/7] ECN and DCQCN: a RoCEv2 sender at 100 Mb/s into a 10 Mb/s switch port (buffer model, WRED min 20 KB)");
+    let sw = Netns::create("demo-dsw")?;
+    let h0 = Netns::create("demo-dh0")?;
+    let h1 = Netns::create("demo-dh1")?;
+    veth(&sw, "sw-s0", "02:00:00:00:20:00", &h0, "eth0", "02:00:00:00:20:10")?;
+    veth(&sw, "sw-r", "02:00:00:00:20:01", &h1, "eth0", "02:00:00:00:20:11")?;
+    let ctl = Controller::start(dp, &sw, "demo-lossless", ROUTED, "switch")?;
+    let params = DcqcnParams::scaled(100_000_000);
+    let spec = SenderSpec {
+        ifname: "eth0".into(),
+        src_mac: [2, 0, 0, 0, 0x20, 0x10],
+        dst_mac: [2, 0, 0, 0, 0x20, 0x00],
+        src_ip: [198, 18, 0, 1],
+        dst_ip: [198, 18, 1, 1],
+        dscp: 3,
+        ecn: 2,
+        prio: 3,
+        rate_mbps: 100,
+        payload: 1024,
+        message_pkts: 1,
+        dest_qp: 0x1234,
+        udp_sport: 49152,
+        honour_pfc: false,
+    };
+    let run = Duration::from_secs(3);
+    println!("      running 3 s ...");
+    let (np, rp) = std::thread::scope(|s| -> Result<_> {
+        let np = s.spawn(|| -> Result<_> {
+            let _in = h1.enter()?;
+            run_np_receiver("eth0", [2, 0, 0, 0, 0x20, 0x11], [2, 0, 0, 0, 0x20, 0x01], [198, 18, 1, 1], 48, params.cnp_interval_ns, run + Duration::from_millis(300))
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let rp = s.spawn(|| -> Result<_> {
+            let _in = h0.enter()?;
+            run_dcqcn_sender(&spec, &params, run)
+        });
+        let np = np.join().map_err(|_| anyhow::anyhow!("receiver panicked"))??;
+        let rp = rp.join().map_err(|_| anyhow::anyhow!("sender panicked"))??;
+        Ok((np, rp))
+    })?;
+    println!("      receiver: {} frames, {} CE-marked by the switch, {} CNPs sent back", np.rx_pkts, np.ce_pkts, np.cnps_sent);
+    println!(
+        "      sender:   {} CNPs received; rate {:.1} Mb/s before the first CNP, {:.1} Mb/s after (DCQCN rate now {:.1} Mb/s)",
+        rp.cnps,
+        rp.rate_before_mbps,
+        rp.rate_after_mbps,
+        rp.final_rate_bps as f64 / 1e6
+    );
+    let o = Command::new(dp).args(["--netns", &sw.name, "stats", "--instance", "demo-lossless"]).output()?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    if let Some(q) = text.split("\nQueue counters").nth(1) {
+        println!("\n      Queue counters{}", q.split("\npfcstat").next().unwrap_or("").replace('\n', "\n      "));
+    }
+    ctl.stop("switch");
+    Ok(())
+}
+
+/// Load balancing: 8 RoCEv2 flows with one UDP source port over 4 uplinks.
+fn lb_part(dp: &std::path::Path) -> Result<()> {
+    use testbed::lbfabric::{LbFabric, LbSpec, RunOpts};
+    println!("\n[7/7] load balancing: 8 RoCEv2 flows, one UDP source port, 4 uplinks: hash vs bandwidth mode, 4 s each");
+    let mut fabric = LbFabric::create(LbSpec::default(), dp)?;
+    let opts = RunOpts { seconds: 4.0, label: "demo-lb".into(), ..RunOpts::default() };
+    let mut groups = Vec::new();
+    for mode in ["hash", "bandwidth"] {
+        check_stop()?;
+        let r = fabric.run(mode, &opts)?;
+        let shares: Vec<String> = r.shares().iter().map(|s| format!("{:.1}%", 100.0 * s)).collect();
+        println!(
+            "      {mode:<10} uplink shares {}  utilisation {:.1}% of ideal, max/mean {:.3}",
+            shares.join(" / "),
+            r.utilisation_pct(),
+            r.imbalance()
+        );
+        groups.push((mode.to_string(), r.shares().iter().map(|s| 100.0 * s).collect::<Vec<f64>>()));
+    }
+    drop(fabric);
+    let g: Vec<(&str, Vec<f64>)> = groups.iter().map(|(m, v)| (m.as_str(), v.clone())).collect();
+    let svg = testbed::plot::bars("8 low-entropy RoCEv2 flows over 4 uplinks", "% of bytes", &["uplink 0", "uplink 1", "uplink 2", "uplink 3"], &g);
+    std::fs::create_dir_all("target/demo")?;
+    std::fs::write("target/demo/lb_shares.svg", svg)?;
+    println!("      plot: target/demo/lb_shares.svg");
+    println!("\ndone: every namespace removed, every data plane detached");
     Ok(())
 }
