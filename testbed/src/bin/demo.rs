@@ -154,9 +154,20 @@ fn main() -> Result<()> {
     drop((sw, h1, h2));
     println!("\ntorn down: controller stopped, data plane detached, namespaces removed");
     check_stop()?;
-    lossless_part(&dp)?;
+    let lossless = lossless_part(&dp)?;
     check_stop()?;
-    lb_part(&dp)?;
+    let lb = lb_part(&dp)?;
+    // the report, with stable names so runs can be compared
+    let report = serde_json::json!({
+        "scenarios": {
+            "ecn_dcqcn_100m_into_10m": lossless,
+            "low_entropy_8_flows_4_uplinks": lb,
+        },
+        "note": "job_completion_ms is not reported: the all-reduce scenario does not exist yet",
+    });
+    std::fs::create_dir_all("target/demo")?;
+    std::fs::write("target/demo/report.json", serde_json::to_string_pretty(&report)?)?;
+    println!("report: target/demo/report.json");
     Ok(())
 }
 
@@ -198,7 +209,7 @@ nexthop = "h1"
 "#;
 
 /// ECN and DCQCN: a sender at 100 Mb/s into a 10 Mb/s egress.
-fn lossless_part(dp: &std::path::Path) -> Result<()> {
+fn lossless_part(dp: &std::path::Path) -> Result<serde_json::Value> {
     use dataplane_common::dcqcn::DcqcnParams;
     use testbed::rocehost::{run_dcqcn_sender, run_np_receiver, SenderSpec};
     println!("\n[6/7] ECN and DCQCN: a RoCEv2 sender at 100 Mb/s into a 10 Mb/s switch port (buffer model, WRED min 20 KB)");
@@ -254,17 +265,39 @@ fn lossless_part(dp: &std::path::Path) -> Result<()> {
     if let Some(q) = text.split("\nQueue counters").nth(1) {
         println!("\n      Queue counters{}", q.split("\npfcstat").next().unwrap_or("").replace('\n', "\n      "));
     }
+    let o = Command::new(dp).args(["--netns", &sw.name, "stats", "--instance", "demo-lossless", "--json"]).output()?;
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+    let sum = |prefix: &str| -> u64 {
+        v["ports"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .flat_map(|p| p["counters"].as_object().into_iter().flatten())
+                    .filter(|(k, _)| k.starts_with(prefix))
+                    .map(|(_, x)| x.as_u64().unwrap_or(0))
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
     ctl.stop("switch");
-    Ok(())
+    Ok(serde_json::json!({
+        "lossless_drops": sum("drop_headroom["),
+        "ecn_marked": sum("ecn_marked["),
+        "cnp_sent": np.cnps_sent,
+        "pfc_frames": sum("tx_pfc[") + sum("rx_pfc["),
+        "sender_rate_before_first_cnp_mbps": rp.rate_before_mbps,
+        "sender_rate_after_first_cnp_mbps": rp.rate_after_mbps,
+    }))
 }
 
 /// Load balancing: 8 RoCEv2 flows with one UDP source port over 4 uplinks.
-fn lb_part(dp: &std::path::Path) -> Result<()> {
+fn lb_part(dp: &std::path::Path) -> Result<serde_json::Value> {
     use testbed::lbfabric::{LbFabric, LbSpec, RunOpts};
     println!("\n[7/7] load balancing: 8 RoCEv2 flows, one UDP source port, 4 uplinks: hash vs bandwidth mode, 4 s each");
     let mut fabric = LbFabric::create(LbSpec::default(), dp)?;
     let opts = RunOpts { seconds: 4.0, label: "demo-lb".into(), ..RunOpts::default() };
     let mut groups = Vec::new();
+    let mut modes = serde_json::Map::new();
     for mode in ["hash", "bandwidth"] {
         check_stop()?;
         let r = fabric.run(mode, &opts)?;
@@ -276,6 +309,10 @@ fn lb_part(dp: &std::path::Path) -> Result<()> {
             r.imbalance()
         );
         groups.push((mode.to_string(), r.shares().iter().map(|s| 100.0 * s).collect::<Vec<f64>>()));
+        modes.insert(
+            mode.to_string(),
+            serde_json::json!({ "uplink_utilisation_pct": r.utilisation_pct(), "uplink_imbalance": r.imbalance(), "uplink_shares_pct": groups.last().map(|g| g.1.clone()) }),
+        );
     }
     drop(fabric);
     let g: Vec<(&str, Vec<f64>)> = groups.iter().map(|(m, v)| (m.as_str(), v.clone())).collect();
@@ -284,5 +321,5 @@ fn lb_part(dp: &std::path::Path) -> Result<()> {
     std::fs::write("target/demo/lb_shares.svg", svg)?;
     println!("      plot: target/demo/lb_shares.svg");
     println!("\ndone: every namespace removed, every data plane detached");
-    Ok(())
+    Ok(serde_json::Value::Object(modes))
 }
