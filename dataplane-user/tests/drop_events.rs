@@ -90,9 +90,6 @@ fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
     let bound = (2 * (64.0 + 1000.0 * (took + 0.1)) as usize).min(3000);
     println!("flood: 3000 drops in {took:.3} s, {events} events (bound {bound})");
     assert!(events > 0 && events <= bound && events < 3000, "{events} events for 3000 drops");
-    let st = Command::new(BIN).args(["--netns", &sw.name, "stats", "--instance", &instance, "--json"]).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
-    let p0 = v["ports"].as_array().unwrap().iter().find(|p| p["name"] == "sw-p0").unwrap();
-    assert_eq!(p0["counters"]["drop_no_route"].as_u64().unwrap(), 3001, "every drop counted");
+    assert_eq!(counter(&stats(&sw.name, &instance), "sw-p0", "drop_no_route"), 3001, "every drop counted");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -348,20 +348,11 @@ impl Drop for Controller {
 }
 
 fn stats(sw: &Netns, instance: &str) -> serde_json::Value {
-    let o = Command::new(BIN).args(["--netns", &sw.name, "stats", "--instance", instance, "--json"]).output().unwrap();
-    assert!(o.status.success(), "stats failed: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("stats JSON")
+    testbed::controller::stats_json(std::path::Path::new(BIN), &sw.name, instance).expect("dataplane stats")
 }
 
 fn counter(s: &serde_json::Value, port: &str, name: &str) -> u64 {
-    s["ports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == port)
-        .unwrap_or_else(|| panic!("port {port} not in stats: {s}"))["counters"][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no counter {name} on {port}"))
+    testbed::controller::port_counter(s, port, name).unwrap_or_else(|| panic!("no counter {name} on {port} in stats: {s}"))
 }
 
 /// `after - before` of a counter (gauges such as the watermark: `after`).

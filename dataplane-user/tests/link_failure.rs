@@ -19,12 +19,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
 
 const UPLINKS: [&str; 3] = ["sw-u1", "sw-u2", "sw-u3"];
 
-fn stats(ns: &str, instance: &str) -> serde_json::Value {
-    let o = Command::new(BIN).args(["--netns", ns, "stats", "--instance", instance, "--json"]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 fn tx(s: &serde_json::Value) -> BTreeMap<String, u64> {
     s["ports"]
         .as_array()

@@ -67,23 +67,6 @@ malformed = "drop"
     )
 }
 
-fn stats(ns: &str, instance: &str) -> serde_json::Value {
-    let o = dataplane(&["--netns", ns, "stats", "--instance", instance, "--json"]);
-    assert!(o.status.success(), "stats failed: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("stats JSON")
-}
-
-fn counter(s: &serde_json::Value, port: &str, name: &str) -> u64 {
-    s["ports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == port)
-        .unwrap_or_else(|| panic!("port {port} not in stats: {s}"))["counters"][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no counter {name}"))
-}
-
 fn has_xdp(ns: &Netns, dev: &str) -> bool {
     ns.exec(&["ip", "link", "show", dev]).unwrap().contains("xdp")
 }

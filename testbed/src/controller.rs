@@ -154,3 +154,33 @@ impl Drop for Controller {
         let _ = std::fs::remove_file(&self.config);
     }
 }
+
+/// `<bin> --netns <ns> stats --instance <instance> --json`, parsed.
+pub fn stats_json(bin: &Path, ns: &str, instance: &str) -> Result<serde_json::Value> {
+    let out = Command::new(bin)
+        .args(["--netns", ns, "stats", "--instance", instance, "--json"])
+        .output()
+        .context("running dataplane stats")?;
+    if !out.status.success() {
+        bail!("dataplane stats: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    serde_json::from_slice(&out.stdout).context("parsing dataplane stats --json")
+}
+
+/// A counter of one port in a `stats --json` snapshot.
+pub fn port_counter(s: &serde_json::Value, port: &str, name: &str) -> Option<u64> {
+    s["ports"].as_array()?.iter().find(|p| p["name"] == port)?["counters"][name].as_u64()
+}
+
+/// The sum over every port of the counters whose name starts with `prefix`
+/// (e.g. `"ecn_marked["` for all classes).
+pub fn sum_counters(s: &serde_json::Value, prefix: &str) -> u64 {
+    s["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["counters"].as_object().into_iter().flatten())
+        .filter(|(k, _)| k.starts_with(prefix))
+        .map(|(_, x)| x.as_u64().unwrap_or(0))
+        .sum()
+}

@@ -778,14 +778,7 @@ impl SwitchStats {
 }
 
 fn switch_stats(bin: &Path, ns: &Netns, instance: &str) -> Result<SwitchStats> {
-    let out = Command::new(bin)
-        .args(["--netns", &ns.name, "stats", "--instance", instance, "--json"])
-        .output()
-        .context("running dataplane stats")?;
-    if !out.status.success() {
-        bail!("dataplane stats: {}", String::from_utf8_lossy(&out.stderr).trim());
-    }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).context("parsing dataplane stats --json")?;
+    let v = crate::controller::stats_json(bin, &ns.name, instance)?;
     let mut s = SwitchStats::default();
     for p in v["ports"].as_array().ok_or_else(|| anyhow!("stats JSON without ports"))? {
         let name = p["name"].as_str().unwrap_or("?").to_string();

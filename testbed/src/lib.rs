@@ -12,3 +12,4 @@ pub mod netns;
 pub mod plot;
 pub mod raw;
 pub mod rocehost;
+pub mod scenes;

@@ -44,7 +44,6 @@
 //! (baseline `fwd.linux_pps`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -361,14 +360,7 @@ group = "uplinks"
 /// The pipeline's forwarding counters (cumulative since `up`), for the
 /// progress output: what sw0 routed, passed up or dropped.
 fn pipeline_counters(bin: &Path, ns: &Netns, instance: &str) -> Result<String> {
-    let out = Command::new(bin)
-        .args(["--netns", &ns.name, "stats", "--instance", instance, "--json"])
-        .output()
-        .context("running dataplane stats")?;
-    if !out.status.success() {
-        bail!("dataplane stats: {}", String::from_utf8_lossy(&out.stderr).trim());
-    }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).context("parsing dataplane stats --json")?;
+    let v = testbed::controller::stats_json(bin, &ns.name, instance)?;
     let mut parts = Vec::new();
     for p in v["ports"].as_array().into_iter().flatten() {
         let name = p["name"].as_str().unwrap_or("?");

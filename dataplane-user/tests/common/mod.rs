@@ -71,3 +71,13 @@ pub fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) -> std::io::Result
     }
     std::fs::write(path, b)
 }
+
+/// `dataplane stats --json` of a running instance (panics with its error).
+pub fn stats(ns: &str, instance: &str) -> serde_json::Value {
+    testbed::controller::stats_json(std::path::Path::new(env!("CARGO_BIN_EXE_dataplane")), ns, instance).expect("dataplane stats")
+}
+
+/// A port's counter in a stats snapshot (panics naming what is missing).
+pub fn counter(s: &serde_json::Value, port: &str, name: &str) -> u64 {
+    testbed::controller::port_counter(s, port, name).unwrap_or_else(|| panic!("no counter {name} on port {port} in stats: {s}"))
+}

@@ -171,87 +171,13 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-const ROUTED: &str = r#"
-[switch]
-name = "demo-lossless"
-[buffer]
-pool_size = 4194304
-[wred_profile.MARK]
-ecn = "ecn_all"
-green_min_threshold = 20000
-green_max_threshold = 200000
-green_drop_probability = 100
-wred_green_enable = false
-[[port]]
-name = "sw-s0"
-speed = "100M"
-pfc_enable = ""
-lossy_wred_profile = "MARK"
-[[port]]
-name = "sw-r"
-speed = "10M"
-pfc_enable = ""
-lossy_wred_profile = "MARK"
-[[nexthop]]
-name = "h0"
-port = "sw-s0"
-mac = "02:00:00:00:20:10"
-[[nexthop]]
-name = "h1"
-port = "sw-r"
-mac = "02:00:00:00:20:11"
-[[route]]
-prefix = "198.18.0.0/24"
-nexthop = "h0"
-[[route]]
-prefix = "198.18.1.0/24"
-nexthop = "h1"
-"#;
-
 /// ECN and DCQCN: a sender at 100 Mb/s into a 10 Mb/s egress.
 fn lossless_part(dp: &std::path::Path) -> Result<serde_json::Value> {
-    use dataplane_common::dcqcn::DcqcnParams;
-    use testbed::rocehost::{run_dcqcn_sender, run_np_receiver, SenderSpec};
+    use testbed::controller::sum_counters;
     println!("\n[6/7] ECN and DCQCN: a RoCEv2 sender at 100 Mb/s into a 10 Mb/s switch port (buffer model, WRED min 20 KB)");
-    let sw = Netns::create("demo-dsw")?;
-    let h0 = Netns::create("demo-dh0")?;
-    let h1 = Netns::create("demo-dh1")?;
-    veth(&sw, "sw-s0", "02:00:00:00:20:00", &h0, "eth0", "02:00:00:00:20:10")?;
-    veth(&sw, "sw-r", "02:00:00:00:20:01", &h1, "eth0", "02:00:00:00:20:11")?;
-    let ctl = Controller::start(dp, &sw, "demo-lossless", ROUTED, "switch")?;
-    let params = DcqcnParams::scaled(100_000_000);
-    let spec = SenderSpec {
-        ifname: "eth0".into(),
-        src_mac: [2, 0, 0, 0, 0x20, 0x10],
-        dst_mac: [2, 0, 0, 0, 0x20, 0x00],
-        src_ip: [198, 18, 0, 1],
-        dst_ip: [198, 18, 1, 1],
-        dscp: 3,
-        ecn: 2,
-        prio: 3,
-        rate_mbps: 100,
-        payload: 1024,
-        message_pkts: 1,
-        dest_qp: 0x1234,
-        udp_sport: 49152,
-        honour_pfc: false,
-    };
-    let run = Duration::from_secs(3);
     println!("      running 3 s ...");
-    let (np, rp) = std::thread::scope(|s| -> Result<_> {
-        let np = s.spawn(|| -> Result<_> {
-            let _in = h1.enter()?;
-            run_np_receiver("eth0", [2, 0, 0, 0, 0x20, 0x11], [2, 0, 0, 0, 0x20, 0x01], [198, 18, 1, 1], 48, params.cnp_interval_ns, run + Duration::from_millis(300))
-        });
-        std::thread::sleep(Duration::from_millis(200));
-        let rp = s.spawn(|| -> Result<_> {
-            let _in = h0.enter()?;
-            run_dcqcn_sender(&spec, &params, run)
-        });
-        let np = np.join().map_err(|_| anyhow::anyhow!("receiver panicked"))??;
-        let rp = rp.join().map_err(|_| anyhow::anyhow!("sender panicked"))??;
-        Ok((np, rp))
-    })?;
+    let scene = testbed::scenes::dcqcn_one_switch(dp, "demo-d", "demo-lossless", Duration::from_secs(3))?;
+    let (np, rp) = (&scene.receiver, &scene.sender);
     println!("      receiver: {} frames, {} CE-marked by the switch, {} CNPs sent back", np.rx_pkts, np.ce_pkts, np.cnps_sent);
     println!(
         "      sender:   {} CNPs received; rate {:.1} Mb/s before the first CNP, {:.1} Mb/s after (DCQCN rate now {:.1} Mb/s)",
@@ -260,31 +186,15 @@ fn lossless_part(dp: &std::path::Path) -> Result<serde_json::Value> {
         rp.rate_after_mbps,
         rp.final_rate_bps as f64 / 1e6
     );
-    let o = Command::new(dp).args(["--netns", &sw.name, "stats", "--instance", "demo-lossless"]).output()?;
-    let text = String::from_utf8_lossy(&o.stdout);
-    if let Some(q) = text.split("\nQueue counters").nth(1) {
+    if let Some(q) = scene.stats_text.split("\nQueue counters").nth(1) {
         println!("\n      Queue counters{}", q.split("\npfcstat").next().unwrap_or("").replace('\n', "\n      "));
     }
-    let o = Command::new(dp).args(["--netns", &sw.name, "stats", "--instance", "demo-lossless", "--json"]).output()?;
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)?;
-    let sum = |prefix: &str| -> u64 {
-        v["ports"]
-            .as_array()
-            .map(|ps| {
-                ps.iter()
-                    .flat_map(|p| p["counters"].as_object().into_iter().flatten())
-                    .filter(|(k, _)| k.starts_with(prefix))
-                    .map(|(_, x)| x.as_u64().unwrap_or(0))
-                    .sum()
-            })
-            .unwrap_or(0)
-    };
-    ctl.stop("switch");
+    let v = &scene.stats;
     Ok(serde_json::json!({
-        "lossless_drops": sum("drop_headroom["),
-        "ecn_marked": sum("ecn_marked["),
+        "lossless_drops": sum_counters(v, "drop_headroom["),
+        "ecn_marked": sum_counters(v, "ecn_marked["),
         "cnp_sent": np.cnps_sent,
-        "pfc_frames": sum("tx_pfc[") + sum("rx_pfc["),
+        "pfc_frames": sum_counters(v, "tx_pfc[") + sum_counters(v, "rx_pfc["),
         "sender_rate_before_first_cnp_mbps": rp.rate_before_mbps,
         "sender_rate_after_first_cnp_mbps": rp.rate_after_mbps,
     }))
