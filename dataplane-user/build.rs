@@ -15,7 +15,9 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let dst = out.join("dataplane-ebpf");
     println!("cargo:rerun-if-env-changed=AYA_BUILD_SKIP");
-    let skip = std::env::var("AYA_BUILD_SKIP").map(|v| v == "1" || v.eq_ignore_ascii_case("true")).unwrap_or(false);
+    let skip = std::env::var("AYA_BUILD_SKIP")
+        .map(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+        .unwrap_or(false);
     if skip {
         std::fs::write(&dst, b"").expect("write empty object");
         return;
@@ -23,7 +25,10 @@ fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let ebpf_dir = manifest.join("../dataplane-ebpf");
     println!("cargo:rerun-if-changed={}", ebpf_dir.display());
-    println!("cargo:rerun-if-changed={}", manifest.join("../dataplane-common/src").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest.join("../dataplane-common/src").display()
+    );
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("CARGO_CFG_TARGET_ARCH");
     let target_dir = out.join("ebpf-target");
     let flags = [
@@ -34,16 +39,33 @@ fn main() {
     ]
     .join("\x1f");
     let mut cmd = Command::new("rustup");
-    cmd.args(["run", "nightly", "cargo", "build", "--package", "dataplane-ebpf", "--bin", "dataplane-ebpf"])
-        .args(["--release", "--target", "bpfel-unknown-none", "-Z", "build-std=core"])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .current_dir(&ebpf_dir)
-        .env("CARGO_ENCODED_RUSTFLAGS", flags)
-        .env_remove("RUSTC")
-        .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("RUSTFLAGS");
-    let o = cmd.output().unwrap_or_else(|e| panic!("starting {cmd:?}: {e} (run `cargo xtask setup`)"));
+    cmd.args([
+        "run",
+        "nightly",
+        "cargo",
+        "build",
+        "--package",
+        "dataplane-ebpf",
+        "--bin",
+        "dataplane-ebpf",
+    ])
+    .args([
+        "--release",
+        "--target",
+        "bpfel-unknown-none",
+        "-Z",
+        "build-std=core",
+    ])
+    .arg("--target-dir")
+    .arg(&target_dir)
+    .current_dir(&ebpf_dir)
+    .env("CARGO_ENCODED_RUSTFLAGS", flags)
+    .env_remove("RUSTC")
+    .env_remove("RUSTC_WORKSPACE_WRAPPER")
+    .env_remove("RUSTFLAGS");
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("starting {cmd:?}: {e} (run `cargo xtask setup`)"));
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
         for l in err.lines() {

@@ -16,8 +16,8 @@
 //! lock), so the steps are plain functions of plain state.
 
 use crate::lossless::{
-    pfc_evaluate, wred, BufferProfile, DropReason, EcnAction, EgressQueue, PfcAction, PfcTxState, PgState, SharedPool,
-    WredProfile, MODEL_PORTS,
+    pfc_evaluate, wred, BufferProfile, DropReason, EcnAction, EgressQueue, PfcAction, PfcTxState,
+    PgState, SharedPool, WredProfile, MODEL_PORTS,
 };
 
 /// Priority groups / TCs.
@@ -32,7 +32,10 @@ pub struct TcRow {
 }
 
 impl TcRow {
-    pub const ZERO: TcRow = TcRow { pg: [PgState::ZERO; MODEL_PORTS], pfc: [PfcTxState::ZERO; MODEL_PORTS] };
+    pub const ZERO: TcRow = TcRow {
+        pg: [PgState::ZERO; MODEL_PORTS],
+        pfc: [PfcTxState::ZERO; MODEL_PORTS],
+    };
 }
 
 /// A port's buffer configuration.
@@ -130,11 +133,23 @@ pub fn on_arrival(
     q.drain(now_ns, egress.speed_mbps, &mut released);
     release_row(row, pool, &released);
     let mut mark_ce = false;
-    match wred(&egress.wred[tc], q.bytes, a.ecn, a.lossless, a.control, rand) {
+    match wred(
+        &egress.wred[tc],
+        q.bytes,
+        a.ecn,
+        a.lossless,
+        a.control,
+        rand,
+    ) {
         EcnAction::Forward => {}
         EcnAction::MarkCe => mark_ce = true,
         EcnAction::Drop => {
-            return Decision { verdict: BufVerdict::WredDrop, mark_ce: false, pfc: PfcAction::None, queue_bytes: q.bytes }
+            return Decision {
+                verdict: BufVerdict::WredDrop,
+                mark_ce: false,
+                pfc: PfcAction::None,
+                queue_bytes: q.bytes,
+            }
         }
     }
     let prof = &ingress.pg_profile[tc];
@@ -149,8 +164,20 @@ pub fn on_arrival(
         }
         Err(r) => BufVerdict::NoBuffer(r),
     };
-    let pfc = pfc_evaluate(&mut row.pfc[slot], &row.pg[slot], prof, pool, now_ns, ingress.speed_mbps);
-    Decision { verdict, mark_ce: mark_ce && verdict == BufVerdict::Forward, pfc, queue_bytes: q.bytes }
+    let pfc = pfc_evaluate(
+        &mut row.pfc[slot],
+        &row.pg[slot],
+        prof,
+        pool,
+        now_ns,
+        ingress.speed_mbps,
+    );
+    Decision {
+        verdict,
+        mark_ce: mark_ce && verdict == BufVerdict::Forward,
+        pfc,
+        queue_bytes: q.bytes,
+    }
 }
 
 /// A PFC (or PAUSE) time for queue `q`'s priority arrived on its port:
@@ -169,7 +196,11 @@ pub fn on_pfc_rx(
     let mut released = [0u32; MODEL_PORTS];
     q.apply_pfc(now_ns, quanta, egress.speed_mbps, &mut released);
     release_row(row, pool, &released);
-    let until = if q.paused_until_ns > now_ns { q.paused_until_ns } else { now_ns };
+    let until = if q.paused_until_ns > now_ns {
+        q.paused_until_ns
+    } else {
+        now_ns
+    };
     stat.apply(now_ns, until);
 }
 
@@ -178,7 +209,13 @@ pub fn on_pfc_rx(
 /// given back to the ingress PGs that held it, as a switch flushes a
 /// stormed queue.
 #[inline(always)]
-pub fn storm_override(now_ns: u64, q: &mut EgressQueue, row: &mut TcRow, pool: &mut SharedPool, flush: bool) {
+pub fn storm_override(
+    now_ns: u64,
+    q: &mut EgressQueue,
+    row: &mut TcRow,
+    pool: &mut SharedPool,
+    flush: bool,
+) {
     if q.paused_until_ns > now_ns {
         q.paused_until_ns = now_ns;
     }
@@ -193,7 +230,13 @@ pub fn storm_override(now_ns: u64, q: &mut EgressQueue, row: &mut TcRow, pool: &
 
 /// Timer step of one egress queue: drain to now and release.
 #[inline(always)]
-pub fn tick_queue(now_ns: u64, q: &mut EgressQueue, egress: &PortBuffer, row: &mut TcRow, pool: &mut SharedPool) {
+pub fn tick_queue(
+    now_ns: u64,
+    q: &mut EgressQueue,
+    egress: &PortBuffer,
+    row: &mut TcRow,
+    pool: &mut SharedPool,
+) {
     let mut released = [0u32; MODEL_PORTS];
     q.drain(now_ns, egress.speed_mbps, &mut released);
     release_row(row, pool, &released);
@@ -202,9 +245,23 @@ pub fn tick_queue(now_ns: u64, q: &mut EgressQueue, egress: &PortBuffer, row: &m
 /// Timer step of one (ingress port, TC): XON when the PG emptied, refresh
 /// while XOFF holds.
 #[inline(always)]
-pub fn tick_pg(now_ns: u64, row: &mut TcRow, slot: usize, ingress: &PortBuffer, tc: usize, pool: &SharedPool) -> PfcAction {
+pub fn tick_pg(
+    now_ns: u64,
+    row: &mut TcRow,
+    slot: usize,
+    ingress: &PortBuffer,
+    tc: usize,
+    pool: &SharedPool,
+) -> PfcAction {
     let slot = slot & (MODEL_PORTS - 1);
-    pfc_evaluate(&mut row.pfc[slot], &row.pg[slot], &ingress.pg_profile[tc & (NUM_TC - 1)], pool, now_ns, ingress.speed_mbps)
+    pfc_evaluate(
+        &mut row.pfc[slot],
+        &row.pg[slot],
+        &ingress.pg_profile[tc & (NUM_TC - 1)],
+        pool,
+        now_ns,
+        ingress.speed_mbps,
+    )
 }
 
 /// Time a queue has spent paused by received PFC (pfcstat's pause
@@ -223,7 +280,12 @@ pub struct PauseStat {
 }
 
 impl PauseStat {
-    pub const ZERO: PauseStat = PauseStat { start_ns: 0, until_ns: 0, total_ns: 0, frames: 0 };
+    pub const ZERO: PauseStat = PauseStat {
+        start_ns: 0,
+        until_ns: 0,
+        total_ns: 0,
+        frames: 0,
+    };
 
     /// A received time at `now_ns` pausing until `until_ns` (`now_ns` for
     /// XON): closes the running pause at `now_ns` and starts the new one.
@@ -238,7 +300,11 @@ impl PauseStat {
     /// Paused time of the current pause up to `now_ns`.
     #[inline(always)]
     pub fn elapsed(&self, now_ns: u64) -> u64 {
-        let end = if self.until_ns < now_ns { self.until_ns } else { now_ns };
+        let end = if self.until_ns < now_ns {
+            self.until_ns
+        } else {
+            now_ns
+        };
         end.saturating_sub(self.start_ns)
     }
 
@@ -292,7 +358,15 @@ pub fn pfc_event(now_ns: u64, port: u8, prio: u8, a: PfcAction) -> Option<PfcEve
         PfcAction::SendRefresh { quanta } => (PFC_EV_REFRESH, quanta),
         PfcAction::SendXon => (PFC_EV_XON, 0),
     };
-    Some(PfcEvent { time_ns: now_ns, kind, port, prio, _pad: 0, quanta, _pad2: 0 })
+    Some(PfcEvent {
+        time_ns: now_ns,
+        kind,
+        port,
+        prio,
+        _pad: 0,
+        quanta,
+        _pad2: 0,
+    })
 }
 
 /// Lossless-stage counters per port (per-CPU array indexed by port id):

@@ -19,7 +19,11 @@ pub struct L2 {
 
 impl L2 {
     pub fn new(dst: [u8; 6], src: [u8; 6]) -> Self {
-        L2 { dst, src, tags: Vec::new() }
+        L2 {
+            dst,
+            src,
+            tags: Vec::new(),
+        }
     }
 
     /// Adds an 802.1Q tag.
@@ -55,11 +59,23 @@ pub struct Ip {
 
 impl Ip {
     pub fn v4(src: [u8; 4], dst: [u8; 4]) -> Self {
-        Ip { addrs: Addrs::V4(src, dst), dscp: 0, ecn: 0, ttl: 64, options: Vec::new() }
+        Ip {
+            addrs: Addrs::V4(src, dst),
+            dscp: 0,
+            ecn: 0,
+            ttl: 64,
+            options: Vec::new(),
+        }
     }
 
     pub fn v6(src: [u8; 16], dst: [u8; 16]) -> Self {
-        Ip { addrs: Addrs::V6(src, dst), dscp: 0, ecn: 0, ttl: 64, options: Vec::new() }
+        Ip {
+            addrs: Addrs::V6(src, dst),
+            dscp: 0,
+            ecn: 0,
+            ttl: 64,
+            options: Vec::new(),
+        }
     }
 
     pub fn dscp(mut self, dscp: u8) -> Self {
@@ -198,14 +214,26 @@ pub fn rocev2_packet(ip: &Ip, sport: u16, b: &Bth, reth: Option<Reth>, payload: 
         zeroed[udp::CHECKSUM_OFF] = 0;
         zeroed[udp::CHECKSUM_OFF + 1] = 0;
         let sport = u16::from_be_bytes([zeroed[0], zeroed[1]]);
-        let fixed = udp_datagram(&Addrs::V6(src, dst), sport, udp::ROCEV2_PORT, &zeroed[udp::HEADER_LEN..]);
+        let fixed = udp_datagram(
+            &Addrs::V6(src, dst),
+            sport,
+            udp::ROCEV2_PORT,
+            &zeroed[udp::HEADER_LEN..],
+        );
         pkt[40..].copy_from_slice(&fixed);
     }
     pkt
 }
 
 /// A RoCEv2 Ethernet frame.
-pub fn rocev2_frame(l2: &L2, ip: &Ip, sport: u16, b: &Bth, reth: Option<Reth>, payload: &[u8]) -> Vec<u8> {
+pub fn rocev2_frame(
+    l2: &L2,
+    ip: &Ip,
+    sport: u16,
+    b: &Bth,
+    reth: Option<Reth>,
+    payload: &[u8],
+) -> Vec<u8> {
     let et = match ip.addrs {
         Addrs::V4(..) => eth::ETHERTYPE_IPV4,
         Addrs::V6(..) => eth::ETHERTYPE_IPV6,
@@ -215,7 +243,13 @@ pub fn rocev2_frame(l2: &L2, ip: &Ip, sport: u16, b: &Bth, reth: Option<Reth>, p
 
 /// A CNP for `dest_qp` (BTH opcode 0x81, BECN set, 16 reserved bytes).
 pub fn cnp_frame(l2: &L2, ip: &Ip, sport: u16, dest_qp: u32) -> Vec<u8> {
-    let b = Bth { opcode: bth::OP_CNP, becn: true, pkey: 0xffff, dest_qp, ..Bth::default() };
+    let b = Bth {
+        opcode: bth::OP_CNP,
+        becn: true,
+        pkey: 0xffff,
+        dest_qp,
+        ..Bth::default()
+    };
     rocev2_frame(l2, ip, sport, &b, None, &[0; bth::CNP_PAYLOAD_LEN])
 }
 
@@ -237,7 +271,11 @@ pub fn pfc_frame(src: [u8; 6], class_enable: u16, times: [u16; 8]) -> Vec<u8> {
     for t in times {
         p.extend_from_slice(&t.to_be_bytes());
     }
-    frame(&L2::new(macctl::DST_MAC, src), eth::ETHERTYPE_MAC_CONTROL, &p)
+    frame(
+        &L2::new(macctl::DST_MAC, src),
+        eth::ETHERTYPE_MAC_CONTROL,
+        &p,
+    )
 }
 
 /// An 802.3x PAUSE frame from `src`.
@@ -245,5 +283,9 @@ pub fn pause_frame(src: [u8; 6], time: u16) -> Vec<u8> {
     let mut p = Vec::with_capacity(macctl::PAUSE_LEN);
     p.extend_from_slice(&macctl::OPCODE_PAUSE.to_be_bytes());
     p.extend_from_slice(&time.to_be_bytes());
-    frame(&L2::new(macctl::DST_MAC, src), eth::ETHERTYPE_MAC_CONTROL, &p)
+    frame(
+        &L2::new(macctl::DST_MAC, src),
+        eth::ETHERTYPE_MAC_CONTROL,
+        &p,
+    )
 }

@@ -262,7 +262,11 @@ const fn dilate(t_ns: u64, line: u64) -> u64 {
     if t_ns == 0 {
         return 0;
     }
-    let t = if t_ns > MAX_DILATED_NS { MAX_DILATED_NS } else { t_ns };
+    let t = if t_ns > MAX_DILATED_NS {
+        MAX_DILATED_NS
+    } else {
+        t_ns
+    };
     let line_k = if line < 1_000 { 1 } else { line / 1_000 };
     at_least_one(t * (REFERENCE_LINE_RATE_BPS / 1_000) / line_k)
 }
@@ -293,7 +297,13 @@ impl NpState {
 
     /// A QP that has sent no CNP yet (use `params.cnp_interval_ns`).
     pub const fn new(interval_ns: u64) -> Self {
-        NpState { last_cnp_ns: 0, interval_ns, cnps: 0, sent: 0, _pad: [0; 3] }
+        NpState {
+            last_cnp_ns: 0,
+            interval_ns,
+            cnps: 0,
+            sent: 0,
+            _pad: [0; 3],
+        }
     }
 }
 
@@ -376,7 +386,11 @@ impl RpState {
             alpha_due_ns: 0,
             increase_due_ns: 0,
             byte_acc: 0,
-            alpha: if p.initial_alpha > ALPHA_ONE { ALPHA_ONE } else { p.initial_alpha },
+            alpha: if p.initial_alpha > ALPHA_ONE {
+                ALPHA_ONE
+            } else {
+                p.initial_alpha
+            },
             timer_events: 0,
             byte_events: 0,
             cnps: 0,
@@ -505,7 +519,11 @@ fn increase(st: &mut RpState, p: &DcqcnParams) {
         let rt = st.rt_bps.saturating_add(p.rai_bps);
         st.rt_bps = if rt > line { line } else { rt };
     } else if stage == STAGE_HYPER {
-        let lo = if st.timer_events < st.byte_events { st.timer_events } else { st.byte_events };
+        let lo = if st.timer_events < st.byte_events {
+            st.timer_events
+        } else {
+            st.byte_events
+        };
         // lo > f in this stage
         let i = u64::from(lo - f);
         let room = line.saturating_sub(st.rt_bps);
@@ -598,7 +616,11 @@ pub fn rp_on_cnp(st: &mut RpState, p: &DcqcnParams, now_ns: u64) -> u64 {
     rp_tick(st, p, now_ns);
     if st.limited == 0 {
         st.limited = 1;
-        st.alpha = if p.initial_alpha > ALPHA_ONE { ALPHA_ONE } else { p.initial_alpha };
+        st.alpha = if p.initial_alpha > ALPHA_ONE {
+            ALPHA_ONE
+        } else {
+            p.initial_alpha
+        };
     }
     st.rt_bps = st.rc_bps;
     let cut = st.rc_bps - rate_cut(st.rc_bps, st.alpha);
@@ -668,7 +690,11 @@ pub const fn tx_time_ns(rate_bps: u64, len: u64) -> u64 {
     if rate_bps == 0 {
         return u64::MAX;
     }
-    let len = if len > MAX_PACED_LEN { MAX_PACED_LEN } else { len };
+    let len = if len > MAX_PACED_LEN {
+        MAX_PACED_LEN
+    } else {
+        len
+    };
     // len * 8 < 2^34, times 10^9 < 2^30: below 2^64
     (len * 8 * NS_PER_S).div_ceil(rate_bps)
 }
@@ -726,8 +752,16 @@ impl Pacer {
         } else {
             self.next_ns
         };
-        let len = if len > MAX_PACED_LEN { MAX_PACED_LEN } else { len };
-        let rem = if self.rem >= rate_bps { self.rem % rate_bps } else { self.rem };
+        let len = if len > MAX_PACED_LEN {
+            MAX_PACED_LEN
+        } else {
+            len
+        };
+        let rem = if self.rem >= rate_bps {
+            self.rem % rate_bps
+        } else {
+            self.rem
+        };
         let num = (len * 8 * NS_PER_S).saturating_add(rem);
         self.rem = num % rate_bps;
         self.next_ns = start.saturating_add(num / rate_bps);

@@ -81,7 +81,12 @@ pub const EVENTS_PER_SEC: u64 = 1000;
 pub const EVENTS_BURST: u64 = 64;
 
 impl RateLimit {
-    pub const ZERO: RateLimit = RateLimit { milli_tokens: 0, last_ns: 0, suppressed: 0, posted: 0 };
+    pub const ZERO: RateLimit = RateLimit {
+        milli_tokens: 0,
+        last_ns: 0,
+        suppressed: 0,
+        posted: 0,
+    };
 
     /// Takes a token at `now_ns` if there is one (refilled at `rate`/s up
     /// to `burst`); counts the outcome.

@@ -73,21 +73,51 @@ pub struct FlowKey {
 impl FlowKey {
     /// A flow between two IPv4 addresses.
     #[inline(always)]
-    pub fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16, dest_qp: u32) -> Self {
-        FlowKey { src: ipv4_mapped(src), dst: ipv4_mapped(dst), sport, dport, proto, dest_qp }
+    pub fn ipv4(
+        src: [u8; 4],
+        dst: [u8; 4],
+        proto: u8,
+        sport: u16,
+        dport: u16,
+        dest_qp: u32,
+    ) -> Self {
+        FlowKey {
+            src: ipv4_mapped(src),
+            dst: ipv4_mapped(dst),
+            sport,
+            dport,
+            proto,
+            dest_qp,
+        }
     }
 
     /// A flow between two IPv6 addresses.
     #[inline(always)]
-    pub fn ipv6(src: [u8; 16], dst: [u8; 16], proto: u8, sport: u16, dport: u16, dest_qp: u32) -> Self {
-        FlowKey { src, dst, sport, dport, proto, dest_qp }
+    pub fn ipv6(
+        src: [u8; 16],
+        dst: [u8; 16],
+        proto: u8,
+        sport: u16,
+        dport: u16,
+        dest_qp: u32,
+    ) -> Self {
+        FlowKey {
+            src,
+            dst,
+            sport,
+            dport,
+            proto,
+            dest_qp,
+        }
     }
 }
 
 /// `::ffff:a.b.c.d` (RFC 4291 section 2.5.5.2).
 #[inline(always)]
 pub const fn ipv4_mapped(a: [u8; 4]) -> [u8; 16] {
-    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a[0], a[1], a[2], a[3]]
+    [
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a[0], a[1], a[2], a[3],
+    ]
 }
 
 const M_C1: u32 = 0xcc9e_2d51;
@@ -111,7 +141,10 @@ pub const fn fmix32(mut h: u32) -> u32 {
 #[inline(always)]
 const fn mix_word(h: u32, k: u32) -> u32 {
     let k = k.wrapping_mul(M_C1).rotate_left(15).wrapping_mul(M_C2);
-    (h ^ k).rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64)
+    (h ^ k)
+        .rotate_left(13)
+        .wrapping_mul(5)
+        .wrapping_add(0xe654_6b64)
 }
 
 #[inline(always)]
@@ -214,7 +247,11 @@ pub struct Member {
 impl Member {
     /// A live member.
     pub const fn new(id: u16, weight: u8) -> Self {
-        Member { id, weight, live: 1 }
+        Member {
+            id,
+            weight,
+            live: 1,
+        }
     }
 }
 
@@ -252,7 +289,11 @@ impl Group {
             n_members: 0,
             _pad: 0,
             flowlet_timeout_ns,
-            members: [Member { id: 0, weight: 0, live: 0 }; MAX_MEMBERS],
+            members: [Member {
+                id: 0,
+                weight: 0,
+                live: 0,
+            }; MAX_MEMBERS],
             buckets: [0; NBUCKETS],
         }
     }
@@ -290,18 +331,35 @@ impl fmt::Display for GroupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             GroupError::UnknownMode(m) => {
-                write!(f, "unknown load-balancing mode {m} (0 hash, 1 flowlet, 2 bandwidth, 3 spray)")
+                write!(
+                    f,
+                    "unknown load-balancing mode {m} (0 hash, 1 flowlet, 2 bandwidth, 3 spray)"
+                )
             }
             GroupError::NoMembers => write!(f, "group has no members"),
-            GroupError::TooManyMembers(n) => write!(f, "group has {n} members, at most {MAX_MEMBERS} allowed"),
-            GroupError::ZeroWeight { slot } => write!(f, "member {slot} has weight 0 (weights are 1..=255)"),
-            GroupError::BadLiveFlag { slot, live } => write!(f, "member {slot} has live flag {live} (must be 0 or 1)"),
-            GroupError::ZeroFlowletTimeout => write!(f, "flowlet timeout is 0 in a flowlet-based mode"),
+            GroupError::TooManyMembers(n) => {
+                write!(f, "group has {n} members, at most {MAX_MEMBERS} allowed")
+            }
+            GroupError::ZeroWeight { slot } => {
+                write!(f, "member {slot} has weight 0 (weights are 1..=255)")
+            }
+            GroupError::BadLiveFlag { slot, live } => {
+                write!(f, "member {slot} has live flag {live} (must be 0 or 1)")
+            }
+            GroupError::ZeroFlowletTimeout => {
+                write!(f, "flowlet timeout is 0 in a flowlet-based mode")
+            }
             GroupError::BucketOutOfRange { bucket, slot } => {
-                write!(f, "bucket {bucket} names member {slot}, beyond the group's members")
+                write!(
+                    f,
+                    "bucket {bucket} names member {slot}, beyond the group's members"
+                )
             }
             GroupError::BucketToDeadMember { bucket, slot } => {
-                write!(f, "bucket {bucket} names member {slot}, which is down while others are live")
+                write!(
+                    f,
+                    "bucket {bucket} names member {slot}, which is down while others are live"
+                )
             }
         }
     }
@@ -322,7 +380,10 @@ pub fn validate_members(members: &[Member; MAX_MEMBERS], n_members: u8) -> Resul
             return Err(GroupError::ZeroWeight { slot: i as u8 });
         }
         if m.live > 1 {
-            return Err(GroupError::BadLiveFlag { slot: i as u8, live: m.live });
+            return Err(GroupError::BadLiveFlag {
+                slot: i as u8,
+                live: m.live,
+            });
         }
         i += 1;
     }
@@ -350,10 +411,16 @@ pub fn validate_group(g: &Group) -> Result<(), GroupError> {
     while b < NBUCKETS {
         let slot = g.buckets[b];
         if slot >= g.n_members {
-            return Err(GroupError::BucketOutOfRange { bucket: b as u8, slot });
+            return Err(GroupError::BucketOutOfRange {
+                bucket: b as u8,
+                slot,
+            });
         }
         if any_live && !g.eligible(slot) {
-            return Err(GroupError::BucketToDeadMember { bucket: b as u8, slot });
+            return Err(GroupError::BucketToDeadMember {
+                bucket: b as u8,
+                slot,
+            });
         }
         b += 1;
     }
@@ -465,7 +532,10 @@ pub fn build_buckets(
     b = 0;
     while b < NBUCKETS {
         let s = base[b] as usize;
-        if s < MAX_MEMBERS && weight[s & MEMBER_MASK] > 0 && count[s & MEMBER_MASK] < target[s & MEMBER_MASK] {
+        if s < MAX_MEMBERS
+            && weight[s & MEMBER_MASK] > 0
+            && count[s & MEMBER_MASK] < target[s & MEMBER_MASK]
+        {
             out[b] = s as u8;
             count[s & MEMBER_MASK] += 1;
         }
@@ -591,7 +661,10 @@ fn pick_any(g: &Group, r: u32) -> Option<Choice> {
 pub fn pick_hash(g: &Group, hash: u32) -> Option<Choice> {
     let slot = g.buckets[(hash & BUCKET_MASK) as usize];
     if g.eligible(slot) {
-        return Some(Choice { slot, id: g.members[slot as usize & MEMBER_MASK].id });
+        return Some(Choice {
+            slot,
+            id: g.members[slot as usize & MEMBER_MASK].id,
+        });
     }
     pick_any(g, hash)
 }
@@ -664,7 +737,12 @@ pub struct Flowlet {
 
 impl Flowlet {
     /// The entry a caller inserts for a flow it has not seen.
-    pub const NEW: Flowlet = Flowlet { last_seen_ns: 0, flowlets: 0, slot: NO_SLOT, _pad: [0; 3] };
+    pub const NEW: Flowlet = Flowlet {
+        last_seen_ns: 0,
+        flowlets: 0,
+        slot: NO_SLOT,
+        _pad: [0; 3],
+    };
 }
 
 /// What happened to a flow's flowlet on a packet.
@@ -825,14 +903,23 @@ pub fn dre_decay(x: u64, steps: u64) -> u64 {
 impl PortRate {
     /// An idle port of `speed_mbps`.
     pub const fn new(speed_mbps: u32) -> Self {
-        PortRate { bytes: 0, epoch_ns: 0, speed_mbps, _pad: 0 }
+        PortRate {
+            bytes: 0,
+            epoch_ns: 0,
+            speed_mbps,
+            _pad: 0,
+        }
     }
 
     /// X and its epoch decayed to the last period boundary at or before
     /// `now_ns` (no change when `now_ns` is before the epoch).
     #[inline(always)]
     fn decayed(&self, now_ns: u64) -> (u64, u64) {
-        let x = if self.bytes > DRE_MAX_BYTES { DRE_MAX_BYTES } else { self.bytes };
+        let x = if self.bytes > DRE_MAX_BYTES {
+            DRE_MAX_BYTES
+        } else {
+            self.bytes
+        };
         if now_ns <= self.epoch_ns {
             return (x, self.epoch_ns);
         }
@@ -859,7 +946,11 @@ impl PortRate {
         // into < T_dre (2^16) and x <= 2^40: the product fits in 64 bits,
         // and the subtrahend is at most x / 4
         let into = now_ns.saturating_sub(epoch);
-        let into = if into > DRE_PERIOD_NS { DRE_PERIOD_NS } else { into };
+        let into = if into > DRE_PERIOD_NS {
+            DRE_PERIOD_NS
+        } else {
+            into
+        };
         x - (x >> DRE_SHIFT).wrapping_mul(into) / DRE_PERIOD_NS
     }
 
@@ -873,8 +964,14 @@ impl PortRate {
     #[inline(always)]
     pub fn utilisation(&self, now_ns: u64) -> u32 {
         // at most 3 * 2^32 * 5e4 and 2^40 * 8e6: both fit in 64 bits
-        let full = ((1u64 << DRE_SHIFT) - 1).wrapping_mul(self.speed_mbps as u64).wrapping_mul(DRE_PERIOD_NS);
-        let util = match self.bytes_at(now_ns).wrapping_mul(8_000_000).checked_div(full) {
+        let full = ((1u64 << DRE_SHIFT) - 1)
+            .wrapping_mul(self.speed_mbps as u64)
+            .wrapping_mul(DRE_PERIOD_NS);
+        let util = match self
+            .bytes_at(now_ns)
+            .wrapping_mul(8_000_000)
+            .checked_div(full)
+        {
             Some(u) => u,
             None => return UTIL_UNKNOWN,
         };
@@ -953,16 +1050,25 @@ pub fn select<B: FnOnce() -> [u8; MAX_MEMBERS]>(
             (c, Some(ev))
         }
         (MODE_BANDWIDTH, Some(e)) => {
-            let (c, ev) = flowlet_next(e, g, now_ns, |n| pick_least_loaded(g, &bands(), flowlet_hash(hash, n)))?;
+            let (c, ev) = flowlet_next(e, g, now_ns, |n| {
+                pick_least_loaded(g, &bands(), flowlet_hash(hash, n))
+            })?;
             (c, Some(ev))
         }
         _ => (pick_hash(g, hash)?, None),
     };
-    Some(Pick { slot: c.slot, id: c.id, flowlet })
+    Some(Pick {
+        slot: c.slot,
+        id: c.id,
+        flowlet,
+    })
 }
 
 const _: () = assert!(NBUCKETS.is_power_of_two() && NBUCKETS <= 256);
-const _: () = assert!(DRE_SHIFT == 2 && DRE_MAX_STEPS == 32, "dre_decay's factors are powers of 3/4 up to 31 steps");
+const _: () = assert!(
+    DRE_SHIFT == 2 && DRE_MAX_STEPS == 32,
+    "dre_decay's factors are powers of 3/4 up to 31 steps"
+);
 const _: () = assert!(MAX_MEMBERS.is_power_of_two() && MAX_MEMBERS <= 32);
 const _: () = assert!(core::mem::size_of::<Member>() == 4);
 const _: () = assert!(core::mem::size_of::<Group>() == 8 + 4 * MAX_MEMBERS + NBUCKETS);

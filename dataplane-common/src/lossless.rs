@@ -74,10 +74,17 @@ const MAX_PERIODS: u64 = u32::MAX as u64;
 fn bytes_in(elapsed_ns: u64, speed_mbps: u32, frac: u32) -> (u64, u32) {
     let speed = u64::from(speed_mbps);
     let periods = elapsed_ns / MILLIBITS_PER_BYTE;
-    let periods = if periods > MAX_PERIODS { MAX_PERIODS } else { periods };
+    let periods = if periods > MAX_PERIODS {
+        MAX_PERIODS
+    } else {
+        periods
+    };
     let whole = periods * speed;
     let r = (elapsed_ns % MILLIBITS_PER_BYTE) * speed + u64::from(frac);
-    (whole.saturating_add(r / MILLIBITS_PER_BYTE), (r % MILLIBITS_PER_BYTE) as u32)
+    (
+        whole.saturating_add(r / MILLIBITS_PER_BYTE),
+        (r % MILLIBITS_PER_BYTE) as u32,
+    )
 }
 
 /// Bytes a port of `speed_mbps` sends in `ns`, rounded up (headroom sizing);
@@ -155,7 +162,12 @@ impl EgressQueue {
     /// at full rate. A port of speed 0 never drains. An empty queue forgets
     /// its sub-byte credit (an idle link earns none).
     #[inline(always)]
-    pub fn drain(&mut self, now_ns: u64, speed_mbps: u32, released: &mut [u32; MODEL_PORTS]) -> u32 {
+    pub fn drain(
+        &mut self,
+        now_ns: u64,
+        speed_mbps: u32,
+        released: &mut [u32; MODEL_PORTS],
+    ) -> u32 {
         *released = [0; MODEL_PORTS];
         if now_ns <= self.last_ns {
             return 0;
@@ -175,7 +187,11 @@ impl EgressQueue {
             return 0;
         }
         let (avail, frac) = bytes_in(now_ns - start, speed_mbps, self.drain_frac);
-        let want = if avail < u64::from(self.bytes) { avail as u32 } else { self.bytes };
+        let want = if avail < u64::from(self.bytes) {
+            avail as u32
+        } else {
+            self.bytes
+        };
         if want == 0 {
             // Paused, or less than a byte of credit: keep the fraction.
             self.drain_frac = frac;
@@ -193,7 +209,13 @@ impl EgressQueue {
     /// returns the bytes drained. The pause lasts `quanta x 512` bit times at
     /// `speed_mbps` ([`quanta_to_nanos`]).
     #[inline(always)]
-    pub fn apply_pfc(&mut self, now_ns: u64, quanta: u16, speed_mbps: u32, released: &mut [u32; MODEL_PORTS]) -> u32 {
+    pub fn apply_pfc(
+        &mut self,
+        now_ns: u64,
+        quanta: u16,
+        speed_mbps: u32,
+        released: &mut [u32; MODEL_PORTS],
+    ) -> u32 {
         let done = self.drain(now_ns, speed_mbps, released);
         // `last_ns` is now `now_ns`, or later when `now_ns` was out of order:
         // the event then applies at the state's time, so a pause never
@@ -204,7 +226,8 @@ impl EgressQueue {
                 self.paused_until_ns = at;
             }
         } else {
-            self.paused_until_ns = at.saturating_add(quanta_to_nanos(quanta, u64::from(speed_mbps)));
+            self.paused_until_ns =
+                at.saturating_add(quanta_to_nanos(quanta, u64::from(speed_mbps)));
         }
         done
     }
@@ -257,7 +280,11 @@ impl EgressQueue {
             self.bytes = 0;
             return 0;
         }
-        let d = if u64::from(want) < total { u64::from(want) } else { total };
+        let d = if u64::from(want) < total {
+            u64::from(want)
+        } else {
+            total
+        };
         // c_i <= 2^32 - 1 and d <= want <= 2^32 - 1, so c_i * d < 2^64.
         // r <= c_i since d <= total (the clamp guards a corrupted value only).
         let mut given: u64 = 0;
@@ -404,7 +431,11 @@ pub fn red_hit(p: &WredProfile, queue_bytes: u32, rand: u32) -> bool {
         return false;
     }
     // min <= q < max here, so max - min > 0.
-    let pmax = if p.green_drop_probability > 100 { 100 } else { p.green_drop_probability };
+    let pmax = if p.green_drop_probability > 100 {
+        100
+    } else {
+        p.green_drop_probability
+    };
     let range = u64::from(p.green_max_threshold - p.green_min_threshold);
     let over = u64::from(queue_bytes - p.green_min_threshold);
     let r = u64::from(rand >> 8);
@@ -418,7 +449,14 @@ pub fn red_hit(p: &WredProfile, queue_bytes: u32, rand: u32) -> bool {
 /// dropped). Only ECT(0)/ECT(1) get CE; CE stays CE; non-ECT is never
 /// marked; lossless classes are never WRED-dropped.
 #[inline(always)]
-pub fn wred(p: &WredProfile, queue_bytes: u32, ecn: u8, lossless: bool, control: bool, rand: u32) -> EcnAction {
+pub fn wred(
+    p: &WredProfile,
+    queue_bytes: u32,
+    ecn: u8,
+    lossless: bool,
+    control: bool,
+    rand: u32,
+) -> EcnAction {
     if control || !red_hit(p, queue_bytes, rand) {
         return EcnAction::Forward;
     }
@@ -547,7 +585,12 @@ pub struct PgState {
 }
 
 impl PgState {
-    pub const ZERO: PgState = PgState { reserve_used: 0, shared_used: 0, headroom_used: 0, peak: 0 };
+    pub const ZERO: PgState = PgState {
+        reserve_used: 0,
+        shared_used: 0,
+        headroom_used: 0,
+        peak: 0,
+    };
 
     /// Bytes held.
     #[inline(always)]
@@ -610,13 +653,25 @@ impl PgState {
     /// not at all, and a drop changes nothing. On success `pool.used` grows
     /// by `charge.shared`.
     #[inline(always)]
-    pub fn admit(&mut self, pool: &mut SharedPool, prof: &BufferProfile, len: u32) -> Result<Charge, DropReason> {
+    pub fn admit(
+        &mut self,
+        pool: &mut SharedPool,
+        prof: &BufferProfile,
+        len: u32,
+    ) -> Result<Charge, DropReason> {
         let reserve_room = prof.size.saturating_sub(self.reserve_used);
-        let reserve = if len < reserve_room { len } else { reserve_room };
+        let reserve = if len < reserve_room {
+            len
+        } else {
+            reserve_room
+        };
         let mut rest = len - reserve;
         let th = shared_threshold(prof, pool);
         let pg_room = th.saturating_sub(u64::from(self.shared_used));
-        let room = min_u64(min_u64(pg_room, u64::from(pool.free())), u64::from(u32::MAX - self.shared_used));
+        let room = min_u64(
+            min_u64(pg_room, u64::from(pool.free())),
+            u64::from(u32::MAX - self.shared_used),
+        );
         let shared = min_u64(u64::from(rest), room) as u32;
         rest -= shared;
         let headroom = if rest == 0 {
@@ -634,9 +689,17 @@ impl PgState {
         pool.used = pool.used.saturating_add(shared);
         let t = self.total();
         if t > u64::from(self.peak) {
-            self.peak = if t > u64::from(u32::MAX) { u32::MAX } else { t as u32 };
+            self.peak = if t > u64::from(u32::MAX) {
+                u32::MAX
+            } else {
+                t as u32
+            };
         }
-        Ok(Charge { reserve, shared, headroom })
+        Ok(Charge {
+            reserve,
+            shared,
+            headroom,
+        })
     }
 
     /// Releases `len` bytes (drained from an egress queue) in the reverse
@@ -644,16 +707,32 @@ impl PgState {
     /// the split; releasing more than the PG holds releases what it holds.
     #[inline(always)]
     pub fn release(&mut self, pool: &mut SharedPool, len: u32) -> Charge {
-        let headroom = if len < self.headroom_used { len } else { self.headroom_used };
+        let headroom = if len < self.headroom_used {
+            len
+        } else {
+            self.headroom_used
+        };
         let mut rest = len - headroom;
-        let shared = if rest < self.shared_used { rest } else { self.shared_used };
+        let shared = if rest < self.shared_used {
+            rest
+        } else {
+            self.shared_used
+        };
         rest -= shared;
-        let reserve = if rest < self.reserve_used { rest } else { self.reserve_used };
+        let reserve = if rest < self.reserve_used {
+            rest
+        } else {
+            self.reserve_used
+        };
         self.headroom_used -= headroom;
         self.shared_used -= shared;
         self.reserve_used -= reserve;
         pool.used = pool.used.saturating_sub(shared);
-        Charge { reserve, shared, headroom }
+        Charge {
+            reserve,
+            shared,
+            headroom,
+        }
     }
 }
 
@@ -720,9 +799,13 @@ pub fn pfc_condition(pg: &PgState, threshold: u64, xon_offset: u32) -> PfcCondit
 pub enum PfcAction {
     None,
     /// First pause.
-    SendXoff { quanta: u16 },
+    SendXoff {
+        quanta: u16,
+    },
     /// Pause again before the previous one expires.
-    SendRefresh { quanta: u16 },
+    SendRefresh {
+        quanta: u16,
+    },
     /// Resume (pause time 0).
     SendXon,
 }
@@ -742,7 +825,12 @@ pub struct PfcTxState {
 }
 
 impl PfcTxState {
-    pub const ZERO: PfcTxState = PfcTxState { xoff: 0, _pad: [0; 7], sent_ns: 0, refresh_due_ns: 0 };
+    pub const ZERO: PfcTxState = PfcTxState {
+        xoff: 0,
+        _pad: [0; 7],
+        sent_ns: 0,
+        refresh_due_ns: 0,
+    };
 
     /// Advances the state machine with the PG's condition at `now_ns`.
     /// Off: `Xoff` sends XOFF. On: `Xon` sends XON; otherwise a refresh is
@@ -757,7 +845,8 @@ impl PfcTxState {
             if cond == PfcCondition::Xoff {
                 self.xoff = 1;
                 self.sent_ns = now_ns;
-                self.refresh_due_ns = now_ns.saturating_add(refresh_interval_ns(quanta, speed_mbps));
+                self.refresh_due_ns =
+                    now_ns.saturating_add(refresh_interval_ns(quanta, speed_mbps));
                 return PfcAction::SendXoff { quanta };
             }
             return PfcAction::None;
@@ -858,7 +947,7 @@ pub struct HeadroomInput {
 
 impl HeadroomInput {
     /// With the Mellanox defaults for MAC/PHY delay and pipeline latency.
-#[inline(always)]
+    #[inline(always)]
     pub fn new(speed_mbps: u32, cable_m: u32, mtu: u32, response_ns: u64) -> Self {
         HeadroomInput {
             speed_mbps,
@@ -902,8 +991,18 @@ pub fn headroom(inp: &HeadroomInput) -> Headroom {
     // 18 KB would otherwise exceed the whole headroom
     let xon = u64::from(inp.pipeline_latency).min(xoff);
     let size = xoff.saturating_add(xon);
-    let clamp = |v: u64| if v > u64::from(u32::MAX) { u32::MAX } else { v as u32 };
-    Headroom { xoff: clamp(xoff), xon: clamp(xon), size: clamp(size) }
+    let clamp = |v: u64| {
+        if v > u64::from(u32::MAX) {
+            u32::MAX
+        } else {
+            v as u32
+        }
+    };
+    Headroom {
+        xoff: clamp(xoff),
+        xon: clamp(xon),
+        size: clamp(size),
+    }
 }
 
 /// A configuration problem.
@@ -1060,11 +1159,18 @@ pub struct PfcWd {
 }
 
 impl PfcWd {
-    pub const ZERO: PfcWd =
-        PfcWd { streak_start_ns: 0, last_poll_ns: 0, last_pfc_ns: 0, storm: 0, primed: 0, streak: 0, _pad: [0; 5] };
+    pub const ZERO: PfcWd = PfcWd {
+        streak_start_ns: 0,
+        last_poll_ns: 0,
+        last_pfc_ns: 0,
+        storm: 0,
+        primed: 0,
+        streak: 0,
+        _pad: [0; 5],
+    };
 
     /// The action in force, `None` when not in storm.
-#[inline(always)]
+    #[inline(always)]
     pub fn action(&self, cfg: &PfcWdConfig) -> Option<WdAction> {
         if self.storm == 0 {
             return None;
@@ -1092,7 +1198,7 @@ impl PfcWd {
     /// the restoration time (counted from the last poll that saw one, so at
     /// least that long after the last frame). The first poll only records
     /// the time; a poll older than the previous one is ignored.
-#[inline(always)]
+    #[inline(always)]
     pub fn poll(&mut self, cfg: &PfcWdConfig, now_ns: u64, obs: &WdObservation) -> WdEvent {
         if self.primed == 0 {
             self.primed = 1;
@@ -1117,7 +1223,8 @@ impl PfcWd {
             }
             return WdEvent::None;
         }
-        let storm_like = obs.paused && obs.has_bytes && obs.tx_bytes_delta == 0 && obs.rx_pfc_delta > 0;
+        let storm_like =
+            obs.paused && obs.has_bytes && obs.tx_bytes_delta == 0 && obs.rx_pfc_delta > 0;
         if !storm_like {
             self.streak = 0;
             return WdEvent::None;
@@ -1140,7 +1247,8 @@ impl PfcWd {
 // Layout
 // ---------------------------------------------------------------------------
 
-const _: () = assert!(core::mem::size_of::<EgressQueue>() == 4 + 4 + 8 + 8 + 8 + 4 * MODEL_PORTS + 4 + 4);
+const _: () =
+    assert!(core::mem::size_of::<EgressQueue>() == 4 + 4 + 8 + 8 + 8 + 4 * MODEL_PORTS + 4 + 4);
 const _: () = assert!(core::mem::size_of::<EgressQueue>() == 104);
 const _: () = assert!(core::mem::size_of::<WredProfile>() == 12);
 const _: () = assert!(core::mem::size_of::<BufferProfile>() == 24);

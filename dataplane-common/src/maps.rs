@@ -192,7 +192,9 @@ pub struct GlobalCounters {
 }
 
 const _: () = assert!(core::mem::size_of::<PortConfig>() == 8 + 64 + 8 + 8 + 4 + 4);
-const _: () = assert!(core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 5 + 8 + 2 + PARSE_ERROR_COUNT + 2));
+const _: () = assert!(
+    core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 5 + 8 + 2 + PARSE_ERROR_COUNT + 2)
+);
 const _: () = assert!(core::mem::size_of::<GlobalCounters>() == 16);
 
 #[cfg(feature = "user")]

@@ -5,7 +5,9 @@
 //! truncated or malformed frame always gets a defined verdict (chosen per
 //! port by the controller) and a counter that says where it broke.
 
-use crate::wire::{bth, bth::Bth, ethernet as eth, ipv4, ipv6, macctl, macctl::MacCtl, udp, Packet};
+use crate::wire::{
+    bth, bth::Bth, ethernet as eth, ipv4, ipv6, macctl, macctl::MacCtl, udp, Packet,
+};
 
 /// Why a frame could not be parsed. The discriminant indexes the per-port
 /// `malformed` counters: never reorder, only append.
@@ -155,7 +157,11 @@ pub struct Parsed {
 pub fn parse<P: Packet + ?Sized>(p: &P) -> Result<Parsed, ParseError> {
     let len = p.len();
     let mut out = Parsed {
-        frame_len: if len > u16::MAX as usize { u16::MAX } else { len as u16 },
+        frame_len: if len > u16::MAX as usize {
+            u16::MAX
+        } else {
+            len as u16
+        },
         ..Parsed::default()
     };
 
@@ -230,7 +236,11 @@ fn parse_ipv4<P: Packet + ?Sized>(p: &P, off: usize, out: &mut Parsed) -> Result
     let frag = u16::from_be_bytes([h[ipv4::FRAG_OFF], h[ipv4::FRAG_OFF + 1]]);
     out.later_fragment = ipv4::is_later_fragment(frag);
     out.first_fragment = frag & ipv4::MF_BIT != 0 && !out.later_fragment;
-    out.l4_off = if out.later_fragment { 0 } else { (off + hlen) as u16 };
+    out.l4_off = if out.later_fragment {
+        0
+    } else {
+        (off + hlen) as u16
+    };
     if out.ip_proto == ipv4::PROTO_UDP && !out.later_fragment {
         out.udp = true;
     }
@@ -249,7 +259,8 @@ fn parse_ipv6<P: Packet + ?Sized>(p: &P, off: usize, out: &mut Parsed) -> Result
     if ipv6::version(h[0]) != 6 {
         return Err(ParseError::Ipv6BadVersion);
     }
-    let payload = u16::from_be_bytes([h[ipv6::PAYLOAD_LEN_OFF], h[ipv6::PAYLOAD_LEN_OFF + 1]]) as usize;
+    let payload =
+        u16::from_be_bytes([h[ipv6::PAYLOAD_LEN_OFF], h[ipv6::PAYLOAD_LEN_OFF + 1]]) as usize;
     if off + ipv6::HEADER_LEN + payload > p.len() {
         return Err(ParseError::Ipv6LenExceedsFrame);
     }
@@ -288,7 +299,8 @@ fn parse_udp_payload<P: Packet + ?Sized>(p: &P, out: &mut Parsed) -> Result<(), 
     }
     // a first fragment holds the BTH but its ICRC is in the last fragment
     let room = if out.first_fragment { ip_payload } else { ulen };
-    let need = udp::HEADER_LEN + bth::HEADER_LEN + if out.first_fragment { 0 } else { bth::ICRC_LEN };
+    let need =
+        udp::HEADER_LEN + bth::HEADER_LEN + if out.first_fragment { 0 } else { bth::ICRC_LEN };
     if room < need {
         return Err(ParseError::BthTruncated);
     }
@@ -301,7 +313,11 @@ fn parse_udp_payload<P: Packet + ?Sized>(p: &P, out: &mut Parsed) -> Result<(), 
 }
 
 #[inline(always)]
-fn parse_mac_ctl<P: Packet + ?Sized>(p: &P, off: usize, out: &mut Parsed) -> Result<(), ParseError> {
+fn parse_mac_ctl<P: Packet + ?Sized>(
+    p: &P,
+    off: usize,
+    out: &mut Parsed,
+) -> Result<(), ParseError> {
     let Some(opcode) = p.be16_at(off) else {
         return Err(ParseError::MacCtlTruncated);
     };

@@ -65,7 +65,12 @@ pub enum NotRouted {
 
 /// Pre-route decision from the parsed headers.
 #[inline(always)]
-pub fn pre_route(p: &Parsed, dst_mac: &[u8; 6], port_mac: &[u8; 6], ttl: u8) -> Result<(), NotRouted> {
+pub fn pre_route(
+    p: &Parsed,
+    dst_mac: &[u8; 6],
+    port_mac: &[u8; 6],
+    ttl: u8,
+) -> Result<(), NotRouted> {
     if !matches!(p.l3, L3::Ipv4 | L3::Ipv6) || p.qinq {
         return Err(NotRouted::NotIp);
     }
@@ -104,7 +109,9 @@ pub fn ipv4_ttl_decrement(ttl: u8, proto: u8, check: u16) -> (u8, u16) {
 /// IPv4-mapped IPv6 (::ffff:a.b.c.d).
 #[inline(always)]
 pub fn v4_mapped(a: [u8; 4]) -> [u8; 16] {
-    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a[0], a[1], a[2], a[3]]
+    [
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a[0], a[1], a[2], a[3],
+    ]
 }
 
 /// Forwarding counters per port (per-CPU array indexed by port id). The

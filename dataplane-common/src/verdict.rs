@@ -22,7 +22,11 @@ pub enum Action {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// A data frame with its class.
-    Classified { class: Class, non_ip: bool, qinq: bool },
+    Classified {
+        class: Class,
+        non_ip: bool,
+        qinq: bool,
+    },
     /// A MAC control frame, consumed.
     MacControl(MacCtl),
     /// A frame that broke at a header boundary.
@@ -40,10 +44,17 @@ pub struct Decision {
 pub fn decide(parsed: &Result<Parsed, ParseError>, cfg: &PortConfig) -> Decision {
     match parsed {
         Err(e) => Decision {
-            action: if cfg.malformed_action == MALFORMED_DROP { Action::Drop } else { Action::Pass },
+            action: if cfg.malformed_action == MALFORMED_DROP {
+                Action::Drop
+            } else {
+                Action::Pass
+            },
             outcome: Outcome::Malformed(*e),
         },
-        Ok(p) if p.l3 == L3::MacControl => Decision { action: Action::Drop, outcome: Outcome::MacControl(p.mac_ctl) },
+        Ok(p) if p.l3 == L3::MacControl => Decision {
+            action: Action::Drop,
+            outcome: Outcome::MacControl(p.mac_ctl),
+        },
         Ok(p) => Decision {
             action: Action::Pass,
             outcome: Outcome::Classified {
@@ -59,7 +70,11 @@ pub fn decide(parsed: &Result<Parsed, ParseError>, cfg: &PortConfig) -> Decision
 #[inline(always)]
 pub fn account(c: &mut PortCounters, d: &Decision, frame_len: u64) {
     match d.outcome {
-        Outcome::Classified { class, non_ip, qinq } => {
+        Outcome::Classified {
+            class,
+            non_ip,
+            qinq,
+        } => {
             let tc = (class.tc & 7) as usize;
             c.rx_tc_pkts[tc] += 1;
             c.rx_tc_bytes[tc] += frame_len;

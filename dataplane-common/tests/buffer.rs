@@ -18,9 +18,28 @@ fn port(lossless_tc: Option<usize>, wred: WredProfile, h: Headroom) -> PortBuffe
         lossless: 0,
         _pad: 0,
     };
-    let lossless = BufferProfile { xon: h.xon, xoff: h.xoff, dynamic_th: 0, lossless: 1, ..lossy };
-    let none = WredProfile { green_min_threshold: u32::MAX, green_max_threshold: u32::MAX, green_drop_probability: 0, ecn: 0, wred_green_enable: 0, _pad: 0 };
-    let mut p = PortBuffer { pg_profile: [lossy; NUM_TC], wred: [none; NUM_TC], speed_mbps: SPEED, enabled: 1, storm: [0; NUM_TC] };
+    let lossless = BufferProfile {
+        xon: h.xon,
+        xoff: h.xoff,
+        dynamic_th: 0,
+        lossless: 1,
+        ..lossy
+    };
+    let none = WredProfile {
+        green_min_threshold: u32::MAX,
+        green_max_threshold: u32::MAX,
+        green_drop_probability: 0,
+        ecn: 0,
+        wred_green_enable: 0,
+        _pad: 0,
+    };
+    let mut p = PortBuffer {
+        pg_profile: [lossy; NUM_TC],
+        wred: [none; NUM_TC],
+        speed_mbps: SPEED,
+        enabled: 1,
+        storm: [0; NUM_TC],
+    };
     if let Some(tc) = lossless_tc {
         p.pg_profile[tc] = lossless;
         p.wred[tc] = wred;
@@ -29,7 +48,14 @@ fn port(lossless_tc: Option<usize>, wred: WredProfile, h: Headroom) -> PortBuffe
 }
 
 fn arrival(ingress: u8, ecn: u8, lossless: bool, len: u32) -> Arrival {
-    Arrival { ingress, tc: 3, lossless, control: false, ecn, len }
+    Arrival {
+        ingress,
+        tc: 3,
+        lossless,
+        control: false,
+        ecn,
+        len,
+    }
 }
 
 fn headroom_100g() -> Headroom {
@@ -39,42 +65,161 @@ fn headroom_100g() -> Headroom {
 #[test]
 fn arrival_drains_the_queue_over_elapsed_time_and_releases_the_pg() {
     let p = port(Some(3), WredProfile::AZURE_LOSSLESS, headroom_100g());
-    let (mut q, mut row, mut pool) = (EgressQueue::ZERO, TcRow::ZERO, SharedPool { size: 1 << 24, used: 0 });
-    let d = on_arrival(1_000, &mut q, &p, &mut row, &p, &mut pool, &arrival(2, ECN_ECT0, true, 10_000), 0);
+    let (mut q, mut row, mut pool) = (
+        EgressQueue::ZERO,
+        TcRow::ZERO,
+        SharedPool {
+            size: 1 << 24,
+            used: 0,
+        },
+    );
+    let d = on_arrival(
+        1_000,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(2, ECN_ECT0, true, 10_000),
+        0,
+    );
     assert_eq!(d.verdict, BufVerdict::Forward);
-    assert_eq!((q.bytes, row.pg[2].total(), pool.used), (10_000, 10_000, 10_000));
+    assert_eq!(
+        (q.bytes, row.pg[2].total(), pool.used),
+        (10_000, 10_000, 10_000)
+    );
     // 400 ns later at 12.5 B/ns, 5000 bytes have left: queue, PG and pool agree
-    let d = on_arrival(1_400, &mut q, &p, &mut row, &p, &mut pool, &arrival(2, ECN_ECT0, true, 1_000), 0);
+    let d = on_arrival(
+        1_400,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(2, ECN_ECT0, true, 1_000),
+        0,
+    );
     assert_eq!(d.queue_bytes, 6_000);
     assert_eq!((row.pg[2].total(), u64::from(pool.used)), (6_000, 6_000));
 }
 
 #[test]
 fn ect_is_marked_above_max_and_not_below_min() {
-    let w = WredProfile { green_min_threshold: 10_000, green_max_threshold: 20_000, green_drop_probability: 100, ecn: ECN_ALL, wred_green_enable: 1, _pad: 0 };
+    let w = WredProfile {
+        green_min_threshold: 10_000,
+        green_max_threshold: 20_000,
+        green_drop_probability: 100,
+        ecn: ECN_ALL,
+        wred_green_enable: 1,
+        _pad: 0,
+    };
     let p = port(Some(3), w, headroom_100g());
-    let (mut q, mut row, mut pool) = (EgressQueue::ZERO, TcRow::ZERO, SharedPool { size: 1 << 24, used: 0 });
-    let d = on_arrival(1, &mut q, &p, &mut row, &p, &mut pool, &arrival(0, ECN_ECT0, true, 9_000), 0);
+    let (mut q, mut row, mut pool) = (
+        EgressQueue::ZERO,
+        TcRow::ZERO,
+        SharedPool {
+            size: 1 << 24,
+            used: 0,
+        },
+    );
+    let d = on_arrival(
+        1,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(0, ECN_ECT0, true, 9_000),
+        0,
+    );
     assert!(!d.mark_ce, "below min");
-    let d = on_arrival(1, &mut q, &p, &mut row, &p, &mut pool, &arrival(0, ECN_ECT0, true, 12_000), u32::MAX);
+    let d = on_arrival(
+        1,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(0, ECN_ECT0, true, 12_000),
+        u32::MAX,
+    );
     assert!(!d.mark_ce, "9000 queued at decision time: still below min");
-    let d = on_arrival(1, &mut q, &p, &mut row, &p, &mut pool, &arrival(0, ECN_ECT1, true, 100), u32::MAX);
+    let d = on_arrival(
+        1,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(0, ECN_ECT1, true, 100),
+        u32::MAX,
+    );
     assert!(d.mark_ce, "21000 queued: above max, always marked");
-    let d = on_arrival(1, &mut q, &p, &mut row, &p, &mut pool, &arrival(0, ECN_NOT_ECT, true, 100), 0);
-    assert!(!d.mark_ce && d.verdict == BufVerdict::Forward, "non-ECT lossless: not marked, not dropped");
-    let cnp = Arrival { control: true, ..arrival(0, ECN_ECT0, false, 100) };
+    let d = on_arrival(
+        1,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(0, ECN_NOT_ECT, true, 100),
+        0,
+    );
+    assert!(
+        !d.mark_ce && d.verdict == BufVerdict::Forward,
+        "non-ECT lossless: not marked, not dropped"
+    );
+    let cnp = Arrival {
+        control: true,
+        ..arrival(0, ECN_ECT0, false, 100)
+    };
     let d = on_arrival(1, &mut q, &p, &mut row, &p, &mut pool, &cnp, 0);
-    assert!(!d.mark_ce && d.verdict == BufVerdict::Forward, "CNP never marked or dropped");
+    assert!(
+        !d.mark_ce && d.verdict == BufVerdict::Forward,
+        "CNP never marked or dropped"
+    );
 }
 
 #[test]
 fn lossy_non_ect_above_max_is_wred_dropped_and_not_enqueued() {
-    let w = WredProfile { green_min_threshold: 1_000, green_max_threshold: 2_000, green_drop_probability: 100, ecn: ECN_ALL, wred_green_enable: 1, _pad: 0 };
+    let w = WredProfile {
+        green_min_threshold: 1_000,
+        green_max_threshold: 2_000,
+        green_drop_probability: 100,
+        ecn: ECN_ALL,
+        wred_green_enable: 1,
+        _pad: 0,
+    };
     let mut p = port(None, w, headroom_100g());
     p.wred[3] = w;
-    let (mut q, mut row, mut pool) = (EgressQueue::ZERO, TcRow::ZERO, SharedPool { size: 1 << 24, used: 0 });
-    on_arrival(1, &mut q, &p, &mut row, &p, &mut pool, &arrival(0, ECN_NOT_ECT, false, 3_000), 0);
-    let d = on_arrival(1, &mut q, &p, &mut row, &p, &mut pool, &arrival(0, ECN_NOT_ECT, false, 500), 0);
+    let (mut q, mut row, mut pool) = (
+        EgressQueue::ZERO,
+        TcRow::ZERO,
+        SharedPool {
+            size: 1 << 24,
+            used: 0,
+        },
+    );
+    on_arrival(
+        1,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(0, ECN_NOT_ECT, false, 3_000),
+        0,
+    );
+    let d = on_arrival(
+        1,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(0, ECN_NOT_ECT, false, 500),
+        0,
+    );
     assert_eq!(d.verdict, BufVerdict::WredDrop);
     assert_eq!(q.bytes, 3_000, "a dropped packet is not queued");
 }
@@ -82,41 +227,101 @@ fn lossy_non_ect_above_max_is_wred_dropped_and_not_enqueued() {
 #[test]
 fn pfc_rx_stops_the_drain_until_xon_and_the_tick_releases_afterwards() {
     let p = port(Some(3), WredProfile::AZURE_LOSSLESS, headroom_100g());
-    let (mut q, mut row, mut pool) = (EgressQueue::ZERO, TcRow::ZERO, SharedPool { size: 1 << 24, used: 0 });
-    on_arrival(0, &mut q, &p, &mut row, &p, &mut pool, &arrival(1, ECN_ECT0, true, 50_000), 0);
+    let (mut q, mut row, mut pool) = (
+        EgressQueue::ZERO,
+        TcRow::ZERO,
+        SharedPool {
+            size: 1 << 24,
+            used: 0,
+        },
+    );
+    on_arrival(
+        0,
+        &mut q,
+        &p,
+        &mut row,
+        &p,
+        &mut pool,
+        &arrival(1, ECN_ECT0, true, 50_000),
+        0,
+    );
     let mut st = PauseStat::ZERO;
     on_pfc_rx(0, &mut q, &p, &mut row, &mut pool, 0xffff, &mut st);
     tick_queue(100_000, &mut q, &p, &mut row, &mut pool);
     assert_eq!(q.bytes, 50_000, "paused: nothing drains");
     on_pfc_rx(100_000, &mut q, &p, &mut row, &mut pool, 0, &mut st);
     tick_queue(101_000, &mut q, &p, &mut row, &mut pool);
-    assert_eq!(q.bytes, 50_000 - 12_500, "after XON, 1 us drains 12500 bytes");
-    assert_eq!((st.total_at(500_000), st.frames), (100_000, 2), "paused from 0 to the XON at 100 us");
+    assert_eq!(
+        q.bytes,
+        50_000 - 12_500,
+        "after XON, 1 us drains 12500 bytes"
+    );
+    assert_eq!(
+        (st.total_at(500_000), st.frames),
+        (100_000, 2),
+        "paused from 0 to the XON at 100 us"
+    );
     assert_eq!(row.pg[1].total(), u64::from(q.bytes));
 }
 
 #[test]
 fn xoff_when_the_pg_enters_headroom_xon_from_the_tick_when_it_drained() {
-    let h = Headroom { xoff: 100_000, xon: 0, size: 100_000 };
+    let h = Headroom {
+        xoff: 100_000,
+        xon: 0,
+        size: 100_000,
+    };
     let p = port(Some(3), WredProfile::AZURE_LOSSLESS, h);
     // a small pool: the dynamic threshold (2^0 x free) is reached quickly
-    let (mut q, mut row, mut pool) = (EgressQueue::ZERO, TcRow::ZERO, SharedPool { size: 40_000, used: 0 });
+    let (mut q, mut row, mut pool) = (
+        EgressQueue::ZERO,
+        TcRow::ZERO,
+        SharedPool {
+            size: 40_000,
+            used: 0,
+        },
+    );
     let mut st = PauseStat::ZERO;
     on_pfc_rx(0, &mut q, &p, &mut row, &mut pool, 0xffff, &mut st); // egress stuck
     let mut xoff_at = None;
     for i in 0..20u32 {
-        let d = on_arrival(u64::from(i), &mut q, &p, &mut row, &p, &mut pool, &arrival(4, ECN_ECT0, true, 4_000), 0);
-        assert_eq!(d.verdict, BufVerdict::Forward, "headroom absorbs what arrives after XOFF");
+        let d = on_arrival(
+            u64::from(i),
+            &mut q,
+            &p,
+            &mut row,
+            &p,
+            &mut pool,
+            &arrival(4, ECN_ECT0, true, 4_000),
+            0,
+        );
+        assert_eq!(
+            d.verdict,
+            BufVerdict::Forward,
+            "headroom absorbs what arrives after XOFF"
+        );
         if let PfcAction::SendXoff { .. } = d.pfc {
             xoff_at.get_or_insert(i);
         }
     }
     let i = xoff_at.expect("XOFF sent");
-    assert!(row.pg[4].shared_used >= 10_000 && i < 10, "XOFF once shared use met the threshold (packet {i})");
+    assert!(
+        row.pg[4].shared_used >= 10_000 && i < 10,
+        "XOFF once shared use met the threshold (packet {i})"
+    );
     // the peer keeps sending past the headroom: only then a lossless drop
     let mut dropped = false;
     for i in 0..100u32 {
-        let d = on_arrival(100 + u64::from(i), &mut q, &p, &mut row, &p, &mut pool, &arrival(4, ECN_ECT0, true, 4_000), 0);
+        let d = on_arrival(
+            100 + u64::from(i),
+            &mut q,
+            &p,
+            &mut row,
+            &p,
+            &mut pool,
+            &arrival(4, ECN_ECT0, true, 4_000),
+            0,
+        );
         dropped |= d.verdict == BufVerdict::NoBuffer(DropReason::HeadroomExhausted);
     }
     assert!(dropped, "a peer ignoring PAUSE exhausts the headroom");
@@ -140,7 +345,14 @@ fn xoff_when_the_pg_enters_headroom_xon_from_the_tick_when_it_drained() {
 fn incast(pfc: bool, delay_ns: u64, h: Headroom) -> (u64, u64, u64, u32) {
     let tc = pfc.then_some(3);
     let p = port(tc, WredProfile::AZURE_LOSSLESS, h);
-    let (mut q, mut row, mut pool) = (EgressQueue::ZERO, TcRow::ZERO, SharedPool { size: 2 << 20, used: 0 });
+    let (mut q, mut row, mut pool) = (
+        EgressQueue::ZERO,
+        TcRow::ZERO,
+        SharedPool {
+            size: 2 << 20,
+            used: 0,
+        },
+    );
     let len = 1024u32;
     let gap = u64::from(len) * 8_000 / u64::from(SPEED); // ns per frame at line rate (81 ns)
     let mut next = [0u64; 4];
@@ -161,7 +373,23 @@ fn incast(pfc: bool, delay_ns: u64, h: Headroom) -> (u64, u64, u64, u32) {
         });
         for s in 0..4 {
             if next[s] <= t && paused_until[s] <= t {
-                let d = on_arrival(t, &mut q, &p, &mut row, &p, &mut pool, &Arrival { ingress: s as u8, tc: 3, lossless: pfc, control: false, ecn: ECN_ECT0, len }, 7);
+                let d = on_arrival(
+                    t,
+                    &mut q,
+                    &p,
+                    &mut row,
+                    &p,
+                    &mut pool,
+                    &Arrival {
+                        ingress: s as u8,
+                        tc: 3,
+                        lossless: pfc,
+                        control: false,
+                        ecn: ECN_ECT0,
+                        len,
+                    },
+                    7,
+                );
                 match d.verdict {
                     BufVerdict::Forward => {}
                     _ => drops += 1,
@@ -205,17 +433,30 @@ fn incast_4_to_1_is_lossless_with_pfc_and_the_formula_headroom() {
     assert_eq!(drops, 0, "lossless class dropped packets");
     assert!(xoffs >= 4, "every sender was paused at least once");
     // the egress stays busy: at least 90% of line rate over 3 ms
-    assert!(delivered as f64 >= 0.9 * 12.5 * 3_000_000.0, "egress under-used: {delivered}");
+    assert!(
+        delivered as f64 >= 0.9 * 12.5 * 3_000_000.0,
+        "egress under-used: {delivered}"
+    );
 }
 
 #[test]
 fn incast_4_to_1_drops_without_pfc_and_with_too_little_headroom() {
     let delay = 151_000;
-    let (drops, _, _, _) = incast(false, delay, headroom(&HeadroomInput::new(SPEED, 5, 1500, delay)));
-    assert!(drops > 0, "a lossy class at 4:1 must drop once the shared buffer is full");
+    let (drops, _, _, _) = incast(
+        false,
+        delay,
+        headroom(&HeadroomInput::new(SPEED, 5, 1500, delay)),
+    );
+    assert!(
+        drops > 0,
+        "a lossy class at 4:1 must drop once the shared buffer is full"
+    );
     let small = headroom(&HeadroomInput::new(SPEED, 5, 1500, 10_000));
     let (drops, _, _, _) = incast(true, delay, small);
-    assert!(drops > 0, "headroom sized for 10 us cannot absorb a 151 us response");
+    assert!(
+        drops > 0,
+        "headroom sized for 10 us cannot absorb a 151 us response"
+    );
 }
 
 #[test]

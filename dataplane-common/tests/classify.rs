@@ -23,11 +23,18 @@ fn udp_dscp(l2: &L2, ip: Ip, dscp: u8) -> Parsed {
 /// AZURE with a PCP map that is not the identity, so a test can tell which
 /// map (and which entry) was used.
 fn azure_reversed_pcp() -> PortConfig {
-    PortConfig { pcp_to_tc: [7, 6, 5, 4, 3, 2, 1, 0], default_tc: 2, ..PortConfig::azure(1) }
+    PortConfig {
+        pcp_to_tc: [7, 6, 5, 4, 3, 2, 1, 0],
+        default_tc: 2,
+        ..PortConfig::azure(1)
+    }
 }
 
 fn dot1p(cfg: PortConfig) -> PortConfig {
-    PortConfig { trust: TRUST_DOT1P, ..cfg }
+    PortConfig {
+        trust: TRUST_DOT1P,
+        ..cfg
+    }
 }
 
 /// The AZURE entries as SONiC lists them; everything else is TC1.
@@ -61,7 +68,10 @@ mod dscp_trust {
     #[test]
     fn azure_table_is_exactly_the_listed_entries_plus_tc1() {
         for dscp in 0..64u8 {
-            let want = AZURE_LISTED.iter().find(|(d, _)| *d == dscp).map_or(1, |(_, tc)| *tc);
+            let want = AZURE_LISTED
+                .iter()
+                .find(|(d, _)| *d == dscp)
+                .map_or(1, |(_, tc)| *tc);
             assert_eq!(AZURE_DSCP_TO_TC[usize::from(dscp)], want, "DSCP {dscp}");
             let p = parsed(&roce_frame(&l2(), &ip6().dscp(dscp)));
             assert_eq!(classify(&p, &PortConfig::azure(0)).tc, want, "DSCP {dscp}");
@@ -111,7 +121,10 @@ mod dscp_trust {
 
     #[test]
     fn a_trust_value_other_than_dot1p_trusts_dscp() {
-        let cfg = PortConfig { trust: 7, ..azure_reversed_pcp() };
+        let cfg = PortConfig {
+            trust: 7,
+            ..azure_reversed_pcp()
+        };
         let p = udp_dscp(&l2_tagged(0, 1), ip4(), 4);
         assert_eq!(traffic_class(&p, &cfg), (4, Rule::Dscp));
     }
@@ -126,7 +139,11 @@ mod dot1p_trust {
         for pcp in 0..8u8 {
             for dscp in [0, 3, 46, 63] {
                 let p = udp_dscp(&l2_tagged(pcp, 42), ip4(), dscp);
-                assert_eq!(traffic_class(&p, &cfg), (7 - pcp, Rule::Pcp), "PCP {pcp} DSCP {dscp}");
+                assert_eq!(
+                    traffic_class(&p, &cfg),
+                    (7 - pcp, Rule::Pcp),
+                    "PCP {pcp} DSCP {dscp}"
+                );
             }
         }
     }
@@ -163,7 +180,10 @@ mod config_values {
     #[test]
     fn default_tc_is_configurable() {
         for default_tc in 0..8 {
-            let cfg = PortConfig { default_tc, ..PortConfig::azure(0) };
+            let cfg = PortConfig {
+                default_tc,
+                ..PortConfig::azure(0)
+            };
             let p = parsed(&arp_frame(&l2()));
             assert_eq!(traffic_class(&p, &cfg), (default_tc, Rule::Default));
         }
@@ -171,12 +191,25 @@ mod config_values {
 
     #[test]
     fn map_entries_beyond_7_are_masked_to_a_class() {
-        let mut cfg = PortConfig { default_tc: 9, cnp_tc: 14, ..PortConfig::azure(0) };
+        let mut cfg = PortConfig {
+            default_tc: 9,
+            cnp_tc: 14,
+            ..PortConfig::azure(0)
+        };
         cfg.dscp_to_tc[10] = 0xfb;
         cfg.pcp_to_tc[2] = 8;
-        assert_eq!(traffic_class(&parsed(&arp_frame(&l2())), &cfg), (1, Rule::Default));
-        assert_eq!(traffic_class(&udp_dscp(&l2(), ip4(), 10), &cfg), (3, Rule::Dscp));
-        assert_eq!(traffic_class(&parsed(&arp_frame(&l2_tagged(2, 1))), &cfg), (0, Rule::Pcp));
+        assert_eq!(
+            traffic_class(&parsed(&arp_frame(&l2())), &cfg),
+            (1, Rule::Default)
+        );
+        assert_eq!(
+            traffic_class(&udp_dscp(&l2(), ip4(), 10), &cfg),
+            (3, Rule::Dscp)
+        );
+        assert_eq!(
+            traffic_class(&parsed(&arp_frame(&l2_tagged(2, 1))), &cfg),
+            (0, Rule::Pcp)
+        );
         let cnp = parsed(&build::cnp_frame(&l2(), &ip4(), 1, 1));
         assert_eq!(traffic_class(&cnp, &cfg), (6, Rule::Cnp));
     }
@@ -198,7 +231,10 @@ mod cnp {
 
     #[test]
     fn cnp_wins_over_dot1p_trust() {
-        let cfg = PortConfig { cnp_tc: 5, ..dot1p(azure_reversed_pcp()) };
+        let cfg = PortConfig {
+            cnp_tc: 5,
+            ..dot1p(azure_reversed_pcp())
+        };
         let p = parsed(&build::cnp_frame(&l2_tagged(0, 1), &ip4(), 1, 1));
         assert_eq!(traffic_class(&p, &cfg), (5, Rule::Cnp));
     }
@@ -207,9 +243,28 @@ mod cnp {
     fn cnp_class_flags() {
         let cfg = PortConfig::azure(0);
         let p = parsed(&build::cnp_frame(&l2(), &ip4().dscp(3), 1, 1));
-        assert_eq!(classify(&p, &cfg), Class { tc: 6, lossless: false, roce: true, cnp: true });
-        let lossless_cnp = PortConfig { pfc_enable: 1 << 6, ..cfg };
-        assert_eq!(classify(&p, &lossless_cnp), Class { tc: 6, lossless: true, roce: true, cnp: true });
+        assert_eq!(
+            classify(&p, &cfg),
+            Class {
+                tc: 6,
+                lossless: false,
+                roce: true,
+                cnp: true
+            }
+        );
+        let lossless_cnp = PortConfig {
+            pfc_enable: 1 << 6,
+            ..cfg
+        };
+        assert_eq!(
+            classify(&p, &lossless_cnp),
+            Class {
+                tc: 6,
+                lossless: true,
+                roce: true,
+                cnp: true
+            }
+        );
     }
 
     #[test]
@@ -218,10 +273,22 @@ mod cnp {
         // fills `Parsed` by hand
         let cfg = PortConfig::azure(0);
         let mut p = udp_dscp(&l2(), ip4(), 46);
-        p.bth = Bth { opcode: bth::OP_CNP, becn: true, ..Bth::default() };
+        p.bth = Bth {
+            opcode: bth::OP_CNP,
+            becn: true,
+            ..Bth::default()
+        };
         assert!(!p.roce);
         assert_eq!(traffic_class(&p, &cfg), (5, Rule::Dscp));
-        assert_eq!(classify(&p, &cfg), Class { tc: 5, lossless: false, roce: false, cnp: false });
+        assert_eq!(
+            classify(&p, &cfg),
+            Class {
+                tc: 5,
+                lossless: false,
+                roce: false,
+                cnp: false
+            }
+        );
     }
 
     #[test]
@@ -230,9 +297,23 @@ mod cnp {
         let mut payload = build::cnp_frame(&l2(), &ip4(), 1, 1)[42..].to_vec();
         payload.truncate(32);
         assert_eq!(payload[0], 0x81);
-        let p = parsed(&build::udp_frame(&l2(), &ip4().dscp(3), 1, udp::ROCEV2_PORT + 1, &payload));
+        let p = parsed(&build::udp_frame(
+            &l2(),
+            &ip4().dscp(3),
+            1,
+            udp::ROCEV2_PORT + 1,
+            &payload,
+        ));
         assert!(!p.roce);
-        assert_eq!(classify(&p, &cfg), Class { tc: 3, lossless: true, roce: false, cnp: false });
+        assert_eq!(
+            classify(&p, &cfg),
+            Class {
+                tc: 3,
+                lossless: true,
+                roce: false,
+                cnp: false
+            }
+        );
     }
 }
 
@@ -243,7 +324,14 @@ mod flags {
     fn lossless_follows_pfc_enable() {
         let cfg = PortConfig::azure(0);
         assert_eq!(cfg.pfc_enable, 0b0001_1000);
-        for (dscp, tc, lossless) in [(3, 3, true), (4, 4, true), (5, 2, false), (8, 0, false), (0, 1, false), (48, 6, false)] {
+        for (dscp, tc, lossless) in [
+            (3, 3, true),
+            (4, 4, true),
+            (5, 2, false),
+            (8, 0, false),
+            (0, 1, false),
+            (48, 6, false),
+        ] {
             let p = parsed(&roce_frame(&l2(), &ip4().dscp(dscp)));
             let c = classify(&p, &cfg);
             assert_eq!((c.tc, c.lossless), (tc, lossless), "DSCP {dscp}");
@@ -257,7 +345,11 @@ mod flags {
             cfg.pfc_enable = 1 << bit;
             for pcp in 0..8u8 {
                 let p = parsed(&arp_frame(&l2_tagged(pcp, 1)));
-                assert_eq!(classify(&p, &cfg).lossless, pcp == bit, "pfc_enable bit {bit}, PCP {pcp}");
+                assert_eq!(
+                    classify(&p, &cfg).lossless,
+                    pcp == bit,
+                    "pfc_enable bit {bit}, PCP {pcp}"
+                );
             }
         }
         cfg.pfc_enable = 0;

@@ -33,12 +33,30 @@ impl XorShift {
 fn assert_rp_invariants(st: &RpState, p: &DcqcnParams) {
     assert!(st.alpha <= ALPHA_ONE, "alpha {} above 1", st.alpha);
     if st.limited == 0 {
-        assert_eq!(st.rc_bps, p.line_rate_bps, "unthrottled QP not at line rate");
+        assert_eq!(
+            st.rc_bps, p.line_rate_bps,
+            "unthrottled QP not at line rate"
+        );
         assert_eq!(st.rt_bps, p.line_rate_bps);
     } else {
-        assert!(st.rc_bps >= p.min_rate(), "rc {} below min {}", st.rc_bps, p.min_rate());
-        assert!(st.rc_bps <= st.rt_bps, "rc {} above rt {}", st.rc_bps, st.rt_bps);
-        assert!(st.rt_bps <= p.line_rate_bps, "rt {} above line {}", st.rt_bps, p.line_rate_bps);
+        assert!(
+            st.rc_bps >= p.min_rate(),
+            "rc {} below min {}",
+            st.rc_bps,
+            p.min_rate()
+        );
+        assert!(
+            st.rc_bps <= st.rt_bps,
+            "rc {} above rt {}",
+            st.rc_bps,
+            st.rt_bps
+        );
+        assert!(
+            st.rt_bps <= p.line_rate_bps,
+            "rt {} above line {}",
+            st.rt_bps,
+            p.line_rate_bps
+        );
     }
 }
 
@@ -70,14 +88,19 @@ mod params {
         let p = DcqcnParams::new(G100);
         assert_eq!(p.rai_bps, 100_000_000);
         assert_eq!(p.rhai_bps, 1_000_000_000);
-        assert_eq!(p.min_rate_bps, 1_000_000, "NVIDIA rpg_min_rate 1 Mb/s at 100G");
+        assert_eq!(
+            p.min_rate_bps, 1_000_000,
+            "NVIDIA rpg_min_rate 1 Mb/s at 100G"
+        );
         assert_eq!(p.byte_counter_bytes, 25_000_000);
         // timers are real time in new()
         assert_eq!(DcqcnParams::new(M100).rate_increase_period_ns, 55 * US);
         // a zero line rate is treated as 1 b/s, every step at least 1
         let z = DcqcnParams::new(0);
         assert_eq!(z.line_rate_bps, 1);
-        assert!(z.rai_bps >= 1 && z.rhai_bps >= 1 && z.min_rate_bps >= 1 && z.byte_counter_bytes >= 1);
+        assert!(
+            z.rai_bps >= 1 && z.rhai_bps >= 1 && z.min_rate_bps >= 1 && z.byte_counter_bytes >= 1
+        );
     }
 
     #[test]
@@ -91,13 +114,19 @@ mod params {
         assert_eq!(s.rate_increase_period_ns, 55 * MS);
         assert_eq!(s.alpha_update_period_ns, 55 * MS);
         assert_eq!(s.cnp_interval_ns, 50 * MS);
-        assert_eq!(s.byte_counter_bytes, r.byte_counter_bytes, "bytes do not scale");
+        assert_eq!(
+            s.byte_counter_bytes, r.byte_counter_bytes,
+            "bytes do not scale"
+        );
         assert_eq!(s.g, r.g);
         assert_eq!(s.fast_recovery_events, r.fast_recovery_events);
         // at the reference rate scaled() is new()
         assert_eq!(DcqcnParams::scaled(G100), r);
         // faster than the reference: timers shrink
-        assert_eq!(DcqcnParams::scaled(400 * 1_000_000_000).rate_increase_period_ns, 55 * US / 4);
+        assert_eq!(
+            DcqcnParams::scaled(400 * 1_000_000_000).rate_increase_period_ns,
+            55 * US / 4
+        );
         // absurd inputs do not panic and keep timers nonzero
         assert!(DcqcnParams::scaled(0).rate_increase_period_ns > 0);
         assert!(DcqcnParams::scaled(u64::MAX).rate_increase_period_ns >= 1);
@@ -125,7 +154,10 @@ mod params {
         let slow = run(&DcqcnParams::scaled(M100), 10 * MS, 4000);
         for (i, (f, s)) in fast.iter().zip(&slow).enumerate() {
             let diff = (*f as i128 - (*s as i128) * 1000).unsigned_abs();
-            assert!(diff * 1000 <= u128::from(*f), "step {i}: 100G {f} vs scaled {s} x 1000");
+            assert!(
+                diff * 1000 <= u128::from(*f),
+                "step {i}: 100G {f} vs scaled {s} x 1000"
+            );
         }
         assert_eq!(*fast.last().unwrap(), G100, "recovered within 40 ms");
         assert_eq!(*slow.last().unwrap(), M100);
@@ -163,14 +195,23 @@ mod np {
         let mut st = NpState::DEFAULT;
         assert!(np_on_packet(&mut st, T0, true));
         assert!(!np_on_packet(&mut st, T0 + 1, true));
-        assert!(!np_on_packet(&mut st, T0 + I - 1, true), "interval - 1: suppressed");
-        assert!(np_on_packet(&mut st, T0 + I, true), "exactly one interval: sent");
+        assert!(
+            !np_on_packet(&mut st, T0 + I - 1, true),
+            "interval - 1: suppressed"
+        );
+        assert!(
+            np_on_packet(&mut st, T0 + I, true),
+            "exactly one interval: sent"
+        );
         assert_eq!(st.last_cnp_ns, T0 + I);
         assert!(!np_on_packet(&mut st, T0 + 2 * I - 1, true));
 
         let mut st = NpState::DEFAULT;
         assert!(np_on_packet(&mut st, T0, true));
-        assert!(np_on_packet(&mut st, T0 + I + 1, true), "interval + 1: sent");
+        assert!(
+            np_on_packet(&mut st, T0 + I + 1, true),
+            "interval + 1: sent"
+        );
         assert_eq!(st.cnps, 2);
     }
 
@@ -205,10 +246,16 @@ mod np {
         let mut a = NpState::DEFAULT;
         let mut b = NpState::DEFAULT;
         assert!(np_on_packet(&mut a, T0, true));
-        assert!(np_on_packet(&mut b, T0 + 1, true), "QP b's first CE is not held by QP a's CNP");
+        assert!(
+            np_on_packet(&mut b, T0 + 1, true),
+            "QP b's first CE is not held by QP a's CNP"
+        );
         assert!(!np_on_packet(&mut a, T0 + 2, true));
         assert!(np_on_packet(&mut a, T0 + I, true));
-        assert!(!np_on_packet(&mut b, T0 + I, true), "b's window started 1 ns later");
+        assert!(
+            !np_on_packet(&mut b, T0 + I, true),
+            "b's window started 1 ns later"
+        );
         assert!(np_on_packet(&mut b, T0 + I + 1, true));
     }
 
@@ -276,7 +323,7 @@ mod rp {
         let mut st = RpState::new(&p);
         rp_on_cnp(&mut st, &p, 0);
         rp_on_cnp(&mut st, &p, 0); // RT = line/2: Rai = 1 keeps it limited
-        // 200 alpha periods without CNP: alpha ~ (255/256)^200 = 0.458
+                                   // 200 alpha periods without CNP: alpha ~ (255/256)^200 = 0.458
         let now = 200 * p.alpha_update_period_ns;
         rp_tick(&mut st, &p, now);
         let a = st.alpha;
@@ -287,10 +334,17 @@ mod rp {
         assert_eq!(st.rc_bps, rc - ref_cut(rc, a), "RC = RC (1 - alpha/2)");
         // a cut of ~22.9 %
         let kept_permille = st.rc_bps * 1000 / rc;
-        assert!((768..=774).contains(&kept_permille), "kept {kept_permille} permille");
+        assert!(
+            (768..=774).contains(&kept_permille),
+            "kept {kept_permille} permille"
+        );
         let g = u64::from(p.g);
         let expect_alpha = u64::from(a) + ((65536 - u64::from(a)) * g).div_ceil(65536);
-        assert_eq!(u64::from(st.alpha), expect_alpha, "alpha = (1-g) alpha + g, step rounded up");
+        assert_eq!(
+            u64::from(st.alpha),
+            expect_alpha,
+            "alpha = (1-g) alpha + g, step rounded up"
+        );
         let exact = f64::from(a) * 255.0 / 256.0 + 256.0;
         assert!((f64::from(st.alpha) - exact).abs() <= 1.0);
         assert_rp_invariants(&st, &p);
@@ -302,10 +356,18 @@ mod rp {
         for _ in 0..10_000 {
             let rate = (u64::from(rng.next()) << 32) | u64::from(rng.next());
             let alpha = rng.next() % (ALPHA_ONE + 1);
-            assert_eq!(rate_cut(rate, alpha), ref_cut(rate, alpha), "rate {rate} alpha {alpha}");
+            assert_eq!(
+                rate_cut(rate, alpha),
+                ref_cut(rate, alpha),
+                "rate {rate} alpha {alpha}"
+            );
         }
         assert_eq!(rate_cut(u64::MAX, ALPHA_ONE), u64::MAX / 2);
-        assert_eq!(rate_cut(u64::MAX, u32::MAX), u64::MAX / 2, "alpha capped at 1");
+        assert_eq!(
+            rate_cut(u64::MAX, u32::MAX),
+            u64::MAX / 2,
+            "alpha capped at 1"
+        );
     }
 
     #[test]
@@ -323,7 +385,10 @@ mod rp {
             assert!(st.alpha >= prev_alpha, "alpha non-decreasing under CNPs");
             assert!(st.rc_bps <= prev_rc, "rate non-increasing under CNPs");
             assert!(st.rc_bps >= p.min_rate_bps, "never below min rate");
-            assert_eq!(st.stage, STAGE_NONE, "no increase event between CNPs 50 us apart");
+            assert_eq!(
+                st.stage, STAGE_NONE,
+                "no increase event between CNPs 50 us apart"
+            );
             if st.rc_bps == p.min_rate_bps && at_min.is_none() {
                 at_min = Some(n);
             }
@@ -384,11 +449,19 @@ mod rp {
         let mut rc = st.rc_bps;
         for k in 1..=5u64 {
             rp_tick(&mut st, &p, 1 + k * t - 1);
-            assert_eq!(st.timer_events as u64, k - 1, "no event before the period ends");
+            assert_eq!(
+                st.timer_events as u64,
+                k - 1,
+                "no event before the period ends"
+            );
             rp_tick(&mut st, &p, 1 + k * t);
             assert_eq!(st.stage, STAGE_FAST_RECOVERY, "event {k}");
             rc = rt - (rt - rc) / 2;
-            assert_eq!((st.rc_bps, st.rt_bps), (rc, rt), "fast recovery halves the gap");
+            assert_eq!(
+                (st.rc_bps, st.rt_bps),
+                (rc, rt),
+                "fast recovery halves the gap"
+            );
         }
         rp_tick(&mut st, &p, 1 + 6 * t);
         assert_eq!(st.stage, STAGE_ADDITIVE);
@@ -407,7 +480,7 @@ mod rp {
         let mut st = RpState::new(&p);
         rp_on_cnp(&mut st, &p, 0);
         rp_on_cnp(&mut st, &p, 0); // rc 10G, rt 20G
-        // one byte short of B: no event
+                                   // one byte short of B: no event
         rp_on_sent(&mut st, &p, 10, b - 1);
         assert_eq!((st.byte_events, st.stage), (0, STAGE_NONE));
         rp_on_sent(&mut st, &p, 10, 1);
@@ -425,7 +498,9 @@ mod rp {
             expect.push((st.stage, st.rt_bps - rt1));
             assert_rp_invariants(&st, &p);
         }
-        use dataplane_common::dcqcn::{STAGE_ADDITIVE as A, STAGE_FAST_RECOVERY as F, STAGE_HYPER as H};
+        use dataplane_common::dcqcn::{
+            STAGE_ADDITIVE as A, STAGE_FAST_RECOVERY as F, STAGE_HYPER as H,
+        };
         let (ai, hai) = (p.rai_bps, p.rhai_bps);
         assert_eq!(
             expect,
@@ -437,11 +512,11 @@ mod rp {
                 (F, 0),
                 (F, 0),
                 (F, 0),
-                (F, 0), // (4,5)
-                (F, 0), // (5,5)
-                (A, ai), // (5,6)
-                (H, hai), // (6,6): i = 1
-                (H, hai), // (6,7): i = 1
+                (F, 0),       // (4,5)
+                (F, 0),       // (5,5)
+                (A, ai),      // (5,6)
+                (H, hai),     // (6,6): i = 1
+                (H, hai),     // (6,7): i = 1
                 (H, 2 * hai), // (7,7)
                 (H, 2 * hai),
                 (H, 3 * hai), // (8,8)
@@ -490,7 +565,10 @@ mod rp {
             now += dt;
             let bytes = rp_rate(&st) * dt / 8_000_000_000;
             rp_on_sent(&mut st, &p, now, bytes);
-            assert!(st.rc_bps <= G40 && st.rt_bps <= G40, "never above line rate");
+            assert!(
+                st.rc_bps <= G40 && st.rt_bps <= G40,
+                "never above line rate"
+            );
             assert_rp_invariants(&st, &p);
             let events = u64::from(st.timer_events) + u64::from(st.byte_events);
             if st.limited == 1 && events != prev_events {
@@ -507,8 +585,14 @@ mod rp {
         }
         let released_at = released_at.expect("back to line rate within 100 ms");
         assert_eq!(st.rc_bps, G40);
-        assert_eq!(stages, vec![STAGE_FAST_RECOVERY, STAGE_ADDITIVE, STAGE_HYPER]);
-        assert!(counts[1] >= 5, "at least F fast-recovery events: {counts:?}");
+        assert_eq!(
+            stages,
+            vec![STAGE_FAST_RECOVERY, STAGE_ADDITIVE, STAGE_HYPER]
+        );
+        assert!(
+            counts[1] >= 5,
+            "at least F fast-recovery events: {counts:?}"
+        );
         assert!(counts[2] >= 1 && counts[3] >= 1, "{counts:?}");
         // hyper increase makes it fast (9.7 ms here): additive increase alone
         // would need (40G - 2.5G) / 40 Mb/s = 937 timer periods, 51 ms
@@ -593,11 +677,21 @@ mod rp {
         let a0 = st.alpha;
         let now = 1000 + 1_000_000 * t + 5;
         rp_tick(&mut st, &p, now);
-        assert_eq!(st.timer_events, MAX_CATCHUP, "at most MAX_CATCHUP events per call");
-        assert_eq!(a0 - st.alpha, MAX_CATCHUP, "at most MAX_CATCHUP decays per call (1 unit each)");
+        assert_eq!(
+            st.timer_events, MAX_CATCHUP,
+            "at most MAX_CATCHUP events per call"
+        );
+        assert_eq!(
+            a0 - st.alpha,
+            MAX_CATCHUP,
+            "at most MAX_CATCHUP decays per call (1 unit each)"
+        );
         assert!(st.increase_due_ns > now && st.increase_due_ns <= now + t);
         assert_eq!((st.increase_due_ns - 1000) % t, 0, "timer keeps its phase");
-        assert!(st.alpha_due_ns > now && (st.alpha_due_ns - 1000).is_multiple_of(p.alpha_update_period_ns));
+        assert!(
+            st.alpha_due_ns > now
+                && (st.alpha_due_ns - 1000).is_multiple_of(p.alpha_update_period_ns)
+        );
         // the next period fires exactly on the grid
         let due = st.increase_due_ns;
         rp_tick(&mut st, &p, due - 1);
@@ -620,7 +714,10 @@ mod rp {
         assert_eq!((st.timer_events, st.byte_events, st.byte_acc), (3, 1, 77));
         let now = 3 * t + 10;
         rp_on_cnp(&mut st, &p, now);
-        assert_eq!((st.timer_events, st.byte_events, st.byte_acc, st.stage), (0, 0, 0, STAGE_NONE));
+        assert_eq!(
+            (st.timer_events, st.byte_events, st.byte_acc, st.stage),
+            (0, 0, 0, STAGE_NONE)
+        );
         assert_eq!(st.increase_due_ns, now + t);
         assert_eq!(st.alpha_due_ns, now + p.alpha_update_period_ns);
         // a CNP older than the deadlines (clock skew) applies without catch-up
@@ -640,7 +737,11 @@ mod rp {
                 2 => u64::from(rng.next()) << (rng.next() % 32),
                 _ => u64::MAX >> (rng.next() % 64),
             };
-            let mut p = if round % 2 == 0 { DcqcnParams::new(line) } else { DcqcnParams::scaled(line) };
+            let mut p = if round % 2 == 0 {
+                DcqcnParams::new(line)
+            } else {
+                DcqcnParams::scaled(line)
+            };
             if round % 5 == 0 {
                 // hostile parameters
                 p.g = rng.next();
@@ -708,7 +809,10 @@ mod pacing {
             gaps.push(next - now);
             now = next;
         }
-        assert_eq!(now, 8_000_000, "3000 frames x 8000 bits at 3 Gb/s = 8 ms exactly");
+        assert_eq!(
+            now, 8_000_000,
+            "3000 frames x 8000 bits at 3 Gb/s = 8 ms exactly"
+        );
         assert!(gaps.iter().all(|&g| g == 2666 || g == 2667));
     }
 
@@ -787,7 +891,10 @@ fn simulate(p: &DcqcnParams, k: u64, frame: u64, seed: u32, react: bool) -> SimR
         cnps: [0; N],
     };
     loop {
-        let (i, t_send) = (0..N).map(|i| (i, pacer[i].next_ns)).min_by_key(|&(i, t)| (t, i)).unwrap();
+        let (i, t_send) = (0..N)
+            .map(|i| (i, pacer[i].next_ns))
+            .min_by_key(|&(i, t)| (t, i))
+            .unwrap();
         if let Some(&Reverse((t_cnp, j))) = cnps.peek() {
             if t_cnp <= t_send {
                 cnps.pop();
@@ -838,13 +945,28 @@ fn check_fair(name: &str, r: &SimResult) {
         r.cnps
     );
     for (i, &b) in r.window_bytes.iter().enumerate() {
-        assert!(b * 4 >= fair * 3 && b * 4 <= fair * 5, "{name}: sender {i} got {b} B, fair share {fair} B");
+        assert!(
+            b * 4 >= fair * 3 && b * 4 <= fair * 5,
+            "{name}: sender {i} got {b} B, fair share {fair} B"
+        );
     }
     // the link is used (the senders together keep it busy)
-    assert!(total * 100 >= r.window_capacity * 90, "{name}: utilisation {total} of {}", r.window_capacity);
+    assert!(
+        total * 100 >= r.window_capacity * 90,
+        "{name}: utilisation {total} of {}",
+        r.window_capacity
+    );
     // the queue stays bounded: DCQCN holds it near the marking range
-    assert!(r.max_queue_window < 1_600_000, "{name}: queue reached {} B after settling", r.max_queue_window);
-    assert!(r.max_queue < 4_000_000, "{name}: queue reached {} B", r.max_queue);
+    assert!(
+        r.max_queue_window < 1_600_000,
+        "{name}: queue reached {} B after settling",
+        r.max_queue_window
+    );
+    assert!(
+        r.max_queue < 4_000_000,
+        "{name}: queue reached {} B",
+        r.max_queue
+    );
 }
 
 #[test]
@@ -878,6 +1000,9 @@ fn simulation_is_deterministic() {
 fn without_reaction_the_queue_grows() {
     let p = DcqcnParams::scaled(M100);
     let r = simulate(&p, 1000, 1000, 0x5eed_0001, false);
-    eprintln!("no reaction: max queue {} B, window bytes {:?}", r.max_queue, r.window_bytes);
+    eprintln!(
+        "no reaction: max queue {} B, window bytes {:?}",
+        r.max_queue, r.window_bytes
+    );
     assert!(r.max_queue > 100_000_000, "queue {} B", r.max_queue);
 }

@@ -126,7 +126,10 @@ mod flow_hash {
                         c[flow_hash(&key(qp), seed) as usize & (buckets - 1)] += 1;
                     }
                     let x2 = chi_square(&c);
-                    assert!(x2 < chi_square_999(buckets), "seed {seed:#x} {buckets} buckets: {c:?} chi2 {x2:.2}");
+                    assert!(
+                        x2 < chi_square_999(buckets),
+                        "seed {seed:#x} {buckets} buckets: {c:?} chi2 {x2:.2}"
+                    );
                 }
             }
         }
@@ -156,7 +159,8 @@ mod flow_hash {
 
     #[test]
     fn seeds_change_the_mapping() {
-        let moved = (0..1024).filter(|&qp| flow_hash(&roce4(qp), 1) & 7 != flow_hash(&roce4(qp), 2) & 7);
+        let moved =
+            (0..1024).filter(|&qp| flow_hash(&roce4(qp), 1) & 7 != flow_hash(&roce4(qp), 2) & 7);
         // 7/8 of the flows change bucket when the seeds are independent
         let moved = moved.count();
         assert!((800..=990).contains(&moved), "{moved} of 1024 moved");
@@ -182,13 +186,29 @@ mod flow_hash {
         let h = flow_hash(&base, SEED);
         let variants = [
             FlowKey { dest_qp: 8, ..base },
-            FlowKey { sport: SPORT + 1, ..base },
-            FlowKey { dport: ROCE_PORT + 1, ..base },
+            FlowKey {
+                sport: SPORT + 1,
+                ..base
+            },
+            FlowKey {
+                dport: ROCE_PORT + 1,
+                ..base
+            },
             FlowKey { proto: 6, ..base },
-            FlowKey { src: ipv4_mapped([10, 0, 0, 2]), ..base },
-            FlowKey { dst: ipv4_mapped([10, 0, 1, 2]), ..base },
+            FlowKey {
+                src: ipv4_mapped([10, 0, 0, 2]),
+                ..base
+            },
+            FlowKey {
+                dst: ipv4_mapped([10, 0, 1, 2]),
+                ..base
+            },
             // direction matters (the two directions are two flows)
-            FlowKey { src: base.dst, dst: base.src, ..base },
+            FlowKey {
+                src: base.dst,
+                dst: base.src,
+                ..base
+            },
         ];
         for v in variants {
             assert_ne!(flow_hash(&v, SEED), h, "{v:?}");
@@ -197,9 +217,19 @@ mod flow_hash {
 
     #[test]
     fn ipv4_is_mapped_into_ipv6() {
-        assert_eq!(ipv4_mapped([192, 0, 2, 1]), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1]);
+        assert_eq!(
+            ipv4_mapped([192, 0, 2, 1]),
+            [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1]
+        );
         let v4 = roce4(5);
-        let mapped = FlowKey::ipv6(ipv4_mapped(SRC4), ipv4_mapped(DST4), UDP, SPORT, ROCE_PORT, 5);
+        let mapped = FlowKey::ipv6(
+            ipv4_mapped(SRC4),
+            ipv4_mapped(DST4),
+            UDP,
+            SPORT,
+            ROCE_PORT,
+            5,
+        );
         assert_eq!(v4, mapped);
         assert_eq!(flow_hash(&v4, SEED), flow_hash(&mapped, SEED));
         assert_ne!(flow_hash(&roce4(5), SEED), flow_hash(&roce6(5), SEED));
@@ -224,13 +254,24 @@ mod groups {
     /// counts sum to NBUCKETS.
     fn assert_proportional(buckets: &[u8; NBUCKETS], m: &[Member; MAX_MEMBERS], n: u8) {
         let c = bucket_counts(buckets);
-        let total: u32 = (0..n as usize).filter(|&i| m[i].live == 1).map(|i| m[i].weight as u32).sum();
+        let total: u32 = (0..n as usize)
+            .filter(|&i| m[i].live == 1)
+            .map(|i| m[i].weight as u32)
+            .sum();
         assert!(total > 0);
         for i in 0..MAX_MEMBERS {
-            let w = if i < n as usize && m[i].live == 1 { m[i].weight as u32 } else { 0 };
+            let w = if i < n as usize && m[i].live == 1 {
+                m[i].weight as u32
+            } else {
+                0
+            };
             let exact = NBUCKETS as u32 * w;
             let (lo, hi) = (exact / total, exact.div_ceil(total));
-            assert!((lo..=hi).contains(&c[i]), "slot {i}: {} buckets, share {lo}..={hi} ({c:?})", c[i]);
+            assert!(
+                (lo..=hi).contains(&c[i]),
+                "slot {i}: {} buckets, share {lo}..={hi} ({c:?})",
+                c[i]
+            );
         }
         assert_eq!(c.iter().sum::<u32>(), NBUCKETS as u32);
     }
@@ -282,7 +323,11 @@ mod groups {
             let before = g.buckets;
             g.members[dead].live = 0;
             rebuild(&mut g);
-            assert_eq!(&bucket_counts(&g.buckets)[..weights.len()], expect, "{weights:?} minus {dead}");
+            assert_eq!(
+                &bucket_counts(&g.buckets)[..weights.len()],
+                expect,
+                "{weights:?} minus {dead}"
+            );
             for (b, (&now, &was)) in g.buckets.iter().zip(&before).enumerate() {
                 if was as usize != dead {
                     assert_eq!(now, was, "bucket {b} moved ({weights:?} minus {dead})");
@@ -319,7 +364,9 @@ mod groups {
         g.members[0].weight = 2; // 51.2 / 25.6 each
         rebuild(&mut g);
         assert_eq!(&bucket_counts(&g.buckets)[..4], &[51, 26, 26, 25]);
-        let moved: Vec<usize> = (0..NBUCKETS).filter(|&b| g.buckets[b] != before[b]).collect();
+        let moved: Vec<usize> = (0..NBUCKETS)
+            .filter(|&b| g.buckets[b] != before[b])
+            .collect();
         assert_eq!(moved.len(), 51 - 32);
         assert!(moved.iter().all(|&b| g.buckets[b] == 0));
     }
@@ -365,14 +412,21 @@ mod groups {
             let mut must = 0;
             for s in 0..MAX_MEMBERS as u8 {
                 let i = s as usize;
-                must += if live(s) { old_c[i].saturating_sub(new_c[i]) } else { old_c[i] };
+                must += if live(s) {
+                    old_c[i].saturating_sub(new_c[i])
+                } else {
+                    old_c[i]
+                };
             }
             let mut moved = 0;
             for b in 0..NBUCKETS {
                 if next[b] != prev[b] {
                     moved += 1;
                     let o = prev[b];
-                    assert!(!live(o) || new_c[o as usize] < old_c[o as usize], "step {step}: bucket {b} left {o}");
+                    assert!(
+                        !live(o) || new_c[o as usize] < old_c[o as usize],
+                        "step {step}: bucket {b} left {o}"
+                    );
                 }
             }
             assert_eq!(moved, must, "step {step}");
@@ -390,31 +444,71 @@ mod groups {
         let mut z = g;
         z.members[2].weight = 0;
         assert_eq!(validate_group(&z), Err(GroupError::ZeroWeight { slot: 2 }));
-        assert_eq!(build_buckets(&z.members, 4, None), Err(GroupError::ZeroWeight { slot: 2 }));
-        assert_eq!(GroupError::ZeroWeight { slot: 2 }.to_string(), "member 2 has weight 0 (weights are 1..=255)");
+        assert_eq!(
+            build_buckets(&z.members, 4, None),
+            Err(GroupError::ZeroWeight { slot: 2 })
+        );
+        assert_eq!(
+            GroupError::ZeroWeight { slot: 2 }.to_string(),
+            "member 2 has weight 0 (weights are 1..=255)"
+        );
         // a slot beyond n_members is not checked
         let mut unused = g;
         unused.members[9].weight = 0;
         assert_eq!(validate_group(&unused), Ok(()));
 
-        assert_eq!(validate_group(&Group { mode: 4, ..g }), Err(GroupError::UnknownMode(4)));
-        assert_eq!(validate_group(&Group { n_members: 0, ..g }), Err(GroupError::NoMembers));
-        assert_eq!(validate_group(&Group { n_members: 17, ..g }), Err(GroupError::TooManyMembers(17)));
-        assert_eq!(validate_group(&Group { flowlet_timeout_ns: 0, ..g }), Err(GroupError::ZeroFlowletTimeout));
-        assert_eq!(validate_group(&Group { mode: MODE_HASH, flowlet_timeout_ns: 0, ..g }), Ok(()));
+        assert_eq!(
+            validate_group(&Group { mode: 4, ..g }),
+            Err(GroupError::UnknownMode(4))
+        );
+        assert_eq!(
+            validate_group(&Group { n_members: 0, ..g }),
+            Err(GroupError::NoMembers)
+        );
+        assert_eq!(
+            validate_group(&Group { n_members: 17, ..g }),
+            Err(GroupError::TooManyMembers(17))
+        );
+        assert_eq!(
+            validate_group(&Group {
+                flowlet_timeout_ns: 0,
+                ..g
+            }),
+            Err(GroupError::ZeroFlowletTimeout)
+        );
+        assert_eq!(
+            validate_group(&Group {
+                mode: MODE_HASH,
+                flowlet_timeout_ns: 0,
+                ..g
+            }),
+            Ok(())
+        );
 
         let mut live = g;
         live.members[1].live = 2;
-        assert_eq!(validate_group(&live), Err(GroupError::BadLiveFlag { slot: 1, live: 2 }));
+        assert_eq!(
+            validate_group(&live),
+            Err(GroupError::BadLiveFlag { slot: 1, live: 2 })
+        );
 
         let mut range = g;
         range.buckets[5] = 4;
-        assert_eq!(validate_group(&range), Err(GroupError::BucketOutOfRange { bucket: 5, slot: 4 }));
+        assert_eq!(
+            validate_group(&range),
+            Err(GroupError::BucketOutOfRange { bucket: 5, slot: 4 })
+        );
 
         // a member marked down without a rebuild
         let mut stale = g;
         stale.members[stale.buckets[0] as usize].live = 0;
-        assert_eq!(validate_group(&stale), Err(GroupError::BucketToDeadMember { bucket: 0, slot: stale.buckets[0] }));
+        assert_eq!(
+            validate_group(&stale),
+            Err(GroupError::BucketToDeadMember {
+                bucket: 0,
+                slot: stale.buckets[0]
+            })
+        );
         // ...but with every member down, any in-range table is fine
         let mut all_dead = g;
         for i in 0..4 {
@@ -459,7 +553,10 @@ mod flowlets {
 
     /// Member `slot` of the test groups (ids are 100 + slot).
     fn m(slot: u8) -> Option<Choice> {
-        Some(Choice { slot, id: 100 + slot as u16 })
+        Some(Choice {
+            slot,
+            id: 100 + slot as u16,
+        })
     }
 
     /// `flowlet_next` as (slot, event), checking the member's id.
@@ -479,7 +576,10 @@ mod flowlets {
     /// An entry on member `slot` whose last packet was at T0.
     fn on(g: &Group, slot: u8) -> Flowlet {
         let mut e = Flowlet::NEW;
-        assert_eq!(step(&mut e, g, T0, |_| m(slot)), Some((slot, FlowletEvent::First)));
+        assert_eq!(
+            step(&mut e, g, T0, |_| m(slot)),
+            Some((slot, FlowletEvent::First))
+        );
         e
     }
 
@@ -494,10 +594,21 @@ mod flowlets {
         });
         assert_eq!(r, Some((3, FlowletEvent::First)));
         assert_eq!(index.get(), 0);
-        assert_eq!(e, Flowlet { last_seen_ns: T0, flowlets: 1, slot: 3, _pad: [0; 3] });
+        assert_eq!(
+            e,
+            Flowlet {
+                last_seen_ns: T0,
+                flowlets: 1,
+                slot: 3,
+                _pad: [0; 3]
+            }
+        );
         // even at time 0
         let mut e0 = Flowlet::NEW;
-        assert_eq!(step(&mut e0, &g, 0, |_| m(1)), Some((1, FlowletEvent::First)));
+        assert_eq!(
+            step(&mut e0, &g, 0, |_| m(1)),
+            Some((1, FlowletEvent::First))
+        );
     }
 
     #[test]
@@ -550,18 +661,27 @@ mod flowlets {
         assert_eq!(r, Some((0, FlowletEvent::MemberDown)));
         assert!(FlowletEvent::MemberDown.is_new() && !FlowletEvent::Same.is_new());
         // and stays on its new member
-        assert_eq!(step(&mut e, &g, T0 + 2, |_| m(3)), Some((0, FlowletEvent::Same)));
+        assert_eq!(
+            step(&mut e, &g, T0 + 2, |_| m(3)),
+            Some((0, FlowletEvent::Same))
+        );
         // a member dropped from the group (n_members shrank) counts as down
         let mut e = on(&g, 3);
         g.n_members = 3;
-        assert_eq!(step(&mut e, &g, T0, |_| m(1)), Some((1, FlowletEvent::MemberDown)));
+        assert_eq!(
+            step(&mut e, &g, T0, |_| m(1)),
+            Some((1, FlowletEvent::MemberDown))
+        );
     }
 
     #[test]
     fn packet_stamped_before_last_seen_is_no_gap() {
         let g = group(MODE_FLOWLET, &[1, 1]);
         let mut e = on(&g, 1);
-        assert_eq!(step(&mut e, &g, T0 - 5_000, |_| m(0)), Some((1, FlowletEvent::Same)));
+        assert_eq!(
+            step(&mut e, &g, T0 - 5_000, |_| m(0)),
+            Some((1, FlowletEvent::Same))
+        );
         assert_eq!(e.last_seen_ns, T0, "last_seen never goes back");
     }
 
@@ -601,7 +721,10 @@ mod rate {
         assert_eq!(dre_decay(1, 1), 0, "small values still reach 0");
         assert_eq!(dre_decay(u64::MAX, 0), DRE_MAX_BYTES);
         assert_eq!(dre_decay(u64::MAX, 1), DRE_MAX_BYTES / 4 * 3);
-        assert_eq!(dre_decay(u64::MAX, DRE_MAX_STEPS - 1), dre_decay(DRE_MAX_BYTES, DRE_MAX_STEPS - 1));
+        assert_eq!(
+            dre_decay(u64::MAX, DRE_MAX_STEPS - 1),
+            dre_decay(DRE_MAX_BYTES, DRE_MAX_STEPS - 1)
+        );
         assert_eq!(dre_decay(u64::MAX, DRE_MAX_STEPS), 0);
         assert_eq!(dre_decay(u64::MAX, u64::MAX), 0);
         // one step always takes something off; one more step never leaves
@@ -612,9 +735,18 @@ mod rate {
         }
         assert_eq!((dre_decay(10, 7), dre_decay(10, 8)), (0, 1));
         let mut rng = Rng(99);
-        for x0 in (0..2000).map(|i| if i < 1000 { i } else { (rng.next() as u64) << (i % 9) }) {
+        for x0 in (0..2000).map(|i| {
+            if i < 1000 {
+                i
+            } else {
+                (rng.next() as u64) << (i % 9)
+            }
+        }) {
             for k in 0..DRE_MAX_STEPS {
-                assert!(dre_decay(x0, k + 1) <= dre_decay(x0, k) + 6, "{x0}: {k} steps");
+                assert!(
+                    dre_decay(x0, k + 1) <= dre_decay(x0, k) + 6,
+                    "{x0}: {k} steps"
+                );
             }
         }
     }
@@ -628,8 +760,14 @@ mod rate {
             for k in 0..DRE_MAX_STEPS {
                 let exact = x as f64 * 0.75f64.powi(k as i32);
                 let lazy = dre_decay(x, k);
-                assert!(lazy as f64 <= exact + 1e-6 && exact - (lazy as f64) < 6.0, "{x} {k}: {lazy} vs {exact}");
-                assert!(eager as f64 <= exact + 1e-6 && exact - (eager as f64) < 4.0, "{x} {k}: {eager} vs {exact}");
+                assert!(
+                    lazy as f64 <= exact + 1e-6 && exact - (lazy as f64) < 6.0,
+                    "{x} {k}: {lazy} vs {exact}"
+                );
+                assert!(
+                    eager as f64 <= exact + 1e-6 && exact - (eager as f64) < 4.0,
+                    "{x} {k}: {eager} vs {exact}"
+                );
                 assert!(lazy.abs_diff(eager) <= 6, "{x} {k}: {lazy} vs {eager}");
                 eager = dre_decay(eager, 1);
             }
@@ -641,8 +779,12 @@ mod rate {
     /// (integer rounding and packet granularity).
     #[test]
     fn constant_rate_converges() {
-        for (rate_permille, pkt, gap) in [(100, 1000u32, 800u64), (250, 4096, 1311), (400, 1000, 200), (900, 9000, 800)]
-        {
+        for (rate_permille, pkt, gap) in [
+            (100, 1000u32, 800u64),
+            (250, 4096, 1311),
+            (400, 1000, 200),
+            (900, 9000, 800),
+        ] {
             let mut r = PortRate::new(G100);
             // 100 Gb/s = 12.5 bytes/ns
             let expect = pkt as f64 / gap as f64 / 12.5 * 1000.0;
@@ -705,11 +847,20 @@ mod rate {
             let t = 10 * P + k * P / 4 + 7;
             b.update(t, 0);
             if t < a.epoch_ns + DRE_MAX_STEPS * P {
-                assert!(a.bytes_at(t).abs_diff(b.bytes_at(t)) <= 6, "t {t}: {} vs {}", a.bytes_at(t), b.bytes_at(t));
+                assert!(
+                    a.bytes_at(t).abs_diff(b.bytes_at(t)) <= 6,
+                    "t {t}: {} vs {}",
+                    a.bytes_at(t),
+                    b.bytes_at(t)
+                );
                 assert!(a.utilisation(t).abs_diff(b.utilisation(t)) <= 1);
             } else {
                 assert_eq!(a.bytes_at(t), 0);
-                assert!(b.bytes_at(t) * 10_000 <= start, "{} of {start}", b.bytes_at(t));
+                assert!(
+                    b.bytes_at(t) * 10_000 <= start,
+                    "{} of {start}",
+                    b.bytes_at(t)
+                );
             }
         }
     }
@@ -783,7 +934,12 @@ mod rate {
         r.update(P + 2, u32::MAX);
         assert_eq!(r.bytes, DRE_MAX_BYTES);
         let _ = r.utilisation(P + P / 2);
-        let r = PortRate { bytes: u64::MAX, epoch_ns: 0, speed_mbps: 1, _pad: 0 };
+        let r = PortRate {
+            bytes: u64::MAX,
+            epoch_ns: 0,
+            speed_mbps: 1,
+            _pad: 0,
+        };
         assert_eq!(r.utilisation(P / 2), u32::MAX);
         assert_eq!(r.band(P / 2), 7);
     }
@@ -805,11 +961,29 @@ mod modes {
         for h in hashes(1000) {
             let slot = g.buckets[h as usize & (NBUCKETS - 1)];
             let p = select(&g, h, None, T0, 0, || unreachable!()).unwrap();
-            assert_eq!(p, Pick { slot, id: 100 + slot as u16, flowlet: None });
-            assert_eq!(pick_hash(&g, h), Some(Choice { slot, id: 100 + slot as u16 }));
+            assert_eq!(
+                p,
+                Pick {
+                    slot,
+                    id: 100 + slot as u16,
+                    flowlet: None
+                }
+            );
+            assert_eq!(
+                pick_hash(&g, h),
+                Some(Choice {
+                    slot,
+                    id: 100 + slot as u16
+                })
+            );
             // an entry is ignored in hash mode
             let mut e = Flowlet::NEW;
-            assert_eq!(select(&g, h, Some(&mut e), T0, 0, || unreachable!()).unwrap().slot, slot);
+            assert_eq!(
+                select(&g, h, Some(&mut e), T0, 0, || unreachable!())
+                    .unwrap()
+                    .slot,
+                slot
+            );
             assert_eq!(e, Flowlet::NEW);
         }
     }
@@ -819,7 +993,9 @@ mod modes {
     #[test]
     fn hash_mode_survives_a_stale_table() {
         let mut g = group(MODE_HASH, &[1, 1, 2, 4]);
-        let before: Vec<u8> = hashes(8000).map(|h| pick_hash(&g, h).unwrap().slot).collect();
+        let before: Vec<u8> = hashes(8000)
+            .map(|h| pick_hash(&g, h).unwrap().slot)
+            .collect();
         g.members[3].live = 0;
         let mut c = [0u64; 4];
         for (h, &b) in hashes(8000).zip(&before) {
@@ -845,7 +1021,11 @@ mod modes {
             }
             for h in hashes(100) {
                 let mut e = Flowlet::NEW;
-                assert_eq!(select(&g, h, Some(&mut e), T0, h, || IDLE), None, "mode {mode}");
+                assert_eq!(
+                    select(&g, h, Some(&mut e), T0, h, || IDLE),
+                    None,
+                    "mode {mode}"
+                );
                 assert_eq!(select(&g, h, None, T0, h, || IDLE), None, "mode {mode}");
                 assert_eq!(e, Flowlet::NEW);
             }
@@ -860,9 +1040,15 @@ mod modes {
             let mut e = Flowlet::NEW;
             let p = select(&gf, h, Some(&mut e), T0, 0, || unreachable!()).unwrap();
             assert_eq!(p.flowlet, Some(FlowletEvent::First));
-            assert_eq!(p.slot, select(&gh, h, None, T0, 0, || unreachable!()).unwrap().slot);
+            assert_eq!(
+                p.slot,
+                select(&gh, h, None, T0, 0, || unreachable!()).unwrap().slot
+            );
             // without an entry: the hash choice
-            assert_eq!(select(&gf, h, None, T0, 0, || unreachable!()).unwrap().slot, p.slot);
+            assert_eq!(
+                select(&gf, h, None, T0, 0, || unreachable!()).unwrap().slot,
+                p.slot
+            );
         }
     }
 
@@ -918,12 +1104,18 @@ mod modes {
                 b
             };
             let p = select(&g, h, Some(&mut e), T0, 0, fill).unwrap();
-            assert_eq!((p.slot, p.id, p.flowlet), (2, 102, Some(FlowletEvent::First)));
+            assert_eq!(
+                (p.slot, p.id, p.flowlet),
+                (2, 102, Some(FlowletEvent::First))
+            );
             // member 2 gets busy: the flowlet stays, without reading loads
             let q = select(&g, h, Some(&mut e), T0 + TO, 0, || bands(&[0, 0, 7, 0])).unwrap();
             assert_eq!((q.slot, q.flowlet), (2, Some(FlowletEvent::Same)));
             // after a gap, the new flowlet goes by load again
-            let r = select(&g, h, Some(&mut e), T0 + 2 * TO + 1, 0, || bands(&[4, 1, 7, 4])).unwrap();
+            let r = select(&g, h, Some(&mut e), T0 + 2 * TO + 1, 0, || {
+                bands(&[4, 1, 7, 4])
+            })
+            .unwrap();
             assert_eq!((r.slot, r.flowlet), (1, Some(FlowletEvent::Gap)));
             assert_eq!(calls.get(), 1);
         }
@@ -953,7 +1145,10 @@ mod modes {
         assert!((5700..=6300).contains(&c[1]), "{c:?}");
         // but a lower band wins whatever the weight
         for h in hashes(100) {
-            assert_eq!(pick_least_loaded(&g, &bands(&[0, 1]), h), Some(Choice { slot: 0, id: 100 }));
+            assert_eq!(
+                pick_least_loaded(&g, &bands(&[0, 1]), h),
+                Some(Choice { slot: 0, id: 100 })
+            );
         }
     }
 
@@ -970,7 +1165,12 @@ mod modes {
         let mut g = group(MODE_BANDWIDTH, &[1, 1, 1]);
         let mut e = Flowlet::NEW;
         let h = 99;
-        assert_eq!(select(&g, h, Some(&mut e), T0, 0, || bands(&[0, 5, 6])).unwrap().slot, 0);
+        assert_eq!(
+            select(&g, h, Some(&mut e), T0, 0, || bands(&[0, 5, 6]))
+                .unwrap()
+                .slot,
+            0
+        );
         g.members[0].live = 0;
         let p = select(&g, h, Some(&mut e), T0 + 1, 0, || bands(&[0, 5, 6])).unwrap();
         assert_eq!((p.slot, p.flowlet), (1, Some(FlowletEvent::MemberDown)));
@@ -990,7 +1190,12 @@ mod modes {
         assert_eq!(c[2], 0);
         assert!(chi_square(&[c[0], c[1], c[3]]) < chi_square_999(4), "{c:?}");
         // the same flow follows the loads packet by packet
-        for (b, want) in [([0, 1, 1, 1], 0), ([1, 0, 1, 1], 1), ([1, 1, 0, 1], 2), ([1, 1, 1, 0], 3)] {
+        for (b, want) in [
+            ([0, 1, 1, 1], 0),
+            ([1, 0, 1, 1], 1),
+            ([1, 1, 0, 1], 2),
+            ([1, 1, 1, 0], 3),
+        ] {
             assert_eq!(select(&g, h, None, T0, 0, || bands(&b)).unwrap().slot, want);
         }
     }
@@ -1004,7 +1209,11 @@ mod modes {
             let mut g = Group::new(rng.next() as u8 & 7, rng.next() & 0x3ffff);
             g.n_members = rng.next() as u8 % 20;
             for m in g.members.iter_mut() {
-                *m = Member { id: rng.next() as u16, weight: rng.next() as u8 % 3, live: rng.next() as u8 % 3 };
+                *m = Member {
+                    id: rng.next() as u16,
+                    weight: rng.next() as u8 % 3,
+                    live: rng.next() as u8 % 3,
+                };
             }
             for b in g.buckets.iter_mut() {
                 *b = rng.next() as u8 % 20;
@@ -1104,7 +1313,11 @@ mod low_entropy {
             })
             .collect();
         let windows = vec![[0; UPLINKS]; (DURATION_NS / WINDOW_NS) as usize];
-        let mut out = Outcome { bytes: [0; UPLINKS], flowlets: 0, windows };
+        let mut out = Outcome {
+            bytes: [0; UPLINKS],
+            flowlets: 0,
+            windows,
+        };
         loop {
             let f = flows.iter_mut().min_by_key(|f| f.next_ns).unwrap();
             let now = f.next_ns;
@@ -1142,7 +1355,9 @@ mod low_entropy {
         let g = group(MODE_HASH, &[1; UPLINKS]);
         let mut c = [0; UPLINKS];
         for i in 0..FLOWS as u32 {
-            c[pick_hash(&g, flow_hash(&roce4(QP_BASE + i), seed)).unwrap().slot as usize] += 1;
+            c[pick_hash(&g, flow_hash(&roce4(QP_BASE + i), seed))
+                .unwrap()
+                .slot as usize] += 1;
         }
         c
     }
@@ -1157,8 +1372,15 @@ mod low_entropy {
         let spray = simulate(MODE_SPRAY, SEED);
         // over many seeds, how often does hashing balance?
         let seeds = 1000;
-        let balanced = (0..seeds).filter(|&s| hash_placement(s) == [2; UPLINKS]).count();
-        for (name, o) in [("hash", &hash), ("flowlet", &flowlet), ("bandwidth", &bw), ("spray", &spray)] {
+        let balanced = (0..seeds)
+            .filter(|&s| hash_placement(s) == [2; UPLINKS])
+            .count();
+        for (name, o) in [
+            ("hash", &hash),
+            ("flowlet", &flowlet),
+            ("bandwidth", &bw),
+            ("spray", &spray),
+        ] {
             println!(
                 "{name:9}: uplink GB {:.3?} max/mean {:.4}, per 1 ms window {:.3}, new flowlets {}",
                 o.bytes.map(|b| b as f64 / 1e9),
@@ -1170,10 +1392,26 @@ mod low_entropy {
         println!("hash placement with SEED {placement:?}; hashing puts 2 flows on every uplink for {balanced} of {seeds} seeds");
 
         assert_ne!(placement, [2; UPLINKS]);
-        assert!(hash.max_over_mean() > 1.2, "hash {:.3}", hash.max_over_mean());
-        assert!(bw.max_over_mean() <= 1.05, "bandwidth {:.4}", bw.max_over_mean());
-        assert!(spray.max_over_mean() <= 1.05, "spray {:.4}", spray.max_over_mean());
-        assert!(bw.flowlets > 5000, "every message starts a flowlet ({})", bw.flowlets);
+        assert!(
+            hash.max_over_mean() > 1.2,
+            "hash {:.3}",
+            hash.max_over_mean()
+        );
+        assert!(
+            bw.max_over_mean() <= 1.05,
+            "bandwidth {:.4}",
+            bw.max_over_mean()
+        );
+        assert!(
+            spray.max_over_mean() <= 1.05,
+            "spray {:.4}",
+            spray.max_over_mean()
+        );
+        assert!(
+            bw.flowlets > 5000,
+            "every message starts a flowlet ({})",
+            bw.flowlets
+        );
         // in the short term, placing by load beats placing at random
         assert!(bw.window_max_over_mean() < flowlet.window_max_over_mean());
         assert!(balanced < seeds as usize / 10);
@@ -1188,7 +1426,11 @@ mod low_entropy {
     fn bandwidth_mode_balances_for_every_seed() {
         for seed in [0, 1, 2, 3, 0xdead_beef] {
             let o = simulate(MODE_BANDWIDTH, seed);
-            assert!(o.max_over_mean() <= 1.05, "seed {seed:#x}: {:.4}", o.max_over_mean());
+            assert!(
+                o.max_over_mean() <= 1.05,
+                "seed {seed:#x}: {:.4}",
+                o.max_over_mean()
+            );
         }
     }
 }

@@ -56,7 +56,10 @@ mod queue {
         let (d, rel) = drain(&mut q, 1000, G100);
         assert_eq!(d, 12_500);
         assert_eq!(rel[0], 12_500);
-        assert!(rel[1..].iter().all(|&r| r == 0), "out-parameter overwritten");
+        assert!(
+            rel[1..].iter().all(|&r| r == 0),
+            "out-parameter overwritten"
+        );
         assert_eq!(q.bytes, 87_500);
         assert_eq!(q.tx_bytes, 12_500);
         assert_eq!(q.last_ns, 1000);
@@ -164,7 +167,10 @@ mod queue {
         assert_eq!(q.paused_until_ns, 151);
         assert_eq!(drain(&mut q, 251, G100).0, 1250);
         q.apply_pfc(300, 0, G100, &mut rel);
-        assert_eq!(q.paused_until_ns, 151, "XON on a running queue changes nothing");
+        assert_eq!(
+            q.paused_until_ns, 151,
+            "XON on a running queue changes nothing"
+        );
     }
 
     #[test]
@@ -173,7 +179,10 @@ mod queue {
         q.enqueue(2, 100);
         q.enqueue(2 + MODEL_PORTS, 50); // masked to slot 2
         q.enqueue(15, 25);
-        assert_eq!((q.bytes, q.ingress[2], q.ingress[15], q.peak_bytes), (175, 150, 25, 175));
+        assert_eq!(
+            (q.bytes, q.ingress[2], q.ingress[15], q.peak_bytes),
+            (175, 150, 25, 175)
+        );
         drain(&mut q, 80, G100); // 1000 bytes of capacity: empties
         assert_eq!((q.bytes, q.peak_bytes), (0, 175));
         // Near 4 GiB the queue accepts what fits.
@@ -279,7 +288,9 @@ mod wred {
 
     fn fraction(p: &WredProfile, q: u32, n: u32, seed: u32) -> f64 {
         let mut rng = XorShift(seed);
-        let hits = (0..n).filter(|_| wred(p, q, ECN_ECT0, true, false, rng.next()) == EcnAction::MarkCe).count();
+        let hits = (0..n)
+            .filter(|_| wred(p, q, ECN_ECT0, true, false, rng.next()) == EcnAction::MarkCe)
+            .count();
         hits as f64 / f64::from(n)
     }
 
@@ -288,7 +299,10 @@ mod wred {
         let mut rng = XorShift(1);
         for q in [0, 1, 399_999] {
             for _ in 0..10_000 {
-                assert_eq!(wred(&HPCC_100G, q, ECN_ECT0, true, false, rng.next()), EcnAction::Forward);
+                assert_eq!(
+                    wred(&HPCC_100G, q, ECN_ECT0, true, false, rng.next()),
+                    EcnAction::Forward
+                );
             }
         }
         // At exactly min the probability is 0, even for the smallest draw.
@@ -300,7 +314,10 @@ mod wred {
         let mut rng = XorShift(2);
         for q in [1_600_000, 1_600_001, u32::MAX] {
             for _ in 0..10_000 {
-                assert_eq!(wred(&HPCC_100G, q, ECN_ECT1, true, false, rng.next()), EcnAction::MarkCe);
+                assert_eq!(
+                    wred(&HPCC_100G, q, ECN_ECT1, true, false, rng.next()),
+                    EcnAction::MarkCe
+                );
             }
             assert!(red_hit(&HPCC_100G, q, u32::MAX));
         }
@@ -314,7 +331,14 @@ mod wred {
             (HPCC_100G, 400_000 + 300_000, 0.05), // 20% x 1/4
             (HPCC_100G, 1_000_000, 0.10),         // 20% x 1/2
             (HPCC_100G, 400_000 + 1_080_000, 0.18),
-            (WredProfile { green_drop_probability: 100, ..HPCC_100G }, 1_000_000, 0.5),
+            (
+                WredProfile {
+                    green_drop_probability: 100,
+                    ..HPCC_100G
+                },
+                1_000_000,
+                0.5,
+            ),
             (WredProfile::AZURE_LOSSLESS, 1_048_576 + 524_288, 0.025),
         ];
         for (i, (p, q, want)) in cases.into_iter().enumerate() {
@@ -336,22 +360,52 @@ mod wred {
     #[test]
     fn only_ect_gets_ce_and_ce_stays_ce() {
         let max = HPCC_100G.green_max_threshold;
-        assert_eq!(wred(&HPCC_100G, max, ECN_ECT0, true, false, 0), EcnAction::MarkCe);
-        assert_eq!(wred(&HPCC_100G, max, ECN_ECT1, false, false, 0), EcnAction::MarkCe);
-        assert_eq!(wred(&HPCC_100G, max, ECN_CE, true, false, 0), EcnAction::Forward);
-        assert_eq!(wred(&HPCC_100G, max, ECN_CE, false, false, 0), EcnAction::Forward);
-        assert_eq!(wred(&HPCC_100G, max, ECN_NOT_ECT, true, false, 0), EcnAction::Forward);
+        assert_eq!(
+            wred(&HPCC_100G, max, ECN_ECT0, true, false, 0),
+            EcnAction::MarkCe
+        );
+        assert_eq!(
+            wred(&HPCC_100G, max, ECN_ECT1, false, false, 0),
+            EcnAction::MarkCe
+        );
+        assert_eq!(
+            wred(&HPCC_100G, max, ECN_CE, true, false, 0),
+            EcnAction::Forward
+        );
+        assert_eq!(
+            wred(&HPCC_100G, max, ECN_CE, false, false, 0),
+            EcnAction::Forward
+        );
+        assert_eq!(
+            wred(&HPCC_100G, max, ECN_NOT_ECT, true, false, 0),
+            EcnAction::Forward
+        );
     }
 
     #[test]
     fn lossy_non_ect_is_dropped_only_with_wred_enabled_and_lossless_never() {
         let max = HPCC_100G.green_max_threshold;
-        assert_eq!(wred(&HPCC_100G, max, ECN_NOT_ECT, false, false, 0), EcnAction::Drop);
-        assert_eq!(wred(&HPCC_100G, max, ECN_NOT_ECT, true, false, 0), EcnAction::Forward);
-        let no_wred = WredProfile { wred_green_enable: 0, ..HPCC_100G };
-        assert_eq!(wred(&no_wred, max, ECN_NOT_ECT, false, false, 0), EcnAction::Forward);
+        assert_eq!(
+            wred(&HPCC_100G, max, ECN_NOT_ECT, false, false, 0),
+            EcnAction::Drop
+        );
+        assert_eq!(
+            wred(&HPCC_100G, max, ECN_NOT_ECT, true, false, 0),
+            EcnAction::Forward
+        );
+        let no_wred = WredProfile {
+            wred_green_enable: 0,
+            ..HPCC_100G
+        };
+        assert_eq!(
+            wred(&no_wred, max, ECN_NOT_ECT, false, false, 0),
+            EcnAction::Forward
+        );
         // Below min nothing is dropped either.
-        assert_eq!(wred(&HPCC_100G, 0, ECN_NOT_ECT, false, false, 0), EcnAction::Forward);
+        assert_eq!(
+            wred(&HPCC_100G, 0, ECN_NOT_ECT, false, false, 0),
+            EcnAction::Forward
+        );
         // Marking off (ecn_none, or a colour that is not green): plain WRED
         // drops every lossy packet on the curve, lossless ones pass.
         for ecn in [ECN_NONE, ECN_YELLOW_RED] {
@@ -365,17 +419,27 @@ mod wred {
     fn control_classes_are_never_marked_or_dropped() {
         for ecn in 0..4 {
             for lossless in [false, true] {
-                assert_eq!(wred(&HPCC_100G, u32::MAX, ecn, lossless, true, 0), EcnAction::Forward);
+                assert_eq!(
+                    wred(&HPCC_100G, u32::MAX, ecn, lossless, true, 0),
+                    EcnAction::Forward
+                );
             }
         }
     }
 
     #[test]
     fn equal_thresholds_are_a_step_and_probability_is_capped() {
-        let step = WredProfile { green_min_threshold: 1000, green_max_threshold: 1000, ..HPCC_100G };
+        let step = WredProfile {
+            green_min_threshold: 1000,
+            green_max_threshold: 1000,
+            ..HPCC_100G
+        };
         assert!(!red_hit(&step, 999, 0));
         assert!(red_hit(&step, 1000, u32::MAX));
-        let over = WredProfile { green_drop_probability: 250, ..HPCC_100G };
+        let over = WredProfile {
+            green_drop_probability: 250,
+            ..HPCC_100G
+        };
         // Capped at 100%: at q = max - 1 nearly every draw hits.
         assert!(red_hit(&over, 1_599_999, u32::MAX - 0x1000));
         assert!(!red_hit(&over, 400_001, u32::MAX));
@@ -388,7 +452,11 @@ mod wred {
         assert_eq!(ecn_mode_from_name("ecn_green_red"), Some(ECN_GREEN_RED));
         assert_eq!(ecn_mode_from_name("ecn_bogus"), None);
         assert!(WredProfile::AZURE_LOSSLESS.marks());
-        assert!(!WredProfile { ecn: ECN_YELLOW, ..HPCC_100G }.marks());
+        assert!(!WredProfile {
+            ecn: ECN_YELLOW,
+            ..HPCC_100G
+        }
+        .marks());
     }
 }
 
@@ -403,7 +471,11 @@ mod ce {
 
     #[test]
     fn ipv4_ce_keeps_a_valid_checksum() {
-        for options in [&[][..], &[1, 1, 1, 0][..], &[0x94, 0x04, 0, 0, 1, 1, 1, 0][..]] {
+        for options in [
+            &[][..],
+            &[1, 1, 1, 0][..],
+            &[0x94, 0x04, 0, 0, 1, 1, 1, 0][..],
+        ] {
             for dscp in 0..64 {
                 for ecn in [ECN_ECT0, ECN_ECT1] {
                     let mut h = v4_header(dscp, ecn, options);
@@ -412,7 +484,8 @@ mod ce {
                     let (tos, new_check) = ipv4_set_ce(h[0], h[ipv4::TOS_OFF], check).unwrap();
                     assert_eq!(tos, (dscp << 2) | ECN_CE);
                     h[ipv4::TOS_OFF] = tos;
-                    h[ipv4::CHECKSUM_OFF..ipv4::CHECKSUM_OFF + 2].copy_from_slice(&new_check.to_be_bytes());
+                    h[ipv4::CHECKSUM_OFF..ipv4::CHECKSUM_OFF + 2]
+                        .copy_from_slice(&new_check.to_be_bytes());
                     // Valid, and equal to a full recomputation.
                     assert_eq!(csum::internet(&h), 0);
                     let mut z = h.clone();
@@ -430,7 +503,10 @@ mod ce {
     fn ipv4_non_ect_and_ce_are_untouched() {
         for ecn in [ECN_NOT_ECT, ECN_CE] {
             let h = v4_header(26, ecn, &[]);
-            assert_eq!(ipv4_set_ce(h[0], h[1], u16::from_be_bytes([h[10], h[11]])), None);
+            assert_eq!(
+                ipv4_set_ce(h[0], h[1], u16::from_be_bytes([h[10], h[11]])),
+                None
+            );
         }
     }
 
@@ -478,20 +554,60 @@ mod ingress {
 
     #[test]
     fn dynamic_threshold_is_two_to_the_dynamic_th_times_free() {
-        let pool = SharedPool { size: 3 << 20, used: 2 << 20 }; // free 1 MiB
+        let pool = SharedPool {
+            size: 3 << 20,
+            used: 2 << 20,
+        }; // free 1 MiB
         let free = 1u64 << 20;
         for th in -8i8..=7 {
-            let p = BufferProfile { dynamic_th: th, ..lossless_profile() };
+            let p = BufferProfile {
+                dynamic_th: th,
+                ..lossless_profile()
+            };
             let want = if th >= 0 { free << th } else { free >> -th };
             assert_eq!(shared_threshold(&p, &pool), want, "dynamic_th {th}");
         }
-        assert_eq!(shared_threshold(&BufferProfile { dynamic_th: -3, ..lossless_profile() }, &pool), 131_072);
+        assert_eq!(
+            shared_threshold(
+                &BufferProfile {
+                    dynamic_th: -3,
+                    ..lossless_profile()
+                },
+                &pool
+            ),
+            131_072
+        );
         // Out of range is clamped (and rejected by validation).
-        assert_eq!(shared_threshold(&BufferProfile { dynamic_th: 100, ..lossless_profile() }, &pool), free << 7);
-        assert_eq!(shared_threshold(&BufferProfile { dynamic_th: -100, ..lossless_profile() }, &pool), free >> 8);
+        assert_eq!(
+            shared_threshold(
+                &BufferProfile {
+                    dynamic_th: 100,
+                    ..lossless_profile()
+                },
+                &pool
+            ),
+            free << 7
+        );
+        assert_eq!(
+            shared_threshold(
+                &BufferProfile {
+                    dynamic_th: -100,
+                    ..lossless_profile()
+                },
+                &pool
+            ),
+            free >> 8
+        );
         // Full pool: threshold 0. Static: the configured bytes.
-        assert_eq!(shared_threshold(&lossless_profile(), &SharedPool { size: 10, used: 10 }), 0);
-        let st = BufferProfile { mode: TH_STATIC, static_th: 12_345, ..lossless_profile() };
+        assert_eq!(
+            shared_threshold(&lossless_profile(), &SharedPool { size: 10, used: 10 }),
+            0
+        );
+        let st = BufferProfile {
+            mode: TH_STATIC,
+            static_th: 12_345,
+            ..lossless_profile()
+        };
         assert_eq!(shared_threshold(&st, &pool), 12_345);
     }
 
@@ -500,19 +616,56 @@ mod ingress {
         // Reserve 1000, alpha 1 (dynamic_th 0), headroom 5000, pool 10000:
         // shared stops at 5000 (threshold = free = 10000 - used).
         let p = lossless_profile();
-        let mut pool = SharedPool { size: 10_000, used: 0 };
+        let mut pool = SharedPool {
+            size: 10_000,
+            used: 0,
+        };
         let mut pg = PgState::ZERO;
-        assert_eq!(pg.admit(&mut pool, &p, 500), Ok(Charge { reserve: 500, shared: 0, headroom: 0 }));
-        assert_eq!(pg.admit(&mut pool, &p, 500), Ok(Charge { reserve: 500, shared: 0, headroom: 0 }));
+        assert_eq!(
+            pg.admit(&mut pool, &p, 500),
+            Ok(Charge {
+                reserve: 500,
+                shared: 0,
+                headroom: 0
+            })
+        );
+        assert_eq!(
+            pg.admit(&mut pool, &p, 500),
+            Ok(Charge {
+                reserve: 500,
+                shared: 0,
+                headroom: 0
+            })
+        );
         for _ in 0..10 {
-            assert_eq!(pg.admit(&mut pool, &p, 500), Ok(Charge { reserve: 0, shared: 500, headroom: 0 }));
+            assert_eq!(
+                pg.admit(&mut pool, &p, 500),
+                Ok(Charge {
+                    reserve: 0,
+                    shared: 500,
+                    headroom: 0
+                })
+            );
         }
-        assert_eq!((pg.shared_used, pool.used, shared_threshold(&p, &pool)), (5000, 5000, 5000));
+        assert_eq!(
+            (pg.shared_used, pool.used, shared_threshold(&p, &pool)),
+            (5000, 5000, 5000)
+        );
         for _ in 0..10 {
-            assert_eq!(pg.admit(&mut pool, &p, 500), Ok(Charge { reserve: 0, shared: 0, headroom: 500 }));
+            assert_eq!(
+                pg.admit(&mut pool, &p, 500),
+                Ok(Charge {
+                    reserve: 0,
+                    shared: 0,
+                    headroom: 500
+                })
+            );
         }
         let full = pg;
-        assert_eq!(pg.admit(&mut pool, &p, 1), Err(DropReason::HeadroomExhausted));
+        assert_eq!(
+            pg.admit(&mut pool, &p, 1),
+            Err(DropReason::HeadroomExhausted)
+        );
         assert_eq!(pg, full, "a drop changes nothing");
         assert_eq!(pool.used, 5000);
         assert_eq!((pg.total(), pg.peak), (11_000, 11_000));
@@ -521,23 +674,68 @@ mod ingress {
     #[test]
     fn a_packet_straddling_tiers_is_split() {
         let p = lossless_profile();
-        let mut pool = SharedPool { size: 10_000, used: 0 };
-        let mut pg = PgState { reserve_used: 700, ..PgState::ZERO };
-        assert_eq!(pg.admit(&mut pool, &p, 500), Ok(Charge { reserve: 300, shared: 200, headroom: 0 }));
+        let mut pool = SharedPool {
+            size: 10_000,
+            used: 0,
+        };
+        let mut pg = PgState {
+            reserve_used: 700,
+            ..PgState::ZERO
+        };
+        assert_eq!(
+            pg.admit(&mut pool, &p, 500),
+            Ok(Charge {
+                reserve: 300,
+                shared: 200,
+                headroom: 0
+            })
+        );
         // Shared room 100 left under a static threshold of 300.
-        let st = BufferProfile { mode: TH_STATIC, static_th: 300, ..p };
-        assert_eq!(pg.admit(&mut pool, &st, 500), Ok(Charge { reserve: 0, shared: 100, headroom: 400 }));
+        let st = BufferProfile {
+            mode: TH_STATIC,
+            static_th: 300,
+            ..p
+        };
+        assert_eq!(
+            pg.admit(&mut pool, &st, 500),
+            Ok(Charge {
+                reserve: 0,
+                shared: 100,
+                headroom: 400
+            })
+        );
         // The pool's free bytes also bound the shared charge.
         let mut tiny = SharedPool { size: 50, used: 0 };
-        let big = BufferProfile { mode: TH_STATIC, static_th: 1 << 20, ..p };
-        let mut pg = PgState { reserve_used: 1000, ..PgState::ZERO };
-        assert_eq!(pg.admit(&mut tiny, &big, 80), Ok(Charge { reserve: 0, shared: 50, headroom: 30 }));
+        let big = BufferProfile {
+            mode: TH_STATIC,
+            static_th: 1 << 20,
+            ..p
+        };
+        let mut pg = PgState {
+            reserve_used: 1000,
+            ..PgState::ZERO
+        };
+        assert_eq!(
+            pg.admit(&mut tiny, &big, 80),
+            Ok(Charge {
+                reserve: 0,
+                shared: 50,
+                headroom: 30
+            })
+        );
     }
 
     #[test]
     fn lossy_drops_when_shared_is_full_lossless_uses_headroom() {
-        let lossy = BufferProfile { lossless: 0, xoff: 0, ..lossless_profile() };
-        let mut pool = SharedPool { size: 10_000, used: 0 };
+        let lossy = BufferProfile {
+            lossless: 0,
+            xoff: 0,
+            ..lossless_profile()
+        };
+        let mut pool = SharedPool {
+            size: 10_000,
+            used: 0,
+        };
         let mut pg = PgState::ZERO;
         let mut admitted = 0;
         loop {
@@ -553,26 +751,70 @@ mod ingress {
             }
         }
         assert_eq!(admitted, 6000); // 1000 reserve + 5000 shared
-        // The same load on a lossless PG goes on into headroom.
-        let mut pool = SharedPool { size: 10_000, used: 0 };
+                                    // The same load on a lossless PG goes on into headroom.
+        let mut pool = SharedPool {
+            size: 10_000,
+            used: 0,
+        };
         let mut pg = PgState::ZERO;
         for _ in 0..12 {
             pg.admit(&mut pool, &lossless_profile(), 500).unwrap();
         }
-        assert_eq!(pg.admit(&mut pool, &lossless_profile(), 500).unwrap().headroom, 500);
+        assert_eq!(
+            pg.admit(&mut pool, &lossless_profile(), 500)
+                .unwrap()
+                .headroom,
+            500
+        );
     }
 
     #[test]
     fn release_goes_headroom_then_shared_then_reserve() {
-        let mut pool = SharedPool { size: 10_000, used: 7000 };
-        let mut pg = PgState { reserve_used: 1000, shared_used: 5000, headroom_used: 2000, peak: 8000 };
-        assert_eq!(pg.release(&mut pool, 1500), Charge { reserve: 0, shared: 0, headroom: 1500 });
-        assert_eq!(pg.release(&mut pool, 1000), Charge { reserve: 0, shared: 500, headroom: 500 });
+        let mut pool = SharedPool {
+            size: 10_000,
+            used: 7000,
+        };
+        let mut pg = PgState {
+            reserve_used: 1000,
+            shared_used: 5000,
+            headroom_used: 2000,
+            peak: 8000,
+        };
+        assert_eq!(
+            pg.release(&mut pool, 1500),
+            Charge {
+                reserve: 0,
+                shared: 0,
+                headroom: 1500
+            }
+        );
+        assert_eq!(
+            pg.release(&mut pool, 1000),
+            Charge {
+                reserve: 0,
+                shared: 500,
+                headroom: 500
+            }
+        );
         assert_eq!(pool.used, 6500);
-        assert_eq!(pg.release(&mut pool, 4800), Charge { reserve: 300, shared: 4500, headroom: 0 });
+        assert_eq!(
+            pg.release(&mut pool, 4800),
+            Charge {
+                reserve: 300,
+                shared: 4500,
+                headroom: 0
+            }
+        );
         assert_eq!(pool.used, 2000);
         // More than held: releases what is left.
-        assert_eq!(pg.release(&mut pool, 10_000), Charge { reserve: 700, shared: 0, headroom: 0 });
+        assert_eq!(
+            pg.release(&mut pool, 10_000),
+            Charge {
+                reserve: 700,
+                shared: 0,
+                headroom: 0
+            }
+        );
         assert_eq!(pg.total(), 0);
         assert_eq!(pg.peak, 8000, "watermark kept");
     }
@@ -580,8 +822,14 @@ mod ingress {
     #[test]
     fn dynamic_threshold_shrinks_as_other_pgs_fill_the_pool() {
         // alpha 1: one PG alone gets S/2, two PGs S/3 each (shared = free).
-        let p = BufferProfile { size: 0, ..lossless_profile() };
-        let mut pool = SharedPool { size: 30_000, used: 0 };
+        let p = BufferProfile {
+            size: 0,
+            ..lossless_profile()
+        };
+        let mut pool = SharedPool {
+            size: 30_000,
+            used: 0,
+        };
         let (mut a, mut b) = (PgState::ZERO, PgState::ZERO);
         for _ in 0..120 {
             a.admit(&mut pool, &p, 100).unwrap();
@@ -596,11 +844,21 @@ mod pfc {
     use super::*;
 
     fn static_profile() -> BufferProfile {
-        BufferProfile { mode: TH_STATIC, static_th: 10_000, xon_offset: 3072, ..lossless_profile() }
+        BufferProfile {
+            mode: TH_STATIC,
+            static_th: 10_000,
+            xon_offset: 3072,
+            ..lossless_profile()
+        }
     }
 
     fn pg(shared: u32, headroom: u32) -> PgState {
-        PgState { reserve_used: 1000, shared_used: shared, headroom_used: headroom, peak: 0 }
+        PgState {
+            reserve_used: 1000,
+            shared_used: shared,
+            headroom_used: headroom,
+            peak: 0,
+        }
     }
 
     #[test]
@@ -610,9 +868,21 @@ mod pfc {
         assert_eq!(pfc_condition(&pg(9_999, 0), th, 3072), PfcCondition::Hold);
         assert_eq!(pfc_condition(&pg(6_929, 0), th, 3072), PfcCondition::Hold);
         assert_eq!(pfc_condition(&pg(6_928, 0), th, 3072), PfcCondition::Xon);
-        assert_eq!(pfc_condition(&pg(0, 1), th, 3072), PfcCondition::Xoff, "any headroom use pauses");
-        assert_eq!(pfc_condition(&pg(0, 0), 0, 3072), PfcCondition::Xoff, "threshold 0 (pool full)");
-        assert_eq!(pfc_condition(&pg(10_000, 0), th, 0), PfcCondition::Xoff, "XOFF wins a tie");
+        assert_eq!(
+            pfc_condition(&pg(0, 1), th, 3072),
+            PfcCondition::Xoff,
+            "any headroom use pauses"
+        );
+        assert_eq!(
+            pfc_condition(&pg(0, 0), 0, 3072),
+            PfcCondition::Xoff,
+            "threshold 0 (pool full)"
+        );
+        assert_eq!(
+            pfc_condition(&pg(10_000, 0), th, 0),
+            PfcCondition::Xoff,
+            "XOFF wins a tie"
+        );
     }
 
     #[test]
@@ -620,9 +890,16 @@ mod pfc {
         let mut st = PfcTxState::ZERO;
         assert_eq!(st.step(0, PfcCondition::Hold, G100), PfcAction::None);
         assert_eq!(st.step(1, PfcCondition::Xon, G100), PfcAction::None);
-        assert_eq!(st.step(2, PfcCondition::Xoff, G100), PfcAction::SendXoff { quanta: 0xffff });
+        assert_eq!(
+            st.step(2, PfcCondition::Xoff, G100),
+            PfcAction::SendXoff { quanta: 0xffff }
+        );
         assert_eq!(st.step(3, PfcCondition::Xoff, G100), PfcAction::None);
-        assert_eq!(st.step(4, PfcCondition::Hold, G100), PfcAction::None, "hysteresis band keeps XOFF");
+        assert_eq!(
+            st.step(4, PfcCondition::Hold, G100),
+            PfcAction::None,
+            "hysteresis band keeps XOFF"
+        );
         assert_eq!(st.step(5, PfcCondition::Xon, G100), PfcAction::SendXon);
         assert_eq!(st.step(6, PfcCondition::Xon, G100), PfcAction::None);
         assert_eq!(st.step(7, PfcCondition::Hold, G100), PfcAction::None);
@@ -634,32 +911,68 @@ mod pfc {
         assert_eq!(refresh_interval_ns(0xffff, G100), 167_769);
         let mut st = PfcTxState::ZERO;
         let t0 = 1_000_000;
-        assert_eq!(st.step(t0, PfcCondition::Xoff, G100), PfcAction::SendXoff { quanta: 0xffff });
-        assert_eq!(st.step(t0 + 167_768, PfcCondition::Xoff, G100), PfcAction::None);
-        assert_eq!(st.step(t0 + 167_769, PfcCondition::Hold, G100), PfcAction::SendRefresh { quanta: 0xffff });
+        assert_eq!(
+            st.step(t0, PfcCondition::Xoff, G100),
+            PfcAction::SendXoff { quanta: 0xffff }
+        );
+        assert_eq!(
+            st.step(t0 + 167_768, PfcCondition::Xoff, G100),
+            PfcAction::None
+        );
+        assert_eq!(
+            st.step(t0 + 167_769, PfcCondition::Hold, G100),
+            PfcAction::SendRefresh { quanta: 0xffff }
+        );
         assert_eq!(st.refresh_due_ns, t0 + 2 * 167_769);
-        assert_eq!(st.step(t0 + 2 * 167_769 - 1, PfcCondition::Xoff, G100), PfcAction::None);
-        assert_eq!(st.step(t0 + 2 * 167_769, PfcCondition::Xoff, G100), PfcAction::SendRefresh { quanta: 0xffff });
+        assert_eq!(
+            st.step(t0 + 2 * 167_769 - 1, PfcCondition::Xoff, G100),
+            PfcAction::None
+        );
+        assert_eq!(
+            st.step(t0 + 2 * 167_769, PfcCondition::Xoff, G100),
+            PfcAction::SendRefresh { quanta: 0xffff }
+        );
         // 800G: 65535 x 0.64 ns = 41942 ns, refresh 20971 ns. Speed 0: floor.
         assert_eq!(refresh_interval_ns(0xffff, G800), 20_971);
         assert_eq!(refresh_interval_ns(0xffff, 0), MIN_REFRESH_NS);
         // A late call refreshes at once and re-bases the next due time.
         let late = t0 + 10_000_000;
-        assert_eq!(st.step(late, PfcCondition::Xoff, G100), PfcAction::SendRefresh { quanta: 0xffff });
+        assert_eq!(
+            st.step(late, PfcCondition::Xoff, G100),
+            PfcAction::SendRefresh { quanta: 0xffff }
+        );
         assert_eq!(st.refresh_due_ns, late + 167_769);
     }
 
     #[test]
     fn evaluate_uses_the_profile_and_ignores_lossy_pgs() {
         let prof = static_profile();
-        let pool = SharedPool { size: 1 << 20, used: 0 };
+        let pool = SharedPool {
+            size: 1 << 20,
+            used: 0,
+        };
         let mut st = PfcTxState::ZERO;
-        assert_eq!(pfc_evaluate(&mut st, &pg(10_000, 0), &prof, &pool, 0, G100), PfcAction::SendXoff { quanta: 0xffff });
-        assert_eq!(pfc_evaluate(&mut st, &pg(7_000, 0), &prof, &pool, 1, G100), PfcAction::None);
-        assert_eq!(pfc_evaluate(&mut st, &pg(6_928, 0), &prof, &pool, 2, G100), PfcAction::SendXon);
-        let lossy = BufferProfile { lossless: 0, ..prof };
+        assert_eq!(
+            pfc_evaluate(&mut st, &pg(10_000, 0), &prof, &pool, 0, G100),
+            PfcAction::SendXoff { quanta: 0xffff }
+        );
+        assert_eq!(
+            pfc_evaluate(&mut st, &pg(7_000, 0), &prof, &pool, 1, G100),
+            PfcAction::None
+        );
+        assert_eq!(
+            pfc_evaluate(&mut st, &pg(6_928, 0), &prof, &pool, 2, G100),
+            PfcAction::SendXon
+        );
+        let lossy = BufferProfile {
+            lossless: 0,
+            ..prof
+        };
         let mut st = PfcTxState::ZERO;
-        assert_eq!(pfc_evaluate(&mut st, &pg(1 << 20, 99), &lossy, &pool, 0, G100), PfcAction::None);
+        assert_eq!(
+            pfc_evaluate(&mut st, &pg(1 << 20, 99), &lossy, &pool, 0, G100),
+            PfcAction::None
+        );
     }
 
     struct SimResult {
@@ -689,8 +1002,16 @@ mod pfc {
         let react_ns = 2_000 + 2 * 505 + peer_ns;
         let pause_ns = macctl::quanta_to_nanos(PFC_QUANTA, u64::from(speed));
         let xoff = (u64::from(hr.xoff) * u64::from(xoff_percent) / 100) as u32;
-        let prof = BufferProfile { size: 2000, xoff, dynamic_th: -2, ..lossless_profile() };
-        let mut pool = SharedPool { size: 200_000, used: 0 };
+        let prof = BufferProfile {
+            size: 2000,
+            xoff,
+            dynamic_th: -2,
+            ..lossless_profile()
+        };
+        let mut pool = SharedPool {
+            size: 200_000,
+            used: 0,
+        };
         let mut pgs = [PgState::ZERO; 2];
         let mut tx = [PfcTxState::ZERO; 2];
         // Sender i is silent in [stop_at, resume_at).
@@ -698,7 +1019,15 @@ mod pfc {
         let mut resume_at = [0u64; 2];
         let mut q = EgressQueue::ZERO;
         let gap = u64::from(PKT) * 8000 / u64::from(speed);
-        let mut r = SimResult { drops: 0, xoffs: 0, refreshes: 0, xons: 0, max_headroom: 0, xoff, react_ns };
+        let mut r = SimResult {
+            drops: 0,
+            xoffs: 0,
+            refreshes: 0,
+            xons: 0,
+            max_headroom: 0,
+            xoff,
+            react_ns,
+        };
         let mut rel = [0u32; MODEL_PORTS];
         let mut t = 0;
         while t < 2_000_000 {
@@ -724,7 +1053,8 @@ mod pfc {
                     PfcAction::SendXoff { quanta } => {
                         r.xoffs += 1;
                         stop_at[i] = t + react_ns;
-                        resume_at[i] = stop_at[i] + macctl::quanta_to_nanos(quanta, u64::from(speed));
+                        resume_at[i] =
+                            stop_at[i] + macctl::quanta_to_nanos(quanta, u64::from(speed));
                     }
                     PfcAction::SendRefresh { .. } => {
                         r.refreshes += 1;
@@ -761,8 +1091,18 @@ mod pfc {
         // XON alternate, headroom use stays under the computed xoff.
         let r = incast(false, 100);
         assert_eq!(r.drops, 0);
-        assert!(r.xoffs > 10 && r.xons > 10, "xoff {} xon {}", r.xoffs, r.xons);
-        assert!(r.max_headroom > 0 && r.max_headroom <= r.xoff, "{} of {}", r.max_headroom, r.xoff);
+        assert!(
+            r.xoffs > 10 && r.xons > 10,
+            "xoff {} xon {}",
+            r.xoffs,
+            r.xons
+        );
+        assert!(
+            r.max_headroom > 0 && r.max_headroom <= r.xoff,
+            "{} of {}",
+            r.max_headroom,
+            r.xoff
+        );
     }
 
     #[test]
@@ -776,14 +1116,22 @@ mod pfc {
         assert!(r.refreshes >= 2 * 11, "refreshes {}", r.refreshes); // 2 ms / 167.8 us each
         assert_eq!(r.xoff, 66_663);
         assert!(r.max_headroom <= r.xoff, "{} of {}", r.max_headroom, r.xoff);
-        assert!(u64::from(r.max_headroom) >= r.react_ns * 25 / 2 - 1000, "{} vs {} ns", r.max_headroom, r.react_ns);
+        assert!(
+            u64::from(r.max_headroom) >= r.react_ns * 25 / 2 - 1000,
+            "{} vs {} ns",
+            r.max_headroom,
+            r.react_ns
+        );
     }
 
     #[test]
     fn undersized_headroom_drops_so_the_check_above_is_not_vacuous() {
         let r = incast(true, 80);
         assert!(r.drops > 0);
-        assert!(r.max_headroom > r.xoff - 1000 && r.max_headroom <= r.xoff, "filled up to the last packet that fits");
+        assert!(
+            r.max_headroom > r.xoff - 1000 && r.max_headroom <= r.xoff,
+            "filled up to the last packet that fits"
+        );
     }
 }
 
@@ -802,12 +1150,30 @@ mod headroom_calc {
         //   xoff = 9100 + 65187 = 74287; xon = 18432; size = 92719
         assert_eq!(cable_bytes(40, G100), 5051);
         let h = headroom(&HeadroomInput::new(G100, 40, 9100, 2000));
-        assert_eq!(h, Headroom { xoff: 74_287, xon: 18_432, size: 92_719 });
+        assert_eq!(
+            h,
+            Headroom {
+                xoff: 74_287,
+                xon: 18_432,
+                size: 92_719
+            }
+        );
         // Explicit delays: 25G, 5 m, MTU 1500, no latency, no MAC/PHY, xon 0:
         //   cable = 5 x 25000 / 792 = 157.8 -> 158; peer = 80 x 64 = 5120
         //   xoff = 1500 + (1500 + 158 + 0 + 5120 + 0) = 8278
-        let inp = HeadroomInput { mac_phy_delay: 0, pipeline_latency: 0, ..HeadroomInput::new(G25, 5, 1500, 0) };
-        assert_eq!(headroom(&inp), Headroom { xoff: 8278, xon: 0, size: 8278 });
+        let inp = HeadroomInput {
+            mac_phy_delay: 0,
+            pipeline_latency: 0,
+            ..HeadroomInput::new(G25, 5, 1500, 0)
+        };
+        assert_eq!(
+            headroom(&inp),
+            Headroom {
+                xoff: 8278,
+                xon: 0,
+                size: 8278
+            }
+        );
     }
 
     #[test]
@@ -846,33 +1212,94 @@ mod headroom_calc {
     fn validation_names_the_problem() {
         let w = WredProfile::AZURE_LOSSLESS;
         assert_eq!(validate_wred(&w), Ok(()));
-        let bad = WredProfile { green_min_threshold: 3, green_max_threshold: 2, ..w };
+        let bad = WredProfile {
+            green_min_threshold: 3,
+            green_max_threshold: 2,
+            ..w
+        };
         assert_eq!(validate_wred(&bad), Err(ConfigError::WredMinAboveMax));
-        assert_eq!(validate_wred(&WredProfile { green_drop_probability: 101, ..w }), Err(ConfigError::WredProbabilityOver100));
-        assert_eq!(validate_wred(&WredProfile { ecn: 8, ..w }), Err(ConfigError::UnknownEcnMode));
+        assert_eq!(
+            validate_wred(&WredProfile {
+                green_drop_probability: 101,
+                ..w
+            }),
+            Err(ConfigError::WredProbabilityOver100)
+        );
+        assert_eq!(
+            validate_wred(&WredProfile { ecn: 8, ..w }),
+            Err(ConfigError::UnknownEcnMode)
+        );
 
-        let pool = SharedPool { size: 100_000, used: 0 };
-        let p = BufferProfile { xon: 18_432, xoff: 74_287, ..lossless_profile() };
+        let pool = SharedPool {
+            size: 100_000,
+            used: 0,
+        };
+        let p = BufferProfile {
+            xon: 18_432,
+            xoff: 74_287,
+            ..lossless_profile()
+        };
         assert_eq!(validate_buffer_profile(&p, &pool), Ok(()));
-        assert_eq!(validate_buffer_profile(&BufferProfile { xon: 80_000, ..p }, &pool), Err(ConfigError::XonAboveXoff));
+        assert_eq!(
+            validate_buffer_profile(&BufferProfile { xon: 80_000, ..p }, &pool),
+            Err(ConfigError::XonAboveXoff)
+        );
         assert_eq!(
             validate_buffer_profile(&BufferProfile { xoff: 100_001, ..p }, &pool),
             Err(ConfigError::HeadroomExceedsPool)
         );
         for th in [-9i8, 8, i8::MIN, i8::MAX] {
             assert_eq!(
-                validate_buffer_profile(&BufferProfile { dynamic_th: th, ..p }, &pool),
+                validate_buffer_profile(
+                    &BufferProfile {
+                        dynamic_th: th,
+                        ..p
+                    },
+                    &pool
+                ),
                 Err(ConfigError::DynamicThOutOfRange)
             );
         }
         // A static profile does not care about dynamic_th.
-        assert_eq!(validate_buffer_profile(&BufferProfile { dynamic_th: 99, mode: TH_STATIC, ..p }, &pool), Ok(()));
-        assert_eq!(validate_buffer_profile(&BufferProfile { mode: 9, ..p }, &pool), Err(ConfigError::UnknownThresholdMode));
+        assert_eq!(
+            validate_buffer_profile(
+                &BufferProfile {
+                    dynamic_th: 99,
+                    mode: TH_STATIC,
+                    ..p
+                },
+                &pool
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            validate_buffer_profile(&BufferProfile { mode: 9, ..p }, &pool),
+            Err(ConfigError::UnknownThresholdMode)
+        );
 
         let h = headroom(&HeadroomInput::new(G100, 40, 9100, 2000));
         assert_eq!(validate_headroom(&h, &pool), Ok(()));
-        assert_eq!(validate_headroom(&h, &SharedPool { size: 90_000, used: 0 }), Err(ConfigError::HeadroomExceedsPool));
-        assert_eq!(validate_headroom(&Headroom { xoff: 1, xon: 2, size: 3 }, &pool), Err(ConfigError::XonAboveXoff));
+        assert_eq!(
+            validate_headroom(
+                &h,
+                &SharedPool {
+                    size: 90_000,
+                    used: 0
+                }
+            ),
+            Err(ConfigError::HeadroomExceedsPool)
+        );
+        assert_eq!(
+            validate_headroom(
+                &Headroom {
+                    xoff: 1,
+                    xon: 2,
+                    size: 3
+                },
+                &pool
+            ),
+            Err(ConfigError::XonAboveXoff)
+        );
     }
 }
 
@@ -881,12 +1308,26 @@ mod watchdog {
 
     const MS: u64 = 1_000_000;
 
-    const STORM: WdObservation = WdObservation { paused: true, has_bytes: true, tx_bytes_delta: 0, rx_pfc_delta: 3 };
-    const QUIET: WdObservation = WdObservation { paused: false, has_bytes: false, tx_bytes_delta: 0, rx_pfc_delta: 0 };
+    const STORM: WdObservation = WdObservation {
+        paused: true,
+        has_bytes: true,
+        tx_bytes_delta: 0,
+        rx_pfc_delta: 3,
+    };
+    const QUIET: WdObservation = WdObservation {
+        paused: false,
+        has_bytes: false,
+        tx_bytes_delta: 0,
+        rx_pfc_delta: 0,
+    };
 
     fn primed(at: u64) -> PfcWd {
         let mut wd = PfcWd::ZERO;
-        assert_eq!(wd.poll(&PfcWdConfig::DEFAULT, at, &STORM), WdEvent::None, "first poll only primes");
+        assert_eq!(
+            wd.poll(&PfcWdConfig::DEFAULT, at, &STORM),
+            WdEvent::None,
+            "first poll only primes"
+        );
         wd
     }
 
@@ -899,7 +1340,11 @@ mod watchdog {
         }
         assert_eq!(wd.poll(&cfg, 200 * MS, &STORM), WdEvent::StormDetected);
         assert_eq!(wd.action(&cfg), Some(WdAction::Drop));
-        assert_eq!(wd.poll(&cfg, 250 * MS, &STORM), WdEvent::None, "reported once");
+        assert_eq!(
+            wd.poll(&cfg, 250 * MS, &STORM),
+            WdEvent::None,
+            "reported once"
+        );
         // With SONiC's 200 ms poll, one full storm-like interval suffices.
         let mut wd = primed(0);
         assert_eq!(wd.poll(&cfg, 200 * MS, &STORM), WdEvent::StormDetected);
@@ -925,7 +1370,10 @@ mod watchdog {
         for t in [50, 100, 150] {
             wd.poll(&cfg, t * MS, &STORM);
         }
-        let progress = WdObservation { tx_bytes_delta: 1, ..STORM };
+        let progress = WdObservation {
+            tx_bytes_delta: 1,
+            ..STORM
+        };
         assert_eq!(wd.poll(&cfg, 200 * MS, &progress), WdEvent::None);
         for t in [250, 300, 350, 399] {
             assert_eq!(wd.poll(&cfg, t * MS, &STORM), WdEvent::None, "t={t} ms");
@@ -937,10 +1385,22 @@ mod watchdog {
     fn every_condition_is_needed() {
         let cfg = PfcWdConfig::DEFAULT;
         for obs in [
-            WdObservation { rx_pfc_delta: 0, ..STORM }, // PFC stopped
-            WdObservation { paused: false, ..STORM },
-            WdObservation { has_bytes: false, ..STORM },
-            WdObservation { tx_bytes_delta: 64, ..STORM },
+            WdObservation {
+                rx_pfc_delta: 0,
+                ..STORM
+            }, // PFC stopped
+            WdObservation {
+                paused: false,
+                ..STORM
+            },
+            WdObservation {
+                has_bytes: false,
+                ..STORM
+            },
+            WdObservation {
+                tx_bytes_delta: 64,
+                ..STORM
+            },
         ] {
             let mut wd = primed(0);
             for t in 1..=20u64 {
@@ -951,7 +1411,10 @@ mod watchdog {
 
     #[test]
     fn restored_after_the_restoration_time_without_pfc() {
-        let cfg = PfcWdConfig { action: WD_ACTION_FORWARD, ..PfcWdConfig::DEFAULT };
+        let cfg = PfcWdConfig {
+            action: WD_ACTION_FORWARD,
+            ..PfcWdConfig::DEFAULT
+        };
         let mut wd = primed(0);
         assert_eq!(wd.poll(&cfg, 200 * MS, &STORM), WdEvent::StormDetected);
         assert_eq!(wd.action(&cfg), Some(WdAction::Forward));
@@ -978,7 +1441,12 @@ mod watchdog {
         let cfg = PfcWdConfig::DEFAULT;
         let mut wd = primed(0);
         assert_eq!(wd.poll(&cfg, 200 * MS, &STORM), WdEvent::StormDetected);
-        let under_action = WdObservation { paused: false, has_bytes: false, tx_bytes_delta: 9000, rx_pfc_delta: 10 };
+        let under_action = WdObservation {
+            paused: false,
+            has_bytes: false,
+            tx_bytes_delta: 9000,
+            rx_pfc_delta: 10,
+        };
         for t in 3..=50u64 {
             assert_eq!(wd.poll(&cfg, t * 100 * MS, &under_action), WdEvent::None);
         }
@@ -987,9 +1455,17 @@ mod watchdog {
 
     #[test]
     fn alert_action_and_out_of_order_polls() {
-        let cfg = PfcWdConfig { action: WD_ACTION_ALERT, detection_time_ms: 100, ..PfcWdConfig::DEFAULT };
+        let cfg = PfcWdConfig {
+            action: WD_ACTION_ALERT,
+            detection_time_ms: 100,
+            ..PfcWdConfig::DEFAULT
+        };
         let mut wd = primed(1000 * MS);
-        assert_eq!(wd.poll(&cfg, 900 * MS, &STORM), WdEvent::None, "older poll ignored");
+        assert_eq!(
+            wd.poll(&cfg, 900 * MS, &STORM),
+            WdEvent::None,
+            "older poll ignored"
+        );
         assert_eq!(wd.last_poll_ns, 1000 * MS);
         assert_eq!(wd.poll(&cfg, 1100 * MS, &STORM), WdEvent::StormDetected);
         assert_eq!(wd.action(&cfg), Some(WdAction::Alert));

@@ -31,7 +31,10 @@ mod errors {
     fn the_corpus_produces_every_error_variant() {
         let corpus = malformed_corpus();
         for e in ParseError::ALL {
-            assert!(corpus.iter().any(|m| m.error == e), "no frame produces {e:?}");
+            assert!(
+                corpus.iter().any(|m| m.error == e),
+                "no frame produces {e:?}"
+            );
         }
     }
 
@@ -45,7 +48,11 @@ mod errors {
 
     #[test]
     fn every_vlan_prefix_shorter_than_the_tag_is_vlan_truncated() {
-        for l2 in [l2_tagged(5, 100), l2_qinq(3, 200, 5, 100), l2().tag(eth::ETHERTYPE_QINQ, 1, 1)] {
+        for l2 in [
+            l2_tagged(5, 100),
+            l2_qinq(3, 200, 5, 100),
+            l2().tag(eth::ETHERTYPE_QINQ, 1, 1),
+        ] {
             let f = roce_frame(&l2, &ip4());
             for n in eth::HEADER_LEN..eth::HEADER_LEN + eth::TAG_LEN {
                 assert_eq!(parse(&f[..n]), Err(ParseError::VlanTruncated), "{n} bytes");
@@ -66,7 +73,11 @@ mod errors {
         let f = roce_v4();
         for v in (0u8..16).filter(|&v| v != 4) {
             let bad = with_u8(&f, V4_L3, (v << 4) | 5);
-            assert_eq!(parse(bad.as_slice()), Err(ParseError::Ipv4BadVersion), "version {v}");
+            assert_eq!(
+                parse(bad.as_slice()),
+                Err(ParseError::Ipv4BadVersion),
+                "version {v}"
+            );
         }
     }
 
@@ -75,7 +86,11 @@ mod errors {
         let f = roce_v4();
         for ihl in 0u8..5 {
             let bad = with_u8(&f, V4_L3, 0x40 | ihl);
-            assert_eq!(parse(bad.as_slice()), Err(ParseError::Ipv4BadIhl), "IHL {ihl}");
+            assert_eq!(
+                parse(bad.as_slice()),
+                Err(ParseError::Ipv4BadIhl),
+                "IHL {ihl}"
+            );
         }
     }
 
@@ -85,10 +100,18 @@ mod errors {
             let f = roce_frame(&l2(), &ip4().options(&vec![1; 4 * words]));
             let hlen = 20 + 4 * words;
             for n in V4_L4..V4_L3 + hlen {
-                assert_eq!(parse(&f[..n]), Err(ParseError::Ipv4OptionsTruncated), "IHL {}, {n} bytes", 5 + words);
+                assert_eq!(
+                    parse(&f[..n]),
+                    Err(ParseError::Ipv4OptionsTruncated),
+                    "IHL {}, {n} bytes",
+                    5 + words
+                );
             }
             // the whole header present: the next check (total length) fires
-            assert_eq!(parse(&f[..V4_L3 + hlen]), Err(ParseError::Ipv4LenExceedsFrame));
+            assert_eq!(
+                parse(&f[..V4_L3 + hlen]),
+                Err(ParseError::Ipv4LenExceedsFrame)
+            );
         }
     }
 
@@ -97,7 +120,11 @@ mod errors {
         let f = roce_frame(&l2(), &ip4().options(&[1; 8]));
         for total in 0u16..28 {
             let bad = with_be16(&f, V4_L3 + ipv4::TOTAL_LEN_OFF, total);
-            assert_eq!(parse(bad.as_slice()), Err(ParseError::Ipv4BadTotalLen), "total {total}");
+            assert_eq!(
+                parse(bad.as_slice()),
+                Err(ParseError::Ipv4BadTotalLen),
+                "total {total}"
+            );
         }
         // exactly the header: no UDP header left
         let bare = with_be16(&f, V4_L3 + ipv4::TOTAL_LEN_OFF, 28);
@@ -108,7 +135,11 @@ mod errors {
     fn every_ipv4_prefix_shorter_than_the_total_length_is_len_exceeds_frame() {
         let f = roce_v4();
         for n in V4_L4..f.len() {
-            assert_eq!(parse(&f[..n]), Err(ParseError::Ipv4LenExceedsFrame), "{n} bytes");
+            assert_eq!(
+                parse(&f[..n]),
+                Err(ParseError::Ipv4LenExceedsFrame),
+                "{n} bytes"
+            );
         }
         assert!(parse(f.as_slice()).is_ok());
     }
@@ -126,7 +157,11 @@ mod errors {
         let f = roce_v6();
         for v in (0u8..16).filter(|&v| v != 6) {
             let bad = with_u8(&f, V6_L3, (v << 4) | (f[V6_L3] & 0x0f));
-            assert_eq!(parse(bad.as_slice()), Err(ParseError::Ipv6BadVersion), "version {v}");
+            assert_eq!(
+                parse(bad.as_slice()),
+                Err(ParseError::Ipv6BadVersion),
+                "version {v}"
+            );
         }
     }
 
@@ -134,7 +169,11 @@ mod errors {
     fn every_ipv6_prefix_shorter_than_the_payload_is_len_exceeds_frame() {
         let f = roce_v6();
         for n in V6_L4..f.len() {
-            assert_eq!(parse(&f[..n]), Err(ParseError::Ipv6LenExceedsFrame), "{n} bytes");
+            assert_eq!(
+                parse(&f[..n]),
+                Err(ParseError::Ipv6LenExceedsFrame),
+                "{n} bytes"
+            );
         }
     }
 
@@ -142,8 +181,16 @@ mod errors {
     fn ip_payloads_shorter_than_a_udp_header_are_udp_truncated() {
         for n in 0..udp::HEADER_LEN {
             let l4 = vec![0x11; n];
-            assert_eq!(parse(ipv4_udp_raw(&l4).as_slice()), Err(ParseError::UdpTruncated), "IPv4, {n} bytes");
-            assert_eq!(parse(ipv6_udp_raw(&l4).as_slice()), Err(ParseError::UdpTruncated), "IPv6, {n} bytes");
+            assert_eq!(
+                parse(ipv4_udp_raw(&l4).as_slice()),
+                Err(ParseError::UdpTruncated),
+                "IPv4, {n} bytes"
+            );
+            assert_eq!(
+                parse(ipv6_udp_raw(&l4).as_slice()),
+                Err(ParseError::UdpTruncated),
+                "IPv6, {n} bytes"
+            );
         }
     }
 
@@ -153,7 +200,11 @@ mod errors {
         let off = V4_L4 + udp::LEN_OFF;
         let ip_payload = (f.len() - V4_L4) as u16;
         for ulen in (0..8).chain([ip_payload + 1, ip_payload + 100, u16::MAX]) {
-            assert_eq!(parse(with_be16(&f, off, ulen).as_slice()), Err(ParseError::UdpBadLen), "UDP length {ulen}");
+            assert_eq!(
+                parse(with_be16(&f, off, ulen).as_slice()),
+                Err(ParseError::UdpBadLen),
+                "UDP length {ulen}"
+            );
         }
         // a UDP length below the IP payload is accepted (trailing bytes)
         let shorter = with_be16(&f, off, ip_payload - 1);
@@ -166,7 +217,11 @@ mod errors {
             let payload = vec![0; n];
             for ip in [ip4(), ip6()] {
                 let f = build::udp_frame(&l2(), &ip, 1000, udp::ROCEV2_PORT, &payload);
-                assert_eq!(parse(f.as_slice()), Err(ParseError::BthTruncated), "{n} bytes of payload");
+                assert_eq!(
+                    parse(f.as_slice()),
+                    Err(ParseError::BthTruncated),
+                    "{n} bytes of payload"
+                );
             }
         }
         // 16 bytes is a BTH and an ICRC
@@ -187,7 +242,11 @@ mod errors {
     fn every_pfc_prefix_shorter_than_its_fields_is_mac_ctl_truncated() {
         let f = build::pfc_frame(SRC_MAC, 0x00ff, [1; 8]);
         for n in eth::HEADER_LEN..eth::HEADER_LEN + macctl::PFC_LEN {
-            assert_eq!(parse(&f[..n]), Err(ParseError::MacCtlTruncated), "{n} bytes");
+            assert_eq!(
+                parse(&f[..n]),
+                Err(ParseError::MacCtlTruncated),
+                "{n} bytes"
+            );
         }
         assert!(parse(&f[..eth::HEADER_LEN + macctl::PFC_LEN]).is_ok());
     }
@@ -196,7 +255,11 @@ mod errors {
     fn every_pause_prefix_shorter_than_its_fields_is_mac_ctl_truncated() {
         let f = build::pause_frame(SRC_MAC, 7);
         for n in eth::HEADER_LEN..eth::HEADER_LEN + macctl::PAUSE_LEN {
-            assert_eq!(parse(&f[..n]), Err(ParseError::MacCtlTruncated), "{n} bytes");
+            assert_eq!(
+                parse(&f[..n]),
+                Err(ParseError::MacCtlTruncated),
+                "{n} bytes"
+            );
         }
         assert!(parse(&f[..eth::HEADER_LEN + macctl::PAUSE_LEN]).is_ok());
     }
@@ -214,10 +277,17 @@ mod errors {
         let names: Vec<&str> = ParseError::ALL.iter().map(|e| e.name()).collect();
         for (i, n) in names.iter().enumerate() {
             assert!(!n.is_empty());
-            assert!(n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{n}");
+            assert!(
+                n.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{n}"
+            );
             assert!(!names[..i].contains(n), "duplicate name {n}");
         }
-        assert_eq!(ParseError::Ipv4OptionsTruncated.name(), "ipv4_options_truncated");
+        assert_eq!(
+            ParseError::Ipv4OptionsTruncated.name(),
+            "ipv4_options_truncated"
+        );
         assert_eq!(ParseError::MacCtlTruncated.name(), "mac_ctl_truncated");
     }
 }
@@ -343,7 +413,10 @@ mod ipv4_frames {
         assert_eq!(p.ecn, 2);
         assert_eq!(p.ip_proto, ipv4::PROTO_UDP);
         assert!(!p.later_fragment);
-        assert_eq!(usize::from(p.ip_payload_len), udp::HEADER_LEN + ROCE_UDP_PAYLOAD_LEN);
+        assert_eq!(
+            usize::from(p.ip_payload_len),
+            udp::HEADER_LEN + ROCE_UDP_PAYLOAD_LEN
+        );
         assert!(p.udp);
         assert_eq!(p.sport, ROCE_SPORT);
         assert_eq!(p.dport, udp::ROCEV2_PORT);
@@ -362,7 +435,13 @@ mod ipv4_frames {
     fn every_dscp_and_ecn_is_extracted() {
         for dscp in 0..64 {
             for ecn in 0..4 {
-                let p = ok(&build::udp_frame(&l2(), &ip4().dscp(dscp).ecn(ecn), 1, 2, &[]));
+                let p = ok(&build::udp_frame(
+                    &l2(),
+                    &ip4().dscp(dscp).ecn(ecn),
+                    1,
+                    2,
+                    &[],
+                ));
                 assert_eq!((p.dscp, p.ecn), (dscp, ecn));
             }
         }
@@ -376,12 +455,20 @@ mod ipv4_frames {
             assert_eq!(f[18] & 0x0f, 5 + words as u8, "builder IHL");
             let p = ok(&f);
             assert_eq!(p.l3_off, 18);
-            assert_eq!(usize::from(p.l4_off), 18 + 20 + 4 * words, "IHL {}", 5 + words);
+            assert_eq!(
+                usize::from(p.l4_off),
+                18 + 20 + 4 * words,
+                "IHL {}",
+                5 + words
+            );
             assert_eq!(p.dscp, 3);
             assert!(p.roce, "IHL {}", 5 + words);
             assert_eq!(p.sport, ROCE_SPORT);
             assert_eq!(p.bth, write_bth());
-            assert_eq!(usize::from(p.ip_payload_len), udp::HEADER_LEN + ROCE_UDP_PAYLOAD_LEN);
+            assert_eq!(
+                usize::from(p.ip_payload_len),
+                udp::HEADER_LEN + ROCE_UDP_PAYLOAD_LEN
+            );
         }
     }
 
@@ -441,7 +528,11 @@ mod ipv4_frames {
     fn padding_beyond_the_total_length_is_ignored() {
         let f = build::udp_frame(&l2(), &ip4().dscp(10), 1234, 5678, &[9, 9, 9, 9]);
         assert_eq!(f.len(), macctl::MIN_FRAME);
-        assert_eq!(u16::from_be_bytes([f[16], f[17]]), 20 + 8 + 4, "builder total length");
+        assert_eq!(
+            u16::from_be_bytes([f[16], f[17]]),
+            20 + 8 + 4,
+            "builder total length"
+        );
         let p = ok(&f);
         assert_eq!(p.frame_len, 60);
         assert_eq!(p.ip_payload_len, 12);
@@ -461,7 +552,11 @@ mod ipv4_frames {
 
     #[test]
     fn non_udp_protocols_stop_at_l3() {
-        let f = build::frame(&l2(), eth::ETHERTYPE_IPV4, &build::ip_packet(&ip4().dscp(8), ipv4::PROTO_TCP, &[0; 20]));
+        let f = build::frame(
+            &l2(),
+            eth::ETHERTYPE_IPV4,
+            &build::ip_packet(&ip4().dscp(8), ipv4::PROTO_TCP, &[0; 20]),
+        );
         let p = ok(&f);
         assert_eq!(p.l3, L3::Ipv4);
         assert_eq!(p.ip_proto, ipv4::PROTO_TCP);
@@ -481,7 +576,12 @@ mod ipv4_frames {
 
     #[test]
     fn rocev2_without_reth_and_payload() {
-        let b = Bth { opcode: bth::OP_ACK, psn: 0x00ff_ffff, dest_qp: 1, ..Bth::default() };
+        let b = Bth {
+            opcode: bth::OP_ACK,
+            psn: 0x00ff_ffff,
+            dest_qp: 1,
+            ..Bth::default()
+        };
         let f = build::rocev2_frame(&l2(), &ip4(), 49152, &b, None, &[]);
         let p = ok(&f);
         assert!(p.roce);
@@ -505,7 +605,10 @@ mod ipv6_frames {
         assert_eq!(usize::from(p.l4_off), V6_L4);
         assert_eq!((p.dscp, p.ecn), (46, 3));
         assert_eq!(p.ip_proto, ipv4::PROTO_UDP);
-        assert_eq!(usize::from(p.ip_payload_len), udp::HEADER_LEN + ROCE_UDP_PAYLOAD_LEN);
+        assert_eq!(
+            usize::from(p.ip_payload_len),
+            udp::HEADER_LEN + ROCE_UDP_PAYLOAD_LEN
+        );
         assert!(p.udp && p.roce);
         assert_eq!((p.sport, p.dport), (ROCE_SPORT, udp::ROCEV2_PORT));
         assert_eq!(p.bth, write_bth());
@@ -533,7 +636,11 @@ mod ipv6_frames {
     #[test]
     fn extension_headers_are_ip_but_not_udp() {
         // next header 0 (hop-by-hop): not walked
-        let f = build::frame(&l2(), eth::ETHERTYPE_IPV6, &build::ip_packet(&ip6().dscp(4), 0, &[17, 0, 0, 0, 0, 0, 0, 0]));
+        let f = build::frame(
+            &l2(),
+            eth::ETHERTYPE_IPV6,
+            &build::ip_packet(&ip6().dscp(4), 0, &[17, 0, 0, 0, 0, 0, 0, 0]),
+        );
         let p = ok(&f);
         assert_eq!(p.l3, L3::Ipv6);
         assert_eq!(p.ip_proto, 0);
@@ -546,7 +653,11 @@ mod ipv6_frames {
     fn rocev2_with_reth_and_write_payload_sizes() {
         for n in [0usize, 1, 3, 255, 1024] {
             let payload = vec![0x5a; n];
-            let reth = Reth { va: 1, rkey: 2, len: n as u32 };
+            let reth = Reth {
+                va: 1,
+                rkey: 2,
+                len: n as u32,
+            };
             let f = build::rocev2_frame(&l2(), &ip6(), 1, &write_bth(), Some(reth), &payload);
             let p = ok(&f);
             assert!(p.roce);
@@ -560,7 +671,9 @@ mod mac_control_frames {
 
     #[test]
     fn pfc_class_enable_and_all_eight_times() {
-        let times = [0x0001, 0x0203, 0x0405, 0x0607, 0x0809, 0x0a0b, 0x0c0d, 0xffff];
+        let times = [
+            0x0001, 0x0203, 0x0405, 0x0607, 0x0809, 0x0a0b, 0x0c0d, 0xffff,
+        ];
         let f = build::pfc_frame(SRC_MAC, 0b1001_0110, times);
         assert_eq!(f.len(), macctl::MIN_FRAME);
         let p = ok(&f);
@@ -639,7 +752,13 @@ mod first_fragment {
     #[test]
     fn first_fragment_of_a_large_udp_datagram_is_not_malformed() {
         let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
-        let whole = build::udp_frame(&l2, &Ip::v4([198, 18, 0, 1], [198, 18, 0, 2]), 1000, 2000, &[7; 992]);
+        let whole = build::udp_frame(
+            &l2,
+            &Ip::v4([198, 18, 0, 1], [198, 18, 0, 2]),
+            1000,
+            2000,
+            &[7; 992],
+        );
         let frag = first_fragment_of(&whole, 504);
         let p = parse(&frag[..]).expect("a first fragment parses");
         assert!(p.first_fragment && !p.later_fragment && p.udp);
@@ -650,8 +769,17 @@ mod first_fragment {
     #[test]
     fn unfragmented_udp_longer_than_ip_payload_is_still_malformed() {
         let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
-        let mut f = build::udp_frame(&l2, &Ip::v4([198, 18, 0, 1], [198, 18, 0, 2]), 1000, 2000, &[7; 100]);
+        let mut f = build::udp_frame(
+            &l2,
+            &Ip::v4([198, 18, 0, 1], [198, 18, 0, 2]),
+            1000,
+            2000,
+            &[7; 100],
+        );
         f[38..40].copy_from_slice(&500u16.to_be_bytes());
-        assert_eq!(parse(&f[..]), Err(dataplane_common::parse::ParseError::UdpBadLen));
+        assert_eq!(
+            parse(&f[..]),
+            Err(dataplane_common::parse::ParseError::UdpBadLen)
+        );
     }
 }

@@ -30,13 +30,37 @@ fn samples() -> Vec<Sample> {
     let cnp6 = build::cnp_frame(&l2_tagged(6, 6), &ip6(), 1, 2);
     let small_udp = build::udp_frame(&l2(), &ip4(), 1, 2, &[1, 2, 3, 4]);
     vec![
-        Sample { what: "RoCEv2 IPv4", chain_len: roce4.len(), frame: roce4 },
-        Sample { what: "RoCEv2 IPv6", chain_len: roce6.len(), frame: roce6 },
-        Sample { what: "tagged RoCEv2 IPv4 IHL 8", chain_len: tagged_opts.len(), frame: tagged_opts },
-        Sample { what: "CNP IPv4", chain_len: cnp4.len(), frame: cnp4 },
-        Sample { what: "tagged CNP IPv6", chain_len: cnp6.len(), frame: cnp6 },
+        Sample {
+            what: "RoCEv2 IPv4",
+            chain_len: roce4.len(),
+            frame: roce4,
+        },
+        Sample {
+            what: "RoCEv2 IPv6",
+            chain_len: roce6.len(),
+            frame: roce6,
+        },
+        Sample {
+            what: "tagged RoCEv2 IPv4 IHL 8",
+            chain_len: tagged_opts.len(),
+            frame: tagged_opts,
+        },
+        Sample {
+            what: "CNP IPv4",
+            chain_len: cnp4.len(),
+            frame: cnp4,
+        },
+        Sample {
+            what: "tagged CNP IPv6",
+            chain_len: cnp6.len(),
+            frame: cnp6,
+        },
         // padded to 60: the IP packet ends at 14 + 32
-        Sample { what: "small UDP, padded", chain_len: 14 + 20 + 8 + 4, frame: small_udp },
+        Sample {
+            what: "small UDP, padded",
+            chain_len: 14 + 20 + 8 + 4,
+            frame: small_udp,
+        },
         Sample {
             what: "PFC",
             chain_len: eth::HEADER_LEN + macctl::PFC_LEN,
@@ -47,9 +71,21 @@ fn samples() -> Vec<Sample> {
             chain_len: eth::HEADER_LEN + macctl::PAUSE_LEN,
             frame: build::pause_frame(SRC_MAC, 0xffff),
         },
-        Sample { what: "MAC control, other opcode", chain_len: eth::HEADER_LEN + 2, frame: mac_ctl_frame(0x0002) },
-        Sample { what: "ARP", chain_len: eth::HEADER_LEN, frame: arp_frame(&l2()) },
-        Sample { what: "tagged ARP", chain_len: eth::HEADER_LEN + eth::TAG_LEN, frame: arp_frame(&l2_tagged(1, 1)) },
+        Sample {
+            what: "MAC control, other opcode",
+            chain_len: eth::HEADER_LEN + 2,
+            frame: mac_ctl_frame(0x0002),
+        },
+        Sample {
+            what: "ARP",
+            chain_len: eth::HEADER_LEN,
+            frame: arp_frame(&l2()),
+        },
+        Sample {
+            what: "tagged ARP",
+            chain_len: eth::HEADER_LEN + eth::TAG_LEN,
+            frame: arp_frame(&l2_tagged(1, 1)),
+        },
         Sample {
             what: "QinQ",
             chain_len: eth::HEADER_LEN + eth::TAG_LEN,
@@ -63,15 +99,31 @@ fn check_within(p: &Parsed, n: usize, ctx: &dyn Fn() -> String) {
     let l3 = usize::from(p.l3_off);
     let l4 = usize::from(p.l4_off);
     assert_eq!(usize::from(p.frame_len), n, "frame_len, {}", ctx());
-    assert!(l3 >= eth::HEADER_LEN && l3 <= n, "l3_off {l3} of {n}, {}", ctx());
+    assert!(
+        l3 >= eth::HEADER_LEN && l3 <= n,
+        "l3_off {l3} of {n}, {}",
+        ctx()
+    );
     match p.l3 {
         L3::Ipv4 | L3::Ipv6 => {
-            let min_hdr = if p.l3 == L3::Ipv4 { ipv4::MIN_HEADER_LEN } else { ipv6::HEADER_LEN };
+            let min_hdr = if p.l3 == L3::Ipv4 {
+                ipv4::MIN_HEADER_LEN
+            } else {
+                ipv6::HEADER_LEN
+            };
             if p.later_fragment {
                 assert_eq!(l4, 0, "a later fragment has no L4 header, {}", ctx());
             } else {
-                assert!(l4 >= l3 + min_hdr, "l4_off {l4} < l3_off {l3} + {min_hdr}, {}", ctx());
-                assert!(l4 + usize::from(p.ip_payload_len) <= n, "IP payload beyond {n}, {}", ctx());
+                assert!(
+                    l4 >= l3 + min_hdr,
+                    "l4_off {l4} < l3_off {l3} + {min_hdr}, {}",
+                    ctx()
+                );
+                assert!(
+                    l4 + usize::from(p.ip_payload_len) <= n,
+                    "IP payload beyond {n}, {}",
+                    ctx()
+                );
             }
             assert!(!p.qinq);
         }
@@ -93,14 +145,19 @@ fn check_within(p: &Parsed, n: usize, ctx: &dyn Fn() -> String) {
     }
     if p.udp {
         assert!(!p.later_fragment, "{}", ctx());
-        assert!(usize::from(p.ip_payload_len) >= udp::HEADER_LEN, "{}", ctx());
+        assert!(
+            usize::from(p.ip_payload_len) >= udp::HEADER_LEN,
+            "{}",
+            ctx()
+        );
         assert!(l4 + udp::HEADER_LEN <= n, "UDP beyond {n}, {}", ctx());
     }
     if p.roce {
         assert!(p.udp, "{}", ctx());
         assert_eq!(p.dport, udp::ROCEV2_PORT, "{}", ctx());
         // a first fragment carries the BTH; its ICRC is in the last fragment
-        let need = udp::HEADER_LEN + bth::HEADER_LEN + if p.first_fragment { 0 } else { bth::ICRC_LEN };
+        let need =
+            udp::HEADER_LEN + bth::HEADER_LEN + if p.first_fragment { 0 } else { bth::ICRC_LEN };
         assert!(usize::from(p.ip_payload_len) >= need, "{}", ctx());
         assert!(l4 + need <= n, "BTH beyond {n}, {}", ctx());
     } else {
@@ -122,7 +179,11 @@ fn parse_and_check(f: &[u8], ctx: &dyn Fn() -> String) -> Result<Parsed, ParseEr
         assert!(c.tc < 8);
     }
     let mut counters = PortCounters::ZERO;
-    account(&mut counters, &decide(&r, &PortConfig::azure(0)), f.len() as u64);
+    account(
+        &mut counters,
+        &decide(&r, &PortConfig::azure(0)),
+        f.len() as u64,
+    );
     assert_eq!(counters.verdict_pass + counters.verdict_drop, 1);
     r
 }
@@ -140,7 +201,12 @@ fn every_prefix_shorter_than_the_header_chain_is_an_error() {
     for s in samples() {
         for n in 0..s.chain_len {
             let r = parse_and_check(&s.frame[..n], &|| format!("{} prefix {n}", s.what));
-            assert!(r.is_err(), "{}: prefix of {n} < {} bytes parsed: {r:?}", s.what, s.chain_len);
+            assert!(
+                r.is_err(),
+                "{}: prefix of {n} < {} bytes parsed: {r:?}",
+                s.what,
+                s.chain_len
+            );
         }
     }
 }
@@ -152,7 +218,15 @@ fn every_prefix_holding_the_header_chain_parses_like_the_whole_frame() {
         for n in s.chain_len..=s.frame.len() {
             let p = parse_and_check(&s.frame[..n], &|| format!("{} prefix {n}", s.what))
                 .unwrap_or_else(|e| panic!("{}: prefix of {n} bytes: {e:?}", s.what));
-            assert_eq!(Parsed { frame_len: full.frame_len, ..p }, full, "{} prefix {n}", s.what);
+            assert_eq!(
+                Parsed {
+                    frame_len: full.frame_len,
+                    ..p
+                },
+                full,
+                "{} prefix {n}",
+                s.what
+            );
         }
     }
 }
@@ -177,7 +251,11 @@ fn corruption_after_the_header_chain_changes_nothing() {
     let full = parse(f.as_slice()).unwrap();
     for off in V4_L4 + udp::HEADER_LEN + bth::HEADER_LEN..f.len() {
         for v in [0x00, 0x81, 0xff] {
-            assert_eq!(parse(with_u8(&f, off, v).as_slice()), Ok(full), "byte {off}");
+            assert_eq!(
+                parse(with_u8(&f, off, v).as_slice()),
+                Ok(full),
+                "byte {off}"
+            );
         }
     }
 }
@@ -209,7 +287,11 @@ fn random_multi_byte_corruptions_and_cuts_are_handled() {
             let off = rng.below(f.len());
             f[off] = rng.next() as u8;
         }
-        let n = if rng.below(2) == 0 { f.len() } else { rng.below(f.len() + 1) };
+        let n = if rng.below(2) == 0 {
+            f.len()
+        } else {
+            rng.below(f.len() + 1)
+        };
         let _ = parse_and_check(&f[..n], &|| format!("iteration {i}, {} cut at {n}", s.what));
     }
 }

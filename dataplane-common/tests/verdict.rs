@@ -12,11 +12,17 @@ use dataplane_common::verdict::{account, decide, Action, Decision, Outcome};
 use dataplane_common::wire::macctl;
 
 fn cfg_pass() -> PortConfig {
-    PortConfig { malformed_action: MALFORMED_PASS, ..PortConfig::azure(3) }
+    PortConfig {
+        malformed_action: MALFORMED_PASS,
+        ..PortConfig::azure(3)
+    }
 }
 
 fn cfg_drop() -> PortConfig {
-    PortConfig { malformed_action: MALFORMED_DROP, ..PortConfig::azure(3) }
+    PortConfig {
+        malformed_action: MALFORMED_DROP,
+        ..PortConfig::azure(3)
+    }
 }
 
 fn decide_frame(f: &[u8], cfg: &PortConfig) -> Decision {
@@ -37,7 +43,15 @@ mod decide {
     fn malformed_frames_pass_when_configured_to_pass() {
         for m in malformed_corpus() {
             let d = decide_frame(&m.frame, &cfg_pass());
-            assert_eq!(d, Decision { action: Action::Pass, outcome: Outcome::Malformed(m.error) }, "{}", m.what);
+            assert_eq!(
+                d,
+                Decision {
+                    action: Action::Pass,
+                    outcome: Outcome::Malformed(m.error)
+                },
+                "{}",
+                m.what
+            );
         }
     }
 
@@ -45,7 +59,15 @@ mod decide {
     fn malformed_frames_drop_when_configured_to_drop() {
         for m in malformed_corpus() {
             let d = decide_frame(&m.frame, &cfg_drop());
-            assert_eq!(d, Decision { action: Action::Drop, outcome: Outcome::Malformed(m.error) }, "{}", m.what);
+            assert_eq!(
+                d,
+                Decision {
+                    action: Action::Drop,
+                    outcome: Outcome::Malformed(m.error)
+                },
+                "{}",
+                m.what
+            );
         }
     }
 
@@ -69,7 +91,13 @@ mod decide {
             let p = parse(f.as_slice()).unwrap();
             for cfg in [cfg_pass(), cfg_drop()] {
                 let d = decide_frame(&f, &cfg);
-                assert_eq!(d, Decision { action: Action::Drop, outcome: Outcome::MacControl(p.mac_ctl) });
+                assert_eq!(
+                    d,
+                    Decision {
+                        action: Action::Drop,
+                        outcome: Outcome::MacControl(p.mac_ctl)
+                    }
+                );
             }
         }
     }
@@ -83,7 +111,12 @@ mod decide {
             Decision {
                 action: Action::Pass,
                 outcome: Outcome::Classified {
-                    class: Class { tc: 3, lossless: true, roce: true, cnp: false },
+                    class: Class {
+                        tc: 3,
+                        lossless: true,
+                        roce: true,
+                        cnp: false
+                    },
                     non_ip: false,
                     qinq: false,
                 },
@@ -99,7 +132,12 @@ mod decide {
             Decision {
                 action: Action::Pass,
                 outcome: Outcome::Classified {
-                    class: Class { tc: 4, lossless: true, roce: false, cnp: false },
+                    class: Class {
+                        tc: 4,
+                        lossless: true,
+                        roce: false,
+                        cnp: false
+                    },
                     non_ip: true,
                     qinq: false,
                 },
@@ -109,13 +147,21 @@ mod decide {
 
     #[test]
     fn qinq_frames_pass_marked_qinq_and_non_ip() {
-        let d = decide_frame(&roce_frame(&l2_qinq(5, 1, 3, 2), &ip4().dscp(3)), &cfg_drop());
+        let d = decide_frame(
+            &roce_frame(&l2_qinq(5, 1, 3, 2), &ip4().dscp(3)),
+            &cfg_drop(),
+        );
         assert_eq!(
             d,
             Decision {
                 action: Action::Pass,
                 outcome: Outcome::Classified {
-                    class: Class { tc: 5, lossless: false, roce: false, cnp: false },
+                    class: Class {
+                        tc: 5,
+                        lossless: false,
+                        roce: false,
+                        cnp: false
+                    },
                     non_ip: true,
                     qinq: true,
                 },
@@ -129,7 +175,14 @@ mod decide {
         for f in [roce_v6(), build::cnp_frame(&l2(), &ip6(), 1, 2)] {
             let d = decide_frame(&f, &cfg);
             assert_eq!(d.action, Action::Pass);
-            assert!(matches!(d.outcome, Outcome::Classified { non_ip: false, qinq: false, .. }));
+            assert!(matches!(
+                d.outcome,
+                Outcome::Classified {
+                    non_ip: false,
+                    qinq: false,
+                    ..
+                }
+            ));
         }
     }
 }
@@ -184,7 +237,10 @@ mod account {
 
     #[test]
     fn arp_counts_as_non_ip_in_default_tc() {
-        let cfg = PortConfig { default_tc: 2, ..cfg_pass() };
+        let cfg = PortConfig {
+            default_tc: 2,
+            ..cfg_pass()
+        };
         let f = arp_frame(&l2());
         let mut want = PortCounters::ZERO;
         want.rx_tc_pkts[2] = 1;
@@ -290,7 +346,17 @@ mod account {
         let pause = build::pause_frame(SRC_MAC, 1);
         let arp = arp_frame(&l2_tagged(4, 1));
         let short = roce[..roce.len() - 1].to_vec();
-        let seq: [&[u8]; 9] = [&roce, &roce, &cnp, &pfc, &pfc, &pause, &arp, &short, &roce[..5]];
+        let seq: [&[u8]; 9] = [
+            &roce,
+            &roce,
+            &cnp,
+            &pfc,
+            &pfc,
+            &pause,
+            &arp,
+            &short,
+            &roce[..5],
+        ];
 
         let mut c = PortCounters::ZERO;
         for f in seq {
@@ -329,7 +395,10 @@ mod account {
 
     #[test]
     fn mac_control_min_frame_is_what_the_builder_sends() {
-        assert_eq!(build::pfc_frame(SRC_MAC, 1, [0; 8]).len(), macctl::MIN_FRAME);
+        assert_eq!(
+            build::pfc_frame(SRC_MAC, 1, [0; 8]).len(),
+            macctl::MIN_FRAME
+        );
         assert_eq!(build::pause_frame(SRC_MAC, 1).len(), macctl::MIN_FRAME);
     }
 }

@@ -11,7 +11,10 @@ use dataplane_common::wire::{csum, ethernet as eth, ipv4, ipv6, macctl, udp, Pac
 /// Hex string to bytes (test vectors).
 fn unhex(s: &str) -> Vec<u8> {
     assert!(s.len().is_multiple_of(2));
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 mod checksum {
@@ -34,7 +37,10 @@ mod checksum {
 
     #[test]
     fn internet_checksum_pads_an_odd_byte_with_zero() {
-        assert_eq!(csum::internet(&[0x12, 0x34, 0x56]), csum::internet(&[0x12, 0x34, 0x56, 0x00]));
+        assert_eq!(
+            csum::internet(&[0x12, 0x34, 0x56]),
+            csum::internet(&[0x12, 0x34, 0x56, 0x00])
+        );
         assert_eq!(csum::internet(&[0x01]), !0x0100);
         assert_eq!(csum::internet(&[]), 0xffff);
     }
@@ -52,7 +58,12 @@ mod checksum {
         for opts in [vec![], vec![1; 4], vec![1; 40]] {
             let f = roce_frame(&l2(), &ip4().dscp(26).options(&opts));
             let hlen = usize::from(f[V4_L3] & 0x0f) * 4;
-            assert_eq!(csum::internet(&f[V4_L3..V4_L3 + hlen]), 0, "{} option bytes", opts.len());
+            assert_eq!(
+                csum::internet(&f[V4_L3..V4_L3 + hlen]),
+                0,
+                "{} option bytes",
+                opts.len()
+            );
         }
     }
 
@@ -83,11 +94,18 @@ mod checksum {
 
     #[test]
     fn update16_matches_recomputation_for_every_tos_change() {
-        let addrs = [([10, 0, 0, 1], [10, 0, 0, 2]), ([255, 255, 255, 255], [255, 255, 255, 254]), ([0; 4], [0; 4])];
+        let addrs = [
+            ([10, 0, 0, 1], [10, 0, 0, 2]),
+            ([255, 255, 255, 255], [255, 255, 255, 254]),
+            ([0; 4], [0; 4]),
+        ];
         for (src, dst) in addrs {
             for opts in [vec![], vec![0xff; 12]] {
                 for old_tos in [0x00, 0x01, 0x6a, 0xfe, 0xff] {
-                    let ip = build::Ip::v4(src, dst).dscp(old_tos >> 2).ecn(old_tos & 3).options(&opts);
+                    let ip = build::Ip::v4(src, dst)
+                        .dscp(old_tos >> 2)
+                        .ecn(old_tos & 3)
+                        .options(&opts);
                     let f = build::udp_frame(&l2(), &ip, 1, 2, &[]);
                     for tos in 0..=255 {
                         check_tos_update(&f, V4_L3, 20 + opts.len(), tos);
@@ -116,7 +134,11 @@ mod checksum {
     fn update16_of_an_unchanged_field_keeps_the_checksum() {
         for check in [0x0001, 0x1234, 0xb861, 0xfffe] {
             for v in [0x0000, 0x4500, 0xffff] {
-                assert_eq!(csum::update16(check, v, v), check, "check {check:#06x}, field {v:#06x}");
+                assert_eq!(
+                    csum::update16(check, v, v),
+                    check,
+                    "check {check:#06x}, field {v:#06x}"
+                );
             }
         }
     }
@@ -168,16 +190,24 @@ mod pause_quanta {
 
     #[test]
     fn quanta_cover_the_time_asked_for() {
-        for speed in [1_000u64, 10_000, 25_000, 40_000, 50_000, 100_000, 200_000, 400_000] {
+        for speed in [
+            1_000u64, 10_000, 25_000, 40_000, 50_000, 100_000, 200_000, 400_000,
+        ] {
             for nanos in [1u64, 7, 100, 999, 5_000, 65_536, 123_457] {
                 let q = macctl::quanta_for(nanos, speed);
                 if q == u16::MAX {
                     continue;
                 }
-                assert!(macctl::quanta_to_nanos(q, speed) >= nanos, "{nanos} ns at {speed} Mb/s: {q} quanta");
+                assert!(
+                    macctl::quanta_to_nanos(q, speed) >= nanos,
+                    "{nanos} ns at {speed} Mb/s: {q} quanta"
+                );
                 if q > 1 {
                     // one quantum less would not cover it (exact arithmetic)
-                    assert!(u64::from(q - 1) * 512_000 < nanos * speed, "{nanos} ns at {speed} Mb/s");
+                    assert!(
+                        u64::from(q - 1) * 512_000 < nanos * speed,
+                        "{nanos} ns at {speed} Mb/s"
+                    );
                 }
             }
         }
@@ -192,9 +222,28 @@ mod bth_header {
         let cases = [
             Bth::default(),
             write_bth(),
-            Bth { opcode: 0xff, fecn: true, becn: true, pkey: 0xffff, dest_qp: 0x00ff_ffff, ack_req: true, psn: 0x00ff_ffff },
-            Bth { opcode: bth::OP_CNP, becn: true, pkey: 0xffff, dest_qp: 1, ..Bth::default() },
-            Bth { opcode: bth::OP_SEND_FIRST, fecn: true, psn: 1, ..Bth::default() },
+            Bth {
+                opcode: 0xff,
+                fecn: true,
+                becn: true,
+                pkey: 0xffff,
+                dest_qp: 0x00ff_ffff,
+                ack_req: true,
+                psn: 0x00ff_ffff,
+            },
+            Bth {
+                opcode: bth::OP_CNP,
+                becn: true,
+                pkey: 0xffff,
+                dest_qp: 1,
+                ..Bth::default()
+            },
+            Bth {
+                opcode: bth::OP_SEND_FIRST,
+                fecn: true,
+                psn: 1,
+                ..Bth::default()
+            },
         ];
         for b in cases {
             assert_eq!(Bth::decode(&b.encode()), b);
@@ -215,27 +264,54 @@ mod bth_header {
 
     #[test]
     fn encode_layout() {
-        let b = Bth { opcode: 0x0a, fecn: true, becn: false, pkey: 0x8001, dest_qp: 0x00ab_cd12, ack_req: true, psn: 0x0012_3456 };
-        assert_eq!(b.encode(), [0x0a, 0x00, 0x80, 0x01, 0x80, 0xab, 0xcd, 0x12, 0x80, 0x12, 0x34, 0x56]);
-        let becn = Bth { becn: true, ..Bth::default() };
+        let b = Bth {
+            opcode: 0x0a,
+            fecn: true,
+            becn: false,
+            pkey: 0x8001,
+            dest_qp: 0x00ab_cd12,
+            ack_req: true,
+            psn: 0x0012_3456,
+        };
+        assert_eq!(
+            b.encode(),
+            [0x0a, 0x00, 0x80, 0x01, 0x80, 0xab, 0xcd, 0x12, 0x80, 0x12, 0x34, 0x56]
+        );
+        let becn = Bth {
+            becn: true,
+            ..Bth::default()
+        };
         assert_eq!(becn.encode()[4], bth::BECN_BIT);
     }
 
     #[test]
     fn decode_ignores_reserved_and_header_bits() {
         // solicited, migreq, pad count, tver, resv6, resv7 all set
-        let raw = [0x04, 0xff, 0x12, 0x34, 0x3f, 0x00, 0x00, 0x07, 0x7f, 0x00, 0x00, 0x09];
+        let raw = [
+            0x04, 0xff, 0x12, 0x34, 0x3f, 0x00, 0x00, 0x07, 0x7f, 0x00, 0x00, 0x09,
+        ];
         let b = Bth::decode(&raw);
         assert_eq!(
             b,
-            Bth { opcode: 0x04, fecn: false, becn: false, pkey: 0x1234, dest_qp: 7, ack_req: false, psn: 9 }
+            Bth {
+                opcode: 0x04,
+                fecn: false,
+                becn: false,
+                pkey: 0x1234,
+                dest_qp: 7,
+                ack_req: false,
+                psn: 9
+            }
         );
     }
 
     #[test]
     fn only_opcode_0x81_is_a_cnp() {
         for opcode in 0..=255u8 {
-            let b = Bth { opcode, ..Bth::default() };
+            let b = Bth {
+                opcode,
+                ..Bth::default()
+            };
             assert_eq!(b.is_cnp(), opcode == 0x81, "opcode {opcode:#04x}");
         }
     }
@@ -253,7 +329,8 @@ mod icrc {
     ///   / Raw(b"RoCEv2 ICRC known answer")
     /// ```
     /// The last four bytes are the ICRC scapy computed.
-    const SCAPY_V4: &str = "456a004412344000401114090a0000010a000002c0de12b7003000000400ffff0000012380abcdef\
+    const SCAPY_V4: &str =
+        "456a004412344000401114090a0000010a000002c0de12b7003000000400ffff0000012380abcdef\
                             526f434576322049435243206b6e6f776e20616e73776572081b6e5a";
     const SCAPY_V4_ICRC: [u8; 4] = [0x08, 0x1b, 0x6e, 0x5a];
 
@@ -272,7 +349,14 @@ mod icrc {
 
     fn ours_v4() -> Vec<u8> {
         let ip = ip4().dscp(26).ecn(2).ttl(64);
-        let b = Bth { opcode: bth::OP_SEND_ONLY, pkey: 0xffff, dest_qp: 0x123, ack_req: true, psn: 0x00ab_cdef, ..Bth::default() };
+        let b = Bth {
+            opcode: bth::OP_SEND_ONLY,
+            pkey: 0xffff,
+            dest_qp: 0x123,
+            ack_req: true,
+            psn: 0x00ab_cdef,
+            ..Bth::default()
+        };
         build::rocev2_packet(&ip, 0xc0de, &b, None, b"RoCEv2 ICRC known answer")
     }
 
@@ -287,7 +371,11 @@ mod icrc {
             psn: 0x0012_3456,
             ..Bth::default()
         };
-        let reth = Reth { va: 0x7f00_dead_b000, rkey: 0x1234_5678, len: 32 };
+        let reth = Reth {
+            va: 0x7f00_dead_b000,
+            rkey: 0x1234_5678,
+            len: 32,
+        };
         let payload: Vec<u8> = (0..32).collect();
         build::rocev2_packet(&ip, 0xd00d, &b, Some(reth), &payload)
     }
@@ -331,7 +419,15 @@ mod icrc {
         let p = ours_v4();
         let want = SCAPY_V4_ICRC;
         let l4 = 20;
-        let variant = [1, ipv4::TTL_OFF, ipv4::CHECKSUM_OFF, ipv4::CHECKSUM_OFF + 1, l4 + 6, l4 + 7, l4 + 8 + 4];
+        let variant = [
+            1,
+            ipv4::TTL_OFF,
+            ipv4::CHECKSUM_OFF,
+            ipv4::CHECKSUM_OFF + 1,
+            l4 + 6,
+            l4 + 7,
+            l4 + 8 + 4,
+        ];
         for off in variant {
             for v in [0x00, 0x5a, 0xff] {
                 assert_eq!(icrc_after(&p, off, v), want, "byte {off} = {v:#04x}");
@@ -351,7 +447,11 @@ mod icrc {
             }
         }
         for low_nibble in 0..16 {
-            assert_eq!(icrc_after(&p, 0, 0x60 | low_nibble), want, "traffic class high nibble {low_nibble}");
+            assert_eq!(
+                icrc_after(&p, 0, 0x60 | low_nibble),
+                want,
+                "traffic class high nibble {low_nibble}"
+            );
         }
     }
 
@@ -362,7 +462,10 @@ mod icrc {
             (ours_v6(), 40, vec![1, 2, 3, 7]),
         ] {
             let want = bth::icrc(without_icrc(&p)).unwrap();
-            let variant: Vec<usize> = variant.into_iter().chain([l4 + 6, l4 + 7, l4 + 12]).collect();
+            let variant: Vec<usize> = variant
+                .into_iter()
+                .chain([l4 + 6, l4 + 7, l4 + 12])
+                .collect();
             // byte 0 (version and IHL / traffic class) selects the layout itself
             for off in (1..p.len() - bth::ICRC_LEN).filter(|o| !variant.contains(o)) {
                 let v = p[off] ^ 0x01;
@@ -394,7 +497,12 @@ mod icrc {
             let f = roce_frame(&l2_tagged(3, 3), &ip4().options(&opts));
             let l3 = &f[18..];
             let (body, icrc) = l3.split_at(l3.len() - 4);
-            assert_eq!(bth::icrc(body).unwrap(), icrc, "{} option bytes", opts.len());
+            assert_eq!(
+                bth::icrc(body).unwrap(),
+                icrc,
+                "{} option bytes",
+                opts.len()
+            );
         }
         let f = build::cnp_frame(&l2(), &ip6(), 1, 2);
         let (body, icrc) = f[14..].split_at(f.len() - 14 - 4);

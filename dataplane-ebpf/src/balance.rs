@@ -8,7 +8,10 @@ use aya_ebpf::{
     maps::{Array, HashMap, LruHashMap},
 };
 use dataplane_common::{
-    lb::{flow_hash, select, uses_flowlets, FlowKey, Flowlet, Group, PortRate, MAX_MEMBERS, MODE_HASH, MODE_SPRAY, NUM_BANDS},
+    lb::{
+        flow_hash, select, uses_flowlets, FlowKey, Flowlet, Group, PortRate, MAX_MEMBERS,
+        MODE_HASH, MODE_SPRAY, NUM_BANDS,
+    },
     maps::MAX_PORTS,
     parse::{Parsed, L3},
     route::MAX_GROUPS,
@@ -85,8 +88,16 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16) -> Option<u16> {
     let hash = flow_hash(&key, seed);
     // the clock only where time matters, randomness only for spray
     // SAFETY: helpers without preconditions.
-    let now = if g.mode == MODE_HASH { 0 } else { unsafe { bpf_ktime_get_ns() } };
-    let rand = if g.mode == MODE_SPRAY { unsafe { bpf_get_prandom_u32() } } else { 0 };
+    let now = if g.mode == MODE_HASH {
+        0
+    } else {
+        unsafe { bpf_ktime_get_ns() }
+    };
+    let rand = if g.mode == MODE_SPRAY {
+        unsafe { bpf_get_prandom_u32() }
+    } else {
+        0
+    };
     let flowlet: Option<&mut Flowlet> = if uses_flowlets(g.mode) {
         let fkey = (u64::from(group_id) << 32) | u64::from(hash);
         if FLOWLETS.get_ptr_mut(&fkey).is_none() {

@@ -9,14 +9,14 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     classify::Class,
+    events::{REASON_NO_MEMBER, REASON_NO_NEIGHBOUR, REASON_NO_ROUTE},
     maps::{PortConfig, MAX_PORTS},
     parse::{Parsed, L3},
     route::{
-        count_not_routed, ipv4_ttl_decrement, pre_route, FwdCounters, NextHop, NotRouted, RouteEntry, MAX_NEXTHOPS,
-        ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
+        count_not_routed, ipv4_ttl_decrement, pre_route, FwdCounters, NextHop, NotRouted,
+        RouteEntry, MAX_NEXTHOPS, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
-    events::{REASON_NO_MEMBER, REASON_NO_NEIGHBOUR, REASON_NO_ROUTE},
 };
 
 use crate::packet::XdpPacket;
@@ -44,12 +44,20 @@ static FWD_COUNTERS: PerCpuArray<FwdCounters> = PerCpuArray::with_max_entries(MA
 #[inline(always)]
 fn fwd_counters(port_id: u16) -> Option<&'static mut FwdCounters> {
     // SAFETY: per-CPU slot, only this program on this CPU touches it.
-    FWD_COUNTERS.get_ptr_mut(u32::from(port_id)).map(|p| unsafe { &mut *p })
+    FWD_COUNTERS
+        .get_ptr_mut(u32::from(port_id))
+        .map(|p| unsafe { &mut *p })
 }
 
 /// Routes a classified frame. Returns the XDP action.
 #[inline(always)]
-pub fn forward(ctx: &XdpContext, pkt: &XdpPacket, p: &Parsed, cfg: &PortConfig, class: &Class) -> u32 {
+pub fn forward(
+    ctx: &XdpContext,
+    pkt: &XdpPacket,
+    p: &Parsed,
+    cfg: &PortConfig,
+    class: &Class,
+) -> u32 {
     let Some(rx) = fwd_counters(cfg.port_id) else {
         return xdp_action::XDP_PASS;
     };

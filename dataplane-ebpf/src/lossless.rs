@@ -18,11 +18,11 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     buffer::{
-        on_arrival, on_pfc_rx, pfc_event, storm_override, tick_pg, tick_queue, Arrival, BufVerdict, LosslessCounters, PauseStat, PortBuffer, TcRow, WdStat, NUM_TC,
-        STORM_DROP, STORM_NONE,
+        on_arrival, on_pfc_rx, pfc_event, storm_override, tick_pg, tick_queue, Arrival, BufVerdict,
+        LosslessCounters, PauseStat, PortBuffer, TcRow, WdStat, NUM_TC, STORM_DROP, STORM_NONE,
     },
-    lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
     events::{REASON_HEADROOM, REASON_SHARED_FULL, REASON_WATCHDOG, REASON_WRED},
+    lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
     maps::MAX_PORTS,
     parse::L3,
     wire::{ipv4, macctl::MacCtl, Packet},
@@ -56,7 +56,8 @@ static WD_STATS: Array<WdStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) 
 static PFC_EVENTS: RingBuf = RingBuf::with_byte_size(64 * 1024, 0);
 /// Lossless counters per port (per CPU).
 #[map]
-static LOSSLESS_COUNTERS: PerCpuArray<LosslessCounters> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
+static LOSSLESS_COUNTERS: PerCpuArray<LosslessCounters> =
+    PerCpuArray::with_max_entries(MAX_PORTS, 0);
 
 /// Lock attempts before giving up (a holder keeps it well under a
 /// microsecond; two CPUs contend).
@@ -68,7 +69,9 @@ fn lock() -> Option<*mut u64> {
     let mut i = 0;
     while i < SPIN {
         // SAFETY: a u64 in a map value; BPF cmpxchg.
-        let (_, ok) = unsafe { atomic_cxchg::<u64, { AtomicOrdering::SeqCst }, { AtomicOrdering::SeqCst }>(l, 0, 1) };
+        let (_, ok) = unsafe {
+            atomic_cxchg::<u64, { AtomicOrdering::SeqCst }, { AtomicOrdering::SeqCst }>(l, 0, 1)
+        };
         if ok {
             return Some(l);
         }
@@ -86,7 +89,9 @@ fn unlock(l: *mut u64) {
 #[inline(always)]
 pub(crate) fn counters(port: u16) -> Option<&'static mut LosslessCounters> {
     // SAFETY: per-CPU slot, only this program on this CPU touches it.
-    LOSSLESS_COUNTERS.get_ptr_mut(u32::from(port)).map(|p| unsafe { &mut *p })
+    LOSSLESS_COUNTERS
+        .get_ptr_mut(u32::from(port))
+        .map(|p| unsafe { &mut *p })
 }
 
 #[inline(always)]
@@ -94,7 +99,10 @@ fn emit(now: u64, port: u8, prio: u8, a: dataplane_common::lossless::PfcAction) 
     if let Some(ev) = pfc_event(now, port, prio, a) {
         if let Some(c) = counters(u16::from(port)) {
             c.count_pfc(prio as usize, a);
-            if PFC_EVENTS.output::<dataplane_common::buffer::PfcEvent>(&ev, 0).is_err() {
+            if PFC_EVENTS
+                .output::<dataplane_common::buffer::PfcEvent>(&ev, 0)
+                .is_err()
+            {
                 c.event_lost += 1;
             }
         }
@@ -125,9 +133,11 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
         return Egress::Forward;
     }
     let tc = (ec.tc as usize) & (NUM_TC - 1);
-    let (Some(q), Some(row), Some(pool)) =
-        (QUEUES.get_ptr_mut((op * NUM_TC + tc) as u32), TC_ROWS.get_ptr_mut(tc as u32), POOL.get_ptr_mut(0))
-    else {
+    let (Some(q), Some(row), Some(pool)) = (
+        QUEUES.get_ptr_mut((op * NUM_TC + tc) as u32),
+        TC_ROWS.get_ptr_mut(tc as u32),
+        POOL.get_ptr_mut(0),
+    ) else {
         return Egress::Forward;
     };
     if ob.storm[tc] != STORM_NONE {
@@ -208,11 +218,15 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
 fn mark_ce(pkt: &XdpPacket, l3_kind: u8, l3: usize) -> bool {
     match l3_kind {
         k if k == L3::Ipv4 as u8 => {
-            let (Some(h), Some(c)) = (pkt.read::<2>(l3), pkt.read::<2>(l3 + ipv4::CHECKSUM_OFF)) else {
+            let (Some(h), Some(c)) = (pkt.read::<2>(l3), pkt.read::<2>(l3 + ipv4::CHECKSUM_OFF))
+            else {
                 return false;
             };
             match ipv4_set_ce(h[0], h[1], u16::from_be_bytes(c)) {
-                Some((tos, check)) => pkt.write(l3 + ipv4::TOS_OFF, &[tos]) && pkt.write(l3 + ipv4::CHECKSUM_OFF, &check.to_be_bytes()),
+                Some((tos, check)) => {
+                    pkt.write(l3 + ipv4::TOS_OFF, &[tos])
+                        && pkt.write(l3 + ipv4::CHECKSUM_OFF, &check.to_be_bytes())
+                }
                 None => false,
             }
         }
@@ -238,7 +252,11 @@ pub fn pfc_rx(port: u16, m: &MacCtl) {
     if port >= MODEL_PORTS {
         return;
     }
-    let mut c = PfcRxCtx { port: port as u32, m: *m, now: 0 };
+    let mut c = PfcRxCtx {
+        port: port as u32,
+        m: *m,
+        now: 0,
+    };
     // SAFETY: helper without preconditions.
     c.now = unsafe { bpf_ktime_get_ns() };
     // SAFETY: callback and context follow bpf_loop's contract.
@@ -263,17 +281,27 @@ extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
     let c = unsafe { &*(ctx as *const PfcRxCtx) };
     let prio = (i as usize) & (NUM_TC - 1);
     let port = (c.port as usize) & (MODEL_PORTS - 1);
-    let Some(pb) = PORT_BUF.get(port as u32) else { return 1 };
+    let Some(pb) = PORT_BUF.get(port as u32) else {
+        return 1;
+    };
     if pb.enabled == 0 {
         return 1;
     }
     // during a watchdog storm the queue's PFC is ignored
     let applies = pb.storm[prio] == STORM_NONE
-        && if c.m.is_pfc() { c.m.class_enable & (1 << prio) != 0 } else { c.m.is_pause() };
+        && if c.m.is_pfc() {
+            c.m.class_enable & (1 << prio) != 0
+        } else {
+            c.m.is_pause()
+        };
     if !applies {
         return 0;
     }
-    let quanta = if c.m.is_pfc() { c.m.times[prio] } else { c.m.times[0] };
+    let quanta = if c.m.is_pfc() {
+        c.m.times[prio]
+    } else {
+        c.m.times[0]
+    };
     let (Some(q), Some(row), Some(pool), Some(st)) = (
         QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32),
         TC_ROWS.get_ptr_mut(prio as u32),
@@ -298,11 +326,17 @@ extern "C" fn tick_one(i: u64, now: *mut core::ffi::c_void) -> i64 {
     let now = unsafe { *(now as *const u64) };
     let i = (i as usize) & (MODEL_PORTS * NUM_TC - 1);
     let (port, tc) = (i / NUM_TC, i % NUM_TC);
-    let Some(pb) = PORT_BUF.get(port as u32) else { return 0 };
+    let Some(pb) = PORT_BUF.get(port as u32) else {
+        return 0;
+    };
     if pb.enabled == 0 {
         return 0;
     }
-    let (Some(q), Some(row), Some(pool)) = (QUEUES.get_ptr_mut(i as u32), TC_ROWS.get_ptr_mut(tc as u32), POOL.get_ptr_mut(0)) else {
+    let (Some(q), Some(row), Some(pool)) = (
+        QUEUES.get_ptr_mut(i as u32),
+        TC_ROWS.get_ptr_mut(tc as u32),
+        POOL.get_ptr_mut(0),
+    ) else {
         return 0;
     };
     let Some(l) = lock() else {
@@ -314,7 +348,13 @@ extern "C" fn tick_one(i: u64, now: *mut core::ffi::c_void) -> i64 {
     // SAFETY: lock held; map values.
     let action = unsafe {
         if pb.storm[tc] != STORM_NONE {
-            storm_override(now, &mut *q, &mut *row, &mut *pool, pb.storm[tc] == STORM_DROP);
+            storm_override(
+                now,
+                &mut *q,
+                &mut *row,
+                &mut *pool,
+                pb.storm[tc] == STORM_DROP,
+            );
         }
         tick_queue(now, &mut *q, pb, &mut *row, &mut *pool);
         tick_pg(now, &mut *row, port, pb, tc, &*pool)

@@ -74,7 +74,12 @@ fn ingress(ctx: &XdpContext) -> Result<Ingress, u32> {
         Some(c) => account(unsafe { &mut *c }, &decision, pkt.frame_len()),
         None => bump_global(|g| g.bad_port_id += 1),
     }
-    Ok(Ingress { cfg, pkt, parsed, decision })
+    Ok(Ingress {
+        cfg,
+        pkt,
+        parsed,
+        decision,
+    })
 }
 
 #[inline(always)]
@@ -114,7 +119,12 @@ pub fn xdp_drop_snapshot(ctx: XdpContext) -> u32 {
 /// route, balance over next-hop groups, rewrite and redirect.
 #[xdp]
 pub fn xdp_forward(ctx: XdpContext) -> u32 {
-    let Ingress { cfg, pkt, parsed, decision } = match ingress(&ctx) {
+    let Ingress {
+        cfg,
+        pkt,
+        parsed,
+        decision,
+    } = match ingress(&ctx) {
         Ok(i) => i,
         Err(action) => return action,
     };
@@ -125,7 +135,15 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
         return xdp_action::XDP_DROP;
     }
     let (Ok(p), Outcome::Classified { class, .. }) = (&parsed, decision.outcome) else {
-        return malformed_or(&ctx, &Ingress { cfg, pkt, parsed, decision });
+        return malformed_or(
+            &ctx,
+            &Ingress {
+                cfg,
+                pkt,
+                parsed,
+                decision,
+            },
+        );
     };
     if cfg.flags & PORT_F_FORWARD == 0 {
         return xdp_action::XDP_PASS;

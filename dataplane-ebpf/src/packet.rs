@@ -12,7 +12,10 @@ pub struct XdpPacket {
 impl XdpPacket {
     #[inline(always)]
     pub fn new(ctx: &XdpContext) -> Self {
-        XdpPacket { start: ctx.data(), end: ctx.data_end() }
+        XdpPacket {
+            start: ctx.data(),
+            end: ctx.data_end(),
+        }
     }
 
     /// Writes `bytes` at `off`; false (nothing written) when the frame is

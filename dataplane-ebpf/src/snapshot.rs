@@ -10,7 +10,9 @@ use aya_ebpf::{
     maps::{PerCpuArray, RingBuf},
     programs::XdpContext,
 };
-use dataplane_common::events::{DropCtx, DropEvent, RateLimit, EVENTS_BURST, EVENTS_PER_SEC, SNAP_LEN};
+use dataplane_common::events::{
+    DropCtx, DropEvent, RateLimit, EVENTS_BURST, EVENTS_PER_SEC, SNAP_LEN,
+};
 
 /// Drop snapshots for `dataplane events`.
 #[map]
@@ -27,7 +29,13 @@ pub(crate) static DROP_RATE: PerCpuArray<RateLimit> = PerCpuArray::with_max_entr
 pub fn drop_frame(ctx: &XdpContext, port_id: u16, reason: u8) -> u32 {
     if let Some(s) = DROP_CTX.get_ptr_mut(0) {
         // SAFETY: per-CPU slot, read by the tail-called program on this CPU.
-        unsafe { *s = DropCtx { port_id, reason, _pad: 0 } };
+        unsafe {
+            *s = DropCtx {
+                port_id,
+                reason,
+                _pad: 0,
+            }
+        };
         crate::forward::tail_call_snapshot(ctx);
     }
     xdp_action::XDP_DROP
@@ -54,7 +62,11 @@ pub fn snapshot(ctx: &XdpContext) -> u32 {
     let diff = ctx.data_end() - ctx.data();
     // SAFETY: reading a local.
     let len = unsafe { core::ptr::read_volatile(&diff) } as u32;
-    let cap = if len as usize > SNAP_LEN { SNAP_LEN as u32 } else { len };
+    let cap = if len as usize > SNAP_LEN {
+        SNAP_LEN as u32
+    } else {
+        len
+    };
     if let Some(mut e) = DROP_EVENTS.reserve::<DropEvent>(0) {
         let ev = e.as_mut_ptr();
         // SAFETY: the entry is ours until submitted; fields written in place.
@@ -69,7 +81,12 @@ pub fn snapshot(ctx: &XdpContext) -> u32 {
             let got = if cap > 0 {
                 // 1..=SNAP_LEN, in a form the verifier can bound
                 let n = ((cap - 1) & (SNAP_LEN as u32 - 1)) + 1;
-                bpf_xdp_load_bytes(ctx.ctx, 0, (*ev).data.as_mut_ptr() as *mut core::ffi::c_void, n)
+                bpf_xdp_load_bytes(
+                    ctx.ctx,
+                    0,
+                    (*ev).data.as_mut_ptr() as *mut core::ffi::c_void,
+                    n,
+                )
             } else {
                 -1
             };

@@ -30,18 +30,33 @@ pub fn machine() -> String {
         .and_then(|l| l.split(':').nth(1))
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|| "unknown CPU".into());
-    let cores = cpuinfo.lines().filter(|l| l.starts_with("processor")).count();
+    let cores = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let mem = std::fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|m| m.lines().next().map(|l| l.split_whitespace().nth(1).unwrap_or("0").parse::<u64>().unwrap_or(0)))
+        .and_then(|m| {
+            m.lines().next().map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse::<u64>()
+                    .unwrap_or(0)
+            })
+        })
         .unwrap_or(0);
     let date = std::process::Command::new("date")
         .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    format!("{model}, {cores} vCPU, {} GiB, Linux {}, {date}", mem / 1024 / 1024, kernel.trim())
+    format!(
+        "{model}, {cores} vCPU, {} GiB, Linux {}, {date}",
+        mem / 1024 / 1024,
+        kernel.trim()
+    )
 }
 
 /// Replaces records with the same figure names and writes the file.
@@ -55,6 +70,7 @@ pub fn merge_results(path: &Path, new: &[Record]) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    std::fs::write(path, serde_json::to_vec_pretty(&all)?).with_context(|| format!("writing {}", path.display()))?;
+    std::fs::write(path, serde_json::to_vec_pretty(&all)?)
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }

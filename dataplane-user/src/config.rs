@@ -28,7 +28,8 @@ use std::fmt;
 use std::path::Path;
 
 use dataplane_common::maps::{
-    PortConfig, AZURE_DSCP_TO_TC, MALFORMED_DROP, MALFORMED_PASS, MAX_PORTS, TRUST_DOT1P, TRUST_DSCP,
+    PortConfig, AZURE_DSCP_TO_TC, MALFORMED_DROP, MALFORMED_PASS, MAX_PORTS, TRUST_DOT1P,
+    TRUST_DSCP,
 };
 use serde::Deserialize;
 
@@ -229,7 +230,12 @@ pub struct SwitchSection {
 
 impl Default for SwitchSection {
     fn default() -> Self {
-        SwitchSection { name: default_instance(), cnp_tc: default_cnp_tc(), malformed: default_malformed(), hash_seed: None }
+        SwitchSection {
+            name: default_instance(),
+            cnp_tc: default_cnp_tc(),
+            malformed: default_malformed(),
+            hash_seed: None,
+        }
     }
 }
 
@@ -314,7 +320,12 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}: {} error(s), nothing applied:", self.source, self.errors.len())?;
+        writeln!(
+            f,
+            "{}: {} error(s), nothing applied:",
+            self.source,
+            self.errors.len()
+        )?;
         for e in &self.errors {
             writeln!(f, "  {e}")?;
         }
@@ -427,7 +438,10 @@ impl Config {
     pub fn parse(text: &str, source: &str) -> Result<Config, ConfigError> {
         toml::from_str(text).map_err(|e| ConfigError {
             source: source.into(),
-            errors: vec![FieldError { field: "(file)".into(), message: e.to_string().trim_end().replace('\n', "\n    ") }],
+            errors: vec![FieldError {
+                field: "(file)".into(),
+                message: e.to_string().trim_end().replace('\n', "\n    "),
+            }],
         })
     }
 
@@ -436,7 +450,10 @@ impl Config {
         let source = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             source: source.clone(),
-            errors: vec![FieldError { field: "(file)".into(), message: format!("cannot read: {e}") }],
+            errors: vec![FieldError {
+                field: "(file)".into(),
+                message: format!("cannot read: {e}"),
+            }],
         })?;
         Config::parse(&text, &source)
     }
@@ -449,7 +466,9 @@ impl Config {
         let instance = &self.switch.name;
         if instance.is_empty()
             || instance.len() > 64
-            || !instance.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            || !instance
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
             err(
                 "switch.name".into(),
@@ -457,14 +476,18 @@ impl Config {
             );
         }
         let cnp_tc = check_tc(self.switch.cnp_tc, "switch.cnp_tc", &mut err);
-        let default_malformed = check_malformed(&self.switch.malformed, "switch.malformed", &mut err);
+        let default_malformed =
+            check_malformed(&self.switch.malformed, "switch.malformed", &mut err);
 
         let mut dscp_maps: BTreeMap<&str, [u8; 64]> = BTreeMap::new();
         dscp_maps.insert(AZURE, AZURE_DSCP_TO_TC);
         for (name, entries) in &self.dscp_to_tc_map {
             let base = format!("dscp_to_tc_map.{name}");
             if name == AZURE {
-                err(base.clone(), "AZURE is the built-in map; give your map another name".into());
+                err(
+                    base.clone(),
+                    "AZURE is the built-in map; give your map another name".into(),
+                );
             }
             dscp_maps.insert(name, resolve_map::<64>(entries, &base, "DSCP", &mut err));
         }
@@ -473,16 +496,28 @@ impl Config {
         for (name, entries) in &self.dot1p_to_tc_map {
             let base = format!("dot1p_to_tc_map.{name}");
             if name == AZURE {
-                err(base.clone(), "AZURE is the built-in map; give your map another name".into());
+                err(
+                    base.clone(),
+                    "AZURE is the built-in map; give your map another name".into(),
+                );
             }
             pcp_maps.insert(name, resolve_map::<8>(entries, &base, "dot1p", &mut err));
         }
 
         if self.ports.is_empty() {
-            err("port".into(), "expected at least one [[port]] section".into());
+            err(
+                "port".into(),
+                "expected at least one [[port]] section".into(),
+            );
         }
         if self.ports.len() > MAX_PORTS as usize {
-            err("port".into(), format!("expected at most {MAX_PORTS} ports, got {}", self.ports.len()));
+            err(
+                "port".into(),
+                format!(
+                    "expected at most {MAX_PORTS} ports, got {}",
+                    self.ports.len()
+                ),
+            );
         }
         let mut seen = BTreeSet::new();
         let mut ports = Vec::new();
@@ -491,14 +526,23 @@ impl Config {
             if p.name.is_empty() || p.name.len() > IFNAME_MAX || p.name.contains(['/', ' ', '\0']) {
                 err(format!("{base}.name"), format!("expected an interface name of 1-{IFNAME_MAX} characters without '/' or spaces, got {:?}", p.name));
             } else if !seen.insert(p.name.as_str()) {
-                err(format!("{base}.name"), format!("interface {:?} is already configured by an earlier [[port]]", p.name));
+                err(
+                    format!("{base}.name"),
+                    format!(
+                        "interface {:?} is already configured by an earlier [[port]]",
+                        p.name
+                    ),
+                );
             }
             let base = format!("{base} ({})", p.name);
             let trust = match p.trust.as_str() {
                 "dscp" => TRUST_DSCP,
                 "dot1p" => TRUST_DOT1P,
                 other => {
-                    err(format!("{base}.trust"), format!("expected \"dscp\" or \"dot1p\", got {other:?}"));
+                    err(
+                        format!("{base}.trust"),
+                        format!("expected \"dscp\" or \"dot1p\", got {other:?}"),
+                    );
                     TRUST_DSCP
                 }
             };
@@ -533,7 +577,10 @@ impl Config {
                 "native" => XdpAttach::Native,
                 "generic" => XdpAttach::Generic,
                 other => {
-                    err(format!("{base}.xdp_mode"), format!("expected \"auto\", \"native\" or \"generic\", got {other:?}"));
+                    err(
+                        format!("{base}.xdp_mode"),
+                        format!("expected \"auto\", \"native\" or \"generic\", got {other:?}"),
+                    );
                     XdpAttach::Auto
                 }
             };
@@ -542,7 +589,10 @@ impl Config {
                 Some(m) => match parse_mac(m) {
                     Some(mac) if mac[0] & 1 == 0 && mac != [0; 6] => Some(mac),
                     _ => {
-                        err(format!("{base}.mac"), format!("expected a unicast MAC like \"02:00:00:00:00:01\", got {m:?}"));
+                        err(
+                            format!("{base}.mac"),
+                            format!("expected a unicast MAC like \"02:00:00:00:00:01\", got {m:?}"),
+                        );
                         None
                     }
                 },
@@ -587,19 +637,27 @@ impl Config {
         let hash_seed = match self.switch.hash_seed {
             Some(s) if (0..=i64::from(u32::MAX)).contains(&s) => s as u32,
             Some(s) => {
-                err("switch.hash_seed".into(), format!("expected an integer 0-4294967295, got {s}"));
+                err(
+                    "switch.hash_seed".into(),
+                    format!("expected an integer 0-4294967295, got {s}"),
+                );
                 0
             }
             None => fnv1a(instance.as_bytes()),
         };
         let buffer = self.validate_buffer(&ports, &mut err);
         let pfcwd = self.pfcwd.as_ref().map(|w| {
-            use dataplane_common::lossless::{PfcWdConfig, WD_ACTION_ALERT, WD_ACTION_DROP, WD_ACTION_FORWARD};
+            use dataplane_common::lossless::{
+                PfcWdConfig, WD_ACTION_ALERT, WD_ACTION_DROP, WD_ACTION_FORWARD,
+            };
             let ms = |v: i64, f: &str, err: &mut dyn FnMut(String, String)| -> u32 {
                 if (1..=60_000).contains(&v) {
                     v as u32
                 } else {
-                    err(format!("pfcwd.{f}"), format!("expected 1-60000 milliseconds, got {v}"));
+                    err(
+                        format!("pfcwd.{f}"),
+                        format!("expected 1-60000 milliseconds, got {v}"),
+                    );
                     200
                 }
             };
@@ -608,7 +666,10 @@ impl Config {
                 "forward" => WD_ACTION_FORWARD,
                 "alert" => WD_ACTION_ALERT,
                 other => {
-                    err("pfcwd.action".into(), format!("expected \"drop\", \"forward\" or \"alert\", got {other:?}"));
+                    err(
+                        "pfcwd.action".into(),
+                        format!("expected \"drop\", \"forward\" or \"alert\", got {other:?}"),
+                    );
                     WD_ACTION_DROP
                 }
             };
@@ -620,18 +681,44 @@ impl Config {
             };
             let poll = ms(w.poll_interval_ms, "poll_interval_ms", &mut err);
             if poll > cfg.detection_time_ms {
-                err("pfcwd.poll_interval_ms".into(), format!("expected at most detection_time_ms ({}), got {poll}", cfg.detection_time_ms));
+                err(
+                    "pfcwd.poll_interval_ms".into(),
+                    format!(
+                        "expected at most detection_time_ms ({}), got {poll}",
+                        cfg.detection_time_ms
+                    ),
+                );
             }
             (cfg, u64::from(poll))
         });
         if pfcwd.is_some() && buffer.is_none() {
-            err("pfcwd".into(), "the watchdog watches the buffer model's queues: add a [buffer] section".into());
+            err(
+                "pfcwd".into(),
+                "the watchdog watches the buffer model's queues: add a [buffer] section".into(),
+            );
         }
         if errs.is_empty() {
-            let buffer_response_ns = self.buffer.as_ref().map(|b| b.response_us.clamp(0, 1_000_000) as u64 * 1000).unwrap_or(0);
-            Ok(Plan { instance: instance.clone(), hash_seed, buffer, pfcwd, buffer_response_ns, ports, nexthops, groups, routes })
+            let buffer_response_ns = self
+                .buffer
+                .as_ref()
+                .map(|b| b.response_us.clamp(0, 1_000_000) as u64 * 1000)
+                .unwrap_or(0);
+            Ok(Plan {
+                instance: instance.clone(),
+                hash_seed,
+                buffer,
+                pfcwd,
+                buffer_response_ns,
+                ports,
+                nexthops,
+                groups,
+                routes,
+            })
         } else {
-            Err(ConfigError { source: source.into(), errors: errs })
+            Err(ConfigError {
+                source: source.into(),
+                errors: errs,
+            })
         }
     }
 }
@@ -675,7 +762,9 @@ pub fn parse_speed(v: &toml::Value) -> Option<u32> {
 
 /// FNV-1a, for the default per-switch hash seed.
 fn fnv1a(b: &[u8]) -> u32 {
-    b.iter().fold(0x811c_9dc5u32, |h, &x| (h ^ u32::from(x)).wrapping_mul(0x0100_0193))
+    b.iter().fold(0x811c_9dc5u32, |h, &x| {
+        (h ^ u32::from(x)).wrapping_mul(0x0100_0193)
+    })
 }
 
 impl Config {
@@ -688,57 +777,113 @@ impl Config {
         let mut nexthops = Vec::new();
         let mut nh_names = BTreeMap::new();
         if self.nexthops.len() > MAX_NEXTHOPS as usize {
-            err("nexthop".into(), format!("expected at most {MAX_NEXTHOPS} next hops, got {}", self.nexthops.len()));
+            err(
+                "nexthop".into(),
+                format!(
+                    "expected at most {MAX_NEXTHOPS} next hops, got {}",
+                    self.nexthops.len()
+                ),
+            );
         }
         for (i, n) in self.nexthops.iter().enumerate() {
             let base = format!("nexthop[{i}] ({})", n.name);
-            if nh_names.insert(n.name.as_str(), nexthops.len() as u16).is_some() {
-                err(format!("{base}.name"), format!("next hop {:?} is defined twice", n.name));
+            if nh_names
+                .insert(n.name.as_str(), nexthops.len() as u16)
+                .is_some()
+            {
+                err(
+                    format!("{base}.name"),
+                    format!("next hop {:?} is defined twice", n.name),
+                );
             }
             let port = match ports.iter().position(|p| p.name == n.port) {
                 Some(p) => p,
                 None => {
-                    err(format!("{base}.port"), format!("expected the name of a [[port]], got {:?}", n.port));
+                    err(
+                        format!("{base}.port"),
+                        format!("expected the name of a [[port]], got {:?}", n.port),
+                    );
                     0
                 }
             };
             let mac = match parse_mac(&n.mac) {
                 Some(m) if m[0] & 1 == 0 && m != [0; 6] => m,
                 _ => {
-                    err(format!("{base}.mac"), format!("expected a unicast MAC like \"02:00:00:00:00:01\", got {:?}", n.mac));
+                    err(
+                        format!("{base}.mac"),
+                        format!(
+                            "expected a unicast MAC like \"02:00:00:00:00:01\", got {:?}",
+                            n.mac
+                        ),
+                    );
                     [0; 6]
                 }
             };
-            nexthops.push(NextHopPlan { name: n.name.clone(), port, mac });
+            nexthops.push(NextHopPlan {
+                name: n.name.clone(),
+                port,
+                mac,
+            });
         }
         let mut groups = Vec::new();
         let mut group_names = BTreeMap::new();
         if self.groups.len() > MAX_GROUPS as usize {
-            err("group".into(), format!("expected at most {MAX_GROUPS} groups, got {}", self.groups.len()));
+            err(
+                "group".into(),
+                format!(
+                    "expected at most {MAX_GROUPS} groups, got {}",
+                    self.groups.len()
+                ),
+            );
         }
         for (i, g) in self.groups.iter().enumerate() {
             let base = format!("group[{i}] ({})", g.name);
-            if group_names.insert(g.name.as_str(), groups.len() as u16).is_some() {
-                err(format!("{base}.name"), format!("group {:?} is defined twice", g.name));
+            if group_names
+                .insert(g.name.as_str(), groups.len() as u16)
+                .is_some()
+            {
+                err(
+                    format!("{base}.name"),
+                    format!("group {:?} is defined twice", g.name),
+                );
             }
             let mode = match MODES.iter().position(|m| *m == g.mode) {
                 Some(m) => m as u8,
                 None => {
-                    err(format!("{base}.mode"), format!("expected one of {}, got {:?}", MODES.join(", "), g.mode));
+                    err(
+                        format!("{base}.mode"),
+                        format!("expected one of {}, got {:?}", MODES.join(", "), g.mode),
+                    );
                     0
                 }
             };
             let flowlet_timeout_ns = if (1..=4_000_000).contains(&g.flowlet_timeout_us) {
                 (g.flowlet_timeout_us * 1000) as u32
             } else {
-                err(format!("{base}.flowlet_timeout_us"), format!("expected 1-4000000 microseconds, got {}", g.flowlet_timeout_us));
+                err(
+                    format!("{base}.flowlet_timeout_us"),
+                    format!(
+                        "expected 1-4000000 microseconds, got {}",
+                        g.flowlet_timeout_us
+                    ),
+                );
                 0
             };
             if g.members.is_empty() {
-                err(format!("{base}.members"), "expected at least one member".into());
+                err(
+                    format!("{base}.members"),
+                    "expected at least one member".into(),
+                );
             }
             if g.members.len() > MAX_GROUP_MEMBERS {
-                err(format!("{base}.members"), format!("expected at most {} members, got {}", MAX_GROUP_MEMBERS, g.members.len()));
+                err(
+                    format!("{base}.members"),
+                    format!(
+                        "expected at most {} members, got {}",
+                        MAX_GROUP_MEMBERS,
+                        g.members.len()
+                    ),
+                );
             }
             let mut members = Vec::new();
             for (j, m) in g.members.iter().enumerate() {
@@ -746,20 +891,34 @@ impl Config {
                 let nh = match nh_names.get(m.nexthop.as_str()) {
                     Some(&n) => n,
                     None => {
-                        err(format!("{f}.nexthop"), format!("expected the name of a [[nexthop]], got {:?}", m.nexthop));
+                        err(
+                            format!("{f}.nexthop"),
+                            format!("expected the name of a [[nexthop]], got {:?}", m.nexthop),
+                        );
                         continue;
                     }
                 };
                 if members.iter().any(|&(n, _)| n == nh) {
-                    err(format!("{f}.nexthop"), format!("{:?} is already a member of this group", m.nexthop));
+                    err(
+                        format!("{f}.nexthop"),
+                        format!("{:?} is already a member of this group", m.nexthop),
+                    );
                 }
                 if !(1..=255).contains(&m.weight) {
-                    err(format!("{f}.weight"), format!("expected a weight 1-255, got {}", m.weight));
+                    err(
+                        format!("{f}.weight"),
+                        format!("expected a weight 1-255, got {}", m.weight),
+                    );
                     continue;
                 }
                 members.push((nh, m.weight as u8));
             }
-            groups.push(GroupPlan { name: g.name.clone(), mode, flowlet_timeout_ns, members });
+            groups.push(GroupPlan {
+                name: g.name.clone(),
+                mode,
+                flowlet_timeout_ns,
+                members,
+            });
         }
         let mut routes = Vec::new();
         let mut seen = BTreeSet::new();
@@ -770,20 +929,29 @@ impl Config {
                 continue;
             };
             if !seen.insert((addr, len)) {
-                err(format!("{base}.prefix"), format!("duplicate prefix {}; each prefix may appear once", r.prefix));
+                err(
+                    format!("{base}.prefix"),
+                    format!("duplicate prefix {}; each prefix may appear once", r.prefix),
+                );
             }
             let target = match (&r.nexthop, &r.group, r.local) {
                 (Some(n), None, false) => match nh_names.get(n.as_str()) {
                     Some(&id) => Target::NextHop(id),
                     None => {
-                        err(format!("{base}.nexthop"), format!("expected the name of a [[nexthop]], got {n:?}"));
+                        err(
+                            format!("{base}.nexthop"),
+                            format!("expected the name of a [[nexthop]], got {n:?}"),
+                        );
                         continue;
                     }
                 },
                 (None, Some(g), false) => match group_names.get(g.as_str()) {
                     Some(&id) => Target::Group(id),
                     None => {
-                        err(format!("{base}.group"), format!("expected the name of a [[group]], got {g:?}"));
+                        err(
+                            format!("{base}.group"),
+                            format!("expected the name of a [[group]], got {g:?}"),
+                        );
                         continue;
                     }
                 },
@@ -800,11 +968,16 @@ impl Config {
 }
 
 impl Config {
-    fn validate_buffer(&self, ports: &[PortPlan], err: &mut impl FnMut(String, String)) -> Option<BufferPlan> {
+    fn validate_buffer(
+        &self,
+        ports: &[PortPlan],
+        err: &mut impl FnMut(String, String),
+    ) -> Option<BufferPlan> {
         use dataplane_common::buffer::{PortBuffer, NUM_TC};
         use dataplane_common::lossless::{
-            ecn_mode_from_name, headroom, validate_buffer_profile, validate_headroom, validate_wred, BufferProfile, Headroom,
-            HeadroomInput, SharedPool, WredProfile, MODEL_PORTS, TH_DYNAMIC,
+            ecn_mode_from_name, headroom, validate_buffer_profile, validate_headroom,
+            validate_wred, BufferProfile, Headroom, HeadroomInput, SharedPool, WredProfile,
+            MODEL_PORTS, TH_DYNAMIC,
         };
         let b = self.buffer.as_ref()?;
         let mut wreds: BTreeMap<&str, WredProfile> = BTreeMap::new();
@@ -812,7 +985,10 @@ impl Config {
         for (name, w) in &self.wred_profile {
             let base = format!("wred_profile.{name}");
             if name == "AZURE_LOSSLESS" {
-                err(base.clone(), "AZURE_LOSSLESS is built in; give your profile another name".into());
+                err(
+                    base.clone(),
+                    "AZURE_LOSSLESS is built in; give your profile another name".into(),
+                );
             }
             let ecn = match ecn_mode_from_name(&w.ecn) {
                 Some(e) => e,
@@ -825,7 +1001,10 @@ impl Config {
                 if (0..=i64::from(u32::MAX)).contains(&v) {
                     v as u32
                 } else {
-                    err(format!("{base}.{f}"), format!("expected bytes 0-4294967295, got {v}"));
+                    err(
+                        format!("{base}.{f}"),
+                        format!("expected bytes 0-4294967295, got {v}"),
+                    );
                     0
                 }
             };
@@ -840,34 +1019,98 @@ impl Config {
                 _pad: 0,
             };
             if !(0..=100).contains(&w.green_drop_probability) {
-                err(format!("{base}.green_drop_probability"), format!("expected a percentage 0-100, got {}", w.green_drop_probability));
+                err(
+                    format!("{base}.green_drop_probability"),
+                    format!(
+                        "expected a percentage 0-100, got {}",
+                        w.green_drop_probability
+                    ),
+                );
             } else if let Err(e) = validate_wred(&prof) {
-                err(base.clone(), format!("{e:?}: expected green_min_threshold <= green_max_threshold"));
+                err(
+                    base.clone(),
+                    format!("{e:?}: expected green_min_threshold <= green_max_threshold"),
+                );
             }
             wreds.insert(name, prof);
         }
         if ports.len() > MODEL_PORTS {
-            err("buffer".into(), format!("the buffer model covers at most {MODEL_PORTS} ports, the config has {}", ports.len()));
+            err(
+                "buffer".into(),
+                format!(
+                    "the buffer model covers at most {MODEL_PORTS} ports, the config has {}",
+                    ports.len()
+                ),
+            );
         }
-        let in_range = |v: i64, lo: i64, hi: i64, f: &str, what: &str, err: &mut dyn FnMut(String, String)| -> i64 {
+        let in_range = |v: i64,
+                        lo: i64,
+                        hi: i64,
+                        f: &str,
+                        what: &str,
+                        err: &mut dyn FnMut(String, String)|
+         -> i64 {
             if (lo..=hi).contains(&v) {
                 v
             } else {
-                err(format!("buffer.{f}"), format!("expected {what} {lo}-{hi}, got {v}"));
+                err(
+                    format!("buffer.{f}"),
+                    format!("expected {what} {lo}-{hi}, got {v}"),
+                );
                 lo.max(0)
             }
         };
-        let pool_size = in_range(b.pool_size, 1, i64::from(u32::MAX), "pool_size", "bytes", err) as u32;
+        let pool_size = in_range(
+            b.pool_size,
+            1,
+            i64::from(u32::MAX),
+            "pool_size",
+            "bytes",
+            err,
+        ) as u32;
         let dynamic_th = in_range(b.dynamic_th, -8, 7, "dynamic_th", "an exponent", err) as i8;
-        let lossy_th = in_range(b.lossy_dynamic_th, -8, 7, "lossy_dynamic_th", "an exponent", err) as i8;
+        let lossy_th = in_range(
+            b.lossy_dynamic_th,
+            -8,
+            7,
+            "lossy_dynamic_th",
+            "an exponent",
+            err,
+        ) as i8;
         let reserve = in_range(b.reserve, 0, 1 << 30, "reserve", "bytes", err) as u32;
         let xon_offset = in_range(b.xon_offset, 0, 1 << 30, "xon_offset", "bytes", err) as u32;
         let mtu = in_range(b.mtu, 64, 65535, "mtu", "bytes", err) as u32;
-        let cable = in_range(b.cable_length_m, 0, 100_000, "cable_length_m", "metres", err) as u32;
-        let response_ns = in_range(b.response_us, 0, 1_000_000, "response_us", "microseconds", err) as u64 * 1000;
-        let tick_ns = in_range(b.tick_us, 10, 1_000_000, "tick_us", "microseconds", err) as u64 * 1000;
-        let pool = SharedPool { size: pool_size, used: 0 };
-        let none = WredProfile { green_min_threshold: u32::MAX, green_max_threshold: u32::MAX, green_drop_probability: 0, ecn: 0, wred_green_enable: 0, _pad: 0 };
+        let cable = in_range(
+            b.cable_length_m,
+            0,
+            100_000,
+            "cable_length_m",
+            "metres",
+            err,
+        ) as u32;
+        let response_ns = in_range(
+            b.response_us,
+            0,
+            1_000_000,
+            "response_us",
+            "microseconds",
+            err,
+        ) as u64
+            * 1000;
+        let tick_ns =
+            in_range(b.tick_us, 10, 1_000_000, "tick_us", "microseconds", err) as u64 * 1000;
+        let pool = SharedPool {
+            size: pool_size,
+            used: 0,
+        };
+        let none = WredProfile {
+            green_min_threshold: u32::MAX,
+            green_max_threshold: u32::MAX,
+            green_drop_probability: 0,
+            ecn: 0,
+            wred_green_enable: 0,
+            _pad: 0,
+        };
         let mut out = Vec::new();
         let mut heads = Vec::new();
         for (i, p) in ports.iter().enumerate() {
@@ -876,35 +1119,70 @@ impl Config {
             let cable = match sec.cable_length_m {
                 Some(c) if (0..=100_000).contains(&c) => c as u32,
                 Some(c) => {
-                    err(format!("{base}.cable_length_m"), format!("expected metres 0-100000, got {c}"));
+                    err(
+                        format!("{base}.cable_length_m"),
+                        format!("expected metres 0-100000, got {c}"),
+                    );
                     cable
                 }
                 None => cable,
             };
-            let computed = headroom(&HeadroomInput::new(p.config.speed_mbps, cable, mtu, response_ns));
+            let computed = headroom(&HeadroomInput::new(
+                p.config.speed_mbps,
+                cable,
+                mtu,
+                response_ns,
+            ));
             let (h, how) = match (sec.headroom_xoff, sec.headroom_xon) {
                 (None, None) => (computed, "computed"),
                 (Some(x), xon) => {
                     let xon = xon.unwrap_or(i64::from(computed.xon));
-                    if !(0..=i64::from(u32::MAX)).contains(&x) || !(0..=i64::from(u32::MAX)).contains(&xon) {
-                        err(format!("{base}.headroom_xoff"), format!("expected bytes, got xoff {x} xon {xon}"));
+                    if !(0..=i64::from(u32::MAX)).contains(&x)
+                        || !(0..=i64::from(u32::MAX)).contains(&xon)
+                    {
+                        err(
+                            format!("{base}.headroom_xoff"),
+                            format!("expected bytes, got xoff {x} xon {xon}"),
+                        );
                     } else if xon > x {
-                        err(format!("{base}.headroom_xon"), format!("expected xon <= xoff, got xon {xon} > xoff {x}"));
+                        err(
+                            format!("{base}.headroom_xon"),
+                            format!("expected xon <= xoff, got xon {xon} > xoff {x}"),
+                        );
                     }
-                    let (x, xon) = (x.clamp(0, i64::from(u32::MAX)) as u32, xon.clamp(0, i64::from(u32::MAX)) as u32);
-                    (Headroom { xoff: x, xon, size: x.saturating_add(xon) }, "configured")
+                    let (x, xon) = (
+                        x.clamp(0, i64::from(u32::MAX)) as u32,
+                        xon.clamp(0, i64::from(u32::MAX)) as u32,
+                    );
+                    (
+                        Headroom {
+                            xoff: x,
+                            xon,
+                            size: x.saturating_add(xon),
+                        },
+                        "configured",
+                    )
                 }
                 (None, Some(_)) => {
-                    err(format!("{base}.headroom_xon"), "expected headroom_xoff as well".into());
+                    err(
+                        format!("{base}.headroom_xon"),
+                        "expected headroom_xoff as well".into(),
+                    );
                     (computed, "computed")
                 }
             };
             if let Err(e) = validate_headroom(&h, &pool) {
                 let msg = match e {
                     dataplane_common::lossless::ConfigError::XonAboveXoff => {
-                        format!("expected headroom xon <= xoff, got xon {} > xoff {}", h.xon, h.xoff)
+                        format!(
+                            "expected headroom xon <= xoff, got xon {} > xoff {}",
+                            h.xon, h.xoff
+                        )
                     }
-                    _ => format!("{e:?}: headroom {} bytes does not fit the pool of {pool_size} bytes", h.xoff),
+                    _ => format!(
+                        "{e:?}: headroom {} bytes does not fit the pool of {pool_size} bytes",
+                        h.xoff
+                    ),
                 };
                 err(format!("{base}.headroom_xoff"), msg);
             }
@@ -919,14 +1197,24 @@ impl Config {
                 lossless: 1,
                 _pad: 0,
             };
-            let lossy_prof = BufferProfile { xon: 0, xoff: 0, dynamic_th: lossy_th, lossless: 0, ..lossless_prof };
+            let lossy_prof = BufferProfile {
+                xon: 0,
+                xoff: 0,
+                dynamic_th: lossy_th,
+                lossless: 0,
+                ..lossless_prof
+            };
             // (xon <= xoff is reported once, above)
             if let Err(e) = validate_buffer_profile(&lossless_prof, &pool) {
                 if e != dataplane_common::lossless::ConfigError::XonAboveXoff {
                     err(base.clone(), format!("buffer profile: {e:?}"));
                 }
             }
-            let pick = |name: &Option<String>, field: &str, dflt: Option<&str>, err: &mut dyn FnMut(String, String)| -> WredProfile {
+            let pick = |name: &Option<String>,
+                        field: &str,
+                        dflt: Option<&str>,
+                        err: &mut dyn FnMut(String, String)|
+             -> WredProfile {
                 match name.as_deref().or(dflt) {
                     None => none,
                     Some(n) => match wreds.get(n) {
@@ -938,7 +1226,12 @@ impl Config {
                     },
                 }
             };
-            let w_lossless = pick(&sec.wred_profile, "wred_profile", Some("AZURE_LOSSLESS"), err);
+            let w_lossless = pick(
+                &sec.wred_profile,
+                "wred_profile",
+                Some("AZURE_LOSSLESS"),
+                err,
+            );
             let w_lossy = pick(&sec.lossy_wred_profile, "lossy_wred_profile", None, err);
             let mut pb = PortBuffer {
                 pg_profile: [lossy_prof; NUM_TC],
@@ -956,7 +1249,12 @@ impl Config {
             out.push(pb);
             heads.push((h, how));
         }
-        Some(BufferPlan { pool_size, tick_ns, ports: out, headroom: heads })
+        Some(BufferPlan {
+            pool_size,
+            tick_ns,
+            ports: out,
+            headroom: heads,
+        })
     }
 }
 
@@ -980,7 +1278,11 @@ pub fn parse_prefix(s: &str) -> Option<(std::net::IpAddr, u8)> {
                 return None;
             }
             let x = u128::from(v);
-            let mask = if len == 0 { 0 } else { u128::MAX << (128 - len) };
+            let mask = if len == 0 {
+                0
+            } else {
+                u128::MAX << (128 - len)
+            };
             return (x & !mask == 0).then_some((addr, len));
         }
     };
@@ -991,7 +1293,10 @@ fn check_tc(v: i64, field: &str, err: &mut impl FnMut(String, String)) -> u8 {
     if (0..=7).contains(&v) {
         v as u8
     } else {
-        err(field.into(), format!("expected a traffic class 0-7, got {v}"));
+        err(
+            field.into(),
+            format!("expected a traffic class 0-7, got {v}"),
+        );
         0
     }
 }
@@ -1001,7 +1306,10 @@ fn check_malformed(v: &str, field: &str, err: &mut impl FnMut(String, String)) -
         "pass" => MALFORMED_PASS,
         "drop" => MALFORMED_DROP,
         other => {
-            err(field.into(), format!("expected \"pass\" or \"drop\", got {other:?}"));
+            err(
+                field.into(),
+                format!("expected \"pass\" or \"drop\", got {other:?}"),
+            );
             MALFORMED_PASS
         }
     }
@@ -1051,7 +1359,10 @@ fn resolve_map<const N: usize>(
         Some(v) => match int_of(v) {
             Some(t) if (0..=7).contains(&t) => t as u8,
             _ => {
-                err(format!("{base}.default"), format!("expected a traffic class 0-7, got {v}"));
+                err(
+                    format!("{base}.default"),
+                    format!("expected a traffic class 0-7, got {v}"),
+                );
                 0
             }
         },
@@ -1065,7 +1376,10 @@ fn resolve_map<const N: usize>(
         let cp = match k.trim().parse::<usize>() {
             Ok(c) if c < N => c,
             _ => {
-                err(field, format!("expected a {what} value 0-{} as the key, got {k:?}", N - 1));
+                err(
+                    field,
+                    format!("expected a {what} value 0-{} as the key, got {k:?}", N - 1),
+                );
                 continue;
             }
         };

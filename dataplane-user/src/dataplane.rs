@@ -7,17 +7,18 @@ use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{HashMap, MapData, PerCpuArray};
 use aya::programs::{Xdp, XdpMode};
 use aya::Ebpf;
-use dataplane_common::route::FwdCounters;
 use dataplane_common::maps::{
-    GlobalCounters, PortConfig, PortCounters, MAP_GLOBAL_COUNTERS, MAP_PORT_CONFIG, MAP_PORT_COUNTERS, MAX_PORTS,
-    PROG_XDP_CLASSIFY, PROG_XDP_FORWARD,
+    GlobalCounters, PortConfig, PortCounters, MAP_GLOBAL_COUNTERS, MAP_PORT_CONFIG,
+    MAP_PORT_COUNTERS, MAX_PORTS, PROG_XDP_CLASSIFY, PROG_XDP_FORWARD,
 };
+use dataplane_common::route::FwdCounters;
 
 use crate::config::{Plan, XdpAttach};
 use crate::sys;
 
 /// The eBPF object built by build.rs.
-pub static EBPF_OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
+pub static EBPF_OBJECT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
 
 /// Every map the controller pins, by name.
 pub const PINNED_MAPS: [&str; 13] = [
@@ -49,7 +50,8 @@ pub fn load_object() -> Result<Ebpf> {
             .ok_or_else(|| anyhow!("program {name} vanished"))?
             .try_into()
             .with_context(|| format!("program {name} is not XDP"))?;
-        p.load().with_context(|| format!("verifier rejected {name}"))?;
+        p.load()
+            .with_context(|| format!("verifier rejected {name}"))?;
     }
     Ok(bpf)
 }
@@ -73,15 +75,25 @@ pub fn resolve_ports(plan: &Plan) -> Result<Vec<Resolved>> {
                 let mut config = p.config;
                 match p.mac.or_else(|| sys::ifmac(&p.name)) {
                     Some(mac) => config.mac = mac,
-                    None => missing.push(format!("port[{i}].mac: cannot read the MAC of {:?}; give it in the config", p.name)),
+                    None => missing.push(format!(
+                        "port[{i}].mac: cannot read the MAC of {:?}; give it in the config",
+                        p.name
+                    )),
                 }
                 out.push(Resolved { ifindex, config });
             }
-            None => missing.push(format!("port[{i}].name: no interface {:?} in this network namespace", p.name)),
+            None => missing.push(format!(
+                "port[{i}].name: no interface {:?} in this network namespace",
+                p.name
+            )),
         }
     }
     if !missing.is_empty() {
-        bail!("{} port(s) cannot be resolved, nothing applied:\n  {}", missing.len(), missing.join("\n  "));
+        bail!(
+            "{} port(s) cannot be resolved, nothing applied:\n  {}",
+            missing.len(),
+            missing.join("\n  ")
+        );
     }
     Ok(out)
 }
@@ -89,18 +101,28 @@ pub fn resolve_ports(plan: &Plan) -> Result<Vec<Resolved>> {
 /// Writes the port table: every planned port whose entry differs (each
 /// update replaces one whole entry atomically), then removes entries of
 /// ports no longer planned. Returns the entries changed.
-pub fn write_port_table(map: &mut HashMap<&mut MapData, u32, PortConfig>, plan: &Plan, ports: &[Resolved]) -> Result<usize> {
+pub fn write_port_table(
+    map: &mut HashMap<&mut MapData, u32, PortConfig>,
+    plan: &Plan,
+    ports: &[Resolved],
+) -> Result<usize> {
     let mut n = 0;
     for (p, r) in plan.ports.iter().zip(ports) {
         if map.get(&r.ifindex, 0).ok() != Some(r.config) {
-            map.insert(r.ifindex, r.config, 0).with_context(|| format!("writing PORT_CONFIG for {}", p.name))?;
+            map.insert(r.ifindex, r.config, 0)
+                .with_context(|| format!("writing PORT_CONFIG for {}", p.name))?;
             n += 1;
         }
     }
     let keep: HashSet<u32> = ports.iter().map(|r| r.ifindex).collect();
-    let stale: Vec<u32> = map.keys().filter_map(|k| k.ok()).filter(|k| !keep.contains(k)).collect();
+    let stale: Vec<u32> = map
+        .keys()
+        .filter_map(|k| k.ok())
+        .filter(|k| !keep.contains(k))
+        .collect();
     for k in stale {
-        map.remove(&k).with_context(|| format!("removing stale PORT_CONFIG entry {k}"))?;
+        map.remove(&k)
+            .with_context(|| format!("removing stale PORT_CONFIG entry {k}"))?;
         n += 1;
     }
     Ok(n)
@@ -112,17 +134,24 @@ pub fn write_port_table(map: &mut HashMap<&mut MapData, u32, PortConfig>, plan: 
 /// written, each whole. Returns the entries changed.
 pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Result<usize> {
     let n = {
-        let mut table: HashMap<_, u32, PortConfig> =
-            HashMap::try_from(bpf.map_mut(MAP_PORT_CONFIG).ok_or_else(|| anyhow!("map {MAP_PORT_CONFIG} missing"))?)?;
+        let mut table: HashMap<_, u32, PortConfig> = HashMap::try_from(
+            bpf.map_mut(MAP_PORT_CONFIG)
+                .ok_or_else(|| anyhow!("map {MAP_PORT_CONFIG} missing"))?,
+        )?;
         write_port_table(&mut table, plan, resolved)?
     };
-    Ok(n + crate::tables::write_forwarding(bpf, plan, resolved)? + crate::lossless_ctl::write_buffer(bpf, plan)?)
+    Ok(n + crate::tables::write_forwarding(bpf, plan, resolved)?
+        + crate::lossless_ctl::write_buffer(bpf, plan)?)
 }
 
 /// Parses, validates, resolves (in the calling thread's namespace) and
 /// writes a configuration given as text: what `up` does to the tables, for
 /// benchmarks and harnesses that drive the programs with BPF_PROG_RUN.
-pub fn apply_config_text(bpf: &mut Ebpf, text: &str, source: &str) -> Result<(Plan, Vec<Resolved>)> {
+pub fn apply_config_text(
+    bpf: &mut Ebpf,
+    text: &str,
+    source: &str,
+) -> Result<(Plan, Vec<Resolved>)> {
     let plan = crate::config::Config::parse(text, source)?.validate(source)?;
     let resolved = resolve_ports(&plan)?;
     write_tables(bpf, &plan, &resolved)?;
@@ -144,7 +173,15 @@ pub fn object_maps() -> Result<Vec<MapLayout>> {
         .maps
         .iter()
         .filter(|(n, _)| !n.starts_with('.'))
-        .map(|(n, m)| (n.clone(), m.map_type(), m.key_size(), m.value_size(), m.max_entries()))
+        .map(|(n, m)| {
+            (
+                n.clone(),
+                m.map_type(),
+                m.key_size(),
+                m.value_size(),
+                m.max_entries(),
+            )
+        })
         .collect();
     v.sort();
     Ok(v)
@@ -160,8 +197,15 @@ pub fn check_pinned_layouts(dir: &Path) -> Result<()> {
         if !path.exists() {
             continue;
         }
-        let info = MapData::from_pin(&path).with_context(|| format!("opening {}", path.display()))?.info()?;
-        let got = (info.map_type().map(|t| t as u32).unwrap_or(u32::MAX), info.key_size(), info.value_size(), info.max_entries());
+        let info = MapData::from_pin(&path)
+            .with_context(|| format!("opening {}", path.display()))?
+            .info()?;
+        let got = (
+            info.map_type().map(|t| t as u32).unwrap_or(u32::MAX),
+            info.key_size(),
+            info.value_size(),
+            info.max_entries(),
+        );
         if got != (ty, k, v, n) {
             bad.push(format!(
                 "{name}: pinned type {} key {} value {} entries {}, this build expects type {ty} key {k} value {v} entries {n}",
@@ -190,11 +234,17 @@ pub fn load_object_pinned(dir: &Path) -> Result<Ebpf> {
     for (n, p) in names.iter().zip(&paths) {
         loader.map_pin_path(n.as_str(), p.as_path());
     }
-    let mut bpf = loader.load(EBPF_OBJECT).context("loading the eBPF object with pinned maps")?;
+    let mut bpf = loader
+        .load(EBPF_OBJECT)
+        .context("loading the eBPF object with pinned maps")?;
     let progs: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
     for name in progs {
-        let p: &mut Xdp = bpf.program_mut(&name).ok_or_else(|| anyhow!("program {name} vanished"))?.try_into()?;
-        p.load().with_context(|| format!("verifier rejected {name}"))?;
+        let p: &mut Xdp = bpf
+            .program_mut(&name)
+            .ok_or_else(|| anyhow!("program {name} vanished"))?
+            .try_into()?;
+        p.load()
+            .with_context(|| format!("verifier rejected {name}"))?;
     }
     Ok(bpf)
 }
@@ -231,21 +281,38 @@ impl Running {
         sys::ensure_bpffs()?;
         let pin_dir = sys::pin_dir(&plan.instance);
         let links_dir = pin_dir.join("links");
-        let adopted = links_dir.exists() && std::fs::read_dir(&links_dir).map(|mut d| d.next().is_some()).unwrap_or(false);
+        let adopted = links_dir.exists()
+            && std::fs::read_dir(&links_dir)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false);
         if pin_dir.exists() {
             check_pinned_layouts(&pin_dir)?;
         }
-        std::fs::create_dir_all(&links_dir).with_context(|| format!("creating {}", links_dir.display()))?;
+        std::fs::create_dir_all(&links_dir)
+            .with_context(|| format!("creating {}", links_dir.display()))?;
         let fresh = !adopted;
         let started = (|| -> Result<Running> {
             let mut bpf = load_object_pinned(&pin_dir)?;
             write_tables(&mut bpf, plan, &resolved)?;
-            let mut running =
-                Running { bpf, pin_dir: pin_dir.clone(), attached: Vec::new(), program: PROG_XDP_CLASSIFY, ports: resolved.clone(), adopted };
-            let prog_name = if plan.forwarding() { PROG_XDP_FORWARD } else { PROG_XDP_CLASSIFY };
+            let mut running = Running {
+                bpf,
+                pin_dir: pin_dir.clone(),
+                attached: Vec::new(),
+                program: PROG_XDP_CLASSIFY,
+                ports: resolved.clone(),
+                adopted,
+            };
+            let prog_name = if plan.forwarding() {
+                PROG_XDP_FORWARD
+            } else {
+                PROG_XDP_CLASSIFY
+            };
             running.program = prog_name;
-            let prog: &mut Xdp =
-                running.bpf.program_mut(prog_name).ok_or_else(|| anyhow!("program {prog_name} missing"))?.try_into()?;
+            let prog: &mut Xdp = running
+                .bpf
+                .program_mut(prog_name)
+                .ok_or_else(|| anyhow!("program {prog_name} missing"))?
+                .try_into()?;
             for (p, ix) in plan.ports.iter().zip(resolved.iter().map(|r| r.ifindex)) {
                 let pin = link_pin(&pin_dir, &p.name);
                 // a pinned link: swap the program on it (atomic, no packet
@@ -254,13 +321,19 @@ impl Running {
                 if pin.exists() {
                     let swapped = aya::programs::links::PinnedLink::from_pin(&pin)
                         .map_err(|e| anyhow!("{e}"))
-                        .and_then(|pl| Ok(aya::programs::xdp::XdpLink::try_from(aya::programs::links::FdLink::from(pl))?))
+                        .and_then(|pl| {
+                            Ok(aya::programs::xdp::XdpLink::try_from(
+                                aya::programs::links::FdLink::from(pl),
+                            )?)
+                        })
                         .and_then(|xl| Ok(prog.attach_to_link(xl)?))
                         .and_then(|id| Ok(prog.take_link(id)?));
                     match swapped {
                         Ok(owned) => {
                             drop(owned); // the pin keeps it
-                            running.attached.push((p.name.clone(), "kept, program swapped"));
+                            running
+                                .attached
+                                .push((p.name.clone(), "kept, program swapped"));
                             continue;
                         }
                         Err(_) => {
@@ -269,18 +342,32 @@ impl Running {
                     }
                 }
                 let id = match p.attach {
-                    XdpAttach::Native => prog.attach_to_if_index(ix, XdpMode::Driver).map(|id| (id, "native")),
-                    XdpAttach::Generic => prog.attach_to_if_index(ix, XdpMode::Skb).map(|id| (id, "generic")),
+                    XdpAttach::Native => prog
+                        .attach_to_if_index(ix, XdpMode::Driver)
+                        .map(|id| (id, "native")),
+                    XdpAttach::Generic => prog
+                        .attach_to_if_index(ix, XdpMode::Skb)
+                        .map(|id| (id, "generic")),
                     XdpAttach::Auto => prog
                         .attach_to_if_index(ix, XdpMode::Driver)
                         .map(|id| (id, "native"))
-                        .or_else(|_| prog.attach_to_if_index(ix, XdpMode::Skb).map(|id| (id, "generic"))),
+                        .or_else(|_| {
+                            prog.attach_to_if_index(ix, XdpMode::Skb)
+                                .map(|id| (id, "generic"))
+                        }),
                 };
-                let (id, mode) = id.with_context(|| format!("attaching {prog_name} to {}", p.name))?;
+                let (id, mode) =
+                    id.with_context(|| format!("attaching {prog_name} to {}", p.name))?;
                 let link = prog.take_link(id)?;
-                let fd_link = aya::programs::links::FdLink::try_from(link)
-                    .map_err(|e| anyhow!("{}: XDP attached without a bpf_link, which cannot be pinned: {e}", p.name))?;
-                fd_link.pin(&pin).with_context(|| format!("pinning the XDP link of {} at {}", p.name, pin.display()))?;
+                let fd_link = aya::programs::links::FdLink::try_from(link).map_err(|e| {
+                    anyhow!(
+                        "{}: XDP attached without a bpf_link, which cannot be pinned: {e}",
+                        p.name
+                    )
+                })?;
+                fd_link.pin(&pin).with_context(|| {
+                    format!("pinning the XDP link of {} at {}", p.name, pin.display())
+                })?;
                 running.attached.push((p.name.clone(), mode));
             }
             // ports no longer in the config: their links go
@@ -420,7 +507,10 @@ pub fn read_port_counters<T: std::borrow::Borrow<MapData>>(
 }
 
 /// Sums a per-CPU forwarding counter slot.
-pub fn read_fwd_counters<T: std::borrow::Borrow<MapData>>(map: &PerCpuArray<T, FwdCounters>, port_id: u16) -> Result<FwdCounters> {
+pub fn read_fwd_counters<T: std::borrow::Borrow<MapData>>(
+    map: &PerCpuArray<T, FwdCounters>,
+    port_id: u16,
+) -> Result<FwdCounters> {
     if u32::from(port_id) >= MAX_PORTS {
         bail!("port_id {port_id} out of range");
     }
@@ -433,9 +523,14 @@ pub fn read_fwd_counters<T: std::borrow::Borrow<MapData>>(map: &PerCpuArray<T, F
 }
 
 /// Sums the per-CPU global counters.
-pub fn read_global_counters<T: std::borrow::Borrow<MapData>>(map: &PerCpuArray<T, GlobalCounters>) -> Result<GlobalCounters> {
+pub fn read_global_counters<T: std::borrow::Borrow<MapData>>(
+    map: &PerCpuArray<T, GlobalCounters>,
+) -> Result<GlobalCounters> {
     let per_cpu = map.get(&0, 0)?;
-    let mut sum = GlobalCounters { unknown_port: 0, bad_port_id: 0 };
+    let mut sum = GlobalCounters {
+        unknown_port: 0,
+        bad_port_id: 0,
+    };
     for c in per_cpu.iter() {
         sum.unknown_port += c.unknown_port;
         sum.bad_port_id += c.bad_port_id;

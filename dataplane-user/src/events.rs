@@ -12,34 +12,62 @@ use dataplane_common::wire::{bth, ethernet as eth, ipv4, ipv6, udp, Packet};
 /// What a snapshot says about RoCEv2 (decoded leniently: the capture may
 /// end before the lengths the headers announce).
 pub fn describe(data: &[u8]) -> String {
-    let Some(mut et) = data.be16_at(eth::ETHERTYPE_OFF) else { return "runt".into() };
+    let Some(mut et) = data.be16_at(eth::ETHERTYPE_OFF) else {
+        return "runt".into();
+    };
     let mut off = eth::HEADER_LEN;
     let mut vlan = String::new();
     if eth::is_tpid(et) {
-        let (Some(tci), Some(inner)) = (data.be16_at(off), data.be16_at(off + 2)) else { return "cut VLAN tag".into() };
+        let (Some(tci), Some(inner)) = (data.be16_at(off), data.be16_at(off + 2)) else {
+            return "cut VLAN tag".into();
+        };
         vlan = format!("vlan {} pcp {} ", eth::tci_vid(tci), eth::tci_pcp(tci));
         et = inner;
         off += eth::TAG_LEN;
     }
     let (l4, proto, ip) = match et {
         eth::ETHERTYPE_IPV4 => {
-            let Some(h) = data.read::<20>(off) else { return format!("{vlan}IPv4 (cut)") };
+            let Some(h) = data.read::<20>(off) else {
+                return format!("{vlan}IPv4 (cut)");
+            };
             let hl = ipv4::header_len(h[0]);
-            (off + hl, h[ipv4::PROTO_OFF], format!("{}.{}.{}.{} > {}.{}.{}.{} dscp {}", h[12], h[13], h[14], h[15], h[16], h[17], h[18], h[19], h[1] >> 2))
+            (
+                off + hl,
+                h[ipv4::PROTO_OFF],
+                format!(
+                    "{}.{}.{}.{} > {}.{}.{}.{} dscp {}",
+                    h[12],
+                    h[13],
+                    h[14],
+                    h[15],
+                    h[16],
+                    h[17],
+                    h[18],
+                    h[19],
+                    h[1] >> 2
+                ),
+            )
         }
         eth::ETHERTYPE_IPV6 => {
-            let (Some(h), Some(dst)) = (data.read::<8>(off), data.read::<16>(off + ipv6::DST_OFF)) else {
+            let (Some(h), Some(dst)) = (data.read::<8>(off), data.read::<16>(off + ipv6::DST_OFF))
+            else {
                 return format!("{vlan}IPv6 (cut)");
             };
             let a = std::net::Ipv6Addr::from(dst);
-            (off + ipv6::HEADER_LEN, h[ipv6::NEXT_HEADER_OFF], format!("> {a} dscp {}", ipv6::traffic_class(h[0], h[1]) >> 2))
+            (
+                off + ipv6::HEADER_LEN,
+                h[ipv6::NEXT_HEADER_OFF],
+                format!("> {a} dscp {}", ipv6::traffic_class(h[0], h[1]) >> 2),
+            )
         }
         other => return format!("{vlan}ethertype 0x{other:04x}"),
     };
     if proto != ipv4::PROTO_UDP {
         return format!("{vlan}{ip} proto {proto}");
     }
-    let (Some(sport), Some(dport)) = (data.be16_at(l4), data.be16_at(l4 + 2)) else { return format!("{vlan}{ip} UDP (cut)") };
+    let (Some(sport), Some(dport)) = (data.be16_at(l4), data.be16_at(l4 + 2)) else {
+        return format!("{vlan}{ip} UDP (cut)");
+    };
     if dport != udp::ROCEV2_PORT {
         return format!("{vlan}{ip} UDP {sport} > {dport}");
     }
@@ -71,7 +99,8 @@ fn pad4(n: usize) -> usize {
 
 impl Pcapng {
     pub fn create(path: &std::path::Path) -> Result<Pcapng> {
-        let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let f =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut out = std::io::BufWriter::new(f);
         // section header block
         let mut shb = Vec::new();
@@ -141,14 +170,23 @@ pub struct EventLog {
 impl EventLog {
     pub fn open(instance: &str) -> EventLog {
         let _ = std::fs::create_dir_all(crate::sys::RUN_DIR);
-        EventLog { f: std::fs::OpenOptions::new().create(true).append(true).open(log_path(instance)).ok() }
+        EventLog {
+            f: std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log_path(instance))
+                .ok(),
+        }
     }
 
     /// Records `kind` (e.g. "pfc_xoff", "pfcwd_storm_detected") on `port`,
     /// priority `prio`, with a free-text detail.
     pub fn record(&mut self, kind: &str, port: &str, prio: u8, detail: &str) {
         if let Some(f) = self.f.as_mut() {
-            let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+            let unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64();
             let line = serde_json::json!({ "time": unix, "event": kind, "port": port, "priority": prio, "detail": detail });
             let _ = writeln!(f, "{line}");
         }
@@ -165,11 +203,19 @@ pub fn run(
     history: bool,
 ) -> Result<usize> {
     let path = crate::sys::pin_dir(instance).join("DROP_EVENTS");
-    let data = MapData::from_pin(&path).with_context(|| format!("no running data plane {instance:?}: cannot open {}", path.display()))?;
+    let data = MapData::from_pin(&path).with_context(|| {
+        format!(
+            "no running data plane {instance:?}: cannot open {}",
+            path.display()
+        )
+    })?;
     let mut ring: RingBuf<MapData> = RingBuf::try_from(aya::maps::Map::RingBuf(data))?;
     let mut pcap = pcapng.map(Pcapng::create).transpose()?;
     // monotonic -> wall clock
-    let wall_us = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_micros() as u64;
+    let wall_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_micros() as u64;
     let mono_us = crate::sys::monotonic_ns() / 1000;
     let start = Instant::now();
     let mut n = 0;
@@ -212,12 +258,16 @@ pub fn run(
                 continue;
             }
             // SAFETY: the data plane writes DropEvent records.
-            let ev: DropEvent = unsafe { std::ptr::read_unaligned(item.as_ptr() as *const DropEvent) };
+            let ev: DropEvent =
+                unsafe { std::ptr::read_unaligned(item.as_ptr() as *const DropEvent) };
             drop(item);
             let cap = (ev.cap_len as usize).min(ev.data.len());
             let bytes = &ev.data[..cap];
-            let port = crate::sys::ifname(ev.ifindex).unwrap_or_else(|| format!("ifindex{}", ev.ifindex));
-            let unix_us = wall_us.saturating_sub(mono_us).saturating_add(ev.time_ns / 1000);
+            let port =
+                crate::sys::ifname(ev.ifindex).unwrap_or_else(|| format!("ifindex{}", ev.ifindex));
+            let unix_us = wall_us
+                .saturating_sub(mono_us)
+                .saturating_add(ev.time_ns / 1000);
             println!(
                 "{:>14.6} {:<12} drop {:<32} len {:>5}  {}",
                 unix_us as f64 / 1e6,
@@ -227,7 +277,15 @@ pub fn run(
                 describe(bytes)
             );
             if let Some(p) = pcap.as_mut() {
-                p.write(unix_us, bytes, ev.frame_len, &format!("dataplane drop: reason={} port={port}", reason_name(ev.reason)))?;
+                p.write(
+                    unix_us,
+                    bytes,
+                    ev.frame_len,
+                    &format!(
+                        "dataplane drop: reason={} port={port}",
+                        reason_name(ev.reason)
+                    ),
+                )?;
             }
             n += 1;
             if count.is_some_and(|c| n >= c) {

@@ -18,25 +18,46 @@ pub const MAP_HASH_SEED: &str = "HASH_SEED";
 /// The data-plane value of a planned group. `port_up(port index)` says
 /// whether a member's egress port is up; `prev` is the group as currently
 /// loaded (its bucket table is kept where possible).
-pub fn group_value(plan: &Plan, g: &GroupPlan, port_up: &dyn Fn(usize) -> bool, prev: Option<&Group>) -> Result<Group> {
+pub fn group_value(
+    plan: &Plan,
+    g: &GroupPlan,
+    port_up: &dyn Fn(usize) -> bool,
+    prev: Option<&Group>,
+) -> Result<Group> {
     let mut v = Group::new(g.mode, g.flowlet_timeout_ns);
     if g.members.len() > MAX_MEMBERS {
-        bail!("group {}: {} members, at most {MAX_MEMBERS}", g.name, g.members.len());
+        bail!(
+            "group {}: {} members, at most {MAX_MEMBERS}",
+            g.name,
+            g.members.len()
+        );
     }
     for (slot, &(nh, weight)) in g.members.iter().enumerate() {
         let port = plan.nexthops[nh as usize].port;
-        v.members[slot] = Member { id: nh, weight, live: u8::from(port_up(port)) };
+        v.members[slot] = Member {
+            id: nh,
+            weight,
+            live: u8::from(port_up(port)),
+        };
     }
     v.n_members = g.members.len() as u8;
     // keep the previous buckets only when the slots mean the same members
-    let prev_buckets = prev.filter(|p| p.n_members == v.n_members && (0..g.members.len()).all(|i| p.members[i].id == v.members[i].id)).map(|p| &p.buckets);
-    v.buckets = build_buckets(&v.members, v.n_members, prev_buckets).map_err(|e| anyhow!("group {}: {e:?}", g.name))?;
+    let prev_buckets = prev
+        .filter(|p| {
+            p.n_members == v.n_members
+                && (0..g.members.len()).all(|i| p.members[i].id == v.members[i].id)
+        })
+        .map(|p| &p.buckets);
+    v.buckets = build_buckets(&v.members, v.n_members, prev_buckets)
+        .map_err(|e| anyhow!("group {}: {e:?}", g.name))?;
     Ok(v)
 }
 
 /// Is interface `ifindex` operationally up (IFF_RUNNING) here?
 pub fn link_up(name: &str) -> bool {
-    let Ok(c) = std::ffi::CString::new(name) else { return false };
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
     if name.len() >= libc::IF_NAMESIZE {
         return false;
     }
@@ -60,11 +81,13 @@ pub fn link_up(name: &str) -> bool {
 /// speeds and the hash seed.
 pub fn write_groups(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<usize> {
     {
-        let mut seed: Array<&mut MapData, u32> = Array::try_from(bpf.map_mut(MAP_HASH_SEED).context("HASH_SEED")?)?;
+        let mut seed: Array<&mut MapData, u32> =
+            Array::try_from(bpf.map_mut(MAP_HASH_SEED).context("HASH_SEED")?)?;
         seed.set(0, plan.hash_seed, 0)?;
     }
     {
-        let mut rate: Array<&mut MapData, PortRate> = Array::try_from(bpf.map_mut(MAP_PORT_RATE).context("PORT_RATE")?)?;
+        let mut rate: Array<&mut MapData, PortRate> =
+            Array::try_from(bpf.map_mut(MAP_PORT_RATE).context("PORT_RATE")?)?;
         for r in ports {
             let id = u32::from(r.config.port_id);
             let mut cur = rate.get(&id, 0)?;
@@ -79,14 +102,20 @@ pub fn write_groups(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<u
 
 /// Rewrites the groups that changed for the current port states; returns
 /// how many. Each group is one whole-value update.
-pub fn update_groups(bpf: &mut Ebpf, plan: &Plan, port_up: &dyn Fn(usize) -> bool) -> Result<usize> {
-    let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
+pub fn update_groups(
+    bpf: &mut Ebpf,
+    plan: &Plan,
+    port_up: &dyn Fn(usize) -> bool,
+) -> Result<usize> {
+    let mut m: HashMap<&mut MapData, u32, Group> =
+        HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
     let mut n = 0;
     for (i, g) in plan.groups.iter().enumerate() {
         let prev = m.get(&(i as u32), 0).ok();
         let v = group_value(plan, g, port_up, prev.as_ref())?;
         if prev.as_ref() != Some(&v) {
-            m.insert(i as u32, v, 0).with_context(|| format!("GROUPS[{i}] ({})", g.name))?;
+            m.insert(i as u32, v, 0)
+                .with_context(|| format!("GROUPS[{i}] ({})", g.name))?;
             n += 1;
         }
     }
@@ -95,11 +124,38 @@ pub fn update_groups(bpf: &mut Ebpf, plan: &Plan, port_up: &dyn Fn(usize) -> boo
 
 /// Removes groups the plan no longer has (after routes stopped using them).
 pub fn remove_stale_groups(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
-    let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
-    let stale: Vec<u32> = m.keys().filter_map(|k| k.ok()).filter(|k| *k as usize >= plan.groups.len()).collect();
+    let mut m: HashMap<&mut MapData, u32, Group> =
+        HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
+    let stale: Vec<u32> = m
+        .keys()
+        .filter_map(|k| k.ok())
+        .filter(|k| *k as usize >= plan.groups.len())
+        .collect();
     let n = stale.len();
     for k in stale {
         m.remove(&k)?;
     }
     Ok(n)
+}
+
+/// The member (slot) hash mode gives each flow key, with the group the
+/// controller builds from `plan`'s group `gi` (every port up): what a
+/// testbed predicts before it sends.
+pub fn hash_placement(
+    plan: &Plan,
+    gi: usize,
+    keys: &[dataplane_common::lb::FlowKey],
+) -> Result<Vec<u8>> {
+    let g = plan
+        .groups
+        .get(gi)
+        .ok_or_else(|| anyhow::anyhow!("no group {gi} in the plan"))?;
+    let v = group_value(plan, g, &|_| true, None)?;
+    keys.iter()
+        .map(|k| {
+            dataplane_common::lb::pick_hash(&v, dataplane_common::lb::flow_hash(k, plan.hash_seed))
+                .map(|c| c.slot)
+                .ok_or_else(|| anyhow::anyhow!("group {}: no eligible member", g.name))
+        })
+        .collect()
 }

@@ -6,18 +6,19 @@ pub mod bench;
 pub mod config;
 pub mod dataplane;
 pub mod events;
-pub mod stats;
-pub mod sys;
-pub mod tables;
-pub mod watchdog;
+pub mod fabricrun;
 pub mod groups;
 pub mod links;
 pub mod log;
+pub mod lossless_ctl;
 pub mod metrics;
 pub mod p4;
-pub mod lossless_ctl;
 pub mod pfc;
+pub mod stats;
+pub mod sys;
+pub mod tables;
 pub mod testrun;
+pub mod watchdog;
 
 use anyhow::Result;
 
@@ -45,29 +46,42 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
         p.counters.extend(stats::lossless_fields(&lc));
         let slot = usize::from(p.port_id);
         let modelled = slot < dataplane_common::lossless::MODEL_PORTS
-            && pinned.port_buf.get(&(slot as u32), 0).map(|b| b.enabled != 0).unwrap_or(false);
+            && pinned
+                .port_buf
+                .get(&(slot as u32), 0)
+                .map(|b| b.enabled != 0)
+                .unwrap_or(false);
         if modelled {
             for tc in 0..8usize {
                 if let Ok(q) = pinned.queues.get(&((slot * 8 + tc) as u32), 0) {
-                    p.counters.insert(format!("queue_bytes[{tc}]"), u64::from(q.bytes));
-                    p.counters.insert(format!("queue_watermark[{tc}]"), u64::from(q.peak_bytes));
-                    p.counters.insert(format!("queue_paused[{tc}]"), u64::from(q.is_paused(now)));
-                    p.counters.insert(format!("queue_tx_bytes[{tc}]"), q.tx_bytes);
+                    p.counters
+                        .insert(format!("queue_bytes[{tc}]"), u64::from(q.bytes));
+                    p.counters
+                        .insert(format!("queue_watermark[{tc}]"), u64::from(q.peak_bytes));
+                    p.counters
+                        .insert(format!("queue_paused[{tc}]"), u64::from(q.is_paused(now)));
+                    p.counters
+                        .insert(format!("queue_tx_bytes[{tc}]"), q.tx_bytes);
                 }
                 if let Ok(st) = pinned.pause_stats.get(&((slot * 8 + tc) as u32), 0) {
-                    p.counters.insert(format!("rx_pause_ns[{tc}]"), st.total_at(now));
+                    p.counters
+                        .insert(format!("rx_pause_ns[{tc}]"), st.total_at(now));
                 }
                 if let Ok(w) = pinned.wd_stats.get(&((slot * 8 + tc) as u32), 0) {
-                    p.counters.insert(format!("pfcwd_storm_detected[{tc}]"), w.storm_detected);
-                    p.counters.insert(format!("pfcwd_storm_restored[{tc}]"), w.storm_restored);
-                    p.counters.insert(format!("pfcwd_in_storm[{tc}]"), w.in_storm);
+                    p.counters
+                        .insert(format!("pfcwd_storm_detected[{tc}]"), w.storm_detected);
+                    p.counters
+                        .insert(format!("pfcwd_storm_restored[{tc}]"), w.storm_restored);
+                    p.counters
+                        .insert(format!("pfcwd_in_storm[{tc}]"), w.in_storm);
                 }
             }
         }
         if let Ok(r) = pinned.port_rate.get(&u32::from(p.port_id), 0) {
             p.speed_mbps = r.speed_mbps;
             let u = r.utilisation(now);
-            p.tx_utilisation_pct = (u != dataplane_common::lb::UTIL_UNKNOWN).then(|| f64::from(u) / 10.0);
+            p.tx_utilisation_pct =
+                (u != dataplane_common::lb::UTIL_UNKNOWN).then(|| f64::from(u) / 10.0);
         }
     }
     for item in pinned.groups.iter() {
@@ -76,7 +90,10 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
         let live = (0..n).filter(|&i| grp.eligible(i)).count();
         snap.groups.push(stats::GroupStats {
             id,
-            mode: config::MODES.get(grp.mode as usize).unwrap_or(&"?").to_string(),
+            mode: config::MODES
+                .get(grp.mode as usize)
+                .unwrap_or(&"?")
+                .to_string(),
             members: n as usize,
             live,
         });

@@ -15,7 +15,11 @@ impl LinkWatch {
     pub fn open() -> Result<LinkWatch> {
         // SAFETY: plain syscalls with checked results; the fd is owned below.
         unsafe {
-            let fd = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE);
+            let fd = libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                libc::NETLINK_ROUTE,
+            );
             if fd < 0 {
                 bail!("netlink socket: {}", std::io::Error::last_os_error());
             }
@@ -40,7 +44,14 @@ impl LinkWatch {
         let mut buf = [0u8; 8192];
         loop {
             // SAFETY: recv into our buffer on our non-blocking fd.
-            let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0) };
+            let n = unsafe {
+                libc::recv(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    0,
+                )
+            };
             if n <= 0 {
                 break;
             }

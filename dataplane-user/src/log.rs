@@ -43,7 +43,10 @@ pub fn log(level: Level, msg: &str) {
     }
     let msg = msg.trim_end_matches('\n');
     let line = if JSON.load(Ordering::Relaxed) {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
         let lv = ["error", "warn", "info", "debug"][level as usize];
         serde_json::json!({ "time": t, "level": lv, "msg": msg }).to_string()
     } else {

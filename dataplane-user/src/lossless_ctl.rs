@@ -31,22 +31,38 @@ pub const PROG_TICK: &str = "xdp_lossless_tick";
 /// disabled and the model is off.
 pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
     let mut n = 0;
-    let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(bpf.map_mut(MAP_PORT_BUF).context("PORT_BUF")?)?;
+    let mut pb: Array<&mut MapData, PortBuffer> =
+        Array::try_from(bpf.map_mut(MAP_PORT_BUF).context("PORT_BUF")?)?;
     for slot in 0..MODEL_PORTS {
         let cur = pb.get(&(slot as u32), 0)?;
-        let v = plan.buffer.as_ref().and_then(|b| b.ports.get(slot).copied()).unwrap_or(PortBuffer { enabled: 0, ..cur });
+        let v = plan
+            .buffer
+            .as_ref()
+            .and_then(|b| b.ports.get(slot).copied())
+            .unwrap_or(PortBuffer { enabled: 0, ..cur });
         // the watchdog's storm state belongs to the running controller
-        let v = PortBuffer { storm: cur.storm, ..v };
+        let v = PortBuffer {
+            storm: cur.storm,
+            ..v
+        };
         if v != cur {
             pb.set(slot as u32, v, 0)?;
             n += 1;
         }
     }
     if let Some(b) = &plan.buffer {
-        let mut pool: Array<&mut MapData, SharedPool> = Array::try_from(bpf.map_mut(MAP_POOL).context("POOL")?)?;
+        let mut pool: Array<&mut MapData, SharedPool> =
+            Array::try_from(bpf.map_mut(MAP_POOL).context("POOL")?)?;
         let cur = pool.get(&0, 0)?;
         if cur.size != b.pool_size {
-            pool.set(0, SharedPool { size: b.pool_size, used: cur.used }, 0)?;
+            pool.set(
+                0,
+                SharedPool {
+                    size: b.pool_size,
+                    used: cur.used,
+                },
+                0,
+            )?;
             n += 1;
         }
     }
@@ -71,7 +87,14 @@ fn test_run_raw(fd: i32, data: &[u8]) -> std::io::Result<u32> {
     const BPF_PROG_TEST_RUN: libc::c_long = 10;
     // SAFETY: bpf(2) with a zeroed attr of the documented layout; the data
     // pointer outlives the call.
-    let rc = unsafe { libc::syscall(libc::SYS_bpf, BPF_PROG_TEST_RUN, attr.as_mut_ptr(), attr.len() as u32) };
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_PROG_TEST_RUN,
+            attr.as_mut_ptr(),
+            attr.len() as u32,
+        )
+    };
     if rc < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -80,24 +103,32 @@ fn test_run_raw(fd: i32, data: &[u8]) -> std::io::Result<u32> {
 
 impl Ticker {
     pub fn start(bpf: &Ebpf, period: Duration) -> Result<Ticker> {
-        let prog: &Xdp = bpf.program(PROG_TICK).ok_or_else(|| anyhow!("program {PROG_TICK} missing"))?.try_into()?;
+        let prog: &Xdp = bpf
+            .program(PROG_TICK)
+            .ok_or_else(|| anyhow!("program {PROG_TICK} missing"))?
+            .try_into()?;
         let fd: OwnedFd = prog.fd()?.try_clone()?.as_fd().try_clone_to_owned()?;
         let frame = [0u8; 64];
         test_run_raw(fd.as_raw_fd(), &frame).context("running xdp_lossless_tick")?;
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
-        let handle = std::thread::Builder::new().name("lossless-tick".into()).spawn(move || {
-            // refreshes and XON come from this timer: keep it punctual
-            let _ = realtime(40);
-            while !s.load(Ordering::Relaxed) {
-                if let Err(e) = test_run_raw(fd.as_raw_fd(), &frame) {
-                    crate::log::error(&format!("lossless tick: {e}"));
-                    std::thread::sleep(Duration::from_secs(1));
+        let handle = std::thread::Builder::new()
+            .name("lossless-tick".into())
+            .spawn(move || {
+                // refreshes and XON come from this timer: keep it punctual
+                let _ = realtime(40);
+                while !s.load(Ordering::Relaxed) {
+                    if let Err(e) = test_run_raw(fd.as_raw_fd(), &frame) {
+                        crate::log::error(&format!("lossless tick: {e}"));
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                    std::thread::sleep(period);
                 }
-                std::thread::sleep(period);
-            }
-        })?;
-        Ok(Ticker { stop, handle: Some(handle) })
+            })?;
+        Ok(Ticker {
+            stop,
+            handle: Some(handle),
+        })
     }
 }
 
@@ -151,7 +182,11 @@ impl Emitter {
             bail!("PFC event for port slot {} which has no sender", ev.port);
         };
         let mask = 1u8 << (ev.prio & 7);
-        let r = if ev.kind == PFC_EV_XON { port.xon(mask) } else { port.xoff(mask, ev.quanta) };
+        let r = if ev.kind == PFC_EV_XON {
+            port.xon(mask)
+        } else {
+            port.xoff(mask, ev.quanta)
+        };
         match r {
             Ok(_) => {
                 self.sent += 1;
@@ -171,7 +206,14 @@ impl Emitter {
                         let (kind, detail) = if ev.kind == PFC_EV_XON {
                             ("pfc_xon_sent", "resume (time 0)".to_string())
                         } else {
-                            ("pfc_xoff_sent", format!("pause {} quanta, {} us after the decision", ev.quanta, now.saturating_sub(ev.time_ns) / 1000))
+                            (
+                                "pfc_xoff_sent",
+                                format!(
+                                    "pause {} quanta, {} us after the decision",
+                                    ev.quanta,
+                                    now.saturating_sub(ev.time_ns) / 1000
+                                ),
+                            )
                         };
                         l.record(kind, &self.names[ev.port as usize], ev.prio & 7, &detail);
                     }
@@ -194,7 +236,8 @@ impl Emitter {
         while let Some(item) = ring.next() {
             if item.len() >= std::mem::size_of::<PfcEvent>() {
                 // SAFETY: the data plane writes PfcEvent records; read unaligned.
-                let ev: PfcEvent = unsafe { std::ptr::read_unaligned(item.as_ptr() as *const PfcEvent) };
+                let ev: PfcEvent =
+                    unsafe { std::ptr::read_unaligned(item.as_ptr() as *const PfcEvent) };
                 drop(item);
                 if let Err(e) = self.handle(&ev) {
                     crate::log::error(&format!("pfc: {e:#}"));
@@ -212,7 +255,9 @@ impl Emitter {
 /// multi-millisecond outliers on a 2-vCPU machine, enough to exhaust the
 /// headroom. Returns false when not permitted.
 pub fn realtime(priority: i32) -> bool {
-    let p = libc::sched_param { sched_priority: priority };
+    let p = libc::sched_param {
+        sched_priority: priority,
+    };
     // SAFETY: sets the calling thread's own policy.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
 }
@@ -226,7 +271,11 @@ pub struct EmitterThread {
 }
 
 impl EmitterThread {
-    pub fn start(mut emitter: Emitter, mut ring: RingBuf<MapData>, late_ns: u64) -> Result<EmitterThread> {
+    pub fn start(
+        mut emitter: Emitter,
+        mut ring: RingBuf<MapData>,
+        late_ns: u64,
+    ) -> Result<EmitterThread> {
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let handle = std::thread::Builder::new().name("pfc-emitter".into()).spawn(move || {
@@ -258,7 +307,10 @@ impl EmitterThread {
             }
             emitter
         })?;
-        Ok(EmitterThread { stop, handle: Some(handle) })
+        Ok(EmitterThread {
+            stop,
+            handle: Some(handle),
+        })
     }
 
     /// Stops the thread and returns the emitter with its statistics.

@@ -10,7 +10,11 @@ use dataplane_user::config::{Config, Plan};
 use dataplane_user::{dataplane, snapshot, sys};
 
 #[derive(Parser)]
-#[command(name = "dataplane", version, about = "Lossless RoCEv2 switch data plane (XDP) controller")]
+#[command(
+    name = "dataplane",
+    version,
+    about = "Lossless RoCEv2 switch data plane (XDP) controller"
+)]
 struct Cli {
     /// Run inside this network namespace (an `ip netns` name). bpffs stays
     /// the host's, so pins are shared with `stats` run the same way.
@@ -191,8 +195,12 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let level = dataplane_user::log::parse_level(&cli.log_level)
-        .ok_or_else(|| anyhow::anyhow!("--log-level: expected error, warn, info or debug, got {:?}", cli.log_level))?;
+    let level = dataplane_user::log::parse_level(&cli.log_level).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--log-level: expected error, warn, info or debug, got {:?}",
+            cli.log_level
+        )
+    })?;
     dataplane_user::log::set(level, cli.log_json);
     // Validate before anything touches the system.
     let up_plan = match &cli.cmd {
@@ -204,8 +212,21 @@ fn run(cli: Cli) -> Result<()> {
         sys::enter_netns(ns)?;
     }
     match cli.cmd {
-        Cmd::Up { stats_interval, metrics, config } => up(up_plan.expect("validated above"), config, stats_interval, metrics),
-        Cmd::Upgrade { stats_interval, metrics, config } => {
+        Cmd::Up {
+            stats_interval,
+            metrics,
+            config,
+        } => up(
+            up_plan.expect("validated above"),
+            config,
+            stats_interval,
+            metrics,
+        ),
+        Cmd::Upgrade {
+            stats_interval,
+            metrics,
+            config,
+        } => {
             let plan = up_plan.expect("validated above");
             if let Ok(pid) = sys::InstanceLock::holder(&plan.instance) {
                 say(&format!("upgrade: stopping controller {pid} of instance {} (its data plane keeps forwarding)", plan.instance));
@@ -228,10 +249,16 @@ fn run(cli: Cli) -> Result<()> {
             let pid = sys::InstanceLock::holder(&plan.instance)?;
             // which file to apply: the controller reads it from here on SIGHUP
             let abs = std::fs::canonicalize(&config)?;
-            std::fs::write(sys::reload_request(&plan.instance), abs.to_string_lossy().as_bytes())?;
+            std::fs::write(
+                sys::reload_request(&plan.instance),
+                abs.to_string_lossy().as_bytes(),
+            )?;
             // SAFETY: signalling the controller that holds the instance lock.
             if unsafe { libc::kill(pid, libc::SIGHUP) } != 0 {
-                anyhow::bail!("signalling the controller (pid {pid}): {}", std::io::Error::last_os_error());
+                anyhow::bail!(
+                    "signalling the controller (pid {pid}): {}",
+                    std::io::Error::last_os_error()
+                );
             }
             println!("{}: valid; controller {pid} of instance {:?} asked to reload it (its output says what it applied)", config.display(), plan.instance);
             Ok(())
@@ -252,16 +279,42 @@ fn run(cli: Cli) -> Result<()> {
             println!("instance {name}: {n} port(s) detached, pins removed");
             Ok(())
         }
-        Cmd::Events { which, count, timeout, pcapng, history } => {
-            let n = dataplane_user::events::run(&which.name()?, count, timeout.map(Duration::from_secs_f64), pcapng.as_deref(), history)?;
+        Cmd::Events {
+            which,
+            count,
+            timeout,
+            pcapng,
+            history,
+        } => {
+            let n = dataplane_user::events::run(
+                &which.name()?,
+                count,
+                timeout.map(Duration::from_secs_f64),
+                pcapng.as_deref(),
+                history,
+            )?;
             eprintln!("{n} event(s)");
             Ok(())
         }
-        Cmd::P4 { cmd: P4Cmd::Entries { target, config, out, bmv2_packet_bytes, tofino_cell_bytes } } => {
+        Cmd::P4 {
+            cmd:
+                P4Cmd::Entries {
+                    target,
+                    config,
+                    out,
+                    bmv2_packet_bytes,
+                    tofino_cell_bytes,
+                },
+        } => {
             use dataplane_user::p4;
-            let t: p4::Target = target.parse().map_err(|e: String| anyhow::anyhow!("--target: {e}"))?;
+            let t: p4::Target = target
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("--target: {e}"))?;
             let plan = plan_of(&config)?;
-            let opts = p4::Options { bmv2_packet_bytes, tofino_cell_bytes };
+            let opts = p4::Options {
+                bmv2_packet_bytes,
+                tofino_cell_bytes,
+            };
             let e = p4::entries_with(&plan, t, &opts).map_err(|r| anyhow::anyhow!("{r}"))?;
             std::fs::create_dir_all(&out)?;
             let name = |suffix: &str| out.join(format!("{}.{suffix}", plan.instance));
@@ -282,15 +335,25 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Config { cmd: ConfigCmd::Check { config, resolve } } => {
+        Cmd::Config {
+            cmd: ConfigCmd::Check { config, resolve },
+        } => {
             let plan = plan_of(&config)?;
             if resolve {
                 dataplane::resolve_ports(&plan)?;
             }
-            println!("{}: valid, instance {:?}, {} port(s)", config.display(), plan.instance, plan.ports.len());
+            println!(
+                "{}: valid, instance {:?}, {} port(s)",
+                config.display(),
+                plan.instance,
+                plan.ports.len()
+            );
             for (i, p) in plan.ports.iter().enumerate() {
                 let c = &p.config;
-                let lossless: Vec<String> = (0..8).filter(|i| c.pfc_enable & (1 << i) != 0).map(|i| i.to_string()).collect();
+                let lossless: Vec<String> = (0..8)
+                    .filter(|i| c.pfc_enable & (1 << i) != 0)
+                    .map(|i| i.to_string())
+                    .collect();
                 let head = plan
                     .buffer
                     .as_ref()
@@ -316,14 +379,23 @@ fn run(cli: Cli) -> Result<()> {
                     plan.groups.len(),
                     plan.groups
                         .iter()
-                        .map(|g| format!("{} {} x{}", g.name, dataplane_user::config::MODES[g.mode as usize], g.members.len()))
+                        .map(|g| format!(
+                            "{} {} x{}",
+                            g.name,
+                            dataplane_user::config::MODES[g.mode as usize],
+                            g.members.len()
+                        ))
                         .collect::<Vec<_>>()
                         .join(", "),
                     plan.hash_seed
                 );
             }
             if let Some(b) = &plan.buffer {
-                println!("  buffer model: pool {} bytes, tick {} us", b.pool_size, b.tick_ns / 1000);
+                println!(
+                    "  buffer model: pool {} bytes, tick {} us",
+                    b.pool_size,
+                    b.tick_ns / 1000
+                );
             }
             if let Some((w, poll)) = &plan.pfcwd {
                 println!(
@@ -346,13 +418,23 @@ fn watch(instance: &str, interval: f64) -> Result<()> {
         let snap = snapshot(instance)?;
         let now = std::time::Instant::now();
         let mut out = String::from("\x1b[2J\x1b[H");
-        out.push_str(&format!("dataplane watch: instance {instance}, every {interval} s (Ctrl-C to quit)\n\n"));
+        out.push_str(&format!(
+            "dataplane watch: instance {instance}, every {interval} s (Ctrl-C to quit)\n\n"
+        ));
         if let Some((t0, p0)) = &prev {
             let dt = now.duration_since(*t0).as_secs_f64().max(1e-3);
-            out.push_str(&format!("{:<16} {:>12} {:>12} {:>12} {:>10} {:>10}\n", "Port", "RX pps", "TX pps", "TX Mb/s", "ECN/s", "PFC-RX/s"));
+            out.push_str(&format!(
+                "{:<16} {:>12} {:>12} {:>12} {:>10} {:>10}\n",
+                "Port", "RX pps", "TX pps", "TX Mb/s", "ECN/s", "PFC-RX/s"
+            ));
             for (p, q) in snap.ports.iter().zip(&p0.ports) {
                 let rate = |prefix: &str| -> f64 {
-                    let sum = |c: &std::collections::BTreeMap<String, u64>| -> u64 { c.iter().filter(|(k, _)| k.starts_with(prefix)).map(|(_, v)| *v).sum() };
+                    let sum = |c: &std::collections::BTreeMap<String, u64>| -> u64 {
+                        c.iter()
+                            .filter(|(k, _)| k.starts_with(prefix))
+                            .map(|(_, v)| *v)
+                            .sum()
+                    };
                     sum(&p.counters).saturating_sub(sum(&q.counters)) as f64 / dt
                 };
                 out.push_str(&format!(
@@ -378,7 +460,9 @@ fn watch(instance: &str, interval: f64) -> Result<()> {
 async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     loop {
-        let Ok((mut sock, _)) = listener.accept().await else { continue };
+        let Ok((mut sock, _)) = listener.accept().await else {
+            continue;
+        };
         let instance = instance.clone();
         tokio::spawn(async move {
             let mut buf = [0u8; 2048];
@@ -388,14 +472,19 @@ async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
             };
             let req = String::from_utf8_lossy(&buf[..n]);
             let path = req.split_whitespace().nth(1).unwrap_or("");
-            let (status, ctype, body) = if req.starts_with("GET ") && (path == "/metrics" || path == "/") {
-                match snapshot(&instance) {
-                    Ok(s) => ("200 OK", "text/plain; version=0.0.4", dataplane_user::metrics::render(&s)),
-                    Err(e) => ("503 Service Unavailable", "text/plain", format!("{e:#}\n")),
-                }
-            } else {
-                ("404 Not Found", "text/plain", "GET /metrics\n".to_string())
-            };
+            let (status, ctype, body) =
+                if req.starts_with("GET ") && (path == "/metrics" || path == "/") {
+                    match snapshot(&instance) {
+                        Ok(s) => (
+                            "200 OK",
+                            "text/plain; version=0.0.4",
+                            dataplane_user::metrics::render(&s),
+                        ),
+                        Err(e) => ("503 Service Unavailable", "text/plain", format!("{e:#}\n")),
+                    }
+                } else {
+                    ("404 Not Found", "text/plain", "GET /metrics\n".to_string())
+                };
             let resp = format!("HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
             let _ = sock.write_all(resp.as_bytes()).await;
         });
@@ -409,16 +498,31 @@ fn say(line: &str) {
 }
 
 /// Applies a changed config to a running data plane, or says why not.
-fn reload(running: &mut dataplane::Running, current: &Plan, path: &std::path::Path) -> Result<(Plan, usize)> {
+fn reload(
+    running: &mut dataplane::Running,
+    current: &Plan,
+    path: &std::path::Path,
+) -> Result<(Plan, usize)> {
     let new = plan_of(path)?;
     if new.instance != current.instance {
-        anyhow::bail!("switch.name changed ({:?} -> {:?}): start a controller for the new instance instead", current.instance, new.instance);
+        anyhow::bail!(
+            "switch.name changed ({:?} -> {:?}): start a controller for the new instance instead",
+            current.instance,
+            new.instance
+        );
     }
     let names = |p: &Plan| p.ports.iter().map(|x| x.name.clone()).collect::<Vec<_>>();
     if names(&new) != names(current) {
-        anyhow::bail!("the ports changed ({:?} -> {:?}): restart `up` to attach or detach ports", names(current), names(&new));
+        anyhow::bail!(
+            "the ports changed ({:?} -> {:?}): restart `up` to attach or detach ports",
+            names(current),
+            names(&new)
+        );
     }
-    if new.forwarding() != current.forwarding() || new.buffer.is_some() != current.buffer.is_some() || new.pfcwd.is_some() != current.pfcwd.is_some() {
+    if new.forwarding() != current.forwarding()
+        || new.buffer.is_some() != current.buffer.is_some()
+        || new.pfcwd.is_some() != current.pfcwd.is_some()
+    {
         anyhow::bail!("routing, [buffer] or [pfcwd] was added or removed: restart `up` for that");
     }
     let resolved = dataplane::resolve_ports(&new)?;
@@ -426,14 +530,20 @@ fn reload(running: &mut dataplane::Running, current: &Plan, path: &std::path::Pa
     Ok((new, changed))
 }
 
-fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, metrics: String) -> Result<()> {
+fn up(
+    mut plan: Plan,
+    mut config_path: PathBuf,
+    stats_interval: Option<u64>,
+    metrics: String,
+) -> Result<()> {
     let _lock = sys::InstanceLock::acquire(&plan.instance)?;
     // bind the metrics port first: a port in use is refused before anything
     // is attached
     let metrics_listener = if metrics == "off" {
         None
     } else {
-        let l = std::net::TcpListener::bind(&metrics).with_context(|| format!("--metrics {metrics}: cannot listen (in use?)"))?;
+        let l = std::net::TcpListener::bind(&metrics)
+            .with_context(|| format!("--metrics {metrics}: cannot listen (in use?)"))?;
         l.set_nonblocking(true)?;
         Some(l)
     };
@@ -444,9 +554,15 @@ fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, met
     let _ticker = match &plan.buffer {
         Some(b) => {
             for (p, (h, how)) in plan.ports.iter().zip(&b.headroom) {
-                say(&format!("buffer {}: headroom xoff {} xon {} bytes ({how})", p.name, h.xoff, h.xon));
+                say(&format!(
+                    "buffer {}: headroom xoff {} xon {} bytes ({how})",
+                    p.name, h.xoff, h.xon
+                ));
             }
-            Some(dataplane_user::lossless_ctl::Ticker::start(&running.bpf, Duration::from_nanos(b.tick_ns))?)
+            Some(dataplane_user::lossless_ctl::Ticker::start(
+                &running.bpf,
+                Duration::from_nanos(b.tick_ns),
+            )?)
         }
         None => None,
     };
@@ -461,18 +577,36 @@ fn up(mut plan: Plan, mut config_path: PathBuf, stats_interval: Option<u64>, met
         ));
     }
     let ring: aya::maps::RingBuf<aya::maps::MapData> = aya::maps::RingBuf::try_from(
-        running.bpf.take_map(dataplane_user::lossless_ctl::MAP_PFC_EVENTS).context("PFC_EVENTS map")?,
+        running
+            .bpf
+            .take_map(dataplane_user::lossless_ctl::MAP_PFC_EVENTS)
+            .context("PFC_EVENTS map")?,
     )?;
-    let late_ns = plan.buffer.as_ref().map(|_| plan.buffer_response_ns).unwrap_or(0);
-    let emitter_thread = dataplane_user::lossless_ctl::EmitterThread::start(emitter, ring, late_ns)?;
+    let late_ns = plan
+        .buffer
+        .as_ref()
+        .map(|_| plan.buffer_response_ns)
+        .unwrap_or(0);
+    let emitter_thread =
+        dataplane_user::lossless_ctl::EmitterThread::start(emitter, ring, late_ns)?;
     if running.adopted {
-        say(&format!("adopted the running data plane of instance {} (maps and their state kept)", plan.instance));
+        say(&format!(
+            "adopted the running data plane of instance {} (maps and their state kept)",
+            plan.instance
+        ));
     }
     for (name, mode) in &running.attached {
         say(&format!("attached {} to {name} ({mode})", running.program));
     }
-    say(&format!("ready: instance {} pinned at {}", plan.instance, running.pin_dir.display()));
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;
+    say(&format!(
+        "ready: instance {} pinned at {}",
+        plan.instance,
+        running.pin_dir.display()
+    ));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
     rt.block_on(async {
         if let Some(l) = metrics_listener {
             let listener = tokio::net::TcpListener::from_std(l)?;

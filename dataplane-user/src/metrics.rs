@@ -22,7 +22,11 @@ struct Family {
 fn split(name: &str) -> (String, Option<(&'static str, String)>) {
     if let Some((base, rest)) = name.split_once('[') {
         let idx = rest.trim_end_matches(']').to_string();
-        let label = if base.contains("pfc") || base.contains("pause") { "priority" } else { "tc" };
+        let label = if base.contains("pfc") || base.contains("pause") {
+            "priority"
+        } else {
+            "tc"
+        };
         return (base.to_string(), Some((label, idx)));
     }
     if let Some((base, reason)) = name.split_once('.') {
@@ -35,30 +39,59 @@ fn help(base: &str) -> (&'static str, &'static str) {
     match base {
         "rx_tc_pkts" => ("Frames received, by traffic class.", "counter"),
         "rx_tc_bytes" => ("Bytes received, by traffic class.", "counter"),
-        "tx_tc_pkts" => ("Frames routed out of the port, by traffic class.", "counter"),
+        "tx_tc_pkts" => (
+            "Frames routed out of the port, by traffic class.",
+            "counter",
+        ),
         "tx_tc_bytes" => ("Bytes routed out of the port, by traffic class.", "counter"),
-        "rx_pfc" => ("PFC frames received with the priority's class-enable bit set (pfcstat Rx).", "counter"),
-        "tx_pfc" | "tx_pfc_xoff" | "tx_pfc_refresh" | "tx_pfc_xon" => ("PFC frames the data plane asked to send (pfcstat Tx).", "counter"),
-        "malformed" => ("Malformed frames by the header boundary where they broke.", "counter"),
+        "rx_pfc" => (
+            "PFC frames received with the priority's class-enable bit set (pfcstat Rx).",
+            "counter",
+        ),
+        "tx_pfc" | "tx_pfc_xoff" | "tx_pfc_refresh" | "tx_pfc_xon" => (
+            "PFC frames the data plane asked to send (pfcstat Tx).",
+            "counter",
+        ),
+        "malformed" => (
+            "Malformed frames by the header boundary where they broke.",
+            "counter",
+        ),
         "ecn_marked" => ("Packets marked CE by the buffer model.", "counter"),
         "wred_drop" => ("WRED drops (lossy class, non-ECT).", "counter"),
-        "drop_shared_full" => ("Drops of lossy packets for lack of shared buffer.", "counter"),
+        "drop_shared_full" => (
+            "Drops of lossy packets for lack of shared buffer.",
+            "counter",
+        ),
         "drop_headroom" => ("Lossless drops: headroom exhausted.", "counter"),
         "wd_drop" => ("Drops by the PFC watchdog during a storm.", "counter"),
         "queue_bytes" => ("Bytes in the buffer model's egress queue.", "gauge"),
         "queue_watermark" => ("Peak bytes of the buffer model's egress queue.", "gauge"),
-        "queue_paused" => ("1 while the egress queue is paused by received PFC.", "gauge"),
-        "queue_tx_bytes" => ("Bytes drained from the buffer model's egress queue.", "counter"),
-        "rx_pause_ns" => ("Time the egress queue spent paused by received PFC, ns.", "counter"),
+        "queue_paused" => (
+            "1 while the egress queue is paused by received PFC.",
+            "gauge",
+        ),
+        "queue_tx_bytes" => (
+            "Bytes drained from the buffer model's egress queue.",
+            "counter",
+        ),
+        "rx_pause_ns" => (
+            "Time the egress queue spent paused by received PFC, ns.",
+            "counter",
+        ),
         "pfcwd_storm_detected" => ("PFC storms detected by the watchdog.", "counter"),
         "pfcwd_storm_restored" => ("PFC storms restored by the watchdog.", "counter"),
         "pfcwd_in_storm" => ("1 while a PFC storm action is in force.", "gauge"),
-        _ => ("Data-plane counter (see `dataplane stats --json`).", "counter"),
+        _ => (
+            "Data-plane counter (see `dataplane stats --json`).",
+            "counter",
+        ),
     }
 }
 
 fn esc(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// Renders a snapshot.
@@ -70,13 +103,24 @@ pub fn render(s: &Snapshot) -> String {
         for (name, v) in &p.counters {
             let (base, label) = split(name);
             let (h, kind) = help(&base);
-            let metric = if kind == "counter" { format!("dataplane_{base}_total") } else { format!("dataplane_{base}") };
+            let metric = if kind == "counter" {
+                format!("dataplane_{base}_total")
+            } else {
+                format!("dataplane_{base}")
+            };
             let labels = match &label {
-                Some((k, val)) => format!("instance=\"{inst}\",port=\"{port}\",{k}=\"{}\"", esc(val)),
+                Some((k, val)) => {
+                    format!("instance=\"{inst}\",port=\"{port}\",{k}=\"{}\"", esc(val))
+                }
                 None => format!("instance=\"{inst}\",port=\"{port}\""),
             };
             fams.entry(metric.clone())
-                .or_insert(Family { name: metric, help: h, kind, samples: Vec::new() })
+                .or_insert(Family {
+                    name: metric,
+                    help: h,
+                    kind,
+                    samples: Vec::new(),
+                })
                 .samples
                 .push((labels, *v as f64));
         }
@@ -99,16 +143,28 @@ pub fn render(s: &Snapshot) -> String {
                 samples: Vec::new(),
             })
             .samples
-            .push((format!("instance=\"{inst}\",port=\"{port}\""), f64::from(p.speed_mbps) * 1e6));
+            .push((
+                format!("instance=\"{inst}\",port=\"{port}\""),
+                f64::from(p.speed_mbps) * 1e6,
+            ));
     }
     for g in &s.groups {
-        let f = fams.entry("dataplane_group_live_members".into()).or_insert(Family {
-            name: "dataplane_group_live_members".into(),
-            help: "Members of a next-hop group whose port is up.",
-            kind: "gauge",
-            samples: Vec::new(),
-        });
-        f.samples.push((format!("instance=\"{inst}\",group=\"{}\",mode=\"{}\"", g.id, esc(&g.mode)), g.live as f64));
+        let f = fams
+            .entry("dataplane_group_live_members".into())
+            .or_insert(Family {
+                name: "dataplane_group_live_members".into(),
+                help: "Members of a next-hop group whose port is up.",
+                kind: "gauge",
+                samples: Vec::new(),
+            });
+        f.samples.push((
+            format!(
+                "instance=\"{inst}\",group=\"{}\",mode=\"{}\"",
+                g.id,
+                esc(&g.mode)
+            ),
+            g.live as f64,
+        ));
     }
     let mut out = String::new();
     for f in fams.values() {
@@ -118,8 +174,15 @@ pub fn render(s: &Snapshot) -> String {
             let _ = writeln!(out, "{}{{{l}}} {v}", f.name);
         }
     }
-    let _ = writeln!(out, "# HELP dataplane_unknown_port_frames_total Frames on interfaces without a port entry.");
+    let _ = writeln!(
+        out,
+        "# HELP dataplane_unknown_port_frames_total Frames on interfaces without a port entry."
+    );
     let _ = writeln!(out, "# TYPE dataplane_unknown_port_frames_total counter");
-    let _ = writeln!(out, "dataplane_unknown_port_frames_total{{instance=\"{inst}\"}} {}", s.unknown_port);
+    let _ = writeln!(
+        out,
+        "dataplane_unknown_port_frames_total{{instance=\"{inst}\"}} {}",
+        s.unknown_port
+    );
     out
 }

@@ -98,7 +98,8 @@ impl fmt::Display for Target {
 impl std::str::FromStr for Target {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Target::from_name(s).ok_or_else(|| format!("expected a P4 target \"bmv2\" or \"tofino\", got {s:?}"))
+        Target::from_name(s)
+            .ok_or_else(|| format!("expected a P4 target \"bmv2\" or \"tofino\", got {s:?}"))
     }
 }
 
@@ -117,7 +118,10 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { bmv2_packet_bytes: 4096, tofino_cell_bytes: 80 }
+        Options {
+            bmv2_packet_bytes: 4096,
+            tofino_cell_bytes: 80,
+        }
     }
 }
 
@@ -172,10 +176,18 @@ pub fn entries(plan: &Plan, target: Target) -> Result<P4Entries, RefusedFeature>
 }
 
 /// Entries for `target`.
-pub fn entries_with(plan: &Plan, target: Target, opts: &Options) -> Result<P4Entries, RefusedFeature> {
+pub fn entries_with(
+    plan: &Plan,
+    target: Target,
+    opts: &Options,
+) -> Result<P4Entries, RefusedFeature> {
     let ops = table_ops(plan, target, opts)?;
     Ok(match target {
-        Target::Bmv2 => P4Entries { cli: render_cli(&ops), p4runtime_json: render_p4runtime(&ops), bfrt_py: None },
+        Target::Bmv2 => P4Entries {
+            cli: render_cli(&ops),
+            p4runtime_json: render_p4runtime(&ops),
+            bfrt_py: None,
+        },
         Target::Tofino => P4Entries {
             cli: String::new(),
             p4runtime_json: render_p4runtime(&ops),
@@ -276,7 +288,14 @@ use MatchKind::{Exact, Lpm, Range};
 const ROUTE_ACTIONS: &[&str] = &["route_nexthop", "route_group", "route_local", "route_miss"];
 
 static TABLES: &[TableSpec] = &[
-    TableSpec { control: ING, name: "switch_cfg", id: 0x0200_0001, keys: &[], actions: &["set_switch"], targets: BOTH },
+    TableSpec {
+        control: ING,
+        name: "switch_cfg",
+        id: 0x0200_0001,
+        keys: &[],
+        actions: &["set_switch"],
+        targets: BOTH,
+    },
     TableSpec {
         control: ING,
         name: "port_cfg",
@@ -309,9 +328,30 @@ static TABLES: &[TableSpec] = &[
         actions: &["set_tc_cfg"],
         targets: BOTH,
     },
-    TableSpec { control: ING, name: "ipv4_lpm", id: 0x0200_0006, keys: &[k("dst_addr", 32, Lpm)], actions: ROUTE_ACTIONS, targets: BOTH },
-    TableSpec { control: ING, name: "ipv6_lpm", id: 0x0200_0007, keys: &[k("dst_addr", 128, Lpm)], actions: ROUTE_ACTIONS, targets: BOTH },
-    TableSpec { control: ING, name: "group_cfg", id: 0x0200_0008, keys: &[k("grp", 16, Exact)], actions: &["set_group"], targets: BOTH },
+    TableSpec {
+        control: ING,
+        name: "ipv4_lpm",
+        id: 0x0200_0006,
+        keys: &[k("dst_addr", 32, Lpm)],
+        actions: ROUTE_ACTIONS,
+        targets: BOTH,
+    },
+    TableSpec {
+        control: ING,
+        name: "ipv6_lpm",
+        id: 0x0200_0007,
+        keys: &[k("dst_addr", 128, Lpm)],
+        actions: ROUTE_ACTIONS,
+        targets: BOTH,
+    },
+    TableSpec {
+        control: ING,
+        name: "group_cfg",
+        id: 0x0200_0008,
+        keys: &[k("grp", 16, Exact)],
+        actions: &["set_group"],
+        targets: BOTH,
+    },
     TableSpec {
         control: ING,
         name: "group_bucket",
@@ -320,7 +360,14 @@ static TABLES: &[TableSpec] = &[
         actions: &["set_bucket"],
         targets: BOTH,
     },
-    TableSpec { control: ING, name: "nexthop", id: 0x0200_000a, keys: &[k("nh", 16, Exact)], actions: &["set_nexthop"], targets: BOTH },
+    TableSpec {
+        control: ING,
+        name: "nexthop",
+        id: 0x0200_000a,
+        keys: &[k("nh", 16, Exact)],
+        actions: &["set_nexthop"],
+        targets: BOTH,
+    },
     TableSpec {
         control: ING,
         name: "pg_cfg",
@@ -329,8 +376,22 @@ static TABLES: &[TableSpec] = &[
         actions: &["set_pg"],
         targets: BMV2,
     },
-    TableSpec { control: ING, name: "load_a", id: 0x0200_000c, keys: &[k("port_a", 9, Exact)], actions: &["set_load_a"], targets: TOFINO },
-    TableSpec { control: ING, name: "load_b", id: 0x0200_000d, keys: &[k("port_b", 9, Exact)], actions: &["set_load_b"], targets: TOFINO },
+    TableSpec {
+        control: ING,
+        name: "load_a",
+        id: 0x0200_000c,
+        keys: &[k("port_a", 9, Exact)],
+        actions: &["set_load_a"],
+        targets: TOFINO,
+    },
+    TableSpec {
+        control: ING,
+        name: "load_b",
+        id: 0x0200_000d,
+        keys: &[k("port_b", 9, Exact)],
+        actions: &["set_load_b"],
+        targets: TOFINO,
+    },
     TableSpec {
         control: EG,
         name: "egress_port_cfg",
@@ -343,15 +404,31 @@ static TABLES: &[TableSpec] = &[
         control: EG,
         name: "wred",
         id: 0x0200_0011,
-        keys: &[k("egress_port", 9, Exact), k("tc", 3, Exact), k("enq_qdepth", 19, Range)],
+        keys: &[
+            k("egress_port", 9, Exact),
+            k("tc", 3, Exact),
+            k("enq_qdepth", 19, Range),
+        ],
         actions: &["wred_hit"],
         targets: BOTH,
     },
 ];
 
 static ACTIONS: &[ActionSpec] = &[
-    ActionSpec { control: ING, name: "set_switch", id: 0x0100_0001, params: &[("hash_seed", 32), ("pool_size", 32)], targets: BMV2 },
-    ActionSpec { control: ING, name: "set_switch", id: 0x0100_0001, params: &[("hash_seed", 32)], targets: TOFINO },
+    ActionSpec {
+        control: ING,
+        name: "set_switch",
+        id: 0x0100_0001,
+        params: &[("hash_seed", 32), ("pool_size", 32)],
+        targets: BMV2,
+    },
+    ActionSpec {
+        control: ING,
+        name: "set_switch",
+        id: 0x0100_0001,
+        params: &[("hash_seed", 32)],
+        targets: TOFINO,
+    },
     ActionSpec {
         control: ING,
         name: "set_port",
@@ -368,14 +445,62 @@ static ACTIONS: &[ActionSpec] = &[
         ],
         targets: BOTH,
     },
-    ActionSpec { control: ING, name: "unknown_port", id: 0x0100_0003, params: &[], targets: BOTH },
-    ActionSpec { control: ING, name: "set_tc", id: 0x0100_0004, params: &[("tc", 3)], targets: BOTH },
-    ActionSpec { control: ING, name: "set_tc_cfg", id: 0x0100_0005, params: &[("lossless", 1), ("queue", 5)], targets: BOTH },
-    ActionSpec { control: ING, name: "route_nexthop", id: 0x0100_0006, params: &[("nh", 16)], targets: BOTH },
-    ActionSpec { control: ING, name: "route_group", id: 0x0100_0007, params: &[("grp", 16)], targets: BOTH },
-    ActionSpec { control: ING, name: "route_local", id: 0x0100_0008, params: &[], targets: BOTH },
-    ActionSpec { control: ING, name: "route_miss", id: 0x0100_0009, params: &[], targets: BOTH },
-    ActionSpec { control: ING, name: "set_group", id: 0x0100_000a, params: &[("mode", 2), ("flowlet_timeout", 32)], targets: BOTH },
+    ActionSpec {
+        control: ING,
+        name: "unknown_port",
+        id: 0x0100_0003,
+        params: &[],
+        targets: BOTH,
+    },
+    ActionSpec {
+        control: ING,
+        name: "set_tc",
+        id: 0x0100_0004,
+        params: &[("tc", 3)],
+        targets: BOTH,
+    },
+    ActionSpec {
+        control: ING,
+        name: "set_tc_cfg",
+        id: 0x0100_0005,
+        params: &[("lossless", 1), ("queue", 5)],
+        targets: BOTH,
+    },
+    ActionSpec {
+        control: ING,
+        name: "route_nexthop",
+        id: 0x0100_0006,
+        params: &[("nh", 16)],
+        targets: BOTH,
+    },
+    ActionSpec {
+        control: ING,
+        name: "route_group",
+        id: 0x0100_0007,
+        params: &[("grp", 16)],
+        targets: BOTH,
+    },
+    ActionSpec {
+        control: ING,
+        name: "route_local",
+        id: 0x0100_0008,
+        params: &[],
+        targets: BOTH,
+    },
+    ActionSpec {
+        control: ING,
+        name: "route_miss",
+        id: 0x0100_0009,
+        params: &[],
+        targets: BOTH,
+    },
+    ActionSpec {
+        control: ING,
+        name: "set_group",
+        id: 0x0100_000a,
+        params: &[("mode", 2), ("flowlet_timeout", 32)],
+        targets: BOTH,
+    },
     ActionSpec {
         control: ING,
         name: "set_bucket",
@@ -383,7 +508,13 @@ static ACTIONS: &[ActionSpec] = &[
         params: &[("nh", 16), ("port", 9), ("alt_nh", 16), ("alt_port", 9)],
         targets: BOTH,
     },
-    ActionSpec { control: ING, name: "set_nexthop", id: 0x0100_000c, params: &[("dmac", 48), ("smac", 48), ("port", 9)], targets: BOTH },
+    ActionSpec {
+        control: ING,
+        name: "set_nexthop",
+        id: 0x0100_000c,
+        params: &[("dmac", 48), ("smac", 48), ("port", 9)],
+        targets: BOTH,
+    },
     ActionSpec {
         control: ING,
         name: "set_pg",
@@ -399,9 +530,27 @@ static ACTIONS: &[ActionSpec] = &[
         ],
         targets: BMV2,
     },
-    ActionSpec { control: ING, name: "set_load_a", id: 0x0100_000e, params: &[("band", 8)], targets: TOFINO },
-    ActionSpec { control: ING, name: "set_load_b", id: 0x0100_000f, params: &[("band", 8)], targets: TOFINO },
-    ActionSpec { control: EG, name: "set_egress_port", id: 0x0100_0010, params: &[("port_mac", 48), ("band_shift", 8)], targets: BMV2 },
+    ActionSpec {
+        control: ING,
+        name: "set_load_a",
+        id: 0x0100_000e,
+        params: &[("band", 8)],
+        targets: TOFINO,
+    },
+    ActionSpec {
+        control: ING,
+        name: "set_load_b",
+        id: 0x0100_000f,
+        params: &[("band", 8)],
+        targets: TOFINO,
+    },
+    ActionSpec {
+        control: EG,
+        name: "set_egress_port",
+        id: 0x0100_0010,
+        params: &[("port_mac", 48), ("band_shift", 8)],
+        targets: BMV2,
+    },
     ActionSpec {
         control: EG,
         name: "wred_hit",
@@ -494,11 +643,20 @@ pub struct Entry {
 pub enum Op {
     Entry(Entry),
     /// A clone session to a port (bmv2 PFC emulation: id = port + 1).
-    CloneSession { session: u32, port: usize },
+    CloneSession {
+        session: u32,
+        port: usize,
+    },
     /// bmv2 egress queue rate of a port, packets/s (simple_switch_CLI only).
-    QueueRate { port: usize, pps: u64 },
+    QueueRate {
+        port: usize,
+        pps: u64,
+    },
     /// bmv2 egress queue depth of a port, packets (simple_switch_CLI only).
-    QueueDepth { port: usize, packets: u64 },
+    QueueDepth {
+        port: usize,
+        packets: u64,
+    },
 }
 
 /// Deepest queue the `enq_qdepth` range key can name (bit<19>).
@@ -540,7 +698,11 @@ fn lossy_baf(dynamic_th: i8) -> (&'static str, Option<String>) {
     match tofino_baf(dynamic_th) {
         Some(b) => (b, None),
         None => {
-            let (b, th) = if dynamic_th > 2 { ("80%", 2) } else { ("1.5%", -6) };
+            let (b, th) = if dynamic_th > 2 {
+                ("80%", 2)
+            } else {
+                ("1.5%", -6)
+            };
             (b, Some(format!("lossy_dynamic_th {dynamic_th} has no Tofino factor: the nearest, {b} (dynamic_th {th})")))
         }
     }
@@ -584,7 +746,11 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
         // headroom is sized for, so it must be exact. (Lossy queues take the
         // nearest factor, see `lossy_baf`.)
         if let Some(b) = &plan.buffer {
-            let bad = b.ports.iter().flat_map(|pb| pb.pg_profile.iter()).find(|p| p.lossless != 0 && tofino_baf(p.dynamic_th).is_none());
+            let bad = b
+                .ports
+                .iter()
+                .flat_map(|pb| pb.pg_profile.iter())
+                .find(|p| p.lossless != 0 && tofino_baf(p.dynamic_th).is_none());
             if let Some(prof) = bad {
                 refuse(
                     "buffer.dynamic_th".into(),
@@ -642,13 +808,23 @@ fn band_shift(speed_mbps: u32) -> u32 {
 pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>, RefusedFeature> {
     let r = refusals(plan, target);
     if !r.is_empty() {
-        return Err(RefusedFeature { target, refusals: r });
+        return Err(RefusedFeature {
+            target,
+            refusals: r,
+        });
     }
     let mut ops = Vec::new();
     let mut add = |table_name: &str, keys: Vec<KeyVal>, act: &str, args: Vec<Val>| {
         let t = table(target, table_name);
         let priority = t.keys.iter().any(|k| k.kind == Range).then_some(1);
-        ops.push(Op::Entry(Entry { table: t, keys, action: action(target, act), args, is_default: false, priority }));
+        ops.push(Op::Entry(Entry {
+            table: t,
+            keys,
+            action: action(target, act),
+            args,
+            is_default: false,
+            priority,
+        }));
     };
     let pool = plan.buffer.as_ref().map(|b| b.pool_size).unwrap_or(0);
     let mut switch_args = vec![Val::Int(u128::from(plan.hash_seed))];
@@ -698,7 +874,10 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
         for (dscp, &tc) in map.iter().enumerate() {
             add(
                 "dscp_to_tc",
-                vec![KeyVal::Exact(Val::Int(m as u128 + 1)), KeyVal::Exact(Val::Int(dscp as u128))],
+                vec![
+                    KeyVal::Exact(Val::Int(m as u128 + 1)),
+                    KeyVal::Exact(Val::Int(dscp as u128)),
+                ],
                 "set_tc",
                 vec![Val::Int(u128::from(tc))],
             );
@@ -708,7 +887,10 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
         for (pcp, &tc) in map.iter().enumerate() {
             add(
                 "pcp_to_tc",
-                vec![KeyVal::Exact(Val::Int(m as u128 + 1)), KeyVal::Exact(Val::Int(pcp as u128))],
+                vec![
+                    KeyVal::Exact(Val::Int(m as u128 + 1)),
+                    KeyVal::Exact(Val::Int(pcp as u128)),
+                ],
                 "set_tc",
                 vec![Val::Int(u128::from(tc))],
             );
@@ -719,9 +901,15 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
             // TC_TO_QUEUE_MAP is identity (as in the eBPF data plane)
             add(
                 "tc_cfg",
-                vec![KeyVal::Exact(Val::Port(i)), KeyVal::Exact(Val::Int(u128::from(tc)))],
+                vec![
+                    KeyVal::Exact(Val::Port(i)),
+                    KeyVal::Exact(Val::Int(u128::from(tc))),
+                ],
                 "set_tc_cfg",
-                vec![Val::Int(u128::from(p.config.pfc_enable & (1 << tc) != 0)), Val::Int(u128::from(tc))],
+                vec![
+                    Val::Int(u128::from(p.config.pfc_enable & (1 << tc) != 0)),
+                    Val::Int(u128::from(tc)),
+                ],
             );
         }
     }
@@ -729,8 +917,14 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
     // routes, in configuration order
     for r in &plan.routes {
         let (table, key) = match r.addr {
-            IpAddr::V4(a) => ("ipv4_lpm", KeyVal::Lpm(Val::V4(a.octets()), u32::from(r.len))),
-            IpAddr::V6(a) => ("ipv6_lpm", KeyVal::Lpm(Val::V6(a.octets()), u32::from(r.len))),
+            IpAddr::V4(a) => (
+                "ipv4_lpm",
+                KeyVal::Lpm(Val::V4(a.octets()), u32::from(r.len)),
+            ),
+            IpAddr::V6(a) => (
+                "ipv6_lpm",
+                KeyVal::Lpm(Val::V6(a.octets()), u32::from(r.len)),
+            ),
         };
         let (act, args) = match r.target {
             RouteTarget::NextHop(id) => ("route_nexthop", vec![Val::Int(u128::from(id))]),
@@ -743,17 +937,26 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
     // groups: the eBPF data plane's resilient table, every member live
     let mut load_tables = false;
     for (gi, g) in plan.groups.iter().enumerate() {
-        let built = crate::groups::group_value(plan, g, &|_| true, None).map_err(|e| RefusedFeature {
-            target,
-            refusals: vec![Refusal { field: format!("group[{gi}] ({})", g.name), reason: e.to_string() }],
-        })?;
+        let built =
+            crate::groups::group_value(plan, g, &|_| true, None).map_err(|e| RefusedFeature {
+                target,
+                refusals: vec![Refusal {
+                    field: format!("group[{gi}] ({})", g.name),
+                    reason: e.to_string(),
+                }],
+            })?;
         let timeout = match target {
             // bmv2 timestamps are microseconds
             Target::Bmv2 => u128::from(g.flowlet_timeout_ns.div_ceil(1000)),
             Target::Tofino => u128::from(g.flowlet_timeout_ns),
         };
         load_tables |= g.mode == MODE_BANDWIDTH || g.mode == MODE_SPRAY;
-        add("group_cfg", vec![KeyVal::Exact(Val::Int(gi as u128))], "set_group", vec![Val::Int(u128::from(g.mode)), Val::Int(timeout)]);
+        add(
+            "group_cfg",
+            vec![KeyVal::Exact(Val::Int(gi as u128))],
+            "set_group",
+            vec![Val::Int(u128::from(g.mode)), Val::Int(timeout)],
+        );
         for b in 0..NBUCKETS {
             let (nh, port) = member(plan, &built, built.buckets[b]);
             // second candidate: the member of the next bucket that differs
@@ -763,21 +966,44 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
                 .unwrap_or((nh, port));
             add(
                 "group_bucket",
-                vec![KeyVal::Exact(Val::Int(gi as u128)), KeyVal::Exact(Val::Int(b as u128))],
+                vec![
+                    KeyVal::Exact(Val::Int(gi as u128)),
+                    KeyVal::Exact(Val::Int(b as u128)),
+                ],
                 "set_bucket",
-                vec![Val::Int(u128::from(nh)), Val::Port(port), Val::Int(u128::from(alt_nh)), Val::Port(alt_port)],
+                vec![
+                    Val::Int(u128::from(nh)),
+                    Val::Port(port),
+                    Val::Int(u128::from(alt_nh)),
+                    Val::Port(alt_port),
+                ],
             );
         }
     }
     for (ni, n) in plan.nexthops.iter().enumerate() {
         let smac = plan.ports[n.port].mac.unwrap_or([0; 6]);
-        add("nexthop", vec![KeyVal::Exact(Val::Int(ni as u128))], "set_nexthop", vec![Val::Mac(n.mac), Val::Mac(smac), Val::Port(n.port)]);
+        add(
+            "nexthop",
+            vec![KeyVal::Exact(Val::Int(ni as u128))],
+            "set_nexthop",
+            vec![Val::Mac(n.mac), Val::Mac(smac), Val::Port(n.port)],
+        );
     }
     if target == Target::Tofino && load_tables {
         // idle until the control plane's poll_loads() writes real bands
         for (i, _) in plan.ports.iter().enumerate() {
-            add("load_a", vec![KeyVal::Exact(Val::Port(i))], "set_load_a", vec![Val::Int(0)]);
-            add("load_b", vec![KeyVal::Exact(Val::Port(i))], "set_load_b", vec![Val::Int(0)]);
+            add(
+                "load_a",
+                vec![KeyVal::Exact(Val::Port(i))],
+                "set_load_a",
+                vec![Val::Int(0)],
+            );
+            add(
+                "load_b",
+                vec![KeyVal::Exact(Val::Port(i))],
+                "set_load_b",
+                vec![Val::Int(0)],
+            );
         }
     }
     if target == Target::Bmv2 && (plan.forwarding() || plan.buffer.is_some()) {
@@ -786,7 +1012,10 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
                 "egress_port_cfg",
                 vec![KeyVal::Exact(Val::Port(i))],
                 "set_egress_port",
-                vec![Val::Mac(p.mac.unwrap_or([0; 6])), Val::Int(u128::from(band_shift(p.config.speed_mbps)))],
+                vec![
+                    Val::Mac(p.mac.unwrap_or([0; 6])),
+                    Val::Int(u128::from(band_shift(p.config.speed_mbps))),
+                ],
             );
         }
     }
@@ -801,12 +1030,19 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
                     let refresh_us = refresh_interval_ns(PFC_QUANTA, pb.speed_mbps).div_ceil(1000);
                     add(
                         "pg_cfg",
-                        vec![KeyVal::Exact(Val::Port(i)), KeyVal::Exact(Val::Int(u128::from(tc)))],
+                        vec![
+                            KeyVal::Exact(Val::Port(i)),
+                            KeyVal::Exact(Val::Int(u128::from(tc))),
+                        ],
                         "set_pg",
                         vec![
                             Val::Int(u128::from(prof.lossless != 0)),
                             Val::Int(u128::from(prof.size)),
-                            Val::Int(if prof.lossless != 0 { u128::from(prof.xoff) } else { 0 }),
+                            Val::Int(if prof.lossless != 0 {
+                                u128::from(prof.xoff)
+                            } else {
+                                0
+                            }),
                             Val::Int(u128::from(prof.xon_offset)),
                             Val::Int(th.max(0) as u128),
                             Val::Int((-th).max(0) as u128),
@@ -832,7 +1068,11 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
                 for (lo, hi, prob, always) in red_ranges(min_u, max_u, w.green_drop_probability) {
                     add(
                         "wred",
-                        vec![KeyVal::Exact(Val::Port(i)), KeyVal::Exact(Val::Int(u128::from(tc))), KeyVal::Range(lo, hi)],
+                        vec![
+                            KeyVal::Exact(Val::Port(i)),
+                            KeyVal::Exact(Val::Int(u128::from(tc))),
+                            KeyVal::Range(lo, hi),
+                        ],
                         "wred_hit",
                         vec![
                             Val::Int(u128::from(prob)),
@@ -847,9 +1087,18 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
         if target == Target::Bmv2 {
             let pkt = u64::from(opts.bmv2_packet_bytes.max(1));
             for (i, pb) in b.ports.iter().enumerate() {
-                ops.push(Op::CloneSession { session: i as u32 + 1, port: i });
-                ops.push(Op::QueueRate { port: i, pps: (u64::from(pb.speed_mbps) * 1_000_000 / (8 * pkt)).max(1) });
-                ops.push(Op::QueueDepth { port: i, packets: (u64::from(b.pool_size) / pkt).max(1) });
+                ops.push(Op::CloneSession {
+                    session: i as u32 + 1,
+                    port: i,
+                });
+                ops.push(Op::QueueRate {
+                    port: i,
+                    pps: (u64::from(pb.speed_mbps) * 1_000_000 / (8 * pkt)).max(1),
+                });
+                ops.push(Op::QueueDepth {
+                    port: i,
+                    packets: (u64::from(b.pool_size) / pkt).max(1),
+                });
             }
         }
     }
@@ -872,7 +1121,10 @@ fn map_id_pcp(maps: &mut Vec<[u8; 8]>, m: [u8; 8]) -> usize {
 // ---------------------------------------------------------------------------
 
 fn mac_str(m: &[u8; 6]) -> String {
-    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// simple_switch_CLI spelling of a value.
@@ -895,7 +1147,13 @@ pub fn render_cli(ops: &[Op]) -> String {
             Op::Entry(e) => {
                 let args: Vec<String> = e.args.iter().map(cli_val).collect();
                 if e.is_default {
-                    let _ = writeln!(s, "table_set_default {} {} {}", e.table.qualified(), e.action.qualified(), args.join(" "));
+                    let _ = writeln!(
+                        s,
+                        "table_set_default {} {} {}",
+                        e.table.qualified(),
+                        e.action.qualified(),
+                        args.join(" ")
+                    );
                 } else {
                     let keys: Vec<String> = e
                         .keys
@@ -906,7 +1164,12 @@ pub fn render_cli(ops: &[Op]) -> String {
                             KeyVal::Range(lo, hi) => format!("{lo}->{hi}"),
                         })
                         .collect();
-                    let mut line = format!("table_add {} {} {} =>", e.table.qualified(), e.action.qualified(), keys.join(" "));
+                    let mut line = format!(
+                        "table_add {} {} {} =>",
+                        e.table.qualified(),
+                        e.action.qualified(),
+                        keys.join(" ")
+                    );
                     for a in &args {
                         line.push(' ');
                         line.push_str(a);
@@ -938,7 +1201,11 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 pub fn base64(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -973,11 +1240,18 @@ pub fn render_p4runtime(ops: &[Op]) -> String {
     for op in ops {
         match op {
             Op::Entry(e) => {
-                let params: Vec<Value> =
-                    e.args.iter().enumerate().map(|(i, v)| json!({ "paramId": i + 1, "value": p4rt_bytes(v.number()) })).collect();
+                let params: Vec<Value> = e
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| json!({ "paramId": i + 1, "value": p4rt_bytes(v.number()) }))
+                    .collect();
                 let mut te = serde_json::Map::new();
                 te.insert("tableId".into(), json!(e.table.id));
-                te.insert("action".into(), json!({ "action": { "actionId": e.action.id, "params": params } }));
+                te.insert(
+                    "action".into(),
+                    json!({ "action": { "actionId": e.action.id, "params": params } }),
+                );
                 if e.is_default {
                     te.insert("isDefaultAction".into(), json!(true));
                 } else {
@@ -1004,7 +1278,8 @@ pub fn render_p4runtime(ops: &[Op]) -> String {
                     }
                 }
                 let kind = if e.is_default { "MODIFY" } else { "INSERT" };
-                updates.push(json!({ "type": kind, "entity": { "tableEntry": Value::Object(te) } }));
+                updates
+                    .push(json!({ "type": kind, "entity": { "tableEntry": Value::Object(te) } }));
             }
             Op::CloneSession { session, port } => updates.push(json!({
                 "type": "INSERT",
@@ -1020,7 +1295,11 @@ pub fn render_p4runtime(ops: &[Op]) -> String {
     let mut s = String::from("{\n  \"updates\": [\n");
     for (i, u) in updates.iter().enumerate() {
         let sep = if i + 1 < updates.len() { "," } else { "" };
-        let _ = writeln!(s, "    {}{sep}", serde_json::to_string(u).expect("JSON of plain values"));
+        let _ = writeln!(
+            s,
+            "    {}{sep}",
+            serde_json::to_string(u).expect("JSON of plain values")
+        );
     }
     s.push_str("  ]\n}\n");
     s
@@ -1056,8 +1335,17 @@ fn py_entry(plan: &Plan, e: &Entry) -> String {
     for ((name, _), v) in e.action.params.iter().zip(&e.args) {
         kw.push(format!("{name}={}", py_val(plan, v)));
     }
-    let verb = if e.is_default { "set_default_with" } else { "add_with" };
-    format!("{obj}.{}.{verb}_{}({})", e.table.name, e.action.name, kw.join(", "))
+    let verb = if e.is_default {
+        "set_default_with"
+    } else {
+        "add_with"
+    };
+    format!(
+        "{obj}.{}.{verb}_{}({})",
+        e.table.name,
+        e.action.name,
+        kw.join(", ")
+    )
 }
 
 /// The bfrt_python script for Tofino.
@@ -1065,23 +1353,48 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
     let cell = u64::from(opts.tofino_cell_bytes.max(1));
     let cells = |bytes: u32| u64::from(bytes).div_ceil(cell);
     let mut s = String::new();
-    let _ = writeln!(s, "# bfrt_python script for p4/tna/dataplane.p4 (Tofino), generated by");
-    let _ = writeln!(s, "# `dataplane p4 entries --target tofino` from the configuration of switch {:?}.", plan.instance);
+    let _ = writeln!(
+        s,
+        "# bfrt_python script for p4/tna/dataplane.p4 (Tofino), generated by"
+    );
+    let _ = writeln!(
+        s,
+        "# `dataplane p4 entries --target tofino` from the configuration of switch {:?}.",
+        plan.instance
+    );
     let _ = writeln!(s, "#");
     let _ = writeln!(s, "# Run it in the SDE's shell: bfshell -b <this file>");
-    let _ = writeln!(s, "# UNVERIFIED: written for the BF Runtime Python API (bfrt.tf1.tm, bfrt.port)");
-    let _ = writeln!(s, "# of SDE 9.x; it has not been run on a Tofino or the Tofino model.");
+    let _ = writeln!(
+        s,
+        "# UNVERIFIED: written for the BF Runtime Python API (bfrt.tf1.tm, bfrt.port)"
+    );
+    let _ = writeln!(
+        s,
+        "# of SDE 9.x; it has not been run on a Tofino or the Tofino model."
+    );
     let _ = writeln!(s, "#");
-    let _ = writeln!(s, "# Queue depths (wred) and buffer sizes are in cells of {cell} bytes");
-    let _ = writeln!(s, "# (Tofino 1: 80, Tofino 2: 176; regenerate for the other).");
+    let _ = writeln!(
+        s,
+        "# Queue depths (wred) and buffer sizes are in cells of {cell} bytes"
+    );
+    let _ = writeln!(
+        s,
+        "# (Tofino 1: 80, Tofino 2: 176; regenerate for the other)."
+    );
     if cell < 176 && plan.ports.iter().any(|p| p.config.speed_mbps > 100_000) {
-        let _ = writeln!(s, "# NOTE: 200G/400G ports need Tofino 2, whose cells are 176 bytes: generate with");
+        let _ = writeln!(
+            s,
+            "# NOTE: 200G/400G ports need Tofino 2, whose cells are 176 bytes: generate with"
+        );
         let _ = writeln!(s, "# Options {{ tofino_cell_bytes: 176, .. }} for it.");
     }
     let _ = writeln!(s);
     let _ = writeln!(s, "PROGRAM = \"dataplane\"");
     let _ = writeln!(s);
-    let _ = writeln!(s, "# Configuration port -> Tofino dev_port: edit to match your platform (`pm show`).");
+    let _ = writeln!(
+        s,
+        "# Configuration port -> Tofino dev_port: edit to match your platform (`pm show`)."
+    );
     let _ = writeln!(s, "DEV_PORT = {{");
     for (i, p) in plan.ports.iter().enumerate() {
         let _ = writeln!(s, "    {:?}: {i},", p.name);
@@ -1099,16 +1412,40 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
     let _ = writeln!(s);
     let _ = writeln!(s);
     let _ = writeln!(s, "def queue_of(dev_port, qid):");
-    let _ = writeln!(s, "    \"\"\"(port group, queue in the group) of queue `qid` of a port.\"\"\"");
-    let _ = writeln!(s, "    e = tm.port.cfg.get(dev_port=dev_port, print_ents=False)");
-    let _ = writeln!(s, "    return e.data[b\"pg_id\"], e.data[b\"egress_qid_queues\"][qid]");
+    let _ = writeln!(
+        s,
+        "    \"\"\"(port group, queue in the group) of queue `qid` of a port.\"\"\""
+    );
+    let _ = writeln!(
+        s,
+        "    e = tm.port.cfg.get(dev_port=dev_port, print_ents=False)"
+    );
+    let _ = writeln!(
+        s,
+        "    return e.data[b\"pg_id\"], e.data[b\"egress_qid_queues\"][qid]"
+    );
     let _ = writeln!(s);
     let _ = writeln!(s);
-    let _ = writeln!(s, "# ---- ports: speed, FEC, PFC enables of the MAC (pfc_enable) ----");
+    let _ = writeln!(
+        s,
+        "# ---- ports: speed, FEC, PFC enables of the MAC (pfc_enable) ----"
+    );
     for (i, p) in plan.ports.iter().enumerate() {
-        let speed = TOFINO_SPEEDS.iter().find(|&&(v, _)| v == p.config.speed_mbps).map(|&(_, n)| n).unwrap_or("BF_SPEED_NONE");
-        let fec = if p.config.speed_mbps >= 100_000 { "BF_FEC_TYP_REED_SOLOMON" } else { "BF_FEC_TYP_NONE" };
-        let pfc = if plan.buffer.is_some() { p.config.pfc_enable } else { 0 };
+        let speed = TOFINO_SPEEDS
+            .iter()
+            .find(|&&(v, _)| v == p.config.speed_mbps)
+            .map(|&(_, n)| n)
+            .unwrap_or("BF_SPEED_NONE");
+        let fec = if p.config.speed_mbps >= 100_000 {
+            "BF_FEC_TYP_REED_SOLOMON"
+        } else {
+            "BF_FEC_TYP_NONE"
+        };
+        let pfc = if plan.buffer.is_some() {
+            p.config.pfc_enable
+        } else {
+            0
+        };
         let _ = writeln!(
             s,
             "bfrt.port.port.add(DEV_PORT=DEV_PORT[{:?}], SPEED={speed:?}, FEC={fec:?}, PORT_ENABLE=True, RX_PFC_EN_MAP=0x{pfc:02x}, TX_PFC_EN_MAP=0x{pfc:02x})",
@@ -1124,13 +1461,32 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
     }
     if let Some(b) = &plan.buffer {
         let _ = writeln!(s);
-        let _ = writeln!(s, "# ---- traffic manager: shared pool, lossless priority groups (PFC generation) ----");
+        let _ = writeln!(
+            s,
+            "# ---- traffic manager: shared pool, lossless priority groups (PFC generation) ----"
+        );
         let _ = writeln!(s, "# buffer.pool_size = {} bytes", b.pool_size);
-        let _ = writeln!(s, "# Headroom (pfc_skid_max_cells) is the configuration's: its formula covers");
-        let _ = writeln!(s, "# buffer.response_us of PFC emit latency (150 us by default, for the eBPF");
-        let _ = writeln!(s, "# controller's software PFC). Tofino's MAC sends PFC in hardware: set");
-        let _ = writeln!(s, "# response_us = 1 (or headroom_xoff per port) for a Tofino-sized headroom.");
-        let _ = writeln!(s, "tm.pool.cfg.mod(pool=\"IG_APP_POOL_0\", size_cells={})", cells(b.pool_size));
+        let _ = writeln!(
+            s,
+            "# Headroom (pfc_skid_max_cells) is the configuration's: its formula covers"
+        );
+        let _ = writeln!(
+            s,
+            "# buffer.response_us of PFC emit latency (150 us by default, for the eBPF"
+        );
+        let _ = writeln!(
+            s,
+            "# controller's software PFC). Tofino's MAC sends PFC in hardware: set"
+        );
+        let _ = writeln!(
+            s,
+            "# response_us = 1 (or headroom_xoff per port) for a Tofino-sized headroom."
+        );
+        let _ = writeln!(
+            s,
+            "tm.pool.cfg.mod(pool=\"IG_APP_POOL_0\", size_cells={})",
+            cells(b.pool_size)
+        );
         let mut ppg = 0;
         for (i, pb) in b.ports.iter().enumerate() {
             let name = &plan.ports[i].name;
@@ -1165,17 +1521,33 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
             }
         }
         let _ = writeln!(s);
-        let _ = writeln!(s, "# ---- lossy classes: egress queue dynamic threshold (buffer.lossy_dynamic_th) ----");
+        let _ = writeln!(
+            s,
+            "# ---- lossy classes: egress queue dynamic threshold (buffer.lossy_dynamic_th) ----"
+        );
         let mut rows = Vec::new();
         let mut notes = std::collections::BTreeSet::new();
         for (i, pb) in b.ports.iter().enumerate() {
             let pfc = plan.ports[i].config.pfc_enable;
-            let lossy: Vec<String> = (0..8).filter(|tc| pfc & (1 << tc) == 0).map(|tc| tc.to_string()).collect();
-            let th = pb.pg_profile.iter().find(|p| p.lossless == 0).map(|p| p.dynamic_th).unwrap_or(3);
+            let lossy: Vec<String> = (0..8)
+                .filter(|tc| pfc & (1 << tc) == 0)
+                .map(|tc| tc.to_string())
+                .collect();
+            let th = pb
+                .pg_profile
+                .iter()
+                .find(|p| p.lossless == 0)
+                .map(|p| p.dynamic_th)
+                .unwrap_or(3);
             let (baf, note) = lossy_baf(th);
             notes.extend(note);
             if !lossy.is_empty() {
-                rows.push(format!("    ({:?}, [{}], {:?}),", plan.ports[i].name, lossy.join(", "), baf));
+                rows.push(format!(
+                    "    ({:?}, [{}], {:?}),",
+                    plan.ports[i].name,
+                    lossy.join(", "),
+                    baf
+                ));
             }
         }
         for n in notes {
@@ -1194,20 +1566,46 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
         );
     }
     // congestion notifications first: the CNP class in strict priority
-    let cnp: Vec<String> = plan.ports.iter().map(|p| format!("({:?}, {})", p.name, p.config.cnp_tc)).collect();
+    let cnp: Vec<String> = plan
+        .ports
+        .iter()
+        .map(|p| format!("({:?}, {})", p.name, p.config.cnp_tc))
+        .collect();
     let _ = writeln!(s);
-    let _ = writeln!(s, "# ---- the CNP class (switch.cnp_tc) in strict priority on every port ----");
+    let _ = writeln!(
+        s,
+        "# ---- the CNP class (switch.cnp_tc) in strict priority on every port ----"
+    );
     let _ = writeln!(s, "for name, qid in [{}]:", cnp.join(", "));
     let _ = writeln!(s, "    pg_id, pg_queue = queue_of(DEV_PORT[name], qid)");
     let _ = writeln!(s, "    tm.queue.sched_cfg.mod(pipe=pipe_of(DEV_PORT[name]), pg_id=pg_id, pg_queue=pg_queue, max_priority=7)");
-    if ops.iter().any(|o| matches!(o, Op::Entry(e) if e.table.name == "load_a")) {
+    if ops
+        .iter()
+        .any(|o| matches!(o, Op::Entry(e) if e.table.name == "load_a"))
+    {
         let _ = writeln!(s);
         let _ = writeln!(s);
-        let _ = writeln!(s, "# ---- bandwidth / spray groups: port utilisation for load_a / load_b ----");
-        let _ = writeln!(s, "# Tofino's ingress cannot read the egress byte counter port_tx: this loop");
-        let _ = writeln!(s, "# copies each port's utilisation band (0-7, eighths of the configured speed)");
-        let _ = writeln!(s, "# into the ingress tables. Run it beside the data plane: poll_loads().");
-        let speeds: Vec<String> = plan.ports.iter().map(|p| format!("{:?}: {}", p.name, p.config.speed_mbps)).collect();
+        let _ = writeln!(
+            s,
+            "# ---- bandwidth / spray groups: port utilisation for load_a / load_b ----"
+        );
+        let _ = writeln!(
+            s,
+            "# Tofino's ingress cannot read the egress byte counter port_tx: this loop"
+        );
+        let _ = writeln!(
+            s,
+            "# copies each port's utilisation band (0-7, eighths of the configured speed)"
+        );
+        let _ = writeln!(
+            s,
+            "# into the ingress tables. Run it beside the data plane: poll_loads()."
+        );
+        let speeds: Vec<String> = plan
+            .ports
+            .iter()
+            .map(|p| format!("{:?}: {}", p.name, p.config.speed_mbps))
+            .collect();
         let _ = writeln!(s, "SPEED_MBPS = {{{}}}", speeds.join(", "));
         let _ = writeln!(s);
         let _ = writeln!(s);
@@ -1222,8 +1620,14 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
         let _ = writeln!(s, "            if name in last and now > last[name][0]:");
         let _ = writeln!(s, "                util = (sent - last[name][1]) * 8 / ((now - last[name][0]) * SPEED_MBPS[name] * 1e6)");
         let _ = writeln!(s, "                band = max(0, min(7, int(util * 8)))");
-        let _ = writeln!(s, "                ig.load_a.mod_with_set_load_a(port_a=dp, band=band)");
-        let _ = writeln!(s, "                ig.load_b.mod_with_set_load_b(port_b=dp, band=band)");
+        let _ = writeln!(
+            s,
+            "                ig.load_a.mod_with_set_load_a(port_a=dp, band=band)"
+        );
+        let _ = writeln!(
+            s,
+            "                ig.load_b.mod_with_set_load_b(port_b=dp, band=band)"
+        );
         let _ = writeln!(s, "            last[name] = (now, sent)");
         let _ = writeln!(s, "        n += 1");
         let _ = writeln!(s, "        time.sleep(period_s)");
@@ -1242,9 +1646,20 @@ pub fn stf_entry(e: &Entry) -> Option<String> {
         Val::Port(i) => i.to_string(),
         other => format!("0x{:x}", other.number()),
     };
-    let args: Vec<String> = e.action.params.iter().zip(&e.args).map(|((n, _), v)| format!("{n}:{}", val(v))).collect();
+    let args: Vec<String> = e
+        .action
+        .params
+        .iter()
+        .zip(&e.args)
+        .map(|((n, _), v)| format!("{n}:{}", val(v)))
+        .collect();
     if e.is_default {
-        return Some(format!("setdefault {} {}({})", e.table.qualified(), e.action.qualified(), args.join(",")));
+        return Some(format!(
+            "setdefault {} {}({})",
+            e.table.qualified(),
+            e.action.qualified(),
+            args.join(",")
+        ));
     }
     let mut keys = Vec::new();
     for (ks, kv) in e.table.keys.iter().zip(&e.keys) {
@@ -1254,7 +1669,13 @@ pub fn stf_entry(e: &Entry) -> Option<String> {
             KeyVal::Range(..) => return None,
         }
     }
-    Some(format!("add {} {} {}({})", e.table.qualified(), keys.join(" "), e.action.qualified(), args.join(",")))
+    Some(format!(
+        "add {} {} {}({})",
+        e.table.qualified(),
+        keys.join(" "),
+        e.action.qualified(),
+        args.join(",")
+    ))
 }
 
 // ---------------------------------------------------------------------------
@@ -1402,7 +1823,13 @@ pub fn table_names_in_p4(src: &str) -> P4Symbols {
             }
         }
         let ctl = control.as_ref().map(|c| c.0.clone()).unwrap_or_default();
-        let qualify = |n: &str| if ctl.is_empty() { n.to_string() } else { format!("{ctl}.{n}") };
+        let qualify = |n: &str| {
+            if ctl.is_empty() {
+                n.to_string()
+            } else {
+                format!("{ctl}.{n}")
+            }
+        };
         match t[i].as_str() {
             "@" if i + 1 < t.len() => {
                 let ann = t[i + 1].clone();
@@ -1455,17 +1882,31 @@ pub fn table_names_in_p4(src: &str) -> P4Symbols {
                     .filter(|p| !p.is_empty())
                     .map(|p| {
                         let pname = p.last().map(|s| s.to_string()).unwrap_or_default();
-                        let ty: Vec<&str> = p.iter().copied().filter(|s| !matches!(*s, "in" | "out" | "inout")).collect();
+                        let ty: Vec<&str> = p
+                            .iter()
+                            .copied()
+                            .filter(|s| !matches!(*s, "in" | "out" | "inout"))
+                            .collect();
                         let width = if ty.len() >= 4 && ty[0] == "bit" && ty[1] == "<" {
                             parse_int(ty[2]).unwrap_or(0)
                         } else {
-                            ty.first().and_then(|n| widths.get(*n).copied()).unwrap_or(0)
+                            ty.first()
+                                .and_then(|n| widths.get(*n).copied())
+                                .unwrap_or(0)
                         };
                         (pname, width)
                     })
                     .collect();
                 let q = qualify(&name);
-                sym.actions.insert(q, P4Action { control: ctl.clone(), name, id: pending_id.take(), params });
+                sym.actions.insert(
+                    q,
+                    P4Action {
+                        control: ctl.clone(),
+                        name,
+                        id: pending_id.take(),
+                        params,
+                    },
+                );
                 i = end + 1;
                 continue;
             }
@@ -1477,7 +1918,9 @@ pub fn table_names_in_p4(src: &str) -> P4Symbols {
                 let mut acts = Vec::new();
                 let mut j = 0;
                 while j < body.len() {
-                    if (body[j] == "key" || body[j] == "actions") && body.get(j + 1).map(String::as_str) == Some("=") {
+                    if (body[j] == "key" || body[j] == "actions")
+                        && body.get(j + 1).map(String::as_str) == Some("=")
+                    {
                         let is_key = body[j] == "key";
                         // the { ... } after `=`
                         let open = j + 2;
@@ -1500,7 +1943,9 @@ pub fn table_names_in_p4(src: &str) -> P4Symbols {
                                 continue;
                             }
                             if is_key {
-                                let Some(colon) = item.iter().position(|s| s == ":") else { continue };
+                                let Some(colon) = item.iter().position(|s| s == ":") else {
+                                    continue;
+                                };
                                 let expr = item[..colon].concat();
                                 let kind = item.get(colon + 1).cloned().unwrap_or_default();
                                 let name = item
@@ -1525,7 +1970,16 @@ pub fn table_names_in_p4(src: &str) -> P4Symbols {
                     }
                 }
                 let q = qualify(&name);
-                sym.tables.insert(q, P4Table { control: ctl.clone(), name, id: pending_id.take(), keys, actions: acts });
+                sym.tables.insert(
+                    q,
+                    P4Table {
+                        control: ctl.clone(),
+                        name,
+                        id: pending_id.take(),
+                        keys,
+                        actions: acts,
+                    },
+                );
                 i = end + 1;
                 continue;
             }
@@ -1549,18 +2003,31 @@ pub fn check_p4_source(target: Target, sym: &P4Symbols) -> Vec<String> {
     for ts in tables(target) {
         let q = ts.qualified();
         let Some(t) = sym.tables.get(&q) else {
-            problems.push(format!("{target}: table {q} is not declared in {}", target.p4_program()));
+            problems.push(format!(
+                "{target}: table {q} is not declared in {}",
+                target.p4_program()
+            ));
             continue;
         };
         if t.id != Some(ts.id) {
-            problems.push(format!("{target}: table {q} has @id {:?}, the generator uses 0x{:08x}", t.id, ts.id));
+            problems.push(format!(
+                "{target}: table {q} has @id {:?}, the generator uses 0x{:08x}",
+                t.id, ts.id
+            ));
         }
         if t.keys.len() != ts.keys.len() {
-            problems.push(format!("{target}: table {q} has {} key fields, the generator writes {}", t.keys.len(), ts.keys.len()));
+            problems.push(format!(
+                "{target}: table {q} has {} key fields, the generator writes {}",
+                t.keys.len(),
+                ts.keys.len()
+            ));
         }
         for (n, (pk, sk)) in t.keys.iter().zip(ts.keys).enumerate() {
             if pk.name.as_deref() != Some(sk.name) {
-                problems.push(format!("{target}: table {q} key {n} is @name({:?}), the generator uses {:?}", pk.name, sk.name));
+                problems.push(format!(
+                    "{target}: table {q} key {n} is @name({:?}), the generator uses {:?}",
+                    pk.name, sk.name
+                ));
             }
             let leaf = pk.expr.rsplit('.').next().unwrap_or("");
             if leaf != sk.name {
@@ -1570,7 +2037,12 @@ pub fn check_p4_source(target: Target, sym: &P4Symbols) -> Vec<String> {
                 ));
             }
             if pk.kind != sk.kind.name() {
-                problems.push(format!("{target}: table {q} key {} matches {}, the generator writes {}", sk.name, pk.kind, sk.kind.name()));
+                problems.push(format!(
+                    "{target}: table {q} key {} matches {}, the generator writes {}",
+                    sk.name,
+                    pk.kind,
+                    sk.kind.name()
+                ));
             }
         }
         for a in ts.actions {
@@ -1582,21 +2054,37 @@ pub fn check_p4_source(target: Target, sym: &P4Symbols) -> Vec<String> {
     for asp in actions(target) {
         let q = asp.qualified();
         let Some(a) = sym.actions.get(&q) else {
-            problems.push(format!("{target}: action {q} is not declared in {}", target.p4_program()));
+            problems.push(format!(
+                "{target}: action {q} is not declared in {}",
+                target.p4_program()
+            ));
             continue;
         };
         if a.id != Some(asp.id) {
-            problems.push(format!("{target}: action {q} has @id {:?}, the generator uses 0x{:08x}", a.id, asp.id));
+            problems.push(format!(
+                "{target}: action {q} has @id {:?}, the generator uses 0x{:08x}",
+                a.id, asp.id
+            ));
         }
-        let want: Vec<(String, u32)> = asp.params.iter().map(|(n, w)| (n.to_string(), *w)).collect();
+        let want: Vec<(String, u32)> = asp
+            .params
+            .iter()
+            .map(|(n, w)| (n.to_string(), *w))
+            .collect();
         if a.params != want {
-            problems.push(format!("{target}: action {q} has parameters {:?}, the generator writes {want:?}", a.params));
+            problems.push(format!(
+                "{target}: action {q} has parameters {:?}, the generator writes {want:?}",
+                a.params
+            ));
         }
     }
     // every table of the program is the generator's (none left unfilled)
     for (q, t) in &sym.tables {
         if !tables(target).iter().any(|ts| ts.qualified() == *q) {
-            problems.push(format!("{target}: table {q} (id {:?}) of the program is unknown to the generator", t.id));
+            problems.push(format!(
+                "{target}: table {q} (id {:?}) of the program is unknown to the generator",
+                t.id
+            ));
         }
     }
     problems
@@ -1622,7 +2110,15 @@ pub fn crc32(data: &[u8]) -> u32 {
 /// The v1model program's flow hash: CRC-32 over seed (4 bytes), source and
 /// destination (16 bytes each, IPv4 mapped as ::ffff:a.b.c.d), protocol,
 /// UDP ports and BTH destination QP (3 bytes), all big-endian.
-pub fn bmv2_flow_hash(seed: u32, src: [u8; 16], dst: [u8; 16], proto: u8, sport: u16, dport: u16, qp: u32) -> u32 {
+pub fn bmv2_flow_hash(
+    seed: u32,
+    src: [u8; 16],
+    dst: [u8; 16],
+    proto: u8,
+    sport: u16,
+    dport: u16,
+    qp: u32,
+) -> u32 {
     let mut b = Vec::with_capacity(44);
     b.extend_from_slice(&seed.to_be_bytes());
     b.extend_from_slice(&src);
@@ -1821,17 +2317,34 @@ pub mod corpus {
         tc: Option<u8>,
     }
 
-    const RETH: Reth = Reth { va: 0x7f00_0000_1000, rkey: 0x1234, len: 4096 };
+    const RETH: Reth = Reth {
+        va: 0x7f00_0000_1000,
+        rkey: 0x1234,
+        len: 4096,
+    };
 
     fn ip_of(spec: &PacketSpec) -> Result<Ip, String> {
-        let src: IpAddr = spec.ip_src.as_deref().ok_or("ip_src missing")?.parse().map_err(|e| format!("ip_src: {e}"))?;
-        let dst: IpAddr = spec.ip_dst.as_deref().ok_or("ip_dst missing")?.parse().map_err(|e| format!("ip_dst: {e}"))?;
+        let src: IpAddr = spec
+            .ip_src
+            .as_deref()
+            .ok_or("ip_src missing")?
+            .parse()
+            .map_err(|e| format!("ip_src: {e}"))?;
+        let dst: IpAddr = spec
+            .ip_dst
+            .as_deref()
+            .ok_or("ip_dst missing")?
+            .parse()
+            .map_err(|e| format!("ip_dst: {e}"))?;
         let mut ip = match (src, dst) {
             (IpAddr::V4(s), IpAddr::V4(d)) => Ip::v4(s.octets(), d.octets()),
             (IpAddr::V6(s), IpAddr::V6(d)) => Ip::v6(s.octets(), d.octets()),
             _ => return Err("ip_src and ip_dst of different families".into()),
         };
-        ip = ip.dscp(spec.dscp.unwrap_or(0)).ecn(spec.ecn.unwrap_or(0)).ttl(spec.ttl.unwrap_or(64));
+        ip = ip
+            .dscp(spec.dscp.unwrap_or(0))
+            .ecn(spec.ecn.unwrap_or(0))
+            .ttl(spec.ttl.unwrap_or(64));
         if let Some(o) = &spec.ip_options {
             ip = ip.options(o);
         }
@@ -1871,11 +2384,32 @@ pub mod corpus {
                     psn: spec.psn.unwrap_or(0),
                     ..Bth::default()
                 };
-                let reth = spec.reth.unwrap_or(b.opcode == bth::OP_WRITE_FIRST || b.opcode == bth::OP_WRITE_ONLY).then_some(RETH);
-                build::rocev2_frame(&l2()?, &ip_of(spec)?, spec.sport.unwrap_or(49152), &b, reth, &payload)
+                let reth = spec
+                    .reth
+                    .unwrap_or(b.opcode == bth::OP_WRITE_FIRST || b.opcode == bth::OP_WRITE_ONLY)
+                    .then_some(RETH);
+                build::rocev2_frame(
+                    &l2()?,
+                    &ip_of(spec)?,
+                    spec.sport.unwrap_or(49152),
+                    &b,
+                    reth,
+                    &payload,
+                )
             }
-            "cnp" => build::cnp_frame(&l2()?, &ip_of(spec)?, spec.sport.unwrap_or(49152), spec.dest_qp.unwrap_or(0)),
-            "udp" => build::udp_frame(&l2()?, &ip_of(spec)?, spec.sport.unwrap_or(40000), spec.dport.unwrap_or(53), &payload),
+            "cnp" => build::cnp_frame(
+                &l2()?,
+                &ip_of(spec)?,
+                spec.sport.unwrap_or(49152),
+                spec.dest_qp.unwrap_or(0),
+            ),
+            "udp" => build::udp_frame(
+                &l2()?,
+                &ip_of(spec)?,
+                spec.sport.unwrap_or(40000),
+                spec.dport.unwrap_or(53),
+                &payload,
+            ),
             "tcp" => {
                 let ip = ip_of(spec)?;
                 build::frame(&l2()?, ethertype(&ip), &build::ip_packet(&ip, 6, &[0; 20]))
@@ -1887,21 +2421,38 @@ pub mod corpus {
                 for (d, s) in times.iter_mut().zip(t) {
                     *d = s;
                 }
-                build::pfc_frame(mac(&spec.src, "src")?, spec.class_enable.unwrap_or(0), times)
+                build::pfc_frame(
+                    mac(&spec.src, "src")?,
+                    spec.class_enable.unwrap_or(0),
+                    times,
+                )
             }
-            "pause" => build::pause_frame(mac(&spec.src, "src")?, spec.pause_time.unwrap_or(0xffff)),
+            "pause" => {
+                build::pause_frame(mac(&spec.src, "src")?, spec.pause_time.unwrap_or(0xffff))
+            }
             "raw" => {
-                let h: String = spec.hex.as_deref().ok_or("hex missing")?.chars().filter(|c| !c.is_whitespace()).collect();
+                let h: String = spec
+                    .hex
+                    .as_deref()
+                    .ok_or("hex missing")?
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .collect();
                 if !h.len().is_multiple_of(2) {
                     return Err("hex: odd number of digits".into());
                 }
-                (0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16).map_err(|e| format!("hex: {e}"))).collect::<Result<_, _>>()?
+                (0..h.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&h[i..i + 2], 16).map_err(|e| format!("hex: {e}")))
+                    .collect::<Result<_, _>>()?
             }
             other => return Err(format!("unknown packet kind {other:?}")),
         };
         for &[off, v] in spec.edits.iter().flatten() {
             let n = f.len();
-            let b = f.get_mut(off).ok_or_else(|| format!("edit at {off} beyond the {n} byte frame"))?;
+            let b = f
+                .get_mut(off)
+                .ok_or_else(|| format!("edit at {off} beyond the {n} byte frame"))?;
             *b = v as u8;
         }
         if let Some(n) = spec.truncate {
@@ -1911,11 +2462,17 @@ pub mod corpus {
     }
 
     fn spec_of(t: &toml::Table) -> Result<PacketSpec, String> {
-        toml::Value::Table(t.clone()).try_into().map_err(|e: toml::de::Error| e.to_string().trim().to_string())
+        toml::Value::Table(t.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string().trim().to_string())
     }
 
     fn parse_error(name: &str) -> Result<ParseError, String> {
-        ParseError::ALL.iter().copied().find(|e| e.name() == name).ok_or_else(|| format!("unknown malformed reason {name:?}"))
+        ParseError::ALL
+            .iter()
+            .copied()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| format!("unknown malformed reason {name:?}"))
     }
 
     /// Loads `dir/configs/*.toml` and `dir/cases.toml`, validates every
@@ -1930,15 +2487,23 @@ pub mod corpus {
             .collect();
         names.sort();
         for p in names {
-            let name = p.file_stem().and_then(|s| s.to_str()).ok_or("bad config file name")?.to_string();
+            let name = p
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .ok_or("bad config file name")?
+                .to_string();
             let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
             let src = p.display().to_string();
-            let plan = Config::parse(&text, &src).and_then(|c| c.validate(&src)).map_err(|e| e.to_string())?;
+            let plan = Config::parse(&text, &src)
+                .and_then(|c| c.validate(&src))
+                .map_err(|e| e.to_string())?;
             configs.insert(name, (text, plan));
         }
         let cpath = dir.join("cases.toml");
-        let text = std::fs::read_to_string(&cpath).map_err(|e| format!("{}: {e}", cpath.display()))?;
-        let file: CasesFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", cpath.display()))?;
+        let text =
+            std::fs::read_to_string(&cpath).map_err(|e| format!("{}: {e}", cpath.display()))?;
+        let file: CasesFile =
+            toml::from_str(&text).map_err(|e| format!("{}: {e}", cpath.display()))?;
         let mut cases = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
         for c in file.cases {
@@ -1946,24 +2511,44 @@ pub mod corpus {
             if !seen.insert(c.name.clone()) {
                 return Err(ctx("duplicate case name".into()));
             }
-            let (_, plan) = configs.get(&c.config).ok_or_else(|| ctx(format!("no configuration {:?} in {}", c.config, cdir.display())))?;
+            let (_, plan) = configs.get(&c.config).ok_or_else(|| {
+                ctx(format!(
+                    "no configuration {:?} in {}",
+                    c.config,
+                    cdir.display()
+                ))
+            })?;
             let spec = spec_of(&c.packet).map_err(|e| ctx(format!("packet: {e}")))?;
             let frame = build_frame(&spec).map_err(|e| ctx(format!("packet: {e}")))?;
-            let mal = c.expect.malformed.as_deref().map(parse_error).transpose().map_err(ctx)?;
+            let mal = c
+                .expect
+                .malformed
+                .as_deref()
+                .map(parse_error)
+                .transpose()
+                .map_err(ctx)?;
             let need_mal = || mal.ok_or_else(|| ctx("expect.malformed names the reason".into()));
             let expect = match (&c.expect.forward, &c.expect.drop, &c.expect.cpu) {
                 (Some(fw), None, None) => {
                     let mut outs = Vec::new();
                     for (port, over) in fw {
                         if !plan.ports.iter().any(|p| &p.name == port) {
-                            return Err(ctx(format!("forward to {port:?}, not a port of {}", c.config)));
+                            return Err(ctx(format!(
+                                "forward to {port:?}, not a port of {}",
+                                c.config
+                            )));
                         }
                         let mut t = c.packet.clone();
                         for (k, v) in over {
                             t.insert(k.clone(), v.clone());
                         }
-                        let s = spec_of(&t).map_err(|e| ctx(format!("expect.forward.{port}: {e}")))?;
-                        outs.push((port.clone(), build_frame(&s).map_err(|e| ctx(format!("expect.forward.{port}: {e}")))?));
+                        let s =
+                            spec_of(&t).map_err(|e| ctx(format!("expect.forward.{port}: {e}")))?;
+                        outs.push((
+                            port.clone(),
+                            build_frame(&s)
+                                .map_err(|e| ctx(format!("expect.forward.{port}: {e}")))?,
+                        ));
                     }
                     if outs.is_empty() {
                         return Err(ctx("expect.forward names no port".into()));
@@ -1996,7 +2581,9 @@ pub mod corpus {
                 Expect::Drop(_) => false,
             };
             if needs_tc && c.expect.tc.is_none() {
-                return Err(ctx("expect.tc is required (forwarded and classified frames)".into()));
+                return Err(ctx(
+                    "expect.tc is required (forwarded and classified frames)".into(),
+                ));
             }
             cases.push(Case {
                 name: c.name,
@@ -2047,7 +2634,11 @@ pub mod corpus {
             L3::Ipv4 => {
                 let s: [u8; 4] = frame[l3 + 12..l3 + 16].try_into().unwrap();
                 let d: [u8; 4] = frame[l3 + 16..l3 + 20].try_into().unwrap();
-                (dataplane_common::lb::ipv4_mapped(s), dataplane_common::lb::ipv4_mapped(d), IpAddr::from(d))
+                (
+                    dataplane_common::lb::ipv4_mapped(s),
+                    dataplane_common::lb::ipv4_mapped(d),
+                    IpAddr::from(d),
+                )
             }
             L3::Ipv6 => {
                 let s: [u8; 16] = frame[l3 + 8..l3 + 24].try_into().unwrap();
@@ -2056,15 +2647,21 @@ pub mod corpus {
             }
             _ => return Ok(None),
         };
-        let Some(RouteTarget::Group(gi)) = lookup(plan, daddr) else { return Ok(None) };
+        let Some(RouteTarget::Group(gi)) = lookup(plan, daddr) else {
+            return Ok(None);
+        };
         let g = &plan.groups[usize::from(gi)];
         if g.mode == MODE_SPRAY {
-            return Err(format!("group {} sprays: bmv2 picks a random bucket per packet", g.name));
+            return Err(format!(
+                "group {} sprays: bmv2 picks a random bucket per packet",
+                g.name
+            ));
         }
         let qp = if p.roce { p.bth.dest_qp } else { 0 };
         let (sport, dport) = if p.udp { (p.sport, p.dport) } else { (0, 0) };
         let h = bmv2_flow_hash(plan.hash_seed, src, dst, p.ip_proto, sport, dport, qp);
-        let built = crate::groups::group_value(plan, g, &|_| true, None).map_err(|e| e.to_string())?;
+        let built =
+            crate::groups::group_value(plan, g, &|_| true, None).map_err(|e| e.to_string())?;
         let slot = built.buckets[(h & 127) as usize];
         let nh = built.members[usize::from(slot) & 15].id;
         Ok(Some(plan.nexthops[usize::from(nh)].port))
@@ -2080,11 +2677,18 @@ pub mod corpus {
         let (_, plan) = &corpus.configs[&case.config];
         let ops = table_ops(plan, Target::Bmv2, opts).map_err(|e| e.to_string())?;
         let port_no = |name: &str| -> u32 {
-            plan.ports.iter().position(|p| p.name == name).map(|i| i as u32).unwrap_or(UNCONFIGURED_PORT)
+            plan.ports
+                .iter()
+                .position(|p| p.name == name)
+                .map(|i| i as u32)
+                .unwrap_or(UNCONFIGURED_PORT)
         };
         let mut s = String::new();
         s.push_str(&format!("# {}: {}\n", case.name, case.about));
-        s.push_str(&format!("# conformance corpus case, configuration {:?}; program p4/v1model/dataplane.p4\n", case.config));
+        s.push_str(&format!(
+            "# conformance corpus case, configuration {:?}; program p4/v1model/dataplane.p4\n",
+            case.config
+        ));
         s.push_str("# generated by dataplane_user::p4::corpus::stf; WRED entries (range keys) have no STF form\n");
         for op in &ops {
             match op {
@@ -2094,7 +2698,9 @@ pub mod corpus {
                         s.push('\n');
                     }
                 }
-                Op::CloneSession { session, port } => s.push_str(&format!("mirroring_add {session} {port}\n")),
+                Op::CloneSession { session, port } => {
+                    s.push_str(&format!("mirroring_add {session} {port}\n"))
+                }
                 Op::QueueRate { .. } | Op::QueueDepth { .. } => {}
             }
         }
@@ -2105,17 +2711,19 @@ pub mod corpus {
                 let (port, frame) = if outs.len() == 1 {
                     (outs[0].0.clone(), outs[0].1.clone())
                 } else {
-                    let p = bmv2_group_port(plan, &case.frame)?.ok_or("several forward ports but the frame is not routed by a group")?;
+                    let p = bmv2_group_port(plan, &case.frame)?
+                        .ok_or("several forward ports but the frame is not routed by a group")?;
                     let name = &plan.ports[p].name;
-                    let f = outs
-                        .iter()
-                        .find(|(n, _)| n == name)
-                        .ok_or_else(|| format!("bmv2 would pick {name}, which the case does not list"))?;
+                    let f = outs.iter().find(|(n, _)| n == name).ok_or_else(|| {
+                        format!("bmv2 would pick {name}, which the case does not list")
+                    })?;
                     (f.0.clone(), f.1.clone())
                 };
                 s.push_str(&format!("expect {} {}$\n", port_no(&port), hex(&frame)));
             }
-            Expect::Drop(r) => s.push_str(&format!("# dropped ({r:?}): no packet expected on the ports this test opens\n")),
+            Expect::Drop(r) => s.push_str(&format!(
+                "# dropped ({r:?}): no packet expected on the ports this test opens\n"
+            )),
             Expect::Cpu(r) => {
                 let detail = match r {
                     CpuReason::UnknownPort => 0,

@@ -36,9 +36,17 @@ impl PfcPort {
             }
             let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
             if fd < 0 {
-                bail!("AF_PACKET socket for {ifname}: {}", std::io::Error::last_os_error());
+                bail!(
+                    "AF_PACKET socket for {ifname}: {}",
+                    std::io::Error::last_os_error()
+                );
             }
-            Ok(PfcPort { fd: OwnedFd::from_raw_fd(fd), ifindex: ifindex as i32, name: ifname.into(), mac })
+            Ok(PfcPort {
+                fd: OwnedFd::from_raw_fd(fd),
+                ifindex: ifindex as i32,
+                name: ifname.into(),
+                mac,
+            })
         }
     }
 
@@ -61,7 +69,11 @@ impl PfcPort {
                 std::mem::size_of::<libc::sockaddr_ll>() as u32,
             );
             if n < 0 {
-                bail!("sending PFC on {}: {}", self.name, std::io::Error::last_os_error());
+                bail!(
+                    "sending PFC on {}: {}",
+                    self.name,
+                    std::io::Error::last_os_error()
+                );
             }
             Ok(t.elapsed())
         }

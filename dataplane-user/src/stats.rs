@@ -87,7 +87,10 @@ pub fn lossless_fields(c: &dataplane_common::buffer::LosslessCounters) -> Vec<(S
         v.push((format!("tx_pfc_xoff[{tc}]"), c.pfc_xoff[tc]));
         v.push((format!("tx_pfc_refresh[{tc}]"), c.pfc_refresh[tc]));
         v.push((format!("tx_pfc_xon[{tc}]"), c.pfc_xon[tc]));
-        v.push((format!("tx_pfc[{tc}]"), c.pfc_xoff[tc] + c.pfc_refresh[tc] + c.pfc_xon[tc]));
+        v.push((
+            format!("tx_pfc[{tc}]"),
+            c.pfc_xoff[tc] + c.pfc_refresh[tc] + c.pfc_xon[tc],
+        ));
         v.push((format!("wd_drop[{tc}]"), c.wd_drop[tc]));
     }
     v.push(("model_busy".into(), c.model_busy));
@@ -128,7 +131,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn new(instance: &str, ports: Vec<(String, u32, u16, PortCounters, FwdCounters)>, g: GlobalCounters) -> Snapshot {
+    pub fn new(
+        instance: &str,
+        ports: Vec<(String, u32, u16, PortCounters, FwdCounters)>,
+        g: GlobalCounters,
+    ) -> Snapshot {
         Snapshot {
             instance: instance.into(),
             ports: ports
@@ -155,7 +162,11 @@ impl Snapshot {
         let get = |p: &PortStats, k: &str| p.counters.get(k).copied().unwrap_or(0);
         let _ = writeln!(s, "instance {}", self.instance);
         let _ = writeln!(s, "\nRX by traffic class");
-        let _ = writeln!(s, "{:<16} {:>3} {:>14} {:>16}", "Port", "TC", "RX_PKTS", "RX_BYTES");
+        let _ = writeln!(
+            s,
+            "{:<16} {:>3} {:>14} {:>16}",
+            "Port", "TC", "RX_PKTS", "RX_BYTES"
+        );
         for p in &self.ports {
             for tc in 0..NUM_TC {
                 let pk = get(p, &format!("rx_tc_pkts[{tc}]"));
@@ -186,31 +197,61 @@ impl Snapshot {
             );
         }
         let _ = writeln!(s, "\nTX by traffic class (routed by the data plane)");
-        let _ = writeln!(s, "{:<16} {:>3} {:>14} {:>16}", "Port", "TC", "TX_PKTS", "TX_BYTES");
+        let _ = writeln!(
+            s,
+            "{:<16} {:>3} {:>14} {:>16}",
+            "Port", "TC", "TX_PKTS", "TX_BYTES"
+        );
         for p in &self.ports {
             for tc in 0..NUM_TC {
                 let pk = get(p, &format!("tx_tc_pkts[{tc}]"));
                 if pk > 0 {
-                    let _ = writeln!(s, "{:<16} {:>3} {:>14} {:>16}", p.name, tc, pk, get(p, &format!("tx_tc_bytes[{tc}]")));
+                    let _ = writeln!(
+                        s,
+                        "{:<16} {:>3} {:>14} {:>16}",
+                        p.name,
+                        tc,
+                        pk,
+                        get(p, &format!("tx_tc_bytes[{tc}]"))
+                    );
                 }
             }
         }
-        let _ = writeln!(s, "\nPort speed and TX utilisation (data-plane rate estimator)");
+        let _ = writeln!(
+            s,
+            "\nPort speed and TX utilisation (data-plane rate estimator)"
+        );
         for p in &self.ports {
-            let u = p.tx_utilisation_pct.map(|u| format!("{u:.1}%")).unwrap_or_else(|| "-".into());
+            let u = p
+                .tx_utilisation_pct
+                .map(|u| format!("{u:.1}%"))
+                .unwrap_or_else(|| "-".into());
             let _ = writeln!(s, "{:<16} {:>8} Mb/s {:>8}", p.name, p.speed_mbps, u);
         }
         if !self.groups.is_empty() {
             let _ = writeln!(s, "\nNext-hop groups");
             for g in &self.groups {
-                let _ = writeln!(s, "  group {:<3} {:<10} members {:>2}, live {:>2}", g.id, g.mode, g.members, g.live);
+                let _ = writeln!(
+                    s,
+                    "  group {:<3} {:<10} members {:>2}, live {:>2}",
+                    g.id, g.mode, g.members, g.live
+                );
             }
         }
         let _ = writeln!(s, "\nForwarding (ingress port)");
         let _ = writeln!(
             s,
             "{:<16} {:>10} {:>8} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}",
-            "Port", "Routed", "ToKernel", "NotForUs", "TTL<=1", "Local", "NoRoute", "NoMember", "NoNeigh", "RedirErr"
+            "Port",
+            "Routed",
+            "ToKernel",
+            "NotForUs",
+            "TTL<=1",
+            "Local",
+            "NoRoute",
+            "NoMember",
+            "NoNeigh",
+            "RedirErr"
         );
         for p in &self.ports {
             let _ = writeln!(
@@ -228,17 +269,35 @@ impl Snapshot {
                 get(p, "drop_redirect")
             );
         }
-        if self.ports.iter().any(|p| p.counters.contains_key("queue_bytes[0]")) {
+        if self
+            .ports
+            .iter()
+            .any(|p| p.counters.contains_key("queue_bytes[0]"))
+        {
             let _ = writeln!(s, "\nQueue counters (buffer model; bytes)");
             let _ = writeln!(
                 s,
                 "{:<16} {:>3} {:>12} {:>10} {:>9} {:>10} {:>10} {:>10} {:>11} {:>7}",
-                "Port", "TC", "TX_PKTS", "ECN_MARK", "WRED_DRP", "SHARED_DRP", "LOSSLESS_D", "QLEN", "WATERMARK", "PAUSED"
+                "Port",
+                "TC",
+                "TX_PKTS",
+                "ECN_MARK",
+                "WRED_DRP",
+                "SHARED_DRP",
+                "LOSSLESS_D",
+                "QLEN",
+                "WATERMARK",
+                "PAUSED"
             );
             for p in &self.ports {
                 for tc in 0..NUM_TC {
                     let k = |n: &str| get(p, &format!("{n}[{tc}]"));
-                    let any = k("tx_tc_pkts") + k("ecn_marked") + k("wred_drop") + k("drop_headroom") + k("queue_watermark") + k("drop_shared_full");
+                    let any = k("tx_tc_pkts")
+                        + k("ecn_marked")
+                        + k("wred_drop")
+                        + k("drop_headroom")
+                        + k("queue_watermark")
+                        + k("drop_shared_full");
                     if any > 0 {
                         let _ = writeln!(
                             s,
@@ -258,7 +317,10 @@ impl Snapshot {
                 }
             }
         }
-        let _ = writeln!(s, "\npfcstat (TX: frames the data plane asked the controller to send)");
+        let _ = writeln!(
+            s,
+            "\npfcstat (TX: frames the data plane asked the controller to send)"
+        );
         let _ = write!(s, "{:<16}", "Port Tx");
         for i in 0..NUM_TC {
             let _ = write!(s, " {:>9}", format!("PFC{i}"));
@@ -284,7 +346,11 @@ impl Snapshot {
             }
             let _ = writeln!(s, " {:>9}", get(p, "rx_pause"));
         }
-        if self.ports.iter().any(|p| p.counters.contains_key("rx_pause_ns[0]")) {
+        if self
+            .ports
+            .iter()
+            .any(|p| p.counters.contains_key("rx_pause_ns[0]"))
+        {
             let _ = write!(s, "{:<16}", "Paused (ms)");
             let _ = writeln!(s);
             for p in &self.ports {
@@ -293,7 +359,11 @@ impl Snapshot {
                 }
                 let _ = write!(s, "{:<16}", p.name);
                 for i in 0..NUM_TC {
-                    let _ = write!(s, " {:>9.1}", get(p, &format!("rx_pause_ns[{i}]")) as f64 / 1e6);
+                    let _ = write!(
+                        s,
+                        " {:>9.1}",
+                        get(p, &format!("rx_pause_ns[{i}]")) as f64 / 1e6
+                    );
                 }
                 let _ = writeln!(s);
             }
@@ -303,17 +373,47 @@ impl Snapshot {
             .iter()
             .flat_map(|p| {
                 (0..NUM_TC).filter_map(move |i| {
-                    let d = p.counters.get(&format!("pfcwd_storm_detected[{i}]")).copied().unwrap_or(0);
-                    let r = p.counters.get(&format!("pfcwd_storm_restored[{i}]")).copied().unwrap_or(0);
-                    let on = p.counters.get(&format!("pfcwd_in_storm[{i}]")).copied().unwrap_or(0);
-                    let wd = p.counters.get(&format!("wd_drop[{i}]")).copied().unwrap_or(0);
-                    (d + r > 0).then(|| format!("{:<16} {:>4} {:>9} {:>9} {:>8} {:>10}", p.name, i, d, r, if on > 0 { "STORM" } else { "ok" }, wd))
+                    let d = p
+                        .counters
+                        .get(&format!("pfcwd_storm_detected[{i}]"))
+                        .copied()
+                        .unwrap_or(0);
+                    let r = p
+                        .counters
+                        .get(&format!("pfcwd_storm_restored[{i}]"))
+                        .copied()
+                        .unwrap_or(0);
+                    let on = p
+                        .counters
+                        .get(&format!("pfcwd_in_storm[{i}]"))
+                        .copied()
+                        .unwrap_or(0);
+                    let wd = p
+                        .counters
+                        .get(&format!("wd_drop[{i}]"))
+                        .copied()
+                        .unwrap_or(0);
+                    (d + r > 0).then(|| {
+                        format!(
+                            "{:<16} {:>4} {:>9} {:>9} {:>8} {:>10}",
+                            p.name,
+                            i,
+                            d,
+                            r,
+                            if on > 0 { "STORM" } else { "ok" },
+                            wd
+                        )
+                    })
                 })
             })
             .collect();
         if !storms.is_empty() {
             let _ = writeln!(s, "\npfcwd");
-            let _ = writeln!(s, "{:<16} {:>4} {:>9} {:>9} {:>8} {:>10}", "Port", "Prio", "Detected", "Restored", "State", "TX_DROP");
+            let _ = writeln!(
+                s,
+                "{:<16} {:>4} {:>9} {:>9} {:>8} {:>10}",
+                "Port", "Prio", "Detected", "Restored", "State", "TX_DROP"
+            );
             for l in storms {
                 let _ = writeln!(s, "{l}");
             }
@@ -334,7 +434,11 @@ impl Snapshot {
         for (port, reason, n) in malformed {
             let _ = writeln!(s, "{:<16} {:<26} {:>10}", port, reason, n);
         }
-        let _ = writeln!(s, "\nframes on unconfigured interfaces: {}", self.unknown_port);
+        let _ = writeln!(
+            s,
+            "\nframes on unconfigured interfaces: {}",
+            self.unknown_port
+        );
         s
     }
 }

@@ -19,11 +19,15 @@ const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
 /// exec` this does not remount /sys, so the host's bpffs stays visible.
 pub fn enter_netns(name: &str) -> Result<()> {
     let path = Path::new("/var/run/netns").join(name);
-    let f = File::open(&path).with_context(|| format!("--netns {name}: cannot open {}", path.display()))?;
+    let f = File::open(&path)
+        .with_context(|| format!("--netns {name}: cannot open {}", path.display()))?;
     // SAFETY: plain syscall on an fd we own.
     let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
     if rc != 0 {
-        bail!("--netns {name}: setns failed: {}", std::io::Error::last_os_error());
+        bail!(
+            "--netns {name}: setns failed: {}",
+            std::io::Error::last_os_error()
+        );
     }
     Ok(())
 }
@@ -57,7 +61,14 @@ pub fn ifmac(name: &str) -> Option<[u8; 6]> {
             return None;
         }
         let sa = req.ifr_ifru.ifru_hwaddr.sa_data;
-        Some([sa[0] as u8, sa[1] as u8, sa[2] as u8, sa[3] as u8, sa[4] as u8, sa[5] as u8])
+        Some([
+            sa[0] as u8,
+            sa[1] as u8,
+            sa[2] as u8,
+            sa[3] as u8,
+            sa[4] as u8,
+            sa[5] as u8,
+        ])
     }
 }
 
@@ -70,12 +81,19 @@ pub fn ifname(index: u32) -> Option<String> {
         return None;
     }
     // SAFETY: if_indextoname wrote a NUL-terminated name.
-    Some(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+    Some(
+        unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns.
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime into a local.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -94,9 +112,20 @@ pub fn ensure_bpffs() -> Result<()> {
     std::fs::create_dir_all("/sys/fs/bpf").ok();
     let fstype = CString::new("bpf").unwrap();
     // SAFETY: plain mount syscall with valid C strings.
-    let rc = unsafe { libc::mount(fstype.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
+    let rc = unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
     if rc != 0 {
-        bail!("bpffs is not mounted on /sys/fs/bpf and mounting it failed: {}", std::io::Error::last_os_error());
+        bail!(
+            "bpffs is not mounted on /sys/fs/bpf and mounting it failed: {}",
+            std::io::Error::last_os_error()
+        );
     }
     Ok(())
 }
@@ -149,12 +178,20 @@ impl InstanceLock {
     /// runs it.
     pub fn holder(instance: &str) -> Result<i32> {
         let path = Path::new(RUN_DIR).join(format!("{instance}.lock"));
-        let f = File::open(&path).with_context(|| format!("no controller runs instance {instance:?} ({} missing)", path.display()))?;
+        let f = File::open(&path).with_context(|| {
+            format!(
+                "no controller runs instance {instance:?} ({} missing)",
+                path.display()
+            )
+        })?;
         // SAFETY: flock on an fd we own; a free lock means no controller.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
             bail!("no controller runs instance {instance:?}");
         }
-        let pid: i32 = std::fs::read_to_string(&path)?.trim().parse().with_context(|| format!("reading the pid in {}", path.display()))?;
+        let pid: i32 = std::fs::read_to_string(&path)?
+            .trim()
+            .parse()
+            .with_context(|| format!("reading the pid in {}", path.display()))?;
         Ok(pid)
     }
 }

@@ -24,7 +24,8 @@ pub const MAP_TX_PORTS: &str = "TX_PORTS";
 pub const MAP_FWD_COUNTERS: &str = "FWD_COUNTERS";
 
 fn map<'a>(bpf: &'a mut Ebpf, name: &str) -> Result<&'a mut aya::maps::Map> {
-    bpf.map_mut(name).ok_or_else(|| anyhow!("map {name} missing from the eBPF object"))
+    bpf.map_mut(name)
+        .ok_or_else(|| anyhow!("map {name} missing from the eBPF object"))
 }
 
 /// The next-hop entries of a plan (source MAC = the egress port's MAC).
@@ -48,11 +49,20 @@ pub fn nexthop_entries(plan: &Plan, ports: &[Resolved]) -> Vec<NextHop> {
 /// Puts `xdp_forward_egress` and `xdp_forward_pfc_rx` in the EGRESS_STAGE
 /// program array, where `xdp_forward` tail-calls them.
 pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
-    for (i, name) in [(0u32, "xdp_forward_egress"), (1, "xdp_forward_pfc_rx"), (2, "xdp_drop_snapshot")] {
-        let prog: &aya::programs::Xdp = bpf.program(name).ok_or_else(|| anyhow!("program {name} missing"))?.try_into()?;
+    for (i, name) in [
+        (0u32, "xdp_forward_egress"),
+        (1, "xdp_forward_pfc_rx"),
+        (2, "xdp_drop_snapshot"),
+    ] {
+        let prog: &aya::programs::Xdp = bpf
+            .program(name)
+            .ok_or_else(|| anyhow!("program {name} missing"))?
+            .try_into()?;
         let fd = prog.fd()?.try_clone()?;
-        let mut pa: aya::maps::ProgramArray<&mut MapData> = aya::maps::ProgramArray::try_from(map(bpf, "EGRESS_STAGE")?)?;
-        pa.set(i, &fd, 0).with_context(|| format!("EGRESS_STAGE[{i}] = {name}"))?;
+        let mut pa: aya::maps::ProgramArray<&mut MapData> =
+            aya::maps::ProgramArray::try_from(map(bpf, "EGRESS_STAGE")?)?;
+        pa.set(i, &fd, 0)
+            .with_context(|| format!("EGRESS_STAGE[{i}] = {name}"))?;
     }
     Ok(())
 }
@@ -60,9 +70,21 @@ pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
 /// A route's LPM value.
 pub fn route_entry(t: Target) -> RouteEntry {
     match t {
-        Target::NextHop(id) => RouteEntry { kind: ROUTE_NEXTHOP, _pad: 0, id },
-        Target::Group(id) => RouteEntry { kind: ROUTE_GROUP, _pad: 0, id },
-        Target::Local => RouteEntry { kind: ROUTE_LOCAL, _pad: 0, id: 0 },
+        Target::NextHop(id) => RouteEntry {
+            kind: ROUTE_NEXTHOP,
+            _pad: 0,
+            id,
+        },
+        Target::Group(id) => RouteEntry {
+            kind: ROUTE_GROUP,
+            _pad: 0,
+            id,
+        },
+        Target::Local => RouteEntry {
+            kind: ROUTE_LOCAL,
+            _pad: 0,
+            id: 0,
+        },
     }
 }
 
@@ -76,17 +98,20 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
         for r in ports {
             let id = u32::from(r.config.port_id);
             if tx.get(id, 0).map(|v| v.if_index).ok() != Some(r.ifindex) {
-                tx.set(id, r.ifindex, None, 0).with_context(|| format!("TX_PORTS[{id}] = ifindex {}", r.ifindex))?;
+                tx.set(id, r.ifindex, None, 0)
+                    .with_context(|| format!("TX_PORTS[{id}] = ifindex {}", r.ifindex))?;
                 n += 1;
             }
         }
     }
     let nhs = nexthop_entries(plan, ports);
     {
-        let mut m: HashMap<&mut MapData, u32, NextHop> = HashMap::try_from(map(bpf, MAP_NEXTHOPS)?)?;
+        let mut m: HashMap<&mut MapData, u32, NextHop> =
+            HashMap::try_from(map(bpf, MAP_NEXTHOPS)?)?;
         for (i, nh) in nhs.iter().enumerate() {
             if m.get(&(i as u32), 0).ok() != Some(*nh) {
-                m.insert(i as u32, *nh, 0).with_context(|| format!("NEXTHOPS[{i}] ({})", plan.nexthops[i].name))?;
+                m.insert(i as u32, *nh, 0)
+                    .with_context(|| format!("NEXTHOPS[{i}] ({})", plan.nexthops[i].name))?;
                 n += 1;
             }
         }
@@ -96,8 +121,13 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     n += write_routes::<16>(bpf, MAP_ROUTES_V6, plan)?;
     n += crate::groups::remove_stale_groups(bpf, plan)?;
     {
-        let mut m: HashMap<&mut MapData, u32, NextHop> = HashMap::try_from(map(bpf, MAP_NEXTHOPS)?)?;
-        let stale: Vec<u32> = m.keys().filter_map(|k| k.ok()).filter(|k| *k as usize >= nhs.len()).collect();
+        let mut m: HashMap<&mut MapData, u32, NextHop> =
+            HashMap::try_from(map(bpf, MAP_NEXTHOPS)?)?;
+        let stale: Vec<u32> = m
+            .keys()
+            .filter_map(|k| k.ok())
+            .filter(|k| *k as usize >= nhs.len())
+            .collect();
         for k in stale {
             m.remove(&k)?;
             n += 1;
@@ -113,8 +143,11 @@ where
     [u8; N]: aya::Pod,
 {
     let mut t: LpmTrie<&mut MapData, [u8; N], RouteEntry> = LpmTrie::try_from(map(bpf, name)?)?;
-    let loaded: std::collections::HashMap<(u32, [u8; N]), RouteEntry> =
-        t.iter().filter_map(|r| r.ok()).map(|(k, v)| ((k.prefix_len(), k.data()), v)).collect();
+    let loaded: std::collections::HashMap<(u32, [u8; N]), RouteEntry> = t
+        .iter()
+        .filter_map(|r| r.ok())
+        .map(|(k, v)| ((k.prefix_len(), k.data()), v))
+        .collect();
     let mut keep = HashSet::new();
     let mut n = 0;
     for r in &plan.routes {
@@ -126,7 +159,8 @@ where
         let k = (u32::from(r.len), o);
         let v = route_entry(r.target);
         if loaded.get(&k) != Some(&v) {
-            t.insert(&Key::new(k.0, o), v, 0).with_context(|| format!("route {}/{}", r.addr, r.len))?;
+            t.insert(&Key::new(k.0, o), v, 0)
+                .with_context(|| format!("route {}/{}", r.addr, r.len))?;
             n += 1;
         }
         keep.insert(k);

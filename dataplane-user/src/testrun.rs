@@ -22,13 +22,23 @@ pub struct XdpMd {
 impl XdpMd {
     /// The context of a `len`-byte frame received on `ifindex`.
     pub fn new(len: usize, ifindex: u32) -> XdpMd {
-        XdpMd { data: 0, data_end: len as u32, ingress_ifindex: ifindex, ..Default::default() }
+        XdpMd {
+            data: 0,
+            data_end: len as u32,
+            ingress_ifindex: ifindex,
+            ..Default::default()
+        }
     }
 
     /// Its bytes, for `ctx_in`.
     pub fn as_bytes(&self) -> &[u8] {
         // SAFETY: repr(C) plain integers, no padding.
-        unsafe { std::slice::from_raw_parts(self as *const XdpMd as *const u8, std::mem::size_of::<XdpMd>()) }
+        unsafe {
+            std::slice::from_raw_parts(
+                self as *const XdpMd as *const u8,
+                std::mem::size_of::<XdpMd>(),
+            )
+        }
     }
 }
 
@@ -65,7 +75,13 @@ pub fn action_name(a: u32) -> &'static str {
 /// `ingress_ifindex` (which must exist in the calling thread's namespace),
 /// `repeat` times. With `repeat > 1` the kernel reuses the buffer, so a
 /// program that rewrites the frame sees its own output on later runs.
-pub fn run_xdp(bpf: &Ebpf, prog: &str, frame: &[u8], ingress_ifindex: u32, repeat: u32) -> Result<RunResult> {
+pub fn run_xdp(
+    bpf: &Ebpf,
+    prog: &str,
+    frame: &[u8],
+    ingress_ifindex: u32,
+    repeat: u32,
+) -> Result<RunResult> {
     let p: &Xdp = bpf
         .program(prog)
         .ok_or_else(|| anyhow!("no program {prog}"))?
@@ -82,7 +98,16 @@ pub fn run_xdp(bpf: &Ebpf, prog: &str, frame: &[u8], ingress_ifindex: u32, repea
             repeat,
             ..Default::default()
         })
-        .with_context(|| format!("BPF_PROG_TEST_RUN of {prog} ({} byte frame, ifindex {ingress_ifindex})", frame.len()))?;
+        .with_context(|| {
+            format!(
+                "BPF_PROG_TEST_RUN of {prog} ({} byte frame, ifindex {ingress_ifindex})",
+                frame.len()
+            )
+        })?;
     out.truncate(r.data_size_out as usize);
-    Ok(RunResult { action: r.return_value, out, per_run: r.duration })
+    Ok(RunResult {
+        action: r.return_value,
+        out,
+        per_run: r.duration,
+    })
 }

@@ -16,7 +16,8 @@ use aya::maps::{Array, MapData, PerCpuArray};
 use aya::Ebpf;
 use dataplane_common::buffer::{PortBuffer, WdStat, NUM_TC, STORM_DROP, STORM_FORWARD, STORM_NONE};
 use dataplane_common::lossless::{
-    EgressQueue, PfcWd, PfcWdConfig, WdEvent, WdObservation, MODEL_PORTS, WD_ACTION_DROP, WD_ACTION_FORWARD,
+    EgressQueue, PfcWd, PfcWdConfig, WdEvent, WdObservation, MODEL_PORTS, WD_ACTION_DROP,
+    WD_ACTION_FORWARD,
 };
 use dataplane_common::maps::PortCounters;
 
@@ -46,11 +47,23 @@ impl Watchdog {
         for (i, p) in plan.ports.iter().enumerate().take(MODEL_PORTS) {
             for prio in 0..NUM_TC {
                 if p.config.pfc_enable & (1 << prio) != 0 {
-                    watched.push(Watched { port: i, prio, wd: PfcWd::ZERO, last_tx: 0, last_rx_pfc: 0 });
+                    watched.push(Watched {
+                        port: i,
+                        prio,
+                        wd: PfcWd::ZERO,
+                        last_tx: 0,
+                        last_rx_pfc: 0,
+                    });
                 }
             }
         }
-        Some(Watchdog { log: crate::events::EventLog::open(&plan.instance), cfg, watched, detected: 0, restored: 0 })
+        Some(Watchdog {
+            log: crate::events::EventLog::open(&plan.instance),
+            cfg,
+            watched,
+            detected: 0,
+            restored: 0,
+        })
     }
 
     /// One poll at `now_ns`; returns the events as log lines.
@@ -58,12 +71,18 @@ impl Watchdog {
         let mut lines = Vec::new();
         let mut changes = Vec::new();
         {
-            let queues: Array<&MapData, EgressQueue> = Array::try_from(bpf.map("QUEUES").context("QUEUES")?)?;
-            let counters: PerCpuArray<&MapData, PortCounters> = PerCpuArray::try_from(bpf.map("PORT_COUNTERS").context("PORT_COUNTERS")?)?;
+            let queues: Array<&MapData, EgressQueue> =
+                Array::try_from(bpf.map("QUEUES").context("QUEUES")?)?;
+            let counters: PerCpuArray<&MapData, PortCounters> =
+                PerCpuArray::try_from(bpf.map("PORT_COUNTERS").context("PORT_COUNTERS")?)?;
             for w in &mut self.watched {
                 let q = queues.get(&((w.port * NUM_TC + w.prio) as u32), 0)?;
                 let port_id = u32::from(plan.ports[w.port].config.port_id);
-                let rx_pfc: u64 = counters.get(&port_id, 0)?.iter().map(|c| c.rx_pfc[w.prio]).sum();
+                let rx_pfc: u64 = counters
+                    .get(&port_id, 0)?
+                    .iter()
+                    .map(|c| c.rx_pfc[w.prio])
+                    .sum();
                 let obs = WdObservation {
                     paused: q.is_paused(now_ns),
                     has_bytes: q.bytes > 0,
@@ -86,7 +105,10 @@ impl Watchdog {
                             "pfcwd_storm_detected",
                             &plan.ports[w.port].name,
                             w.prio as u8,
-                            &format!("{} bytes queued, paused, nothing sent for {} ms", q.bytes, self.cfg.detection_time_ms),
+                            &format!(
+                                "{} bytes queued, paused, nothing sent for {} ms",
+                                q.bytes, self.cfg.detection_time_ms
+                            ),
                         );
                         lines.push(format!(
                             "pfcwd: storm detected on {} priority {} (paused, {} bytes queued, nothing sent for {} ms); action {}",
@@ -116,14 +138,16 @@ impl Watchdog {
         }
         if !changes.is_empty() {
             {
-                let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(bpf.map_mut("PORT_BUF").context("PORT_BUF")?)?;
+                let mut pb: Array<&mut MapData, PortBuffer> =
+                    Array::try_from(bpf.map_mut("PORT_BUF").context("PORT_BUF")?)?;
                 for &(port, prio, action, _) in &changes {
                     let mut v = pb.get(&(port as u32), 0)?;
                     v.storm[prio] = action;
                     pb.set(port as u32, v, 0)?;
                 }
             }
-            let mut st: Array<&mut MapData, WdStat> = Array::try_from(bpf.map_mut("WD_STATS").context("WD_STATS")?)?;
+            let mut st: Array<&mut MapData, WdStat> =
+                Array::try_from(bpf.map_mut("WD_STATS").context("WD_STATS")?)?;
             for &(port, prio, _, detected) in &changes {
                 let i = (port * NUM_TC + prio) as u32;
                 let mut v = st.get(&i, 0)?;

@@ -1,7 +1,9 @@
 //! Configuration validation: every error names its field and what was
 //! expected; valid configs resolve to the map values the programs read.
 
-use dataplane_common::maps::{AZURE_DSCP_TO_TC, MALFORMED_DROP, MALFORMED_PASS, TRUST_DOT1P, TRUST_DSCP};
+use dataplane_common::maps::{
+    AZURE_DSCP_TO_TC, MALFORMED_DROP, MALFORMED_PASS, TRUST_DOT1P, TRUST_DSCP,
+};
 use dataplane_user::config::{parse_pfc_enable, Config, ConfigError};
 
 fn check(text: &str) -> Result<dataplane_user::config::Plan, ConfigError> {
@@ -63,7 +65,10 @@ pfc_enable = ""
     assert_eq!(a.cnp_tc, 7);
     assert_eq!(a.malformed_action, MALFORMED_DROP);
     let b = plan.ports[1].config;
-    assert_eq!((b.port_id, b.malformed_action, b.pfc_enable), (1, MALFORMED_PASS, 0));
+    assert_eq!(
+        (b.port_id, b.malformed_action, b.pfc_enable),
+        (1, MALFORMED_PASS, 0)
+    );
 }
 
 #[test]
@@ -102,7 +107,10 @@ name = "eth1"
         "port[1].name: interface \"eth1\" is already configured",
     ];
     for w in want {
-        assert!(e.iter().any(|x| x.starts_with(w)), "missing {w:?} in {e:#?}");
+        assert!(
+            e.iter().any(|x| x.starts_with(w)),
+            "missing {w:?} in {e:#?}"
+        );
     }
     assert_eq!(e.len(), want.len(), "{e:#?}");
 }
@@ -118,14 +126,21 @@ fn syntax_and_unknown_fields_are_refused_with_location() {
 #[test]
 fn no_ports_and_too_many_ports_are_refused() {
     assert!(errors("[switch]\nname = \"x\"\n")[0].starts_with("port: expected at least one"));
-    let many: String = (0..65).map(|i| format!("[[port]]\nname = \"p{i}\"\n")).collect();
-    assert!(errors(&many).iter().any(|e| e.starts_with("port: expected at most 64 ports")));
+    let many: String = (0..65)
+        .map(|i| format!("[[port]]\nname = \"p{i}\"\n"))
+        .collect();
+    assert!(errors(&many)
+        .iter()
+        .any(|e| e.starts_with("port: expected at most 64 ports")));
 }
 
 #[test]
 fn azure_cannot_be_redefined() {
     let e = errors("[dscp_to_tc_map.AZURE]\n\"1\" = 2\n[[port]]\nname = \"a\"\n");
-    assert!(e[0].starts_with("dscp_to_tc_map.AZURE: AZURE is the built-in map"), "{e:?}");
+    assert!(
+        e[0].starts_with("dscp_to_tc_map.AZURE: AZURE is the built-in map"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -133,7 +148,9 @@ fn pfc_enable_forms() {
     assert_eq!(parse_pfc_enable("3,4"), Ok(0x18));
     assert_eq!(parse_pfc_enable(" 0, 7 "), Ok(0x81));
     assert_eq!(parse_pfc_enable(""), Ok(0));
-    assert!(parse_pfc_enable("3,3").unwrap_err().contains("listed twice"));
+    assert!(parse_pfc_enable("3,3")
+        .unwrap_err()
+        .contains("listed twice"));
     assert!(parse_pfc_enable("3;4").is_err());
     assert!(parse_pfc_enable("8").is_err());
     assert!(parse_pfc_enable("-1").is_err());
@@ -146,7 +163,10 @@ fn example_configs_in_the_repository_are_valid() {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
-            Config::load(&p).unwrap().validate(&p.display().to_string()).unwrap();
+            Config::load(&p)
+                .unwrap()
+                .validate(&p.display().to_string())
+                .unwrap();
             n += 1;
         }
     }

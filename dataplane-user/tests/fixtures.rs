@@ -16,20 +16,22 @@ mod common;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use aya::maps::PerCpuArray;
 use aya::maps::MapData;
+use aya::maps::PerCpuArray;
 use aya::Ebpf;
 use common::*;
+use dataplane_common::buffer::LosslessCounters;
 use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::lossless::EgressQueue;
 use dataplane_common::maps::{GlobalCounters, PortCounters, MAX_PORTS};
 use dataplane_common::parse::{parse, ParseError};
+use dataplane_common::route::FwdCounters;
 use dataplane_common::wire::bth;
 use dataplane_user::config::Config;
-use dataplane_user::dataplane::{apply_config_text, load_object, read_global_counters, read_port_counters};
-use dataplane_common::route::FwdCounters;
 use dataplane_user::dataplane::read_fwd_counters;
-use dataplane_common::buffer::LosslessCounters;
-use dataplane_common::lossless::EgressQueue;
+use dataplane_user::dataplane::{
+    apply_config_text, load_object, read_global_counters, read_port_counters,
+};
 use dataplane_user::stats::{fwd_fields, lossless_fields, port_fields};
 use dataplane_user::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
 use testbed::netns::Netns;
@@ -171,8 +173,25 @@ const SW_P2: [u8; 6] = [2, 0, 0, 0, 0x0f, 2];
 const NH1: [u8; 6] = [2, 0, 0, 0, 1, 1];
 const NH2: [u8; 6] = [2, 0, 0, 0, 1, 2];
 
-fn routed_fixture(name: &'static str, frame: Vec<u8>, expect: Expect, out: Option<Vec<u8>>) -> Fixture {
-    Fixture { name, config: CONFIG_ROUTE, port: "p0", frame, expect, decode: false, prog: "xdp_forward", out, preload: None, pg_headroom: None, expect_paused: None }
+fn routed_fixture(
+    name: &'static str,
+    frame: Vec<u8>,
+    expect: Expect,
+    out: Option<Vec<u8>>,
+) -> Fixture {
+    Fixture {
+        name,
+        config: CONFIG_ROUTE,
+        port: "p0",
+        frame,
+        expect,
+        decode: false,
+        prog: "xdp_forward",
+        out,
+        preload: None,
+        pg_headroom: None,
+        expect_paused: None,
+    }
 }
 
 /// Deltas of a frame routed from p0 out of `egress` in class `tc`.
@@ -186,10 +205,23 @@ fn routed(tc: usize, frame: &[u8], egress: &str, flags: &[&str]) -> Vec<(String,
 
 fn routing_table() -> Vec<Fixture> {
     use dataplane_user::testrun::XDP_REDIRECT;
-    let redirect = |deltas| Expect::Run { verdict: XDP_REDIRECT, deltas, global: vec![] };
+    let redirect = |deltas| Expect::Run {
+        verdict: XDP_REDIRECT,
+        deltas,
+        global: vec![],
+    };
     let in_l2 = L2::new(SW_P0, MAC_HOST);
     let to = |dst: [u8; 4], ttl: u8, dscp: u8| Ip::v4(V4_SRC, dst).dscp(dscp).ecn(2).ttl(ttl);
-    let roce_to = |l2: &L2, ip: &Ip| build::rocev2_frame(l2, ip, 49152, &write_first(0x42, 9), Some(RETH), &[0x11; 64]);
+    let roce_to = |l2: &L2, ip: &Ip| {
+        build::rocev2_frame(
+            l2,
+            ip,
+            49152,
+            &write_first(0x42, 9),
+            Some(RETH),
+            &[0x11; 64],
+        )
+    };
     // expected frames are built from scratch (checksum computed in full),
     // not by applying our incremental update
     let a = roce_to(&in_l2, &to([198, 18, 1, 5], 64, 3));
@@ -198,7 +230,10 @@ fn routing_table() -> Vec<Fixture> {
     let b_out = roce_to(&L2::new(NH2, SW_P2), &to([198, 18, 1, 200], 8, 3));
     let v6dst = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9];
     let c = roce_to(&in_l2, &Ip::v6(V6_SRC, v6dst).dscp(4).ecn(2).ttl(2));
-    let c_out = roce_to(&L2::new(NH2, SW_P2), &Ip::v6(V6_SRC, v6dst).dscp(4).ecn(2).ttl(1));
+    let c_out = roce_to(
+        &L2::new(NH2, SW_P2),
+        &Ip::v6(V6_SRC, v6dst).dscp(4).ecn(2).ttl(1),
+    );
     let ttl1 = roce_to(&in_l2, &to([198, 18, 1, 5], 1, 3));
     let local = roce_to(&in_l2, &to([198, 18, 0, 254], 64, 3));
     let noroute = roce_to(&in_l2, &to([198, 18, 9, 9], 64, 3));
@@ -209,11 +244,23 @@ fn routing_table() -> Vec<Fixture> {
     let short = cut(a.clone(), 40);
     // a group route: the member is the one the shared pure functions pick
     let g = roce_to(&in_l2, &to([198, 18, 2, 7], 64, 3));
-    let plan = Config::parse(CONFIG_ROUTE, "fixture").unwrap().validate("fixture").unwrap();
-    let group = dataplane_user::groups::group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
+    let plan = Config::parse(CONFIG_ROUTE, "fixture")
+        .unwrap()
+        .validate("fixture")
+        .unwrap();
+    let group =
+        dataplane_user::groups::group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
     let key = dataplane_common::lb::FlowKey::ipv4(V4_SRC, [198, 18, 2, 7], 17, 49152, 4791, 0x42);
-    let slot = dataplane_common::lb::pick_hash(&group, dataplane_common::lb::flow_hash(&key, plan.hash_seed)).unwrap();
-    let (g_mac, g_src, g_port) = if slot.id == 0 { (NH1, SW_P1, "p1") } else { (NH2, SW_P2, "p2") };
+    let slot = dataplane_common::lb::pick_hash(
+        &group,
+        dataplane_common::lb::flow_hash(&key, plan.hash_seed),
+    )
+    .unwrap();
+    let (g_mac, g_src, g_port) = if slot.id == 0 {
+        (NH1, SW_P1, "p1")
+    } else {
+        (NH2, SW_P2, "p2")
+    };
     let g_out = roce_to(&L2::new(g_mac, g_src), &to([198, 18, 2, 7], 63, 3));
     // ---- lossless stage ---------------------------------------------------
     let ecn_to = |dst: [u8; 4], dscp: u8, ecn: u8| Ip::v4(V4_SRC, dst).dscp(dscp).ecn(ecn);
@@ -221,21 +268,32 @@ fn routing_table() -> Vec<Fixture> {
     let e_out = roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 3, 3).ttl(63));
     let e6dst = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7];
     let e6_in = roce_to(&in_l2, &Ip::v6(V6_SRC, e6dst).dscp(4).ecn(1));
-    let e6_out = roce_to(&L2::new(NH2, SW_P2), &Ip::v6(V6_SRC, e6dst).dscp(4).ecn(3).ttl(63));
+    let e6_out = roce_to(
+        &L2::new(NH2, SW_P2),
+        &Ip::v6(V6_SRC, e6dst).dscp(4).ecn(3).ttl(63),
+    );
     let nect_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 3, 0));
     let nect_out = roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 3, 0).ttl(63));
     let cnp_in = build::cnp_frame(&in_l2, &ecn_to([198, 18, 1, 5], 48, 2), 49152, 0x42);
-    let cnp_out = build::cnp_frame(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 48, 2).ttl(63), 49152, 0x42);
+    let cnp_out = build::cnp_frame(
+        &L2::new(NH1, SW_P1),
+        &ecn_to([198, 18, 1, 5], 48, 2).ttl(63),
+        49152,
+        0x42,
+    );
     let lossy_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 0, 0));
     let lossy_ect_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 0, 2));
     let lossy_ect_out = roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 0, 3).ttl(63));
     let pfc_p1 = build::pfc_frame(NH1, 0x08, [0, 0, 0, 0xffff, 0, 0, 0, 0]);
     let xon_p1 = build::pfc_frame(NH1, 0x08, [0; 8]);
     let pause_p1 = build::pause_frame(NH1, 0xffff);
-    let lossless = |name: &'static str, frame: Vec<u8>, expect: Expect, out: Option<Vec<u8>>, preload| Fixture {
-        preload,
-        ..routed_fixture(name, frame, expect, out)
-    };
+    let lossless =
+        |name: &'static str, frame: Vec<u8>, expect: Expect, out: Option<Vec<u8>>, preload| {
+            Fixture {
+                preload,
+                ..routed_fixture(name, frame, expect, out)
+            }
+        };
     let on_p1 = |name: &'static str, frame: Vec<u8>, deltas, preload, paused| Fixture {
         port: "p1",
         preload,
@@ -243,31 +301,224 @@ fn routing_table() -> Vec<Fixture> {
         ..routed_fixture(name, frame, drop_(deltas), None)
     };
     let mut t = vec![
-        lossless("ecn_ect0_above_max_marked_ce_checksum_valid", e_in.clone(), redirect({ let mut v = routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"]); v.push(("p1:ecn_marked[3]".into(), 1)); v }), Some(e_out), Some(("p1", 3, 3_000_000, false))),
-        lossless("ecn_ipv6_ect1_above_max_marked_ce", e6_in.clone(), redirect({ let mut v = routed(4, &e6_in, "p2", &["rx_roce", "rx_lossless"]); v.push(("p2:ecn_marked[4]".into(), 1)); v }), Some(e6_out), Some(("p2", 4, 3_000_000, false))),
-        lossless("ecn_not_ect_lossless_untouched_not_dropped", nect_in.clone(), redirect(routed(3, &nect_in, "p1", &["rx_roce", "rx_lossless"])), Some(nect_out), Some(("p1", 3, 3_000_000, false))),
-        lossless("ecn_below_min_not_marked", e_in.clone(), redirect(routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"])), Some(roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 3, 2).ttl(63))), Some(("p1", 3, 1_000_000, false))),
-        lossless("cnp_never_marked", cnp_in.clone(), redirect(routed(6, &cnp_in, "p1", &["rx_roce", "rx_cnp"])), Some(cnp_out), Some(("p1", 6, 3_000_000, false))),
-        lossless("lossy_non_ect_above_max_wred_dropped", lossy_in.clone(), Expect::Run { verdict: XDP_DROP, deltas: { let mut v = classified(1, &lossy_in, &["rx_roce"]); v.push(("p1:wred_drop[1]".into(), 1)); v }, global: vec![] }, Some(roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 0, 0).ttl(63))), Some(("p1", 1, 300_000, false))),
-        lossless("lossy_ect_above_max_marked", lossy_ect_in.clone(), redirect({ let mut v = routed(1, &lossy_ect_in, "p1", &["rx_roce"]); v.push(("p1:ecn_marked[1]".into(), 1)); v }), Some(lossy_ect_out), Some(("p1", 1, 300_000, false))),
-        Fixture { pg_headroom: Some(("p0", 3, 1000)), ..routed_fixture("pg_in_headroom_asks_for_xoff", e_in.clone(), redirect({ let mut v = routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"]); v.push(("tx_pfc_xoff[3]".into(), 1)); v }), Some(roce_to(&L2::new(NH1, SW_P1), &ecn_to([198, 18, 1, 5], 3, 2).ttl(63)))) },
-        on_p1("pfc_rx_pauses_queue", pfc_p1.clone(), d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)]), None, true),
-        on_p1("pfc_rx_xon_resumes_queue", xon_p1.clone(), d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)]), Some(("p1", 3, 5000, true)), false),
-        on_p1("pause_8023x_pauses_every_queue", pause_p1.clone(), d(&[("rx_pause", 1), ("verdict_drop", 1)]), None, true),
+        lossless(
+            "ecn_ect0_above_max_marked_ce_checksum_valid",
+            e_in.clone(),
+            redirect({
+                let mut v = routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"]);
+                v.push(("p1:ecn_marked[3]".into(), 1));
+                v
+            }),
+            Some(e_out),
+            Some(("p1", 3, 3_000_000, false)),
+        ),
+        lossless(
+            "ecn_ipv6_ect1_above_max_marked_ce",
+            e6_in.clone(),
+            redirect({
+                let mut v = routed(4, &e6_in, "p2", &["rx_roce", "rx_lossless"]);
+                v.push(("p2:ecn_marked[4]".into(), 1));
+                v
+            }),
+            Some(e6_out),
+            Some(("p2", 4, 3_000_000, false)),
+        ),
+        lossless(
+            "ecn_not_ect_lossless_untouched_not_dropped",
+            nect_in.clone(),
+            redirect(routed(3, &nect_in, "p1", &["rx_roce", "rx_lossless"])),
+            Some(nect_out),
+            Some(("p1", 3, 3_000_000, false)),
+        ),
+        lossless(
+            "ecn_below_min_not_marked",
+            e_in.clone(),
+            redirect(routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"])),
+            Some(roce_to(
+                &L2::new(NH1, SW_P1),
+                &ecn_to([198, 18, 1, 5], 3, 2).ttl(63),
+            )),
+            Some(("p1", 3, 1_000_000, false)),
+        ),
+        lossless(
+            "cnp_never_marked",
+            cnp_in.clone(),
+            redirect(routed(6, &cnp_in, "p1", &["rx_roce", "rx_cnp"])),
+            Some(cnp_out),
+            Some(("p1", 6, 3_000_000, false)),
+        ),
+        lossless(
+            "lossy_non_ect_above_max_wred_dropped",
+            lossy_in.clone(),
+            Expect::Run {
+                verdict: XDP_DROP,
+                deltas: {
+                    let mut v = classified(1, &lossy_in, &["rx_roce"]);
+                    v.push(("p1:wred_drop[1]".into(), 1));
+                    v
+                },
+                global: vec![],
+            },
+            Some(roce_to(
+                &L2::new(NH1, SW_P1),
+                &ecn_to([198, 18, 1, 5], 0, 0).ttl(63),
+            )),
+            Some(("p1", 1, 300_000, false)),
+        ),
+        lossless(
+            "lossy_ect_above_max_marked",
+            lossy_ect_in.clone(),
+            redirect({
+                let mut v = routed(1, &lossy_ect_in, "p1", &["rx_roce"]);
+                v.push(("p1:ecn_marked[1]".into(), 1));
+                v
+            }),
+            Some(lossy_ect_out),
+            Some(("p1", 1, 300_000, false)),
+        ),
+        Fixture {
+            pg_headroom: Some(("p0", 3, 1000)),
+            ..routed_fixture(
+                "pg_in_headroom_asks_for_xoff",
+                e_in.clone(),
+                redirect({
+                    let mut v = routed(3, &e_in, "p1", &["rx_roce", "rx_lossless"]);
+                    v.push(("tx_pfc_xoff[3]".into(), 1));
+                    v
+                }),
+                Some(roce_to(
+                    &L2::new(NH1, SW_P1),
+                    &ecn_to([198, 18, 1, 5], 3, 2).ttl(63),
+                )),
+            )
+        },
+        on_p1(
+            "pfc_rx_pauses_queue",
+            pfc_p1.clone(),
+            d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)]),
+            None,
+            true,
+        ),
+        on_p1(
+            "pfc_rx_xon_resumes_queue",
+            xon_p1.clone(),
+            d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)]),
+            Some(("p1", 3, 5000, true)),
+            false,
+        ),
+        on_p1(
+            "pause_8023x_pauses_every_queue",
+            pause_p1.clone(),
+            d(&[("rx_pause", 1), ("verdict_drop", 1)]),
+            None,
+            true,
+        ),
     ];
     t.extend(vec![
-        routed_fixture("route_v4_to_nexthop_rewrites_macs_ttl_checksum", a.clone(), redirect(routed(3, &a, "p1", &["rx_roce", "rx_lossless"])), Some(a_out)),
-        routed_fixture("route_v4_longest_prefix_wins", b.clone(), redirect(routed(3, &b, "p2", &["rx_roce", "rx_lossless"])), Some(b_out)),
-        routed_fixture("route_v6_hop_limit_decremented", c.clone(), redirect(routed(4, &c, "p2", &["rx_roce", "rx_lossless"])), Some(c_out)),
-        routed_fixture("route_group_hash_member", g.clone(), redirect(routed(3, &g, g_port, &["rx_roce", "rx_lossless"])), Some(g_out)),
-        routed_fixture("route_ttl_1_to_kernel", ttl1.clone(), pass({ let mut v = classified(3, &ttl1, &["rx_roce", "rx_lossless"]); v.push(("pass_ttl_expired".into(), 1)); v }), None),
-        routed_fixture("route_own_address_to_kernel", local.clone(), pass({ let mut v = classified(3, &local, &["rx_roce", "rx_lossless"]); v.push(("pass_local".into(), 1)); v }), None),
-        routed_fixture("route_none_dropped", noroute.clone(), Expect::Run { verdict: XDP_DROP, deltas: { let mut v = classified(3, &noroute, &["rx_roce", "rx_lossless"]); v.push(("drop_no_route".into(), 1)); v }, global: vec![] }, None),
-        routed_fixture("route_other_mac_to_kernel", not_us.clone(), pass({ let mut v = classified(3, &not_us, &["rx_roce", "rx_lossless"]); v.push(("pass_not_for_us".into(), 1)); v }), None),
-        routed_fixture("route_arp_to_kernel", bcast_arp.clone(), pass({ let mut v = classified(0, &bcast_arp, &["rx_non_ip"]); v.push(("pass_not_ip".into(), 1)); v }), None),
-        routed_fixture("route_group_without_live_member_dropped", dead.clone(), Expect::Run { verdict: XDP_DROP, deltas: { let mut v = classified(3, &dead, &["rx_roce", "rx_lossless"]); v.push(("drop_no_member".into(), 1)); v }, global: vec![] }, None),
-        routed_fixture("forward_pfc_still_consumed", pfc, drop_(d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)])), None),
-        routed_fixture("forward_malformed_passed", short, pass(malformed(ParseError::Ipv4LenExceedsFrame, false)), None),
+        routed_fixture(
+            "route_v4_to_nexthop_rewrites_macs_ttl_checksum",
+            a.clone(),
+            redirect(routed(3, &a, "p1", &["rx_roce", "rx_lossless"])),
+            Some(a_out),
+        ),
+        routed_fixture(
+            "route_v4_longest_prefix_wins",
+            b.clone(),
+            redirect(routed(3, &b, "p2", &["rx_roce", "rx_lossless"])),
+            Some(b_out),
+        ),
+        routed_fixture(
+            "route_v6_hop_limit_decremented",
+            c.clone(),
+            redirect(routed(4, &c, "p2", &["rx_roce", "rx_lossless"])),
+            Some(c_out),
+        ),
+        routed_fixture(
+            "route_group_hash_member",
+            g.clone(),
+            redirect(routed(3, &g, g_port, &["rx_roce", "rx_lossless"])),
+            Some(g_out),
+        ),
+        routed_fixture(
+            "route_ttl_1_to_kernel",
+            ttl1.clone(),
+            pass({
+                let mut v = classified(3, &ttl1, &["rx_roce", "rx_lossless"]);
+                v.push(("pass_ttl_expired".into(), 1));
+                v
+            }),
+            None,
+        ),
+        routed_fixture(
+            "route_own_address_to_kernel",
+            local.clone(),
+            pass({
+                let mut v = classified(3, &local, &["rx_roce", "rx_lossless"]);
+                v.push(("pass_local".into(), 1));
+                v
+            }),
+            None,
+        ),
+        routed_fixture(
+            "route_none_dropped",
+            noroute.clone(),
+            Expect::Run {
+                verdict: XDP_DROP,
+                deltas: {
+                    let mut v = classified(3, &noroute, &["rx_roce", "rx_lossless"]);
+                    v.push(("drop_no_route".into(), 1));
+                    v
+                },
+                global: vec![],
+            },
+            None,
+        ),
+        routed_fixture(
+            "route_other_mac_to_kernel",
+            not_us.clone(),
+            pass({
+                let mut v = classified(3, &not_us, &["rx_roce", "rx_lossless"]);
+                v.push(("pass_not_for_us".into(), 1));
+                v
+            }),
+            None,
+        ),
+        routed_fixture(
+            "route_arp_to_kernel",
+            bcast_arp.clone(),
+            pass({
+                let mut v = classified(0, &bcast_arp, &["rx_non_ip"]);
+                v.push(("pass_not_ip".into(), 1));
+                v
+            }),
+            None,
+        ),
+        routed_fixture(
+            "route_group_without_live_member_dropped",
+            dead.clone(),
+            Expect::Run {
+                verdict: XDP_DROP,
+                deltas: {
+                    let mut v = classified(3, &dead, &["rx_roce", "rx_lossless"]);
+                    v.push(("drop_no_member".into(), 1));
+                    v
+                },
+                global: vec![],
+            },
+            None,
+        ),
+        routed_fixture(
+            "forward_pfc_still_consumed",
+            pfc,
+            drop_(d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)])),
+            None,
+        ),
+        routed_fixture(
+            "forward_malformed_passed",
+            short,
+            pass(malformed(ParseError::Ipv4LenExceedsFrame, false)),
+            None,
+        ),
     ]);
     t
 }
@@ -275,7 +526,11 @@ fn routing_table() -> Vec<Fixture> {
 #[derive(Clone)]
 enum Expect {
     /// Verdict, port counter deltas (by stable name), global deltas.
-    Run { verdict: u32, deltas: Vec<(String, i128)>, global: Vec<(&'static str, i128)> },
+    Run {
+        verdict: u32,
+        deltas: Vec<(String, i128)>,
+        global: Vec<(&'static str, i128)>,
+    },
     /// BPF_PROG_TEST_RUN refuses the input (frames under 14 bytes).
     KernelRejects,
 }
@@ -318,15 +573,34 @@ fn classified(tc: usize, frame: &[u8], flags: &[&str]) -> Vec<(String, i128)> {
 }
 
 fn malformed(e: ParseError, dropped: bool) -> Vec<(String, i128)> {
-    vec![(format!("malformed.{}", e.name()), 1), ((if dropped { "verdict_drop" } else { "verdict_pass" }).into(), 1)]
+    vec![
+        (format!("malformed.{}", e.name()), 1),
+        (
+            (if dropped {
+                "verdict_drop"
+            } else {
+                "verdict_pass"
+            })
+            .into(),
+            1,
+        ),
+    ]
 }
 
 fn pass(deltas: Vec<(String, i128)>) -> Expect {
-    Expect::Run { verdict: XDP_PASS, deltas, global: vec![] }
+    Expect::Run {
+        verdict: XDP_PASS,
+        deltas,
+        global: vec![],
+    }
 }
 
 fn drop_(deltas: Vec<(String, i128)>) -> Expect {
-    Expect::Run { verdict: XDP_DROP, deltas, global: vec![] }
+    Expect::Run {
+        verdict: XDP_DROP,
+        deltas,
+        global: vec![],
+    }
 }
 
 fn cut(mut f: Vec<u8>, n: usize) -> Vec<u8> {
@@ -342,7 +616,19 @@ fn edit(mut f: Vec<u8>, edits: &[(usize, u8)]) -> Vec<u8> {
 }
 
 fn fix(name: &'static str, port: &'static str, frame: Vec<u8>, expect: Expect) -> Fixture {
-    Fixture { name, config: CONFIG_MAIN, port, frame, expect, decode: false, prog: "xdp_classify", out: None, preload: None, pg_headroom: None, expect_paused: None }
+    Fixture {
+        name,
+        config: CONFIG_MAIN,
+        port,
+        frame,
+        expect,
+        decode: false,
+        prog: "xdp_classify",
+        out: None,
+        preload: None,
+        pg_headroom: None,
+        expect_paused: None,
+    }
 }
 
 fn decoded(mut f: Fixture) -> Fixture {
@@ -372,7 +658,14 @@ fn table() -> Vec<Fixture> {
         Some(RETH),
         &[1; 32],
     );
-    let roce_big_opts = build::rocev2_frame(&l2, &v4(26).options(&[1; 40]), 49152, &write_first(0x78, 2), None, &[2; 8]); // IHL 15
+    let roce_big_opts = build::rocev2_frame(
+        &l2,
+        &v4(26).options(&[1; 40]),
+        49152,
+        &write_first(0x78, 2),
+        None,
+        &[2; 8],
+    ); // IHL 15
     let cnp = build::cnp_frame(&l2, &v4(48), 49152, 0x00_1234);
     let cnp_dscp26 = build::cnp_frame(&l2, &v4(26), 49152, 0x00_0042);
     let cnp_v6 = build::cnp_frame(&l2, &v6(48), 49152, 0x00_0043);
@@ -381,12 +674,29 @@ fn table() -> Vec<Fixture> {
     let roce_vlan5 = roce4(&tagged(5), 26, 0x12, 128);
     let roce_v6_vlan = roce6(&tagged(3), 26, 0x13, 256);
     let udp_dns = build::udp_frame(&l2, &v4(26), 40000, 53, &[0; 30]);
-    let tcp46 = build::frame(&l2, 0x0800, &build::ip_packet(&Ip::v4(V4_SRC, V4_DST).dscp(46), 6, &[0; 20]));
-    let plain0 = build::frame(&l2, 0x0800, &build::ip_packet(&Ip::v4(V4_SRC, V4_DST), 6, &[0; 20]));
-    let v6_tcp = build::frame(&l2, 0x86dd, &build::ip_packet(&Ip::v6(V6_SRC, V6_DST).dscp(4), 6, &[0; 20]));
+    let tcp46 = build::frame(
+        &l2,
+        0x0800,
+        &build::ip_packet(&Ip::v4(V4_SRC, V4_DST).dscp(46), 6, &[0; 20]),
+    );
+    let plain0 = build::frame(
+        &l2,
+        0x0800,
+        &build::ip_packet(&Ip::v4(V4_SRC, V4_DST), 6, &[0; 20]),
+    );
+    let v6_tcp = build::frame(
+        &l2,
+        0x86dd,
+        &build::ip_packet(&Ip::v6(V6_SRC, V6_DST).dscp(4), 6, &[0; 20]),
+    );
     let arp = build::frame(&l2, 0x0806, &[0; 28]);
     let arp_vlan3 = build::frame(&tagged(3), 0x0806, &[0; 28]);
-    let qinq = roce4(&L2::new(MAC_SW, MAC_HOST).tag(0x88a8, 4, 10).vlan(3, 100), 26, 0x14, 64);
+    let qinq = roce4(
+        &L2::new(MAC_SW, MAC_HOST).tag(0x88a8, 4, 10).vlan(3, 100),
+        26,
+        0x14,
+        64,
+    );
     // IPv4 fragment (offset 185 * 8) of a RoCEv2 datagram: no UDP header here
     let frag = edit(roce.clone(), &[(IP + 6, 0x00), (IP + 7, 0xb9)]);
     let frag = fix_ip_csum(frag);
@@ -400,37 +710,178 @@ fn table() -> Vec<Fixture> {
         f
     };
     let v4_hdr_only = |edits: &[(usize, u8)]| edit(plain0.clone(), edits);
-    let v6_hdr = build::frame(&l2, 0x86dd, &build::ip_packet(&Ip::v6(V6_SRC, V6_DST), 17, &[0x13, 0x88, 0x12, 0xb7, 0, 8, 0, 0]));
+    let v6_hdr = build::frame(
+        &l2,
+        0x86dd,
+        &build::ip_packet(
+            &Ip::v6(V6_SRC, V6_DST),
+            17,
+            &[0x13, 0x88, 0x12, 0xb7, 0, 8, 0, 0],
+        ),
+    );
 
     let mut t = vec![
         // ---- classification: DSCP trust -------------------------------
-        decoded(fix("rocev2_v4_dscp26_to_tc3_lossless", "p0", roce.clone(), pass(classified(3, &roce, &["rx_roce", "rx_lossless"])))),
-        decoded(fix("rocev2_v6_dscp26_to_tc3_lossless", "p0", roce_v6.clone(), pass(classified(3, &roce_v6, &["rx_roce", "rx_lossless"])))),
-        decoded(fix("rocev2_v4_options_ihl6", "p0", roce_opts.clone(), pass(classified(3, &roce_opts, &["rx_roce", "rx_lossless"])))),
-        decoded(fix("rocev2_v4_options_ihl15", "p0", roce_big_opts.clone(), pass(classified(3, &roce_big_opts, &["rx_roce", "rx_lossless"])))),
-        decoded(fix("cnp_v4_to_cnp_tc6", "p0", cnp.clone(), pass(classified(6, &cnp, &["rx_roce", "rx_cnp"])))),
-        decoded(fix("cnp_with_roce_dscp_still_cnp_tc", "p0", cnp_dscp26.clone(), pass(classified(6, &cnp_dscp26, &["rx_roce", "rx_cnp"])))),
-        decoded(fix("cnp_v6_to_cnp_tc6", "p2", cnp_v6.clone(), pass(classified(6, &cnp_v6, &["rx_roce", "rx_cnp"])))),
-        fix("udp_not_rocev2_dscp26_tc3", "p0", udp_dns.clone(), pass(classified(3, &udp_dns, &["rx_lossless"]))),
-        fix("ipv4_later_fragment_not_rocev2", "p0", frag.clone(), pass(classified(3, &frag, &["rx_lossless"]))),
-        fix("azure_dscp46_to_tc5", "p2", tcp46.clone(), pass(classified(5, &tcp46, &[]))),
-        fix("azure_dscp0_to_tc1", "p2", plain0.clone(), pass(classified(1, &plain0, &[]))),
-        fix("roce_map_unlisted_dscp_to_default_0", "p0", plain0.clone(), pass(classified(0, &plain0, &[]))),
-        fix("azure_ipv6_dscp4_tc4_lossless", "p2", v6_tcp.clone(), pass(classified(4, &v6_tcp, &["rx_lossless"]))),
-        fix("non_ip_untagged_default_tc", "p0", arp.clone(), pass(classified(0, &arp, &["rx_non_ip"]))),
-        fix("non_ip_untagged_port_default_tc2", "p2", arp.clone(), pass(classified(2, &arp, &["rx_non_ip"]))),
-        fix("non_ip_tagged_dscp_trust_falls_back_to_pcp", "p0", arp_vlan3.clone(), pass(classified(3, &arp_vlan3, &["rx_non_ip", "rx_lossless"]))),
-        decoded(fix("qinq_counted_and_passed_outer_pcp", "p1", qinq.clone(), pass(classified(4, &qinq, &["rx_non_ip", "rx_qinq", "rx_lossless"])))),
+        decoded(fix(
+            "rocev2_v4_dscp26_to_tc3_lossless",
+            "p0",
+            roce.clone(),
+            pass(classified(3, &roce, &["rx_roce", "rx_lossless"])),
+        )),
+        decoded(fix(
+            "rocev2_v6_dscp26_to_tc3_lossless",
+            "p0",
+            roce_v6.clone(),
+            pass(classified(3, &roce_v6, &["rx_roce", "rx_lossless"])),
+        )),
+        decoded(fix(
+            "rocev2_v4_options_ihl6",
+            "p0",
+            roce_opts.clone(),
+            pass(classified(3, &roce_opts, &["rx_roce", "rx_lossless"])),
+        )),
+        decoded(fix(
+            "rocev2_v4_options_ihl15",
+            "p0",
+            roce_big_opts.clone(),
+            pass(classified(3, &roce_big_opts, &["rx_roce", "rx_lossless"])),
+        )),
+        decoded(fix(
+            "cnp_v4_to_cnp_tc6",
+            "p0",
+            cnp.clone(),
+            pass(classified(6, &cnp, &["rx_roce", "rx_cnp"])),
+        )),
+        decoded(fix(
+            "cnp_with_roce_dscp_still_cnp_tc",
+            "p0",
+            cnp_dscp26.clone(),
+            pass(classified(6, &cnp_dscp26, &["rx_roce", "rx_cnp"])),
+        )),
+        decoded(fix(
+            "cnp_v6_to_cnp_tc6",
+            "p2",
+            cnp_v6.clone(),
+            pass(classified(6, &cnp_v6, &["rx_roce", "rx_cnp"])),
+        )),
+        fix(
+            "udp_not_rocev2_dscp26_tc3",
+            "p0",
+            udp_dns.clone(),
+            pass(classified(3, &udp_dns, &["rx_lossless"])),
+        ),
+        fix(
+            "ipv4_later_fragment_not_rocev2",
+            "p0",
+            frag.clone(),
+            pass(classified(3, &frag, &["rx_lossless"])),
+        ),
+        fix(
+            "azure_dscp46_to_tc5",
+            "p2",
+            tcp46.clone(),
+            pass(classified(5, &tcp46, &[])),
+        ),
+        fix(
+            "azure_dscp0_to_tc1",
+            "p2",
+            plain0.clone(),
+            pass(classified(1, &plain0, &[])),
+        ),
+        fix(
+            "roce_map_unlisted_dscp_to_default_0",
+            "p0",
+            plain0.clone(),
+            pass(classified(0, &plain0, &[])),
+        ),
+        fix(
+            "azure_ipv6_dscp4_tc4_lossless",
+            "p2",
+            v6_tcp.clone(),
+            pass(classified(4, &v6_tcp, &["rx_lossless"])),
+        ),
+        fix(
+            "non_ip_untagged_default_tc",
+            "p0",
+            arp.clone(),
+            pass(classified(0, &arp, &["rx_non_ip"])),
+        ),
+        fix(
+            "non_ip_untagged_port_default_tc2",
+            "p2",
+            arp.clone(),
+            pass(classified(2, &arp, &["rx_non_ip"])),
+        ),
+        fix(
+            "non_ip_tagged_dscp_trust_falls_back_to_pcp",
+            "p0",
+            arp_vlan3.clone(),
+            pass(classified(3, &arp_vlan3, &["rx_non_ip", "rx_lossless"])),
+        ),
+        decoded(fix(
+            "qinq_counted_and_passed_outer_pcp",
+            "p1",
+            qinq.clone(),
+            pass(classified(
+                4,
+                &qinq,
+                &["rx_non_ip", "rx_qinq", "rx_lossless"],
+            )),
+        )),
         // ---- classification: dot1p trust ----------------------------------
-        decoded(fix("dot1p_pcp3_tc3_lossless", "p1", roce_vlan3.clone(), pass(classified(3, &roce_vlan3, &["rx_roce", "rx_lossless"])))),
-        decoded(fix("dot1p_pcp4_tc4_lossless", "p1", roce_vlan4.clone(), pass(classified(4, &roce_vlan4, &["rx_roce", "rx_lossless"])))),
-        decoded(fix("dot1p_pcp5_tc5_lossy_ignores_dscp", "p1", roce_vlan5.clone(), pass(classified(5, &roce_vlan5, &["rx_roce"])))),
-        decoded(fix("dot1p_vlan_ipv6_rocev2", "p1", roce_v6_vlan.clone(), pass(classified(3, &roce_v6_vlan, &["rx_roce", "rx_lossless"])))),
-        fix("dot1p_untagged_default_tc0", "p1", roce.clone(), pass(classified(0, &roce, &["rx_roce"]))),
-        decoded(fix("dscp_trust_vlan_rocev2_uses_dscp", "p0", roce_vlan3.clone(), pass(classified(0, &roce_vlan3, &["rx_roce"])))),
+        decoded(fix(
+            "dot1p_pcp3_tc3_lossless",
+            "p1",
+            roce_vlan3.clone(),
+            pass(classified(3, &roce_vlan3, &["rx_roce", "rx_lossless"])),
+        )),
+        decoded(fix(
+            "dot1p_pcp4_tc4_lossless",
+            "p1",
+            roce_vlan4.clone(),
+            pass(classified(4, &roce_vlan4, &["rx_roce", "rx_lossless"])),
+        )),
+        decoded(fix(
+            "dot1p_pcp5_tc5_lossy_ignores_dscp",
+            "p1",
+            roce_vlan5.clone(),
+            pass(classified(5, &roce_vlan5, &["rx_roce"])),
+        )),
+        decoded(fix(
+            "dot1p_vlan_ipv6_rocev2",
+            "p1",
+            roce_v6_vlan.clone(),
+            pass(classified(3, &roce_v6_vlan, &["rx_roce", "rx_lossless"])),
+        )),
+        fix(
+            "dot1p_untagged_default_tc0",
+            "p1",
+            roce.clone(),
+            pass(classified(0, &roce, &["rx_roce"])),
+        ),
+        decoded(fix(
+            "dscp_trust_vlan_rocev2_uses_dscp",
+            "p0",
+            roce_vlan3.clone(),
+            pass(classified(0, &roce_vlan3, &["rx_roce"])),
+        )),
         // ---- MAC control: consumed, counted per priority ------------------
-        decoded(fix("pfc_prio3_4_consumed", "p0", pfc_34.clone(), drop_(d(&[("rx_pfc[3]", 1), ("rx_pfc[4]", 1), ("verdict_drop", 1)])))),
-        decoded(fix("pfc_xon_prio3_consumed", "p1", pfc_xon.clone(), drop_(d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)])))),
+        decoded(fix(
+            "pfc_prio3_4_consumed",
+            "p0",
+            pfc_34.clone(),
+            drop_(d(&[
+                ("rx_pfc[3]", 1),
+                ("rx_pfc[4]", 1),
+                ("verdict_drop", 1),
+            ])),
+        )),
+        decoded(fix(
+            "pfc_xon_prio3_consumed",
+            "p1",
+            pfc_xon.clone(),
+            drop_(d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)])),
+        )),
         decoded(fix(
             "pfc_all_priorities",
             "p2",
@@ -447,38 +898,169 @@ fn table() -> Vec<Fixture> {
                 ("verdict_drop", 1),
             ])),
         )),
-        decoded(fix("pause_8023x_consumed", "p0", pause.clone(), drop_(d(&[("rx_pause", 1), ("verdict_drop", 1)])))),
-        fix("mac_control_other_opcode_consumed", "p0", macctl_other, drop_(d(&[("rx_mac_ctl_other", 1), ("verdict_drop", 1)]))),
+        decoded(fix(
+            "pause_8023x_consumed",
+            "p0",
+            pause.clone(),
+            drop_(d(&[("rx_pause", 1), ("verdict_drop", 1)])),
+        )),
+        fix(
+            "mac_control_other_opcode_consumed",
+            "p0",
+            macctl_other,
+            drop_(d(&[("rx_mac_ctl_other", 1), ("verdict_drop", 1)])),
+        ),
         // ---- malformed at every header boundary (p0 passes, p1 drops) -----
-        Fixture { name: "eth_13_bytes_refused_by_kernel", config: CONFIG_MAIN, port: "p0", frame: cut(arp.clone(), 13), expect: Expect::KernelRejects, decode: false, prog: "xdp_classify", out: None, preload: None, pg_headroom: None, expect_paused: None },
-        fix("vlan_truncated_pass", "p0", cut(roce_vlan3.clone(), 16), pass(malformed(ParseError::VlanTruncated, false))),
-        fix("vlan_truncated_drop", "p1", cut(roce_vlan3.clone(), 17), drop_(malformed(ParseError::VlanTruncated, true))),
-        fix("ipv4_truncated", "p0", cut(roce.clone(), IP + 19), pass(malformed(ParseError::Ipv4Truncated, false))),
-        fix("ipv4_bad_version", "p0", v4_hdr_only(&[(IP, 0x55)]), pass(malformed(ParseError::Ipv4BadVersion, false))),
-        fix("ipv4_bad_ihl", "p1", v4_hdr_only(&[(IP, 0x44)]), drop_(malformed(ParseError::Ipv4BadIhl, true))),
-        fix("ipv4_options_truncated", "p0", cut(roce_big_opts.clone(), IP + 59), pass(malformed(ParseError::Ipv4OptionsTruncated, false))),
-        fix("ipv4_total_len_below_header", "p0", v4_hdr_only(&[(IP + 2, 0), (IP + 3, 19)]), pass(malformed(ParseError::Ipv4BadTotalLen, false))),
-        fix("ipv4_total_len_beyond_frame", "p1", v4_hdr_only(&[(IP + 2, 0x05), (IP + 3, 0xdc)]), drop_(malformed(ParseError::Ipv4LenExceedsFrame, true))),
-        fix("ipv4_truncated_rocev2_frame", "p0", cut(roce.clone(), 60), pass(malformed(ParseError::Ipv4LenExceedsFrame, false))),
-        fix("ipv6_truncated", "p0", cut(roce_v6.clone(), IP + 39), pass(malformed(ParseError::Ipv6Truncated, false))),
-        fix("ipv6_bad_version", "p1", edit(roce_v6.clone(), &[(IP, 0x45)]), drop_(malformed(ParseError::Ipv6BadVersion, true))),
-        fix("ipv6_payload_beyond_frame", "p0", cut(roce_v6.clone(), 100), pass(malformed(ParseError::Ipv6LenExceedsFrame, false))),
-        fix("udp_truncated", "p0", fix_ip_csum(edit(udp_dns.clone(), &[(IP + 2, 0), (IP + 3, 24)])), pass(malformed(ParseError::UdpTruncated, false))),
-        fix("udp_len_below_8", "p0", edit(udp_dns.clone(), &[(UDP + 4, 0), (UDP + 5, 4)]), pass(malformed(ParseError::UdpBadLen, false))),
-        fix("udp_len_beyond_ip_payload", "p1", edit(udp_dns.clone(), &[(UDP + 4, 0x01), (UDP + 5, 0)]), drop_(malformed(ParseError::UdpBadLen, true))),
-        fix("ipv6_udp_len_beyond_payload", "p0", edit(v6_hdr.clone(), &[(IP + 40 + 5, 9)]), pass(malformed(ParseError::UdpBadLen, false))),
-        fix("bth_truncated_udp_4791_short", "p0", build::udp_frame(&l2, &v4(26), 49152, 4791, &[0; 15]), pass(malformed(ParseError::BthTruncated, false))),
-        fix("bth_truncated_drop", "p1", build::udp_frame(&l2, &v4(26), 49152, 4791, &[0; 8]), drop_(malformed(ParseError::BthTruncated, true))),
-        fix("mac_control_no_opcode", "p0", cut(pause.clone(), 15), pass(malformed(ParseError::MacCtlTruncated, false))),
-        fix("pfc_truncated_times", "p1", cut(pfc_34.clone(), 30), drop_(malformed(ParseError::MacCtlTruncated, true))),
-        fix("pause_truncated_time", "p0", cut(pause.clone(), 17), pass(malformed(ParseError::MacCtlTruncated, false))),
+        Fixture {
+            name: "eth_13_bytes_refused_by_kernel",
+            config: CONFIG_MAIN,
+            port: "p0",
+            frame: cut(arp.clone(), 13),
+            expect: Expect::KernelRejects,
+            decode: false,
+            prog: "xdp_classify",
+            out: None,
+            preload: None,
+            pg_headroom: None,
+            expect_paused: None,
+        },
+        fix(
+            "vlan_truncated_pass",
+            "p0",
+            cut(roce_vlan3.clone(), 16),
+            pass(malformed(ParseError::VlanTruncated, false)),
+        ),
+        fix(
+            "vlan_truncated_drop",
+            "p1",
+            cut(roce_vlan3.clone(), 17),
+            drop_(malformed(ParseError::VlanTruncated, true)),
+        ),
+        fix(
+            "ipv4_truncated",
+            "p0",
+            cut(roce.clone(), IP + 19),
+            pass(malformed(ParseError::Ipv4Truncated, false)),
+        ),
+        fix(
+            "ipv4_bad_version",
+            "p0",
+            v4_hdr_only(&[(IP, 0x55)]),
+            pass(malformed(ParseError::Ipv4BadVersion, false)),
+        ),
+        fix(
+            "ipv4_bad_ihl",
+            "p1",
+            v4_hdr_only(&[(IP, 0x44)]),
+            drop_(malformed(ParseError::Ipv4BadIhl, true)),
+        ),
+        fix(
+            "ipv4_options_truncated",
+            "p0",
+            cut(roce_big_opts.clone(), IP + 59),
+            pass(malformed(ParseError::Ipv4OptionsTruncated, false)),
+        ),
+        fix(
+            "ipv4_total_len_below_header",
+            "p0",
+            v4_hdr_only(&[(IP + 2, 0), (IP + 3, 19)]),
+            pass(malformed(ParseError::Ipv4BadTotalLen, false)),
+        ),
+        fix(
+            "ipv4_total_len_beyond_frame",
+            "p1",
+            v4_hdr_only(&[(IP + 2, 0x05), (IP + 3, 0xdc)]),
+            drop_(malformed(ParseError::Ipv4LenExceedsFrame, true)),
+        ),
+        fix(
+            "ipv4_truncated_rocev2_frame",
+            "p0",
+            cut(roce.clone(), 60),
+            pass(malformed(ParseError::Ipv4LenExceedsFrame, false)),
+        ),
+        fix(
+            "ipv6_truncated",
+            "p0",
+            cut(roce_v6.clone(), IP + 39),
+            pass(malformed(ParseError::Ipv6Truncated, false)),
+        ),
+        fix(
+            "ipv6_bad_version",
+            "p1",
+            edit(roce_v6.clone(), &[(IP, 0x45)]),
+            drop_(malformed(ParseError::Ipv6BadVersion, true)),
+        ),
+        fix(
+            "ipv6_payload_beyond_frame",
+            "p0",
+            cut(roce_v6.clone(), 100),
+            pass(malformed(ParseError::Ipv6LenExceedsFrame, false)),
+        ),
+        fix(
+            "udp_truncated",
+            "p0",
+            fix_ip_csum(edit(udp_dns.clone(), &[(IP + 2, 0), (IP + 3, 24)])),
+            pass(malformed(ParseError::UdpTruncated, false)),
+        ),
+        fix(
+            "udp_len_below_8",
+            "p0",
+            edit(udp_dns.clone(), &[(UDP + 4, 0), (UDP + 5, 4)]),
+            pass(malformed(ParseError::UdpBadLen, false)),
+        ),
+        fix(
+            "udp_len_beyond_ip_payload",
+            "p1",
+            edit(udp_dns.clone(), &[(UDP + 4, 0x01), (UDP + 5, 0)]),
+            drop_(malformed(ParseError::UdpBadLen, true)),
+        ),
+        fix(
+            "ipv6_udp_len_beyond_payload",
+            "p0",
+            edit(v6_hdr.clone(), &[(IP + 40 + 5, 9)]),
+            pass(malformed(ParseError::UdpBadLen, false)),
+        ),
+        fix(
+            "bth_truncated_udp_4791_short",
+            "p0",
+            build::udp_frame(&l2, &v4(26), 49152, 4791, &[0; 15]),
+            pass(malformed(ParseError::BthTruncated, false)),
+        ),
+        fix(
+            "bth_truncated_drop",
+            "p1",
+            build::udp_frame(&l2, &v4(26), 49152, 4791, &[0; 8]),
+            drop_(malformed(ParseError::BthTruncated, true)),
+        ),
+        fix(
+            "mac_control_no_opcode",
+            "p0",
+            cut(pause.clone(), 15),
+            pass(malformed(ParseError::MacCtlTruncated, false)),
+        ),
+        fix(
+            "pfc_truncated_times",
+            "p1",
+            cut(pfc_34.clone(), 30),
+            drop_(malformed(ParseError::MacCtlTruncated, true)),
+        ),
+        fix(
+            "pause_truncated_time",
+            "p0",
+            cut(pause.clone(), 17),
+            pass(malformed(ParseError::MacCtlTruncated, false)),
+        ),
         // ---- no port entry ------------------------------------------------
         Fixture {
             name: "unconfigured_interface_passes_untouched",
             config: CONFIG_MAIN,
             port: "px",
             frame: roce.clone(),
-            expect: Expect::Run { verdict: XDP_PASS, deltas: vec![], global: vec![("unknown_port", 1)] },
+            expect: Expect::Run {
+                verdict: XDP_PASS,
+                deltas: vec![],
+                global: vec![("unknown_port", 1)],
+            },
             decode: false,
             prog: "xdp_classify",
             out: None,
@@ -487,15 +1069,34 @@ fn table() -> Vec<Fixture> {
             expect_paused: None,
         },
         // ---- a config change applies to the next frame ---------------------
-        alt(fix("alt_config_cnp_tc7", "p2", cnp.clone(), pass(classified(7, &cnp, &["rx_roce", "rx_cnp"])))),
-        alt(fix("alt_config_p0_now_dot1p", "p0", roce_vlan5.clone(), pass(classified(5, &roce_vlan5, &["rx_roce"])))),
-        alt(fix("alt_config_p0_no_lossless", "p0", roce_vlan3.clone(), pass(classified(3, &roce_vlan3, &["rx_roce"])))),
+        alt(fix(
+            "alt_config_cnp_tc7",
+            "p2",
+            cnp.clone(),
+            pass(classified(7, &cnp, &["rx_roce", "rx_cnp"])),
+        )),
+        alt(fix(
+            "alt_config_p0_now_dot1p",
+            "p0",
+            roce_vlan5.clone(),
+            pass(classified(5, &roce_vlan5, &["rx_roce"])),
+        )),
+        alt(fix(
+            "alt_config_p0_no_lossless",
+            "p0",
+            roce_vlan3.clone(),
+            pass(classified(3, &roce_vlan3, &["rx_roce"])),
+        )),
         Fixture {
             name: "alt_config_p1_removed_is_unknown",
             config: CONFIG_ALT,
             port: "p1",
             frame: roce.clone(),
-            expect: Expect::Run { verdict: XDP_PASS, deltas: vec![], global: vec![("unknown_port", 1)] },
+            expect: Expect::Run {
+                verdict: XDP_PASS,
+                deltas: vec![],
+                global: vec![("unknown_port", 1)],
+            },
             decode: false,
             prog: "xdp_classify",
             out: None,
@@ -539,7 +1140,16 @@ struct Harness {
 impl Harness {
     fn new(ns: Netns) -> anyhow::Result<Harness> {
         for p in ["p0", "p1", "p2", "p3", "px"] {
-            ns.ip(&["link", "add", p, "type", "veth", "peer", "name", &format!("{p}-peer")])?;
+            ns.ip(&[
+                "link",
+                "add",
+                p,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &format!("{p}-peer"),
+            ])?;
             ns.ip(&["link", "set", p, "up"])?;
             // p3's peer stays down: p3 is not running, its next hop not live
             if p != "p3" {
@@ -549,9 +1159,18 @@ impl Harness {
         let bpf = load_object()?;
         let mut ifindex = BTreeMap::new();
         for p in ["p0", "p1", "p2", "p3", "px"] {
-            ifindex.insert(p.to_string(), dataplane_user::sys::ifindex(p).ok_or_else(|| anyhow::anyhow!("no {p}"))?);
+            ifindex.insert(
+                p.to_string(),
+                dataplane_user::sys::ifindex(p).ok_or_else(|| anyhow::anyhow!("no {p}"))?,
+            );
         }
-        Ok(Harness { _ns: ns, bpf, ifindex, port_ids: BTreeMap::new(), applied: None })
+        Ok(Harness {
+            _ns: ns,
+            bpf,
+            ifindex,
+            port_ids: BTreeMap::new(),
+            applied: None,
+        })
     }
 
     /// Applies a config with the controller's own code path.
@@ -560,7 +1179,11 @@ impl Harness {
             return Ok(());
         }
         let (plan, _) = apply_config_text(&mut self.bpf, text, "fixture")?;
-        self.port_ids = plan.ports.iter().map(|p| (p.name.clone(), p.config.port_id)).collect();
+        self.port_ids = plan
+            .ports
+            .iter()
+            .map(|p| (p.name.clone(), p.config.port_id))
+            .collect();
         self.applied = Some(text);
         Ok(())
     }
@@ -568,9 +1191,12 @@ impl Harness {
     /// Every counter of every port slot and the global ones, by
     /// "#<slot>:<name>" and "global:<name>".
     fn snapshot(&self) -> anyhow::Result<BTreeMap<String, u64>> {
-        let pc: PerCpuArray<&MapData, PortCounters> = PerCpuArray::try_from(self.bpf.map("PORT_COUNTERS").unwrap())?;
-        let fc: PerCpuArray<&MapData, FwdCounters> = PerCpuArray::try_from(self.bpf.map("FWD_COUNTERS").unwrap())?;
-        let lc: PerCpuArray<&MapData, LosslessCounters> = PerCpuArray::try_from(self.bpf.map("LOSSLESS_COUNTERS").unwrap())?;
+        let pc: PerCpuArray<&MapData, PortCounters> =
+            PerCpuArray::try_from(self.bpf.map("PORT_COUNTERS").unwrap())?;
+        let fc: PerCpuArray<&MapData, FwdCounters> =
+            PerCpuArray::try_from(self.bpf.map("FWD_COUNTERS").unwrap())?;
+        let lc: PerCpuArray<&MapData, LosslessCounters> =
+            PerCpuArray::try_from(self.bpf.map("LOSSLESS_COUNTERS").unwrap())?;
         let mut all = BTreeMap::new();
         for id in 0..MAX_PORTS as u16 {
             let mut l = LosslessCounters::ZERO;
@@ -580,12 +1206,17 @@ impl Harness {
             let fields = port_fields(&read_port_counters(&pc, id)?)
                 .into_iter()
                 .chain(fwd_fields(&read_fwd_counters(&fc, id)?))
-                .chain(lossless_fields(&l).into_iter().filter(|(n, _)| !n.starts_with("tx_pfc[")));
+                .chain(
+                    lossless_fields(&l)
+                        .into_iter()
+                        .filter(|(n, _)| !n.starts_with("tx_pfc[")),
+                );
             for (n, v) in fields {
                 all.insert(format!("#{id}:{n}"), v);
             }
         }
-        let gm: PerCpuArray<&MapData, GlobalCounters> = PerCpuArray::try_from(self.bpf.map("GLOBAL_COUNTERS").unwrap())?;
+        let gm: PerCpuArray<&MapData, GlobalCounters> =
+            PerCpuArray::try_from(self.bpf.map("GLOBAL_COUNTERS").unwrap())?;
         let g = read_global_counters(&gm)?;
         all.insert("global:unknown_port".into(), g.unknown_port);
         all.insert("global:bad_port_id".into(), g.bad_port_id);
@@ -615,7 +1246,8 @@ impl Harness {
         use dataplane_common::buffer::TcRow;
         use dataplane_common::lossless::SharedPool;
         {
-            let mut q: Array<&mut MapData, EgressQueue> = Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
+            let mut q: Array<&mut MapData, EgressQueue> =
+                Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
             for i in 0..q.len() {
                 q.set(i, EgressQueue::ZERO, 0)?;
             }
@@ -637,19 +1269,29 @@ impl Harness {
             }
         }
         {
-            let mut r: Array<&mut MapData, TcRow> = Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
+            let mut r: Array<&mut MapData, TcRow> =
+                Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
             for i in 0..r.len() {
                 r.set(i, TcRow::ZERO, 0)?;
             }
         }
-        let mut p: Array<&mut MapData, SharedPool> = Array::try_from(self.bpf.map_mut("POOL").unwrap())?;
+        let mut p: Array<&mut MapData, SharedPool> =
+            Array::try_from(self.bpf.map_mut("POOL").unwrap())?;
         let cur = p.get(&0, 0)?;
-        p.set(0, SharedPool { size: cur.size, used: 0 }, 0)?;
+        p.set(
+            0,
+            SharedPool {
+                size: cur.size,
+                used: 0,
+            },
+            0,
+        )?;
         Ok(())
     }
 
     fn queue(&self, port: &str, tc: usize) -> anyhow::Result<EgressQueue> {
-        let q: aya::maps::Array<&MapData, EgressQueue> = aya::maps::Array::try_from(self.bpf.map("QUEUES").unwrap())?;
+        let q: aya::maps::Array<&MapData, EgressQueue> =
+            aya::maps::Array::try_from(self.bpf.map("QUEUES").unwrap())?;
         Ok(q.get(&((self.port_ids[port] as usize * 8 + tc) as u32), 0)?)
     }
 
@@ -658,7 +1300,8 @@ impl Harness {
         self.model(f.preload)?;
         if let Some((port, tc, bytes)) = f.pg_headroom {
             use dataplane_common::buffer::TcRow;
-            let mut r: aya::maps::Array<&mut MapData, TcRow> = aya::maps::Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
+            let mut r: aya::maps::Array<&mut MapData, TcRow> =
+                aya::maps::Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
             let mut row = r.get(&(tc as u32), 0)?;
             row.pg[self.port_ids[port] as usize].headroom_used = bytes;
             r.set(tc as u32, row, 0)?;
@@ -668,12 +1311,26 @@ impl Harness {
         let r = run_xdp(&self.bpf, f.prog, &f.frame, ix, 1);
         match (&f.expect, r) {
             (Expect::KernelRejects, Err(_)) => Ok(()),
-            (Expect::KernelRejects, Ok(r)) => anyhow::bail!("kernel accepted the frame, program returned {}", action_name(r.action)),
+            (Expect::KernelRejects, Ok(r)) => anyhow::bail!(
+                "kernel accepted the frame, program returned {}",
+                action_name(r.action)
+            ),
             (Expect::Run { .. }, Err(e)) => Err(e),
-            (Expect::Run { verdict, deltas, global }, Ok(r)) => {
+            (
+                Expect::Run {
+                    verdict,
+                    deltas,
+                    global,
+                },
+                Ok(r),
+            ) => {
                 let mut problems = Vec::new();
                 if r.action != *verdict {
-                    problems.push(format!("verdict {} (expected {})", action_name(r.action), action_name(*verdict)));
+                    problems.push(format!(
+                        "verdict {} (expected {})",
+                        action_name(r.action),
+                        action_name(*verdict)
+                    ));
                 }
                 let want_out = f.out.as_ref().unwrap_or(&f.frame);
                 if &r.out != want_out {
@@ -692,7 +1349,10 @@ impl Harness {
                         (*v != b).then(|| (k.clone(), i128::from(*v) - i128::from(b)))
                     })
                     .collect();
-                let mut want: BTreeMap<String, i128> = deltas.iter().map(|(k, v)| (self.key(f.port, k), *v)).collect();
+                let mut want: BTreeMap<String, i128> = deltas
+                    .iter()
+                    .map(|(k, v)| (self.key(f.port, k), *v))
+                    .collect();
                 for (k, v) in global {
                     want.insert(format!("global:{k}"), *v);
                 }
@@ -703,7 +1363,11 @@ impl Harness {
                     let q = self.queue(port, tc)?;
                     let now = dataplane_user::sys::monotonic_ns();
                     if q.is_paused(now) != paused {
-                        problems.push(format!("queue {port} TC{tc} paused = {} (until {}), expected {paused}", q.is_paused(now), q.paused_until_ns));
+                        problems.push(format!(
+                            "queue {port} TC{tc} paused = {} (until {}), expected {paused}",
+                            q.is_paused(now),
+                            q.paused_until_ns
+                        ));
                     }
                 }
                 if problems.is_empty() {
@@ -725,16 +1389,28 @@ fn scapy_check(fixtures: &[Fixture]) -> anyhow::Result<usize> {
     let pcap = dir.join("fixtures.pcap");
     write_pcap(&pcap, &frames)?;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/decode_scapy.py");
-    let out = std::process::Command::new("python3").arg(script).arg(&pcap).output()?;
+    let out = std::process::Command::new("python3")
+        .arg(script)
+        .arg(&pcap)
+        .output()?;
     let _ = std::fs::remove_dir_all(&dir);
     if !out.status.success() {
-        anyhow::bail!("scapy decoder failed (is scapy installed? `cargo xtask setup`): {}", String::from_utf8_lossy(&out.stderr));
+        anyhow::bail!(
+            "scapy decoder failed (is scapy installed? `cargo xtask setup`): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let decoded: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout)?;
-    anyhow::ensure!(decoded.len() == chosen.len(), "scapy decoded {} frames of {}", decoded.len(), chosen.len());
+    anyhow::ensure!(
+        decoded.len() == chosen.len(),
+        "scapy decoded {} frames of {}",
+        decoded.len(),
+        chosen.len()
+    );
     let mut problems = Vec::new();
     for (f, s) in chosen.iter().zip(&decoded) {
-        let p = parse(&f.frame[..]).map_err(|e| anyhow::anyhow!("{}: our parser: {e:?}", f.name))?;
+        let p =
+            parse(&f.frame[..]).map_err(|e| anyhow::anyhow!("{}: our parser: {e:?}", f.name))?;
         let mut mismatches = Vec::new();
         let mut extra: Vec<String> = Vec::new();
         let mut cmp = |field: &str, ours: u64| match s.get(field).and_then(|v| v.as_u64()) {
@@ -766,10 +1442,16 @@ fn scapy_check(fixtures: &[Fixture]) -> anyhow::Result<usize> {
         }
         if p.mac_ctl.is_pfc() {
             cmp("pfc_class_enable", u64::from(p.mac_ctl.class_enable));
-            let theirs: Option<Vec<u64>> = s.get("pfc_times").and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|x| x.as_u64()).collect());
+            let theirs: Option<Vec<u64>> = s
+                .get("pfc_times")
+                .and_then(|v| v.as_array())
+                .map(|a| a.iter().filter_map(|x| x.as_u64()).collect());
             let ours: Vec<u64> = p.mac_ctl.times.iter().map(|&t| u64::from(t)).collect();
             if theirs.as_ref() != Some(&ours) {
-                extra.push(format!("{}: pfc times ours {ours:?}, scapy {theirs:?}", f.name));
+                extra.push(format!(
+                    "{}: pfc times ours {ours:?}, scapy {theirs:?}",
+                    f.name
+                ));
             }
         }
         if p.mac_ctl.is_pause() {
@@ -779,7 +1461,11 @@ fn scapy_check(fixtures: &[Fixture]) -> anyhow::Result<usize> {
         problems.append(&mut extra);
         let mac_ctl = p.mac_ctl.is_pfc() || p.mac_ctl.is_pause();
         if mac_ctl && s.get("dst").and_then(|v| v.as_str()) != Some("01:80:c2:00:00:01") {
-            problems.push(format!("{}: MAC control destination {:?}", f.name, s.get("dst")));
+            problems.push(format!(
+                "{}: MAC control destination {:?}",
+                f.name,
+                s.get("dst")
+            ));
         }
     }
     if problems.is_empty() {
@@ -819,7 +1505,10 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        println!("running {} fixtures through xdp_classify (BPF_PROG_TEST_RUN)", fixtures.len());
+        println!(
+            "running {} fixtures through xdp_classify (BPF_PROG_TEST_RUN)",
+            fixtures.len()
+        );
         for f in &fixtures {
             match h.run(f) {
                 Ok(()) => println!("  ok    {:<48} {}", f.name, f.port),
@@ -833,7 +1522,9 @@ fn main() -> ExitCode {
         // h (and the namespace) drop here, on every path
     }
     match scapy_check(&fixtures) {
-        Ok(n) => println!("  ok    scapy decoded {n} RoCEv2/PFC/VLAN fixtures identically (ICRC verified)"),
+        Ok(n) => println!(
+            "  ok    scapy decoded {n} RoCEv2/PFC/VLAN fixtures identically (ICRC verified)"
+        ),
         Err(e) => {
             failed += 1;
             println!("  FAIL  scapy cross-check: {e:#}");

@@ -26,7 +26,9 @@ impl Drop for Guard {
             let _ = c.kill();
             let _ = c.wait();
         }
-        let _ = Command::new(BIN).args(["down", "--instance", &self.1]).output();
+        let _ = Command::new(BIN)
+            .args(["down", "--instance", &self.1])
+            .output();
     }
 }
 
@@ -34,7 +36,15 @@ impl Drop for Guard {
 /// returns the child and whether it adopted a running data plane.
 fn start(ns: &Netns, cmd: &str, cfg: &std::path::Path) -> (Child, bool) {
     let mut child = Command::new(BIN)
-        .args(["--netns", &ns.name, cmd, "-c", cfg.to_str().unwrap(), "--metrics", "off"])
+        .args([
+            "--netns",
+            &ns.name,
+            cmd,
+            "-c",
+            cfg.to_str().unwrap(),
+            "--metrics",
+            "off",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -43,7 +53,10 @@ fn start(ns: &Netns, cmd: &str, cfg: &std::path::Path) -> (Child, bool) {
     let mut lines = BufReader::new(out).lines();
     let mut adopted = false;
     loop {
-        let l = lines.next().expect("controller exited before ready").unwrap();
+        let l = lines
+            .next()
+            .expect("controller exited before ready")
+            .unwrap();
         adopted |= l.starts_with("adopted");
         if l.starts_with("ready:") {
             break;
@@ -65,11 +78,29 @@ fn no_frame_lost_across_kill_restart_and_upgrade() {
     let h1 = Netns::create("hlh1").unwrap();
     let h2 = Netns::create("hlh2").unwrap();
     for ns in [&sw, &h1, &h2] {
-        ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"]).unwrap();
-        ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"]).unwrap();
+        ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
+            .unwrap();
+        ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
+            .unwrap();
     }
-    veth(&sw, "sw-p0", "02:00:00:00:0d:00", &h1, "eth0", "02:00:00:00:0d:10").unwrap();
-    veth(&sw, "sw-p1", "02:00:00:00:0d:01", &h2, "eth0", "02:00:00:00:0d:11").unwrap();
+    veth(
+        &sw,
+        "sw-p0",
+        "02:00:00:00:0d:00",
+        &h1,
+        "eth0",
+        "02:00:00:00:0d:10",
+    )
+    .unwrap();
+    veth(
+        &sw,
+        "sw-p1",
+        "02:00:00:00:0d:01",
+        &h2,
+        "eth0",
+        "02:00:00:00:0d:11",
+    )
+    .unwrap();
     let instance = format!("hl{}", std::process::id());
     let mut guard = Guard(Vec::new(), instance.clone());
     let cfg = std::env::temp_dir().join(format!("dp-hl-{}.toml", std::process::id()));
@@ -88,7 +119,9 @@ fn no_frame_lost_across_kill_restart_and_upgrade() {
 
     // a steady stream, 5000 frames/s for ~3 s
     let l2 = L2::new([2, 0, 0, 0, 0x0d, 0], [2, 0, 0, 0, 0x0d, 0x10]);
-    let ip = dataplane_common::build::Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2);
+    let ip = dataplane_common::build::Ip::v4([198, 18, 0, 1], [198, 18, 1, 1])
+        .dscp(3)
+        .ecn(2);
     let frame = build::rocev2_frame(&l2, &ip, 49152, &write_middle(0x42, 1), None, &[0; 512]);
     let rx0 = rx_packets(&h2, "eth0");
     let sent = AtomicU64::new(0);

@@ -47,7 +47,8 @@ use dataplane_common::buffer::{LosslessCounters, TcRow};
 use dataplane_common::lossless::EgressQueue;
 use testbed::netns::{veth, Netns};
 use testbed::rocehost::{
-    run_mac_ctl_tap, run_pfc_storm, run_receiver, run_sender, ReceiverReport, RxLive, SenderReport, SenderSpec, TapEvent,
+    run_mac_ctl_tap, run_pfc_storm, run_receiver, run_sender, ReceiverReport, RxLive, SenderReport,
+    SenderSpec, TapEvent,
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
@@ -107,7 +108,10 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn mac_str(m: [u8; 6]) -> String {
-    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 fn sw_port(i: usize) -> String {
@@ -156,11 +160,21 @@ impl Fabric {
         }
         for ns in std::iter::once(&sw).chain(&hosts) {
             // keep router solicitations and MLD off the counted ports
-            ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"]).unwrap();
-            ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"]).unwrap();
+            ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
+                .unwrap();
+            ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
+                .unwrap();
         }
         for (i, h) in hosts.iter().enumerate() {
-            veth(&sw, &sw_port(i), &mac_str(sw_mac(i)), h, &host_if(i), &mac_str(host_mac(i))).unwrap();
+            veth(
+                &sw,
+                &sw_port(i),
+                &mac_str(sw_mac(i)),
+                h,
+                &host_if(i),
+                &mac_str(host_mac(i)),
+            )
+            .unwrap();
         }
         Fabric { sw, hosts }
     }
@@ -264,7 +278,11 @@ impl Controller {
         let (out, err): (Lines, Lines) = Default::default();
         let eof = Arc::new(AtomicBool::new(false));
         for (pipe, sink, label) in [
-            (Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>, out.clone(), "out"),
+            (
+                Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+                out.clone(),
+                "out",
+            ),
             (Box::new(child.stderr.take().unwrap()), err.clone(), "err"),
         ] {
             let eof = eof.clone();
@@ -280,9 +298,24 @@ impl Controller {
                 }
             });
         }
-        let ctl = Controller { child, config, netns: sw.name.clone(), instance: instance.into(), out, err, eof };
-        if ctl.wait_line(|l| l.starts_with("ready:"), Duration::from_secs(30)).is_none() {
-            panic!("controller not ready in 30 s; stdout: {:?}\nstderr: {:?}\nconfig:\n{text}", ctl.lines(), ctl.err_lines());
+        let ctl = Controller {
+            child,
+            config,
+            netns: sw.name.clone(),
+            instance: instance.into(),
+            out,
+            err,
+            eof,
+        };
+        if ctl
+            .wait_line(|l| l.starts_with("ready:"), Duration::from_secs(30))
+            .is_none()
+        {
+            panic!(
+                "controller not ready in 30 s; stdout: {:?}\nstderr: {:?}\nconfig:\n{text}",
+                ctl.lines(),
+                ctl.err_lines()
+            );
         }
         for l in ctl.lines() {
             println!("  dataplane: {l}");
@@ -291,16 +324,30 @@ impl Controller {
     }
 
     fn lines(&self) -> Vec<String> {
-        self.out.lock().unwrap().iter().map(|(_, l)| l.clone()).collect()
+        self.out
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect()
     }
 
     fn err_lines(&self) -> Vec<String> {
-        self.err.lock().unwrap().iter().map(|(_, l)| l.clone()).collect()
+        self.err
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect()
     }
 
     /// The first stdout line matching `pred` (already printed or arriving
     /// within `timeout`), with its arrival time.
-    fn wait_line(&self, pred: impl Fn(&str) -> bool, timeout: Duration) -> Option<(Instant, String)> {
+    fn wait_line(
+        &self,
+        pred: impl Fn(&str) -> bool,
+        timeout: Duration,
+    ) -> Option<(Instant, String)> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(l) = self.out.lock().unwrap().iter().find(|(_, l)| pred(l)) {
@@ -310,7 +357,13 @@ impl Controller {
                 return None;
             }
             if self.eof.load(Ordering::Relaxed) {
-                return self.out.lock().unwrap().iter().find(|(_, l)| pred(l)).cloned();
+                return self
+                    .out
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .find(|(_, l)| pred(l))
+                    .cloned();
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -342,17 +395,21 @@ impl Drop for Controller {
     fn drop(&mut self) {
         self.stop();
         // the data plane outlives its controller: detach it
-        let _ = Command::new(BIN).args(["--netns", &self.netns, "down", "--instance", &self.instance]).output();
+        let _ = Command::new(BIN)
+            .args(["--netns", &self.netns, "down", "--instance", &self.instance])
+            .output();
         let _ = std::fs::remove_file(&self.config);
     }
 }
 
 fn stats(sw: &Netns, instance: &str) -> serde_json::Value {
-    testbed::controller::stats_json(std::path::Path::new(BIN), &sw.name, instance).expect("dataplane stats")
+    testbed::controller::stats_json(std::path::Path::new(BIN), &sw.name, instance)
+        .expect("dataplane stats")
 }
 
 fn counter(s: &serde_json::Value, port: &str, name: &str) -> u64 {
-    testbed::controller::port_counter(s, port, name).unwrap_or_else(|| panic!("no counter {name} on {port} in stats: {s}"))
+    testbed::controller::port_counter(s, port, name)
+        .unwrap_or_else(|| panic!("no counter {name} on {port} in stats: {s}"))
 }
 
 /// `after - before` of a counter (gauges such as the watermark: `after`).
@@ -417,19 +474,33 @@ impl Sampler {
         let t0_mono = dataplane_user::sys::monotonic_ns();
         let handle = std::thread::spawn(move || {
             let open = |n: &str| MapData::from_pin(dir.join(n));
-            let (Ok(q), Ok(r), Ok(c)) = (open("QUEUES"), open("TC_ROWS"), open("LOSSLESS_COUNTERS")) else {
+            let (Ok(q), Ok(r), Ok(c)) =
+                (open("QUEUES"), open("TC_ROWS"), open("LOSSLESS_COUNTERS"))
+            else {
                 eprintln!("sampler: cannot open the pins in {}", dir.display());
                 return Trace::default();
             };
             let queues: Array<MapData, EgressQueue> = Array::try_from(Map::Array(q)).unwrap();
             let rows: Array<MapData, TcRow> = Array::try_from(Map::Array(r)).unwrap();
-            let counters: PerCpuArray<MapData, LosslessCounters> = PerCpuArray::try_from(Map::PerCpuArray(c)).unwrap();
-            let mut t = Trace { t0_mono, ..Default::default() };
+            let counters: PerCpuArray<MapData, LosslessCounters> =
+                PerCpuArray::try_from(Map::PerCpuArray(c)).unwrap();
+            let mut t = Trace {
+                t0_mono,
+                ..Default::default()
+            };
             let mut last_sent = [0u64; N];
             while !s.load(Ordering::Relaxed) {
                 let now = dataplane_user::sys::monotonic_ns();
-                if let (Ok(q), Ok(row)) = (queues.get(&((RX_SLOT * 8 + TC) as u32), 0), rows.get(&(TC as u32), 0)) {
-                    let mut x = Sample { ms: t0.elapsed().as_secs_f64() * 1e3, queue: q.bytes, paused: q.is_paused(now), ..Default::default() };
+                if let (Ok(q), Ok(row)) = (
+                    queues.get(&((RX_SLOT * 8 + TC) as u32), 0),
+                    rows.get(&(TC as u32), 0),
+                ) {
+                    let mut x = Sample {
+                        ms: t0.elapsed().as_secs_f64() * 1e3,
+                        queue: q.bytes,
+                        paused: q.is_paused(now),
+                        ..Default::default()
+                    };
                     for (i, last) in last_sent.iter_mut().enumerate() {
                         x.shared[i] = row.pg[i].shared_used;
                         x.headroom[i] = row.pg[i].headroom_used;
@@ -451,7 +522,11 @@ impl Sampler {
             }
             t
         });
-        Sampler { t0, stop, handle: Some(handle) }
+        Sampler {
+            t0,
+            stop,
+            handle: Some(handle),
+        }
     }
 
     fn finish(mut self) -> Trace {
@@ -486,28 +561,54 @@ fn print_pfc_loop(t: &Trace, senders: &[SenderReport], tap: &[TapEvent]) {
         decided: u64,
     }
     // kernel time stamps are CLOCK_REALTIME; the decisions CLOCK_MONOTONIC
-    let off = testbed::rocehost::realtime_ns() as i128 - dataplane_user::sys::monotonic_ns() as i128;
+    let off =
+        testbed::rocehost::realtime_ns() as i128 - dataplane_user::sys::monotonic_ns() as i128;
     let mono = |r: u64| (r as i128 - off) as u64;
     let mut lat: Vec<Loop> = Vec::new();
     for &(i, d) in &t.decisions {
         let port = sw_port(i);
-        let wire = tap.iter().filter(|e| e.outgoing && e.ifname == port && e.times[TC] > 0).map(|e| mono(e.ts_ns)).find(|&m| m >= d);
-        let arrived = senders[i].xoff_rx_ns.iter().map(|&r| mono(r)).find(|&m| m >= d);
+        let wire = tap
+            .iter()
+            .filter(|e| e.outgoing && e.ifname == port && e.times[TC] > 0)
+            .map(|e| mono(e.ts_ns))
+            .find(|&m| m >= d);
+        let arrived = senders[i]
+            .xoff_rx_ns
+            .iter()
+            .map(|&r| mono(r))
+            .find(|&m| m >= d);
         if let (Some(w), Some(a)) = (wire, arrived) {
-            lat.push(Loop { wire_us: (w - d) as f64 / 1e3, sender_us: (a - d) as f64 / 1e3, slot: i, decided: d });
+            lat.push(Loop {
+                wire_us: (w - d) as f64 / 1e3,
+                sender_us: (a - d) as f64 / 1e3,
+                slot: i,
+                decided: d,
+            });
         }
     }
     if lat.is_empty() {
-        println!("  PFC loop: no XOFF decision matched ({} decisions seen, {} PFC frames tapped)", t.decisions.len(), tap.len());
+        println!(
+            "  PFC loop: no XOFF decision matched ({} decisions seen, {} PFC frames tapped)",
+            t.decisions.len(),
+            tap.len()
+        );
         return;
     }
     let summary = |f: fn(&Loop) -> f64| {
         let mut v: Vec<f64> = lat.iter().map(f).collect();
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let pct = |p: f64| v[((p / 100.0) * (v.len() - 1) as f64).round() as usize];
-        format!("p50 {:.0} us, p99 {:.0} us, max {:.0} us", pct(50.0), pct(99.0), v[v.len() - 1])
+        format!(
+            "p50 {:.0} us, p99 {:.0} us, max {:.0} us",
+            pct(50.0),
+            pct(99.0),
+            v[v.len() - 1]
+        )
     };
-    let worst = lat.iter().copied().fold(lat[0], |m, l| if l.sender_us > m.sender_us { l } else { m });
+    let worst = lat
+        .iter()
+        .copied()
+        .fold(lat[0], |m, l| if l.sender_us > m.sender_us { l } else { m });
     println!(
         "  PFC loop over {} XOFF decisions: decision -> frame leaves the switch port {}; decision -> sender's kernel {}; worst s{} at {:.1} ms ({:.0} us to the wire, {:.0} us to the sender)",
         lat.len(),
@@ -522,7 +623,15 @@ fn print_pfc_loop(t: &Trace, senders: &[SenderReport], tap: &[TapEvent]) {
         let near: Vec<String> = lat
             .iter()
             .filter(|l| (t.ms(l.decided) - d.ms).abs() < 10.0)
-            .map(|l| format!("s{} decided at {:.1} ms, on the wire +{:.0} us, at the sender +{:.0} us", l.slot, t.ms(l.decided), l.wire_us, l.sender_us))
+            .map(|l| {
+                format!(
+                    "s{} decided at {:.1} ms, on the wire +{:.0} us, at the sender +{:.0} us",
+                    l.slot,
+                    t.ms(l.decided),
+                    l.wire_us,
+                    l.sender_us
+                )
+            })
             .collect();
         println!("  first lossless drop seen at {:.1} ms (headroom in use {:?}); XOFF decisions within 10 ms: {}", d.ms, d.headroom, near.join("; "));
     }
@@ -536,9 +645,16 @@ fn print_samples(v: &[Sample], row: Option<&TcRow>) {
     let max_q = v.iter().map(|s| s.queue).max().unwrap_or(0);
     let paused = v.iter().filter(|s| s.paused).count() as f64 / v.len() as f64 * 100.0;
     let max_pool = v.iter().map(|s| s.pool_used).max().unwrap_or(0);
-    let max_hr: Vec<u32> = (0..N).map(|i| v.iter().map(|s| s.headroom[i]).max().unwrap_or(0)).collect();
-    let max_sh: Vec<u32> = (0..N).map(|i| v.iter().map(|s| s.shared[i]).max().unwrap_or(0)).collect();
-    let above_min = v.iter().find(|s| u64::from(s.queue) >= WRED_MIN).map(|s| s.ms);
+    let max_hr: Vec<u32> = (0..N)
+        .map(|i| v.iter().map(|s| s.headroom[i]).max().unwrap_or(0))
+        .collect();
+    let max_sh: Vec<u32> = (0..N)
+        .map(|i| v.iter().map(|s| s.shared[i]).max().unwrap_or(0))
+        .collect();
+    let above_min = v
+        .iter()
+        .find(|s| u64::from(s.queue) >= WRED_MIN)
+        .map(|s| s.ms);
     println!(
         "  model (sampled every ~1 ms, {} samples): receiver TC{TC} queue max {max_q} B, paused {paused:.1}% of samples, pool used max {max_pool} / {POOL} B",
         v.len()
@@ -552,7 +668,10 @@ fn print_samples(v: &[Sample], row: Option<&TcRow>) {
         println!("  model: per sender PG peak (reserve+shared+headroom, exact) {peaks:?} B");
     }
     // a coarse timeline: each row is the max over ~100 ms
-    println!("  {:>7} {:>9} {:>7} {:>9} {:>28} {:>28} {:>8}", "t ms", "queue", "paused", "pool", "shared per PG", "headroom per PG", "ll drops");
+    println!(
+        "  {:>7} {:>9} {:>7} {:>9} {:>28} {:>28} {:>8}",
+        "t ms", "queue", "paused", "pool", "shared per PG", "headroom per PG", "ll drops"
+    );
     let end = v.last().unwrap().ms;
     let mut t = 0.0;
     while t <= end {
@@ -561,10 +680,18 @@ fn print_samples(v: &[Sample], row: Option<&TcRow>) {
             let mq = w.iter().map(|s| s.queue).max().unwrap();
             let pp = w.iter().filter(|s| s.paused).count() * 100 / w.len();
             let mp = w.iter().map(|s| s.pool_used).max().unwrap();
-            let sh: Vec<u32> = (0..N).map(|i| w.iter().map(|s| s.shared[i]).max().unwrap()).collect();
-            let hr: Vec<u32> = (0..N).map(|i| w.iter().map(|s| s.headroom[i]).max().unwrap()).collect();
+            let sh: Vec<u32> = (0..N)
+                .map(|i| w.iter().map(|s| s.shared[i]).max().unwrap())
+                .collect();
+            let hr: Vec<u32> = (0..N)
+                .map(|i| w.iter().map(|s| s.headroom[i]).max().unwrap())
+                .collect();
             let dr = w.iter().map(|s| s.drops).max().unwrap();
-            println!("  {t:>7.0} {mq:>9} {pp:>6}% {mp:>9} {:>28} {:>28} {dr:>8}", format!("{sh:?}"), format!("{hr:?}"));
+            println!(
+                "  {t:>7.0} {mq:>9} {pp:>6}% {mp:>9} {:>28} {:>28} {dr:>8}",
+                format!("{sh:?}"),
+                format!("{hr:?}")
+            );
         }
         t += 100.0;
     }
@@ -632,7 +759,12 @@ fn incast(fab: &Fabric, ctl: &Controller, time: Duration) -> IncastRun {
         });
         let rx = s.spawn(|| {
             let _in = fab.receiver().enter().unwrap();
-            run_receiver(&host_if(RX_SLOT), &stop_rx, Duration::from_millis(300), &live)
+            run_receiver(
+                &host_if(RX_SLOT),
+                &stop_rx,
+                Duration::from_millis(300),
+                &live,
+            )
         });
         std::thread::sleep(Duration::from_millis(100));
         let deadline = Instant::now() + time;
@@ -648,7 +780,10 @@ fn incast(fab: &Fabric, ctl: &Controller, time: Duration) -> IncastRun {
         let senders: Vec<_> = tx.into_iter().map(|h| h.join()).collect();
         stop_rx.store(true, Ordering::Relaxed);
         let rx = rx.join().unwrap().expect("receiver");
-        let senders: Vec<SenderReport> = senders.into_iter().map(|r| r.unwrap().expect("sender")).collect();
+        let senders: Vec<SenderReport> = senders
+            .into_iter()
+            .map(|r| r.unwrap().expect("sender"))
+            .collect();
         stop_tap.store(true, Ordering::Relaxed);
         let tap = tap.join().unwrap().expect("PFC tap on the switch ports");
         (senders, rx, tap)
@@ -658,7 +793,14 @@ fn incast(fab: &Fabric, ctl: &Controller, time: Duration) -> IncastRun {
     std::thread::sleep(Duration::from_millis(300));
     let trace = sampler.finish();
     let after = stats(&fab.sw, &ctl.instance);
-    IncastRun { senders, rx, before, after, trace, tap }
+    IncastRun {
+        senders,
+        rx,
+        before,
+        after,
+        trace,
+        tap,
+    }
 }
 
 fn print_run(r: &IncastRun) {
@@ -732,15 +874,37 @@ fn print_run(r: &IncastRun) {
 /// Queue occupancy over time, with the WRED and mean XOFF lines, as SVG
 /// next to the test's other output (target/tmp).
 fn plot_queue(t: &Trace, file: &str, title: &str) {
-    let queue: Vec<(f64, f64)> = t.samples.iter().map(|s| (s.ms, f64::from(s.queue))).collect();
-    let pg: Vec<(f64, f64)> =
-        t.samples.iter().map(|s| (s.ms, s.shared.iter().chain(s.headroom.iter()).map(|&x| f64::from(x)).sum::<f64>())).collect();
+    let queue: Vec<(f64, f64)> = t
+        .samples
+        .iter()
+        .map(|s| (s.ms, f64::from(s.queue)))
+        .collect();
+    let pg: Vec<(f64, f64)> = t
+        .samples
+        .iter()
+        .map(|s| {
+            (
+                s.ms,
+                s.shared
+                    .iter()
+                    .chain(s.headroom.iter())
+                    .map(|&x| f64::from(x))
+                    .sum::<f64>(),
+            )
+        })
+        .collect();
     let svg = testbed::plot::lines(
         title,
         "ms",
         "bytes",
-        &[("receiver queue (model)", queue), ("sender PGs, shared + headroom", pg)],
-        &[("WRED min (Kmin)", WRED_MIN as f64), ("WRED max (Kmax)", WRED_MAX as f64)],
+        &[
+            ("receiver queue (model)", queue),
+            ("sender PGs, shared + headroom", pg),
+        ],
+        &[
+            ("WRED min (Kmin)", WRED_MIN as f64),
+            ("WRED max (Kmax)", WRED_MAX as f64),
+        ],
     );
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(file);
     if std::fs::write(&path, svg).is_ok() {
@@ -751,10 +915,15 @@ fn plot_queue(t: &Trace, file: &str, title: &str) {
 /// Frames the switch dropped on the receiver's TC3 queue, for any reason.
 fn switch_drops(r: &IncastRun) -> u64 {
     let p = sw_port(RX_SLOT);
-    ["drop_headroom[3]", "drop_shared_full[3]", "wred_drop[3]", "wd_drop[3]"]
-        .iter()
-        .map(|n| delta(&r.before, &r.after, &p, n))
-        .sum()
+    [
+        "drop_headroom[3]",
+        "drop_shared_full[3]",
+        "wred_drop[3]",
+        "wd_drop[3]",
+    ]
+    .iter()
+    .map(|n| delta(&r.before, &r.after, &p, n))
+    .sum()
 }
 
 /// Every frame is accounted: the switch received what the senders sent,
@@ -762,7 +931,9 @@ fn switch_drops(r: &IncastRun) -> u64 {
 fn check_accounting(r: &IncastRun, failures: &mut Vec<String>) {
     let sent: u64 = r.senders.iter().map(|s| s.frames).sum();
     let (b, a) = (&r.before, &r.after);
-    let switch_rx: u64 = (0..N).map(|i| delta(b, a, &sw_port(i), "rx_tc_pkts[3]")).sum();
+    let switch_rx: u64 = (0..N)
+        .map(|i| delta(b, a, &sw_port(i), "rx_tc_pkts[3]"))
+        .sum();
     let forwarded = delta(b, a, &sw_port(RX_SLOT), "tx_tc_pkts[3]");
     let drops = switch_drops(r);
     println!(
@@ -774,7 +945,10 @@ fn check_accounting(r: &IncastRun, failures: &mut Vec<String>) {
         failures.push(format!("the switch classified {switch_rx} TC3 frames on the sender ports, the senders sent {sent}"));
     }
     if sent.saturating_sub(drops) != forwarded {
-        failures.push(format!("sent {sent} - dropped {drops} = {} but the switch forwarded {forwarded}", sent.saturating_sub(drops)));
+        failures.push(format!(
+            "sent {sent} - dropped {drops} = {} but the switch forwarded {forwarded}",
+            sent.saturating_sub(drops)
+        ));
     }
     if r.rx.frames != sent.saturating_sub(drops) {
         failures.push(format!(
@@ -789,7 +963,11 @@ fn check_accounting(r: &IncastRun, failures: &mut Vec<String>) {
 
 fn finish(name: &str, failures: Vec<String>) {
     if !failures.is_empty() {
-        panic!("{name}: {} assertion(s) failed:\n  - {}", failures.len(), failures.join("\n  - "));
+        panic!(
+            "{name}: {} assertion(s) failed:\n  - {}",
+            failures.len(),
+            failures.join("\n  - ")
+        );
     }
     println!("{name}: all assertions hold");
 }
@@ -811,13 +989,21 @@ fn incast_pfc_lossless() {
         println!("  dataplane: {l}");
     }
     print_run(&r);
-    plot_queue(&r.trace, "incast_pfc_on_queue.svg", "4:1 incast, PFC on: receiver TC3 queue in the buffer model");
+    plot_queue(
+        &r.trace,
+        "incast_pfc_on_queue.svg",
+        "4:1 incast, PFC on: receiver TC3 queue in the buffer model",
+    );
     let (b, a) = (&r.before, &r.after);
     let mut failures = Vec::new();
     // (a0) the XOFFs sent are in the controller's event log
     {
-        let log = std::fs::read_to_string(format!("/run/dataplane/{instance}.events")).unwrap_or_default();
-        let xoffs = log.lines().filter(|l| l.contains("\"pfc_xoff_sent\"")).count();
+        let log = std::fs::read_to_string(format!("/run/dataplane/{instance}.events"))
+            .unwrap_or_default();
+        let xoffs = log
+            .lines()
+            .filter(|l| l.contains("\"pfc_xoff_sent\""))
+            .count();
         println!("  event log: {xoffs} pfc_xoff_sent events");
         if xoffs == 0 {
             failures.push("no pfc_xoff_sent event in the controller's event log".into());
@@ -827,14 +1013,18 @@ fn incast_pfc_lossless() {
     // (a1) lossless: no drop for lack of headroom anywhere
     let lossless_drops = sum_ports(b, a, "drop_headroom[3]");
     if lossless_drops != 0 {
-        failures.push(format!("{lossless_drops} lossless drops (drop_headroom[3] summed over the ports) with PFC on"));
+        failures.push(format!(
+            "{lossless_drops} lossless drops (drop_headroom[3] summed over the ports) with PFC on"
+        ));
     }
     // (a2) PFC frames went to every sender, and every sender paused
     for (i, s) in r.senders.iter().enumerate() {
         let p = sw_port(i);
         let xoff = delta(b, a, &p, "tx_pfc_xoff[3]");
         if xoff == 0 {
-            failures.push(format!("no XOFF for priority 3 sent on {p} (tx_pfc_xoff[3] = 0)"));
+            failures.push(format!(
+                "no XOFF for priority 3 sent on {p} (tx_pfc_xoff[3] = 0)"
+            ));
         }
         if s.xoff_rx == 0 || s.pause_episodes == 0 || s.paused.is_zero() {
             failures.push(format!(
@@ -847,7 +1037,10 @@ fn incast_pfc_lossless() {
         }
         let tx_pfc = delta(b, a, &p, "tx_pfc[3]");
         if s.xoff_rx + s.xon_rx > tx_pfc {
-            failures.push(format!("sender s{i} received {} PFC frames, the switch sent only {tx_pfc} on {p}", s.xoff_rx + s.xon_rx));
+            failures.push(format!(
+                "sender s{i} received {} PFC frames, the switch sent only {tx_pfc} on {p}",
+                s.xoff_rx + s.xon_rx
+            ));
         }
     }
     // (a3) ECN marks once the queue passed WRED min; the receiver saw each one
@@ -861,13 +1054,19 @@ fn incast_pfc_lossless() {
         failures.push(format!("no ECN mark (ecn_marked[3] = 0 on {rp}) though the queue peaked at {watermark} B (WRED min {WRED_MIN})"));
     }
     if r.rx.ce != marks {
-        failures.push(format!("the receiver saw {} CE frames, the switch marked {marks}", r.rx.ce));
+        failures.push(format!(
+            "the receiver saw {} CE frames, the switch marked {marks}",
+            r.rx.ce
+        ));
     }
     // (a4) every frame accounted, and none lost
     check_accounting(&r, &mut failures);
     let sent: u64 = r.senders.iter().map(|s| s.frames).sum();
     if r.rx.frames != sent {
-        failures.push(format!("lossless class lost {} of {sent} frames end to end", sent.saturating_sub(r.rx.frames)));
+        failures.push(format!(
+            "lossless class lost {} of {sent} frames end to end",
+            sent.saturating_sub(r.rx.frames)
+        ));
     }
     finish("incast_pfc_lossless", failures);
 }
@@ -878,7 +1077,10 @@ fn incast_pfc_off_drops() {
     let fab = Fabric::create("ib");
     let instance = format!("incast{}b", std::process::id());
     let ctl = Controller::start(&fab.sw, &instance, &config(&instance, "", false));
-    println!("incast_pfc_off_drops: same load, pfc_enable = \"\" (TC{TC} lossy), {} s", INCAST_TIME.as_secs_f64());
+    println!(
+        "incast_pfc_off_drops: same load, pfc_enable = \"\" (TC{TC} lossy), {} s",
+        INCAST_TIME.as_secs_f64()
+    );
     let r = incast(&fab, &ctl, INCAST_TIME);
     print_run(&r);
     let (b, a) = (&r.before, &r.after);
@@ -893,11 +1095,16 @@ fn incast_pfc_off_drops() {
     }
     let pfc = sum_ports(b, a, "tx_pfc[3]");
     if pfc != 0 {
-        failures.push(format!("{pfc} PFC frames for priority 3 sent though it is not in pfc_enable"));
+        failures.push(format!(
+            "{pfc} PFC frames for priority 3 sent though it is not in pfc_enable"
+        ));
     }
     for (i, s) in r.senders.iter().enumerate() {
         if s.xoff_rx != 0 {
-            failures.push(format!("sender s{i} was paused {} times with PFC off", s.xoff_rx));
+            failures.push(format!(
+                "sender s{i} was paused {} times with PFC off",
+                s.xoff_rx
+            ));
         }
     }
     check_accounting(&r, &mut failures);
@@ -912,8 +1119,16 @@ fn pfc_storm_watchdog() {
     let mut ctl = Controller::start(&fab.sw, &instance, &config(&instance, "3", true));
     println!("pfc_storm_watchdog: s0 sends at {SPEED_MBPS} Mb/s; the receiver pauses priority 3 without end (pfcwd detection 200 ms, restoration 200 ms, poll 50 ms, drop)");
     let rp = sw_port(RX_SLOT);
-    let is_detect = |l: &str| l.starts_with("pfcwd: storm detected") && l.contains(&format!(" {rp} ")) && l.contains("priority 3");
-    let is_restore = |l: &str| l.starts_with("pfcwd: storm restored") && l.contains(&format!(" {rp} ")) && l.contains("priority 3");
+    let is_detect = |l: &str| {
+        l.starts_with("pfcwd: storm detected")
+            && l.contains(&format!(" {rp} "))
+            && l.contains("priority 3")
+    };
+    let is_restore = |l: &str| {
+        l.starts_with("pfcwd: storm restored")
+            && l.contains(&format!(" {rp} "))
+            && l.contains("priority 3")
+    };
     let stop_tx = AtomicBool::new(false);
     let stop_rx = AtomicBool::new(false);
     let stop_storm = AtomicBool::new(false);
@@ -928,12 +1143,21 @@ fn pfc_storm_watchdog() {
         let _stop = StopOnDrop(vec![&stop_rx, &stop_tx, &stop_storm]);
         let rx = s.spawn(|| {
             let _in = fab.receiver().enter().unwrap();
-            run_receiver(&host_if(RX_SLOT), &stop_rx, Duration::from_millis(200), &live)
+            run_receiver(
+                &host_if(RX_SLOT),
+                &stop_rx,
+                Duration::from_millis(200),
+                &live,
+            )
         });
         std::thread::sleep(Duration::from_millis(100));
         let tx = s.spawn(|| {
             let _in = fab.hosts[0].enter().unwrap();
-            run_sender(&sender_spec(0), Instant::now() + Duration::from_secs(20), &stop_tx)
+            run_sender(
+                &sender_spec(0),
+                Instant::now() + Duration::from_secs(20),
+                &stop_tx,
+            )
         });
         std::thread::sleep(Duration::from_millis(300));
         let flowing = live.frames.load(Ordering::Relaxed);
@@ -946,15 +1170,27 @@ fn pfc_storm_watchdog() {
         events.push(("storm starts", storm_start));
         let storm = s.spawn(|| {
             let _in = fab.receiver().enter().unwrap();
-            run_pfc_storm(&host_if(RX_SLOT), host_mac(RX_SLOT), TC as u8, 0xffff, Duration::from_millis(2), &stop_storm)
+            run_pfc_storm(
+                &host_if(RX_SLOT),
+                host_mac(RX_SLOT),
+                TC as u8,
+                0xffff,
+                Duration::from_millis(2),
+                &stop_storm,
+            )
         });
         let detected = ctl.wait_line(is_detect, Duration::from_secs(2));
         if let Some((t, _)) = &detected {
             events.push(("storm detected", *t));
         }
         match &detected {
-            Some((t, l)) => println!("  storm detected {:.0} ms after the storm started: {l}", (*t - storm_start).as_secs_f64() * 1e3),
-            None => failures.push(format!("no \"storm detected\" for {rp} priority 3 within 2 s of a continuous storm")),
+            Some((t, l)) => println!(
+                "  storm detected {:.0} ms after the storm started: {l}",
+                (*t - storm_start).as_secs_f64() * 1e3
+            ),
+            None => failures.push(format!(
+                "no \"storm detected\" for {rp} priority 3 within 2 s of a continuous storm"
+            )),
         }
         // with action drop the queue's packets are dropped: wd_drop grows
         let wd0 = counter(&stats(&fab.sw, &instance), &rp, "wd_drop[3]");
@@ -970,8 +1206,13 @@ fn pfc_storm_watchdog() {
             std::thread::sleep(Duration::from_millis(20));
         }
         match wd_grew {
-            Some((d, n)) => println!("  wd_drop[3] on {rp} grew by {n} within {:.0} ms of detection", d.as_secs_f64() * 1e3),
-            None if detected.is_some() => failures.push(format!("wd_drop[3] on {rp} did not grow within 2 s of storm detection (action drop)")),
+            Some((d, n)) => println!(
+                "  wd_drop[3] on {rp} grew by {n} within {:.0} ms of detection",
+                d.as_secs_f64() * 1e3
+            ),
+            None if detected.is_some() => failures.push(format!(
+                "wd_drop[3] on {rp} did not grow within 2 s of storm detection (action drop)"
+            )),
             None => {}
         }
         std::thread::sleep(Duration::from_millis(300));
@@ -986,18 +1227,37 @@ fn pfc_storm_watchdog() {
             events.push(("storm restored", *t));
         }
         match &restored {
-            Some((t, l)) => println!("  storm restored {:.0} ms after the pausing stopped: {l}", (*t - storm_end).as_secs_f64() * 1e3),
-            None => failures.push(format!("no \"storm restored\" for {rp} priority 3 within 1.5 s of the last PFC frame")),
+            Some((t, l)) => println!(
+                "  storm restored {:.0} ms after the pausing stopped: {l}",
+                (*t - storm_end).as_secs_f64() * 1e3
+            ),
+            None => failures.push(format!(
+                "no \"storm restored\" for {rp} priority 3 within 1.5 s of the last PFC frame"
+            )),
         }
         // the controller's event log, as `dataplane events` shows it
         let ev = Command::new(BIN)
-            .args(["--netns", &fab.sw.name, "events", "--instance", &instance, "--history", "--timeout", "0"])
+            .args([
+                "--netns",
+                &fab.sw.name,
+                "events",
+                "--instance",
+                &instance,
+                "--history",
+                "--timeout",
+                "0",
+            ])
             .output()
             .unwrap();
         let ev = String::from_utf8_lossy(&ev.stdout);
         for kind in ["pfcwd_storm_detected", "pfcwd_storm_restored"] {
-            if !ev.lines().any(|l| l.contains(kind) && l.contains(rp.as_str())) {
-                failures.push(format!("no {kind} event for {rp} in `dataplane events --history`:\n{ev}"));
+            if !ev
+                .lines()
+                .any(|l| l.contains(kind) && l.contains(rp.as_str()))
+            {
+                failures.push(format!(
+                    "no {kind} event for {rp} in `dataplane events --history`:\n{ev}"
+                ));
             }
         }
         // the watchdog's counters, as `stats` shows them
@@ -1009,15 +1269,23 @@ fn pfc_storm_watchdog() {
         );
         println!("  stats: pfcwd storm detected {det}, restored {res}, in storm {on}");
         if det != 1 || res != u64::from(restored.is_some()) || on != u64::from(restored.is_none()) {
-            failures.push(format!("pfcwd counters: detected {det} (want 1), restored {res}, in storm {on}"));
+            failures.push(format!(
+                "pfcwd counters: detected {det} (want 1), restored {res}, in storm {on}"
+            ));
         }
         // after restoration the queue forwards again
         let rx_at_restore = live.frames.load(Ordering::Relaxed);
         std::thread::sleep(Duration::from_millis(500));
         let rx_after = live.frames.load(Ordering::Relaxed);
-        println!("  after restoration: receiver got {} more frames in 500 ms", rx_after - rx_at_restore);
+        println!(
+            "  after restoration: receiver got {} more frames in 500 ms",
+            rx_after - rx_at_restore
+        );
         if restored.is_some() && rx_after == rx_at_restore {
-            failures.push("no frame reached the receiver in the 500 ms after the storm was restored".to_string());
+            failures.push(
+                "no frame reached the receiver in the 500 ms after the storm was restored"
+                    .to_string(),
+            );
         }
         stop_tx.store(true, Ordering::Relaxed);
         let sender = tx.join().unwrap().unwrap();
@@ -1039,7 +1307,10 @@ fn pfc_storm_watchdog() {
     let trace = sampler.finish();
     ctl.stop();
     println!("  storm source sent {storm_sent} PFC frames");
-    let ev: Vec<String> = events.iter().map(|(n, t)| format!("{n} at {:.0} ms", (*t - t0).as_secs_f64() * 1e3)).collect();
+    let ev: Vec<String> = events
+        .iter()
+        .map(|(n, t)| format!("{n} at {:.0} ms", (*t - t0).as_secs_f64() * 1e3))
+        .collect();
     println!("  events on the model timeline below: {}", ev.join(", "));
     print_samples(&trace.samples, trace.row.as_ref());
     println!(
@@ -1063,9 +1334,15 @@ fn pfc_storm_watchdog() {
     for l in ctl.lines().iter().filter(|l| l.starts_with("pfcwd:")) {
         println!("  dataplane: {l}");
     }
-    let other: Vec<String> = ctl.lines().into_iter().filter(|l| l.starts_with("pfcwd: storm") && !l.contains(&format!(" {rp} "))).collect();
+    let other: Vec<String> = ctl
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("pfcwd: storm") && !l.contains(&format!(" {rp} ")))
+        .collect();
     if !other.is_empty() {
-        failures.push(format!("storm reported on a port that was not stormed: {other:?}"));
+        failures.push(format!(
+            "storm reported on a port that was not stormed: {other:?}"
+        ));
     }
     finish("pfc_storm_watchdog", failures);
 }

@@ -39,7 +39,10 @@ const SECONDS: f64 = 5.0;
 /// the controller builds from the config the fabric writes.
 fn hash_placement(spec: &LbSpec) -> Vec<usize> {
     let text = spec.config_text("lbplace", "hash");
-    let plan = Config::parse(&text, "lbfabric").unwrap().validate("lbfabric").unwrap();
+    let plan = Config::parse(&text, "lbfabric")
+        .unwrap()
+        .validate("lbfabric")
+        .unwrap();
     assert_eq!(plan.hash_seed, spec.hash_seed);
     let g = group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
     let mut count = vec![0usize; spec.uplinks];
@@ -50,7 +53,12 @@ fn hash_placement(spec: &LbSpec) -> Vec<usize> {
 }
 
 fn sane(r: &LbResult) {
-    assert!(r.sent_pkts > 10_000, "{}: only {} frames sent", r.mode, r.sent_pkts);
+    assert!(
+        r.sent_pkts > 10_000,
+        "{}: only {} frames sent",
+        r.mode,
+        r.sent_pkts
+    );
     assert_eq!(r.send_errors, 0, "{}: send errors", r.mode);
     assert!(
         r.routed * 100 >= r.sent_pkts * 99,
@@ -61,7 +69,11 @@ fn sane(r: &LbResult) {
         r.downlink_other
     );
     let tx: u64 = r.uplinks.iter().map(|u| u.tx_pkts).sum();
-    assert_eq!(tx, r.routed, "{}: routed {} but the uplinks counted {} transmitted", r.mode, r.routed, tx);
+    assert_eq!(
+        tx, r.routed,
+        "{}: routed {} but the uplinks counted {} transmitted",
+        r.mode, r.routed, tx
+    );
     assert!(
         r.sink_mismatch() <= 0.01,
         "{}: the sinks did not receive what the switch says it sent: {:?}",
@@ -73,7 +85,11 @@ fn sane(r: &LbResult) {
 #[test]
 fn bandwidth_mode_spreads_what_hash_mode_piles_up() {
     let bin = Path::new(BIN);
-    let mut spec = LbSpec { uplinks: 4, flows: 8, ..LbSpec::default() };
+    let mut spec = LbSpec {
+        uplinks: 4,
+        flows: 8,
+        ..LbSpec::default()
+    };
     let seed = (0..10_000u32)
         .find(|&s| {
             spec.hash_seed = s;
@@ -82,10 +98,17 @@ fn bandwidth_mode_spreads_what_hash_mode_piles_up() {
         .expect("a seed that puts 4 of 8 flows on one member");
     spec.hash_seed = seed;
     let predicted = hash_placement(&spec);
-    eprintln!("hash seed {seed}: hash mode should place the 8 flows {predicted:?} over the 4 uplinks");
+    eprintln!(
+        "hash seed {seed}: hash mode should place the 8 flows {predicted:?} over the 4 uplinks"
+    );
 
     let mut fabric = LbFabric::create(spec.clone(), bin).expect("fabric");
-    let opts = RunOpts { seconds: SECONDS, progress: Duration::from_secs(1), label: "lb_fabric".into(), ..RunOpts::default() };
+    let opts = RunOpts {
+        seconds: SECONDS,
+        progress: Duration::from_secs(1),
+        label: "lb_fabric".into(),
+        ..RunOpts::default()
+    };
 
     let hash = fabric.run("hash", &opts).expect("hash run");
     sane(&hash);
@@ -99,7 +122,11 @@ fn bandwidth_mode_spreads_what_hash_mode_piles_up() {
             hash.shares()
         );
     }
-    assert!(hash.imbalance() >= 1.6, "hash mode max/mean {:.3}: the collision {predicted:?} did not show", hash.imbalance());
+    assert!(
+        hash.imbalance() >= 1.6,
+        "hash mode max/mean {:.3}: the collision {predicted:?} did not show",
+        hash.imbalance()
+    );
 
     let bw = fabric.run("bandwidth", &opts).expect("bandwidth run");
     sane(&bw);

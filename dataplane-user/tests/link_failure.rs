@@ -24,7 +24,12 @@ fn tx(s: &serde_json::Value) -> BTreeMap<String, u64> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| (p["name"].as_str().unwrap().to_string(), p["counters"]["tx_tc_pkts[3]"].as_u64().unwrap()))
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["counters"]["tx_tc_pkts[3]"].as_u64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -41,13 +46,23 @@ fn map_flows(sw: &Netns, h: &Netns, instance: &str, flows: &[Vec<u8>]) -> Vec<St
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
             let after = tx(&stats(&sw.name, instance));
-            let moved: Vec<&str> = UPLINKS.iter().copied().filter(|u| after[*u] > before[*u]).collect();
+            let moved: Vec<&str> = UPLINKS
+                .iter()
+                .copied()
+                .filter(|u| after[*u] > before[*u])
+                .collect();
             if moved.len() == 1 {
                 out.push(moved[0].to_string());
                 break;
             }
-            assert!(moved.len() <= 1, "one frame left on several uplinks: {moved:?}");
-            assert!(Instant::now() < deadline, "flow not forwarded on any uplink");
+            assert!(
+                moved.len() <= 1,
+                "one frame left on several uplinks: {moved:?}"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "flow not forwarded on any uplink"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -57,7 +72,10 @@ fn map_flows(sw: &Netns, h: &Netns, instance: &str, flows: &[Vec<u8>]) -> Vec<St
 fn wait_live(sw: &Netns, instance: &str, n: u64) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while live(&stats(&sw.name, instance)) != n {
-        assert!(Instant::now() < deadline, "group never reached {n} live members");
+        assert!(
+            Instant::now() < deadline,
+            "group never reached {n} live members"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -67,9 +85,25 @@ fn only_the_failed_uplinks_flows_move_and_it_rejoins() {
     let sw = Netns::create("lfsw").unwrap();
     let h = Netns::create("lfh").unwrap();
     let sink = Netns::create("lfsink").unwrap();
-    veth(&sw, "sw-d0", "02:00:00:00:0a:00", &h, "eth0", "02:00:00:00:0b:00").unwrap();
+    veth(
+        &sw,
+        "sw-d0",
+        "02:00:00:00:0a:00",
+        &h,
+        "eth0",
+        "02:00:00:00:0b:00",
+    )
+    .unwrap();
     for (i, u) in UPLINKS.iter().enumerate() {
-        veth(&sw, u, &format!("02:00:00:00:0a:0{}", i + 1), &sink, &format!("s{}", i + 1), &format!("02:00:00:00:0c:0{}", i + 1)).unwrap();
+        veth(
+            &sw,
+            u,
+            &format!("02:00:00:00:0a:0{}", i + 1),
+            &sink,
+            &format!("s{}", i + 1),
+            &format!("02:00:00:00:0c:0{}", i + 1),
+        )
+        .unwrap();
     }
     let instance = format!("lf{}", std::process::id());
     let cfg = format!(
@@ -106,18 +140,25 @@ prefix = "198.18.2.0/24"
 group = "up"
 "#
     );
-    let _ctl = Controller::start(std::path::Path::new(BIN), &sw, &instance, &cfg, "switch").unwrap();
+    let _ctl =
+        Controller::start(std::path::Path::new(BIN), &sw, &instance, &cfg, "switch").unwrap();
     wait_live(&sw, &instance, 3);
 
     // 24 RoCEv2 flows, one UDP source port, different QPs, DSCP 3 (AZURE: TC3)
     let l2 = L2::new([2, 0, 0, 0, 0x0a, 0], [2, 0, 0, 0, 0x0b, 0]);
-    let ip = dataplane_common::build::Ip::v4([198, 18, 0, 1], [198, 18, 2, 9]).dscp(3).ecn(2);
-    let flows: Vec<Vec<u8>> =
-        (0..24u32).map(|qp| build::rocev2_frame(&l2, &ip, 49152, &write_first(0x100 + qp, 0), None, &[0; 64])).collect();
+    let ip = dataplane_common::build::Ip::v4([198, 18, 0, 1], [198, 18, 2, 9])
+        .dscp(3)
+        .ecn(2);
+    let flows: Vec<Vec<u8>> = (0..24u32)
+        .map(|qp| build::rocev2_frame(&l2, &ip, 49152, &write_first(0x100 + qp, 0), None, &[0; 64]))
+        .collect();
 
     let before = map_flows(&sw, &h, &instance, &flows);
     for u in UPLINKS {
-        assert!(before.iter().any(|x| x == u), "no flow on {u} before the failure: {before:?}");
+        assert!(
+            before.iter().any(|x| x == u),
+            "no flow on {u} before the failure: {before:?}"
+        );
     }
 
     // u3 fails (its peer goes down: carrier lost)
@@ -139,7 +180,10 @@ group = "up"
     sink.ip(&["link", "set", "s3", "up"]).unwrap();
     wait_live(&sw, &instance, 3);
     let after = map_flows(&sw, &h, &instance, &flows);
-    assert!(after.iter().any(|x| x == "sw-u3"), "u3 carries nothing after it rejoined: {after:?}");
+    assert!(
+        after.iter().any(|x| x == "sw-u3"),
+        "u3 carries nothing after it rejoined: {after:?}"
+    );
     let unchanged = before.iter().zip(&after).filter(|(a, b)| a == b).count();
     println!("flows before {before:?}\nduring {during:?}\nafter {after:?}\n{moved} moved on failure, {unchanged}/24 back where they were");
 }
@@ -153,9 +197,25 @@ fn reload_moves_only_the_changed_routes_traffic() {
     let sw = Netns::create("rlsw").unwrap();
     let h = Netns::create("rlh").unwrap();
     let sink = Netns::create("rlsink").unwrap();
-    veth(&sw, "sw-d0", "02:00:00:00:0a:00", &h, "eth0", "02:00:00:00:0b:00").unwrap();
+    veth(
+        &sw,
+        "sw-d0",
+        "02:00:00:00:0a:00",
+        &h,
+        "eth0",
+        "02:00:00:00:0b:00",
+    )
+    .unwrap();
     for (i, u) in UPLINKS.iter().enumerate() {
-        veth(&sw, u, &format!("02:00:00:00:0a:0{}", i + 1), &sink, &format!("s{}", i + 1), &format!("02:00:00:00:0c:0{}", i + 1)).unwrap();
+        veth(
+            &sw,
+            u,
+            &format!("02:00:00:00:0a:0{}", i + 1),
+            &sink,
+            &format!("s{}", i + 1),
+            &format!("02:00:00:00:0c:0{}", i + 1),
+        )
+        .unwrap();
     }
     let instance = format!("rl{}", std::process::id());
     let cfg = |route2: &str| {
@@ -168,10 +228,19 @@ fn reload_moves_only_the_changed_routes_traffic() {
              [[route]]\nprefix = \"198.18.3.0/24\"\nnexthop = \"n2\"\n"
         )
     };
-    let ctl = Controller::start(std::path::Path::new(BIN), &sw, &instance, &cfg("n1"), "switch").unwrap();
+    let ctl = Controller::start(
+        std::path::Path::new(BIN),
+        &sw,
+        &instance,
+        &cfg("n1"),
+        "switch",
+    )
+    .unwrap();
     let l2 = L2::new([2, 0, 0, 0, 0x0a, 0], [2, 0, 0, 0, 0x0b, 0]);
     let to = |d: u8| {
-        let ip = dataplane_common::build::Ip::v4([198, 18, 0, 1], [198, 18, d, 9]).dscp(3).ecn(2);
+        let ip = dataplane_common::build::Ip::v4([198, 18, 0, 1], [198, 18, d, 9])
+            .dscp(3)
+            .ecn(2);
         build::rocev2_frame(&l2, &ip, 49152, &write_first(0x42, 0), None, &[0; 64])
     };
     let flows = vec![to(2), to(3)];
@@ -182,25 +251,45 @@ fn reload_moves_only_the_changed_routes_traffic() {
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, cfg("n9")).unwrap();
-    let o = Command::new(BIN).args(["reload", "-c", bad.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(BIN)
+        .args(["reload", "-c", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("route[0] (198.18.2.0/24).nexthop") && err.contains("n9"), "{err}");
+    assert!(
+        !o.status.success()
+            && err.contains("route[0] (198.18.2.0/24).nexthop")
+            && err.contains("n9"),
+        "{err}"
+    );
     assert_eq!(map_flows(&sw, &h, &instance, &flows), ["sw-u1", "sw-u2"]);
 
     // valid, but the ports change: the controller refuses, nothing changes
     let ports = dir.join("ports.toml");
     std::fs::write(&ports, cfg("n3").replace("\"sw-d0\"", "\"sw-dX\"")).unwrap();
-    let o = Command::new(BIN).args(["reload", "-c", ports.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(BIN)
+        .args(["reload", "-c", ports.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(ctl.wait_for("reload: refused", Duration::from_secs(5), "switch").is_some(), "the controller did not refuse a port change");
+    assert!(
+        ctl.wait_for("reload: refused", Duration::from_secs(5), "switch")
+            .is_some(),
+        "the controller did not refuse a port change"
+    );
     assert_eq!(map_flows(&sw, &h, &instance, &flows), ["sw-u1", "sw-u2"]);
 
     // a changed route: only its traffic moves
     let new = dir.join("new.toml");
     std::fs::write(&new, cfg("n3")).unwrap();
-    let o = Command::new(BIN).args(["reload", "-c", new.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(BIN)
+        .args(["reload", "-c", new.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let applied = ctl.wait_for("reload: applied", Duration::from_secs(5), "switch").expect("no reload applied");
+    let applied = ctl
+        .wait_for("reload: applied", Duration::from_secs(5), "switch")
+        .expect("no reload applied");
     // one route changed: exactly one entry written
     assert!(applied.contains(": 1 entries changed"), "{applied}");
     assert_eq!(map_flows(&sw, &h, &instance, &flows), ["sw-u3", "sw-u2"]);

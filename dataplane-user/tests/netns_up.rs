@@ -34,13 +34,18 @@ impl Drop for Controller {
 }
 
 fn dataplane(args: &[&str]) -> std::process::Output {
-    Command::new(BIN).args(args).output().expect("run dataplane")
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run dataplane")
 }
 
 fn no_ipv6(ns: &Netns) {
     // keep router solicitations and MLD off the counted ports
-    ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"]).unwrap();
-    ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"]).unwrap();
+    ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
+        .unwrap();
+    ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
+        .unwrap();
 }
 
 fn config(instance: &str) -> String {
@@ -68,7 +73,9 @@ malformed = "drop"
 }
 
 fn has_xdp(ns: &Netns, dev: &str) -> bool {
-    ns.exec(&["ip", "link", "show", dev]).unwrap().contains("xdp")
+    ns.exec(&["ip", "link", "show", dev])
+        .unwrap()
+        .contains("xdp")
 }
 
 #[test]
@@ -79,8 +86,24 @@ fn controller_counts_real_frames_on_veth_ports() {
     for ns in [&sw, &h1, &h2] {
         no_ipv6(ns);
     }
-    veth(&sw, "sw-p0", "02:00:00:00:01:00", &h1, "h1-eth0", "02:00:00:00:00:01").unwrap();
-    veth(&sw, "sw-p1", "02:00:00:00:01:01", &h2, "h2-eth0", "02:00:00:00:00:02").unwrap();
+    veth(
+        &sw,
+        "sw-p0",
+        "02:00:00:00:01:00",
+        &h1,
+        "h1-eth0",
+        "02:00:00:00:00:01",
+    )
+    .unwrap();
+    veth(
+        &sw,
+        "sw-p1",
+        "02:00:00:00:01:01",
+        &h2,
+        "h2-eth0",
+        "02:00:00:00:00:02",
+    )
+    .unwrap();
 
     let instance = format!("itest{}", std::process::id());
     let dir = std::env::temp_dir().join(format!("dp-itest-{}", std::process::id()));
@@ -92,16 +115,26 @@ fn controller_counts_real_frames_on_veth_ports() {
     let o = dataplane(&["--netns", &sw.name, "up", "-c", bad.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "up with a missing interface succeeded");
-    assert!(err.contains("port[1].name") && err.contains("sw-p9"), "error does not name the field: {err}");
+    assert!(
+        err.contains("port[1].name") && err.contains("sw-p9"),
+        "error does not name the field: {err}"
+    );
     assert!(!has_xdp(&sw, "sw-p0"), "a refused config attached to sw-p0");
 
     // an invalid value is refused before anything is touched
     let invalid = dir.join("invalid.toml");
-    std::fs::write(&invalid, config(&instance).replace("pfc_enable = \"3\"", "pfc_enable = \"3,9\"")).unwrap();
+    std::fs::write(
+        &invalid,
+        config(&instance).replace("pfc_enable = \"3\"", "pfc_enable = \"3,9\""),
+    )
+    .unwrap();
     let o = dataplane(&["--netns", &sw.name, "up", "-c", invalid.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
-    assert!(err.contains("port[0] (sw-p0).pfc_enable") && err.contains("0-7"), "unclear error: {err}");
+    assert!(
+        err.contains("port[0] (sw-p0).pfc_enable") && err.contains("0-7"),
+        "unclear error: {err}"
+    );
     assert!(!has_xdp(&sw, "sw-p0"));
 
     let good = dir.join("good.toml");
@@ -117,7 +150,10 @@ fn controller_counts_real_frames_on_veth_ports() {
     let mut lines = BufReader::new(stdout).lines();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let line = lines.next().expect("controller exited before ready").unwrap();
+        let line = lines
+            .next()
+            .expect("controller exited before ready")
+            .unwrap();
         if line.starts_with("ready:") {
             break;
         }
@@ -128,7 +164,11 @@ fn controller_counts_real_frames_on_veth_ports() {
     // a second controller for the same instance is refused
     let o = dataplane(&["--netns", &sw.name, "up", "-c", good.to_str().unwrap()]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("already run"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("already run"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 
     let before = stats(&sw.name, &instance);
     // host 1: 10 RoCEv2 writes (DSCP 26), 3 CNPs (DSCP 48), 2 PFC frames, 1
@@ -136,7 +176,11 @@ fn controller_counts_real_frames_on_veth_ports() {
     let l2 = build::L2::new([2, 0, 0, 0, 1, 0], [2, 0, 0, 0, 0, 1]);
     let mut f1: Vec<Vec<u8>> = (0..10).map(|i| roce4(&l2, 26, 0x100 + i, 512)).collect();
     f1.extend((0..3).map(|i| build::cnp_frame(&l2, &v4(48), 49152, 0x100 + i)));
-    f1.push(build::pfc_frame([2, 0, 0, 0, 0, 1], 0x08, [0, 0, 0, 0xffff, 0, 0, 0, 0]));
+    f1.push(build::pfc_frame(
+        [2, 0, 0, 0, 0, 1],
+        0x08,
+        [0, 0, 0, 0xffff, 0, 0, 0, 0],
+    ));
     f1.push(build::pfc_frame([2, 0, 0, 0, 0, 1], 0x08, [0; 8]));
     let mut short = roce4(&l2, 26, 0x1ff, 512);
     short.truncate(100);
@@ -167,7 +211,9 @@ fn controller_counts_real_frames_on_veth_ports() {
     let deadline = Instant::now() + Duration::from_secs(5);
     let after = loop {
         let s = stats(&sw.name, &instance);
-        let done = want.iter().all(|(p, n, v)| counter(&s, p, n) - counter(&before, p, n) >= *v);
+        let done = want
+            .iter()
+            .all(|(p, n, v)| counter(&s, p, n) - counter(&before, p, n) >= *v);
         if done || Instant::now() > deadline {
             break s;
         }
@@ -177,8 +223,12 @@ fn controller_counts_real_frames_on_veth_ports() {
         assert_eq!(counter(&after, p, n) - counter(&before, p, n), v, "{p} {n}");
     }
     // bytes of TC3 on p0: the ten 512-byte-payload frames exactly
-    let tc3_bytes = counter(&after, "sw-p0", "rx_tc_bytes[3]") - counter(&before, "sw-p0", "rx_tc_bytes[3]");
-    assert_eq!(tc3_bytes, f1[..10].iter().map(|f| f.len() as u64).sum::<u64>());
+    let tc3_bytes =
+        counter(&after, "sw-p0", "rx_tc_bytes[3]") - counter(&before, "sw-p0", "rx_tc_bytes[3]");
+    assert_eq!(
+        tc3_bytes,
+        f1[..10].iter().map(|f| f.len() as u64).sum::<u64>()
+    );
 
     // the Prometheus endpoint (in the switch's namespace) agrees with stats
     let text = std::thread::scope(|sc| {
@@ -186,7 +236,8 @@ fn controller_counts_real_frames_on_veth_ports() {
             use std::io::{Read, Write};
             let _in = sw.enter().unwrap();
             let mut c = std::net::TcpStream::connect("127.0.0.1:9464").expect("metrics endpoint");
-            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                .unwrap();
             let mut body = String::new();
             c.read_to_string(&mut body).unwrap();
             body
@@ -196,13 +247,23 @@ fn controller_counts_real_frames_on_veth_ports() {
     });
     assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
     let metric = |m: &str| -> u64 {
-        let line = text.lines().find(|l| l.starts_with(m)).unwrap_or_else(|| panic!("no {m} in metrics"));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(m))
+            .unwrap_or_else(|| panic!("no {m} in metrics"));
         line.rsplit(' ').next().unwrap().parse::<f64>().unwrap() as u64
     };
     let now = stats(&sw.name, &instance);
-    assert_eq!(metric(&format!("dataplane_rx_roce_total{{instance=\"{instance}\",port=\"sw-p0\"}}")), counter(&now, "sw-p0", "rx_roce"));
     assert_eq!(
-        metric(&format!("dataplane_rx_pfc_total{{instance=\"{instance}\",port=\"sw-p0\",priority=\"3\"}}")),
+        metric(&format!(
+            "dataplane_rx_roce_total{{instance=\"{instance}\",port=\"sw-p0\"}}"
+        )),
+        counter(&now, "sw-p0", "rx_roce")
+    );
+    assert_eq!(
+        metric(&format!(
+            "dataplane_rx_pfc_total{{instance=\"{instance}\",port=\"sw-p0\",priority=\"3\"}}"
+        )),
         counter(&now, "sw-p0", "rx_pfc[3]")
     );
     assert_eq!(
@@ -217,24 +278,39 @@ fn controller_counts_real_frames_on_veth_ports() {
     std::fs::write(&other, config(&format!("{instance}b"))).unwrap();
     let o = dataplane(&["--netns", &sw.name, "up", "-c", other.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("--metrics 127.0.0.1:9464"), "{err}");
-    assert_eq!(counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce"), counter(&now, "sw-p0", "rx_roce"));
+    assert!(
+        !o.status.success() && err.contains("--metrics 127.0.0.1:9464"),
+        "{err}"
+    );
+    assert_eq!(
+        counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce"),
+        counter(&now, "sw-p0", "rx_roce")
+    );
 
     // the human table renders the same numbers
     let o = dataplane(&["--netns", &sw.name, "stats", "--instance", &instance]);
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("pfcstat") && table.contains("ipv4_len_exceeds_frame"), "{table}");
+    assert!(
+        table.contains("pfcstat") && table.contains("ipv4_len_exceeds_frame"),
+        "{table}"
+    );
 
     // SIGKILL: the controller dies, the data plane keeps counting
     let mut child = ctl.0.take().unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(has_xdp(&sw, "sw-p0") && has_xdp(&sw, "sw-p1"), "programs detached when the controller died");
+    assert!(
+        has_xdp(&sw, "sw-p0") && has_xdp(&sw, "sw-p1"),
+        "programs detached when the controller died"
+    );
     let before_kill = counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce");
     assert_eq!(send_frames(&h1, "h1-eth0", &f1[..10]).unwrap(), 10);
     let deadline = Instant::now() + Duration::from_secs(5);
     while counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce") < before_kill + 10 {
-        assert!(Instant::now() < deadline, "frames not counted while the controller was dead");
+        assert!(
+            Instant::now() < deadline,
+            "frames not counted while the controller was dead"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 
@@ -255,9 +331,16 @@ fn controller_counts_real_frames_on_veth_ports() {
             break;
         }
     }
-    assert!(adopted, "the second controller did not adopt the running data plane");
+    assert!(
+        adopted,
+        "the second controller did not adopt the running data plane"
+    );
     let kept = counter(&stats(&sw.name, &instance), "sw-p0", "rx_roce");
-    assert!(kept >= before_kill + 10, "counters were reset on adoption: {kept} < {}", before_kill + 10);
+    assert!(
+        kept >= before_kill + 10,
+        "counters were reset on adoption: {kept} < {}",
+        before_kill + 10
+    );
 
     // SIGTERM stops the controller only; `down` is refused while it runs
     let o = dataplane(&["--netns", &sw.name, "down", "--instance", &instance]);
@@ -266,13 +349,22 @@ fn controller_counts_real_frames_on_veth_ports() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert!(child.wait().unwrap().success());
-    assert!(has_xdp(&sw, "sw-p0"), "SIGTERM detached the data plane; only `down` may");
+    assert!(
+        has_xdp(&sw, "sw-p0"),
+        "SIGTERM detached the data plane; only `down` may"
+    );
 
     // `down` detaches and unpins
     let o = dataplane(&["--netns", &sw.name, "down", "--instance", &instance]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(!has_xdp(&sw, "sw-p0") && !has_xdp(&sw, "sw-p1"), "programs still attached after down");
-    assert!(!std::path::Path::new(&format!("/sys/fs/bpf/dataplane/{instance}")).exists(), "pins left behind");
+    assert!(
+        !has_xdp(&sw, "sw-p0") && !has_xdp(&sw, "sw-p1"),
+        "programs still attached after down"
+    );
+    assert!(
+        !std::path::Path::new(&format!("/sys/fs/bpf/dataplane/{instance}")).exists(),
+        "pins left behind"
+    );
     let o = dataplane(&["--netns", &sw.name, "stats", "--instance", &instance]);
     assert!(!o.status.success());
     let _ = std::fs::remove_dir_all(&dir);

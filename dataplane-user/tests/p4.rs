@@ -31,11 +31,15 @@ fn root() -> PathBuf {
 fn plan_of(path: &Path) -> Plan {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let src = path.display().to_string();
-    Config::parse(&text, &src).and_then(|c| c.validate(&src)).unwrap_or_else(|e| panic!("{e}"))
+    Config::parse(&text, &src)
+        .and_then(|c| c.validate(&src))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn plan_text(text: &str) -> Plan {
-    Config::parse(text, "t.toml").and_then(|c| c.validate("t.toml")).unwrap_or_else(|e| panic!("{e}"))
+    Config::parse(text, "t.toml")
+        .and_then(|c| c.validate("t.toml"))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The program's text with the shared include in front (its typedefs).
@@ -60,7 +64,11 @@ fn golden(name: &str, got: &str, problems: &mut Vec<String>) {
     match std::fs::read_to_string(&path) {
         Ok(want) if want == got => {}
         Ok(want) => {
-            let line = want.lines().zip(got.lines()).position(|(a, b)| a != b).unwrap_or(want.lines().count().min(got.lines().count()));
+            let line = want
+                .lines()
+                .zip(got.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(want.lines().count().min(got.lines().count()));
             problems.push(format!(
                 "{}: differs from the generator's output first at line {} (UPDATE_GOLDEN=1 rewrites it after review)\n    golden: {:?}\n    now:    {:?}",
                 path.display(),
@@ -69,7 +77,10 @@ fn golden(name: &str, got: &str, problems: &mut Vec<String>) {
                 got.lines().nth(line).unwrap_or("<end>")
             ));
         }
-        Err(e) => problems.push(format!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display())),
+        Err(e) => problems.push(format!(
+            "{}: {e} (UPDATE_GOLDEN=1 writes it)",
+            path.display()
+        )),
     }
 }
 
@@ -78,25 +89,54 @@ fn golden_files_match_the_generator() {
     let mut problems = Vec::new();
     for case in GOLDEN {
         let plan = plan_of(&root().join(format!("p4/tests/{case}.toml")));
-        let bmv2 = p4::entries(&plan, Target::Bmv2).unwrap_or_else(|e| panic!("{case} on bmv2: {e}"));
+        let bmv2 =
+            p4::entries(&plan, Target::Bmv2).unwrap_or_else(|e| panic!("{case} on bmv2: {e}"));
         assert!(bmv2.bfrt_py.is_none());
         golden(&format!("{case}.bmv2.txt"), &bmv2.cli, &mut problems);
-        golden(&format!("{case}.bmv2.p4runtime.json"), &bmv2.p4runtime_json, &mut problems);
-        let tofino = p4::entries(&plan, Target::Tofino).unwrap_or_else(|e| panic!("{case} on tofino: {e}"));
+        golden(
+            &format!("{case}.bmv2.p4runtime.json"),
+            &bmv2.p4runtime_json,
+            &mut problems,
+        );
+        let tofino =
+            p4::entries(&plan, Target::Tofino).unwrap_or_else(|e| panic!("{case} on tofino: {e}"));
         assert!(tofino.cli.is_empty());
-        golden(&format!("{case}.tofino.p4runtime.json"), &tofino.p4runtime_json, &mut problems);
-        golden(&format!("{case}.tofino_bfrt.py"), tofino.bfrt_py.as_deref().unwrap(), &mut problems);
+        golden(
+            &format!("{case}.tofino.p4runtime.json"),
+            &tofino.p4runtime_json,
+            &mut problems,
+        );
+        golden(
+            &format!("{case}.tofino_bfrt.py"),
+            tofino.bfrt_py.as_deref().unwrap(),
+            &mut problems,
+        );
         // deterministic
-        assert_eq!(p4::entries(&plan, Target::Bmv2).unwrap(), bmv2, "{case}: two runs differ");
-        assert_eq!(p4::entries(&plan, Target::Tofino).unwrap(), tofino, "{case}: two runs differ");
+        assert_eq!(
+            p4::entries(&plan, Target::Bmv2).unwrap(),
+            bmv2,
+            "{case}: two runs differ"
+        );
+        assert_eq!(
+            p4::entries(&plan, Target::Tofino).unwrap(),
+            tofino,
+            "{case}: two runs differ"
+        );
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// Every configuration the tests know: golden, corpus, examples that pass.
 fn all_plans() -> Vec<(String, Plan)> {
-    let mut v: Vec<(String, Plan)> =
-        GOLDEN.iter().map(|c| (c.to_string(), plan_of(&root().join(format!("p4/tests/{c}.toml"))))).collect();
+    let mut v: Vec<(String, Plan)> = GOLDEN
+        .iter()
+        .map(|c| {
+            (
+                c.to_string(),
+                plan_of(&root().join(format!("p4/tests/{c}.toml"))),
+            )
+        })
+        .collect();
     let corpus = p4::corpus::load(&root().join("p4/corpus")).unwrap();
     for (n, (_, plan)) in corpus.configs {
         v.push((format!("corpus/{n}"), plan));
@@ -109,12 +149,17 @@ fn p4_sources_declare_what_the_generator_writes() {
     let mut problems = Vec::new();
     for t in Target::ALL {
         let sym = p4::table_names_in_p4(&p4_source(t));
-        assert!(sym.tables.len() >= 10, "{t}: only {} tables found: the P4 reader is broken", sym.tables.len());
+        assert!(
+            sym.tables.len() >= 10,
+            "{t}: only {} tables found: the P4 reader is broken",
+            sym.tables.len()
+        );
         problems.extend(p4::check_p4_source(t, &sym));
         // every table and action an emitted entry names is declared, and
         // every value fits its key or parameter
         for (name, plan) in all_plans() {
-            let ops = p4::table_ops(&plan, t, &p4::Options::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let ops = p4::table_ops(&plan, t, &p4::Options::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             for op in &ops {
                 let Op::Entry(e) = op else { continue };
                 let tq = e.table.qualified();
@@ -131,15 +176,25 @@ fn p4_sources_declare_what_the_generator_writes() {
                     continue;
                 };
                 if pa.params.len() != e.args.len() {
-                    problems.push(format!("{t} {name}: {aq} takes {} parameters, the entry has {}", pa.params.len(), e.args.len()));
+                    problems.push(format!(
+                        "{t} {name}: {aq} takes {} parameters, the entry has {}",
+                        pa.params.len(),
+                        e.args.len()
+                    ));
                 }
                 for ((pn, w), v) in pa.params.iter().zip(&e.args) {
                     if !v.fits(*w) {
-                        problems.push(format!("{t} {name}: {aq} parameter {pn} = {v:?} does not fit bit<{w}>"));
+                        problems.push(format!(
+                            "{t} {name}: {aq} parameter {pn} = {v:?} does not fit bit<{w}>"
+                        ));
                     }
                 }
                 if !e.is_default && e.keys.len() != pt.keys.len() {
-                    problems.push(format!("{t} {name}: {tq} has {} key fields, the entry {}", pt.keys.len(), e.keys.len()));
+                    problems.push(format!(
+                        "{t} {name}: {tq} has {} key fields, the entry {}",
+                        pt.keys.len(),
+                        e.keys.len()
+                    ));
                 }
                 for (ks, kv) in e.table.keys.iter().zip(&e.keys) {
                     let ok = match kv {
@@ -148,7 +203,10 @@ fn p4_sources_declare_what_the_generator_writes() {
                         p4::KeyVal::Range(lo, hi) => lo <= hi && *hi >> ks.width == 0,
                     };
                     if !ok {
-                        problems.push(format!("{t} {name}: {tq} key {} = {kv:?} does not fit bit<{}>", ks.name, ks.width));
+                        problems.push(format!(
+                            "{t} {name}: {tq} key {} = {kv:?} does not fit bit<{}>",
+                            ks.name, ks.width
+                        ));
                     }
                 }
             }
@@ -164,7 +222,10 @@ fn p4_sources_declare_what_the_generator_writes() {
                 }
                 for (p, _) in a.params {
                     if !names.insert(p) {
-                        problems.push(format!("{t}: {} key and {an} parameter both named {p}", ts.name));
+                        problems.push(format!(
+                            "{t}: {} key and {an} parameter both named {p}",
+                            ts.name
+                        ));
                     }
                 }
             }
@@ -198,12 +259,33 @@ control C(inout h_t hdr) {
     let t = &s.tables["C.t"];
     assert_eq!(t.id, Some(0x0200_0009));
     assert_eq!(t.keys.len(), 2);
-    assert_eq!((t.keys[0].expr.as_str(), t.keys[0].kind.as_str(), t.keys[0].name.as_deref()), ("hdr.f.g", "exact", Some("g")));
-    assert_eq!((t.keys[1].expr.as_str(), t.keys[1].kind.as_str(), t.keys[1].name.as_deref()), ("meta.q", "range", None));
+    assert_eq!(
+        (
+            t.keys[0].expr.as_str(),
+            t.keys[0].kind.as_str(),
+            t.keys[0].name.as_deref()
+        ),
+        ("hdr.f.g", "exact", Some("g"))
+    );
+    assert_eq!(
+        (
+            t.keys[1].expr.as_str(),
+            t.keys[1].kind.as_str(),
+            t.keys[1].name.as_deref()
+        ),
+        ("meta.q", "range", None)
+    );
     assert_eq!(t.actions, vec!["a", "NoAction"]);
     let a = &s.actions["C.a"];
     assert_eq!(a.id, Some(0x0100_0007));
-    assert_eq!(a.params, vec![("x".to_string(), 8), ("m".to_string(), 48), ("y".to_string(), 3)]);
+    assert_eq!(
+        a.params,
+        vec![
+            ("x".to_string(), 8),
+            ("m".to_string(), 48),
+            ("y".to_string(), 3)
+        ]
+    );
     assert_eq!(s.actions["C.b"].id, None);
     assert!(s.actions.contains_key("top"));
 }
@@ -219,7 +301,10 @@ fn refuses_what_a_target_cannot_express() {
         assert!(fields.contains(&"pfcwd"), "{t}: {fields:?}");
         assert!(fields.contains(&"port[0] (eth1).mac"), "{t}: {fields:?}");
         let text = e.to_string();
-        assert!(text.contains("nothing generated") && text.contains("pfcwd:"), "{text}");
+        assert!(
+            text.contains("nothing generated") && text.contains("pfcwd:"),
+            "{text}"
+        );
     }
     // Tofino: port speeds and dynamic thresholds it has no setting for
     let odd = plan_text(
@@ -239,7 +324,11 @@ speed = "100G"
     );
     let e = p4::entries(&odd, Target::Tofino).expect_err("Tofino must refuse");
     let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
-    assert_eq!(fields, vec!["port[0] (a).speed", "buffer.dynamic_th"], "{e}");
+    assert_eq!(
+        fields,
+        vec!["port[0] (a).speed", "buffer.dynamic_th"],
+        "{e}"
+    );
     // bmv2 expresses them (emulated)
     p4::entries(&odd, Target::Bmv2).unwrap_or_else(|e| panic!("bmv2: {e}"));
     // a classification-only config needs no MACs
@@ -254,18 +343,23 @@ fn p4runtime_json_is_a_write_request_of_known_ids() {
     for (name, plan) in all_plans() {
         for t in Target::ALL {
             let out = p4::entries(&plan, t).unwrap();
-            let v: serde_json::Value = serde_json::from_str(&out.p4runtime_json).unwrap_or_else(|e| panic!("{name} {t}: {e}"));
+            let v: serde_json::Value = serde_json::from_str(&out.p4runtime_json)
+                .unwrap_or_else(|e| panic!("{name} {t}: {e}"));
             let updates = v["updates"].as_array().unwrap();
             assert!(!updates.is_empty());
             let table_ids: BTreeSet<u64> = p4::tables(t).iter().map(|t| u64::from(t.id)).collect();
-            let action_ids: BTreeSet<u64> = p4::actions(t).iter().map(|a| u64::from(a.id)).collect();
+            let action_ids: BTreeSet<u64> =
+                p4::actions(t).iter().map(|a| u64::from(a.id)).collect();
             for u in updates {
                 let kind = u["type"].as_str().unwrap();
                 assert!(kind == "INSERT" || kind == "MODIFY", "{u}");
                 if let Some(te) = u["entity"].get("tableEntry") {
                     assert!(table_ids.contains(&te["tableId"].as_u64().unwrap()), "{u}");
                     let act = &te["action"]["action"];
-                    assert!(action_ids.contains(&act["actionId"].as_u64().unwrap()), "{u}");
+                    assert!(
+                        action_ids.contains(&act["actionId"].as_u64().unwrap()),
+                        "{u}"
+                    );
                     for p in act["params"].as_array().unwrap() {
                         let b = p["value"].as_str().unwrap();
                         assert!(!b.is_empty() && b.len() % 4 == 0, "{u}");
@@ -273,7 +367,12 @@ fn p4runtime_json_is_a_write_request_of_known_ids() {
                     assert_eq!(kind == "MODIFY", te.get("isDefaultAction").is_some(), "{u}");
                 } else {
                     assert_eq!(t, Target::Bmv2, "only bmv2 has clone sessions");
-                    assert!(u["entity"]["packetReplicationEngineEntry"]["cloneSessionEntry"]["sessionId"].is_u64(), "{u}");
+                    assert!(
+                        u["entity"]["packetReplicationEngineEntry"]["cloneSessionEntry"]
+                            ["sessionId"]
+                            .is_u64(),
+                        "{u}"
+                    );
                 }
             }
         }
@@ -289,7 +388,9 @@ fn p4runtime_json_is_a_write_request_of_known_ids() {
 
 #[test]
 fn bfrt_script_is_python() {
-    let python = std::process::Command::new("python3").arg("--version").output();
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
     if python.is_err() {
         eprintln!("bfrt_script_is_python: python3 not found, syntax not checked");
         return;
@@ -307,7 +408,11 @@ fn bfrt_script_is_python() {
             .output()
             .unwrap();
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(o.status.success(), "{name}: the bfrt script is not Python: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{name}: the bfrt script is not Python: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(script.contains("bfrt.complete_operations()"));
     }
 }
@@ -320,7 +425,12 @@ fn red_curve_in_ranges() {
     assert_eq!((always.0, always.3), (20, true));
     let steps = &r[..r.len() - 1];
     assert!(!steps.is_empty() && steps.iter().all(|s| !s.3 && s.2 > 0 && s.2 <= 13));
-    assert!(steps.windows(2).all(|w| w[0].1 < w[1].0 && w[0].2 <= w[1].2), "{r:?}");
+    assert!(
+        steps
+            .windows(2)
+            .all(|w| w[0].1 < w[1].0 && w[0].2 <= w[1].2),
+        "{r:?}"
+    );
     assert!(steps[0].0 >= 10 && steps.last().unwrap().1 < 20);
     // min == max: a step
     assert_eq!(p4::red_ranges(7, 7, 50), vec![(7, (1 << 19) - 1, 0, true)]);
@@ -352,9 +462,15 @@ fn corpus_loads_and_becomes_stf_tests() {
         Some(d) => PathBuf::from(d),
         None => std::env::temp_dir().join(format!("dp-p4-stf-{}", std::process::id())),
     };
-    let (written, skipped) = p4::corpus::write_stf(&corpus, &dir, &p4::Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let (written, skipped) = p4::corpus::write_stf(&corpus, &dir, &p4::Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(written.len() + skipped.len(), corpus.cases.len());
-    assert!(skipped.iter().all(|(n, why)| n.contains("spray") && why.contains("random")), "{skipped:?}");
+    assert!(
+        skipped
+            .iter()
+            .all(|(n, why)| n.contains("spray") && why.contains("random")),
+        "{skipped:?}"
+    );
     let bmv2 = p4::table_names_in_p4(&p4_source(Target::Bmv2));
     let hex = |s: &str| s.chars().all(|c| c.is_ascii_hexdigit());
     let mut problems = Vec::new();
@@ -385,7 +501,8 @@ fn corpus_loads_and_becomes_stf_tests() {
                     }
                     for k in &rest[..rest.len() - 1] {
                         let (kn, kv) = k.split_once(':').unwrap_or(("", ""));
-                        if !t.keys.iter().any(|pk| pk.name.as_deref() == Some(kn)) || kv.is_empty() {
+                        if !t.keys.iter().any(|pk| pk.name.as_deref() == Some(kn)) || kv.is_empty()
+                        {
                             problems.push(format!("{name}: {line}: bad key {k}"));
                         }
                     }
@@ -399,8 +516,17 @@ fn corpus_loads_and_becomes_stf_tests() {
                 Some(cmd @ ("packet" | "expect")) => {
                     let port: Option<u32> = w.next().and_then(|p| p.parse().ok());
                     let data = w.next().unwrap_or("");
-                    let data = if cmd == "expect" { data.strip_suffix('$').unwrap_or("<no $>") } else { data };
-                    if port.is_none() || data.len() < 28 || data.len() % 2 != 0 || !hex(data) || w.next().is_some() {
+                    let data = if cmd == "expect" {
+                        data.strip_suffix('$').unwrap_or("<no $>")
+                    } else {
+                        data
+                    };
+                    if port.is_none()
+                        || data.len() < 28
+                        || data.len() % 2 != 0
+                        || !hex(data)
+                        || w.next().is_some()
+                    {
                         problems.push(format!("{name}: bad {cmd} line {line}"));
                     }
                     if cmd == "packet" {
@@ -413,7 +539,9 @@ fn corpus_loads_and_becomes_stf_tests() {
             }
         }
         if packets != 1 || expects > 1 {
-            problems.push(format!("{name}: {packets} packet and {expects} expect lines"));
+            problems.push(format!(
+                "{name}: {packets} packet and {expects} expect lines"
+            ));
         }
     }
     if std::env::var_os("P4_STF_OUT").is_none() {
@@ -428,13 +556,26 @@ fn corpus_loads_and_becomes_stf_tests() {
 fn stf_of_a_group_case_names_the_bucket_member() {
     // the STF expectation of a group case is bmv2's CRC-32 bucket member
     let corpus = p4::corpus::load(&root().join("p4/corpus")).unwrap();
-    let c = corpus.cases.iter().find(|c| c.name == "route_group_hash").unwrap();
+    let c = corpus
+        .cases
+        .iter()
+        .find(|c| c.name == "route_group_hash")
+        .unwrap();
     let (_, plan) = &corpus.configs[&c.config];
-    let port = p4::corpus::bmv2_group_port(plan, &c.frame).unwrap().unwrap();
+    let port = p4::corpus::bmv2_group_port(plan, &c.frame)
+        .unwrap()
+        .unwrap();
     let stf = p4::corpus::stf(&corpus, c, &p4::Options::default()).unwrap();
     let expect = stf.lines().find(|l| l.starts_with("expect ")).unwrap();
-    assert!(expect.starts_with(&format!("expect {port} ")), "{expect} (bmv2 picks port {port})");
+    assert!(
+        expect.starts_with(&format!("expect {port} ")),
+        "{expect} (bmv2 picks port {port})"
+    );
     // a spray case has none
-    let s = corpus.cases.iter().find(|c| c.name == "route_group_spray").unwrap();
+    let s = corpus
+        .cases
+        .iter()
+        .find(|c| c.name == "route_group_spray")
+        .unwrap();
     assert!(p4::corpus::stf(&corpus, s, &p4::Options::default()).is_err());
 }

@@ -30,7 +30,9 @@ use dataplane_common::buffer::TcRow;
 use dataplane_common::lossless::{EgressQueue, SharedPool};
 use dataplane_common::maps::{GlobalCounters, PortCounters, MAX_PORTS};
 use dataplane_common::route::FwdCounters;
-use dataplane_user::dataplane::{apply_config_text, load_object, read_fwd_counters, read_global_counters, read_port_counters};
+use dataplane_user::dataplane::{
+    apply_config_text, load_object, read_fwd_counters, read_global_counters, read_port_counters,
+};
 use dataplane_user::stats::{fwd_fields, port_fields};
 use dataplane_user::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS, XDP_REDIRECT};
 use p4::corpus::{Case, CpuReason, DropReason, Expect};
@@ -50,16 +52,35 @@ struct Harness {
 impl Harness {
     fn new(ns: &Netns) -> anyhow::Result<Harness> {
         for p in PORTS {
-            ns.ip(&["link", "add", p, "type", "veth", "peer", "name", &format!("{p}-peer")])?;
+            ns.ip(&[
+                "link",
+                "add",
+                p,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &format!("{p}-peer"),
+            ])?;
             ns.ip(&["link", "set", p, "up"])?;
             ns.ip(&["link", "set", &format!("{p}-peer"), "up"])?;
         }
         let bpf = load_object()?;
         let mut ifindex = BTreeMap::new();
         for p in PORTS {
-            ifindex.insert(p.to_string(), dataplane_user::sys::ifindex(p).ok_or_else(|| anyhow::anyhow!("no interface {p}"))?);
+            ifindex.insert(
+                p.to_string(),
+                dataplane_user::sys::ifindex(p)
+                    .ok_or_else(|| anyhow::anyhow!("no interface {p}"))?,
+            );
         }
-        Ok(Harness { bpf, ifindex, applied: None, ids: BTreeMap::new(), forwarding: false })
+        Ok(Harness {
+            bpf,
+            ifindex,
+            applied: None,
+            ids: BTreeMap::new(),
+            forwarding: false,
+        })
     }
 
     fn apply(&mut self, name: &str, text: &str) -> anyhow::Result<()> {
@@ -67,7 +88,11 @@ impl Harness {
             return Ok(());
         }
         let (plan, _) = apply_config_text(&mut self.bpf, text, name)?;
-        self.ids = plan.ports.iter().map(|p| (p.name.clone(), p.config.port_id)).collect();
+        self.ids = plan
+            .ports
+            .iter()
+            .map(|p| (p.name.clone(), p.config.port_id))
+            .collect();
         self.forwarding = plan.forwarding();
         self.applied = Some(name.to_string());
         Ok(())
@@ -77,35 +102,51 @@ impl Harness {
     /// starts from an idle switch, as each STF test starts a fresh bmv2.
     fn reset_model(&mut self) -> anyhow::Result<()> {
         {
-            let mut q: Array<&mut MapData, EgressQueue> = Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
+            let mut q: Array<&mut MapData, EgressQueue> =
+                Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
             for i in 0..q.len() {
                 q.set(i, EgressQueue::ZERO, 0)?;
             }
         }
         {
-            let mut r: Array<&mut MapData, TcRow> = Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
+            let mut r: Array<&mut MapData, TcRow> =
+                Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
             for i in 0..r.len() {
                 r.set(i, TcRow::ZERO, 0)?;
             }
         }
-        let mut p: Array<&mut MapData, SharedPool> = Array::try_from(self.bpf.map_mut("POOL").unwrap())?;
+        let mut p: Array<&mut MapData, SharedPool> =
+            Array::try_from(self.bpf.map_mut("POOL").unwrap())?;
         let cur = p.get(&0, 0)?;
-        p.set(0, SharedPool { size: cur.size, used: 0 }, 0)?;
+        p.set(
+            0,
+            SharedPool {
+                size: cur.size,
+                used: 0,
+            },
+            0,
+        )?;
         Ok(())
     }
 
     /// Every port and forwarding counter, by "#<port id>:<name>", and the
     /// global ones by "global:<name>".
     fn snapshot(&self) -> anyhow::Result<BTreeMap<String, u64>> {
-        let pc: PerCpuArray<&MapData, PortCounters> = PerCpuArray::try_from(self.bpf.map("PORT_COUNTERS").unwrap())?;
-        let fc: PerCpuArray<&MapData, FwdCounters> = PerCpuArray::try_from(self.bpf.map("FWD_COUNTERS").unwrap())?;
+        let pc: PerCpuArray<&MapData, PortCounters> =
+            PerCpuArray::try_from(self.bpf.map("PORT_COUNTERS").unwrap())?;
+        let fc: PerCpuArray<&MapData, FwdCounters> =
+            PerCpuArray::try_from(self.bpf.map("FWD_COUNTERS").unwrap())?;
         let mut all = BTreeMap::new();
         for id in 0..MAX_PORTS as u16 {
-            for (n, v) in port_fields(&read_port_counters(&pc, id)?).into_iter().chain(fwd_fields(&read_fwd_counters(&fc, id)?)) {
+            for (n, v) in port_fields(&read_port_counters(&pc, id)?)
+                .into_iter()
+                .chain(fwd_fields(&read_fwd_counters(&fc, id)?))
+            {
                 all.insert(format!("#{id}:{n}"), v);
             }
         }
-        let gm: PerCpuArray<&MapData, GlobalCounters> = PerCpuArray::try_from(self.bpf.map("GLOBAL_COUNTERS").unwrap())?;
+        let gm: PerCpuArray<&MapData, GlobalCounters> =
+            PerCpuArray::try_from(self.bpf.map("GLOBAL_COUNTERS").unwrap())?;
         let g = read_global_counters(&gm)?;
         all.insert("global:unknown_port".into(), g.unknown_port);
         Ok(all)
@@ -115,8 +156,15 @@ impl Harness {
         let (text, _) = &corpus.configs[&c.config];
         self.apply(&c.config, text)?;
         self.reset_model()?;
-        let prog = if self.forwarding { "xdp_forward" } else { "xdp_classify" };
-        let ix = *self.ifindex.get(&c.port).ok_or_else(|| anyhow::anyhow!("the harness has no port {}", c.port))?;
+        let prog = if self.forwarding {
+            "xdp_forward"
+        } else {
+            "xdp_classify"
+        };
+        let ix = *self
+            .ifindex
+            .get(&c.port)
+            .ok_or_else(|| anyhow::anyhow!("the harness has no port {}", c.port))?;
         let before = self.snapshot()?;
         let r = run_xdp(&self.bpf, prog, &c.frame, ix, 1)?;
         let after = self.snapshot()?;
@@ -141,7 +189,11 @@ impl Harness {
             Expect::Cpu(_) => XDP_PASS,
         };
         if r.action != want_verdict {
-            problems.push(format!("verdict {} (expected {})", action_name(r.action), action_name(want_verdict)));
+            problems.push(format!(
+                "verdict {} (expected {})",
+                action_name(r.action),
+                action_name(want_verdict)
+            ));
         }
         let mut outcome = String::new();
         match &c.expect {
@@ -153,7 +205,12 @@ impl Harness {
                     .map(|(k, _)| {
                         let id: u16 = k[1..k.find(':').unwrap()].parse().unwrap();
                         let tc: usize = k[k.find('[').unwrap() + 1..k.len() - 1].parse().unwrap();
-                        let name = self.ids.iter().find(|(_, v)| **v == id).map(|(n, _)| n.clone()).unwrap_or(format!("#{id}"));
+                        let name = self
+                            .ids
+                            .iter()
+                            .find(|(_, v)| **v == id)
+                            .map(|(n, _)| n.clone())
+                            .unwrap_or(format!("#{id}"));
                         (name, tc)
                     })
                     .collect();
@@ -161,7 +218,10 @@ impl Harness {
                     [(port, tc)] => {
                         outcome = format!("-> {port}");
                         match outs.iter().find(|(p, _)| p == port) {
-                            None => problems.push(format!("left by {port}, expected one of {:?}", outs.iter().map(|o| &o.0).collect::<Vec<_>>())),
+                            None => problems.push(format!(
+                                "left by {port}, expected one of {:?}",
+                                outs.iter().map(|o| &o.0).collect::<Vec<_>>()
+                            )),
                             Some((_, frame)) => {
                                 if &r.out != frame {
                                     let at = r.out.iter().zip(frame).position(|(a, b)| a != b);
@@ -177,7 +237,9 @@ impl Harness {
                             problems.push(format!("sent in class {tc}, expected {:?}", c.tc));
                         }
                     }
-                    other => problems.push(format!("TX counters moved on {other:?}, expected exactly one port")),
+                    other => problems.push(format!(
+                        "TX counters moved on {other:?}, expected exactly one port"
+                    )),
                 }
                 if !bumped(&me("rx_routed")) {
                     problems.push("rx_routed not counted".into());
@@ -219,11 +281,15 @@ impl Harness {
             }
         }
         // the class the frame was given (ingress counters)
-        let classified = !matches!(c.expect, Expect::Cpu(CpuReason::UnknownPort | CpuReason::Malformed(_)) | Expect::Drop(_));
+        let classified = !matches!(
+            c.expect,
+            Expect::Cpu(CpuReason::UnknownPort | CpuReason::Malformed(_)) | Expect::Drop(_)
+        );
         if classified {
             if let Some(tc) = c.tc {
                 if !bumped(&me(&format!("rx_tc_pkts[{tc}]"))) {
-                    let got: Vec<&String> = delta.keys().filter(|k| k.contains("rx_tc_pkts")).collect();
+                    let got: Vec<&String> =
+                        delta.keys().filter(|k| k.contains("rx_tc_pkts")).collect();
                     problems.push(format!("not counted in class {tc} on ingress ({got:?})"));
                 }
             }
@@ -240,12 +306,16 @@ impl Harness {
 fn corpus_passes_on_ebpf() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/corpus");
     let corpus = p4::corpus::load(&dir).unwrap_or_else(|e| panic!("{e}"));
-    let ns = Netns::create("p4c").unwrap_or_else(|e| panic!("cannot create a network namespace (root needed): {e:#}"));
+    let ns = Netns::create("p4c")
+        .unwrap_or_else(|e| panic!("cannot create a network namespace (root needed): {e:#}"));
     let entered = ns.enter().unwrap_or_else(|e| panic!("{e:#}"));
     let mut failed = Vec::new();
     {
         let mut h = Harness::new(&ns).unwrap_or_else(|e| panic!("harness: {e:#}"));
-        println!("running {} corpus cases through the eBPF programs (BPF_PROG_TEST_RUN)", corpus.cases.len());
+        println!(
+            "running {} corpus cases through the eBPF programs (BPF_PROG_TEST_RUN)",
+            corpus.cases.len()
+        );
         for c in &corpus.cases {
             match h.run(&corpus, c) {
                 Ok(o) => println!("  ok    {:<48} {:<3} {o}", c.name, c.port),
@@ -258,5 +328,10 @@ fn corpus_passes_on_ebpf() {
     }
     drop(entered);
     drop(ns);
-    assert!(failed.is_empty(), "{} of {} corpus cases failed on eBPF: {failed:?}", failed.len(), corpus.cases.len());
+    assert!(
+        failed.is_empty(),
+        "{} of {} corpus cases failed on eBPF: {failed:?}",
+        failed.len(),
+        corpus.cases.len()
+    );
 }

@@ -13,12 +13,55 @@ use testbed::netns::{veth, Netns};
 fn pfc_frames_on_the_wire_decode_in_tshark() {
     let sw = Netns::create("pfcsw").unwrap();
     let h = Netns::create("pfch").unwrap();
-    veth(&sw, "sw-p0", "02:00:00:00:01:00", &h, "eth0", "02:00:00:00:00:01").unwrap();
+    veth(
+        &sw,
+        "sw-p0",
+        "02:00:00:00:01:00",
+        &h,
+        "eth0",
+        "02:00:00:00:00:01",
+    )
+    .unwrap();
 
     let mut tshark = Command::new("ip")
-        .args(["netns", "exec", &h.name, "tshark", "-l", "-n", "-i", "eth0", "-f", "ether proto 0x8808", "-c", "3", "-T", "fields"])
-        .args(["-e", "eth.dst", "-e", "eth.src", "-e", "eth.type", "-e", "frame.len", "-e", "macc.opcode", "-e", "macc.cbfc.enbv"])
-        .args(["-e", "macc.cbfc.pause_time.c3", "-e", "macc.cbfc.pause_time.c4", "-e", "macc.cbfc.pause_time.c0"])
+        .args([
+            "netns",
+            "exec",
+            &h.name,
+            "tshark",
+            "-l",
+            "-n",
+            "-i",
+            "eth0",
+            "-f",
+            "ether proto 0x8808",
+            "-c",
+            "3",
+            "-T",
+            "fields",
+        ])
+        .args([
+            "-e",
+            "eth.dst",
+            "-e",
+            "eth.src",
+            "-e",
+            "eth.type",
+            "-e",
+            "frame.len",
+            "-e",
+            "macc.opcode",
+            "-e",
+            "macc.cbfc.enbv",
+        ])
+        .args([
+            "-e",
+            "macc.cbfc.pause_time.c3",
+            "-e",
+            "macc.cbfc.pause_time.c4",
+            "-e",
+            "macc.cbfc.pause_time.c0",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -58,11 +101,18 @@ fn pfc_frames_on_the_wire_decode_in_tshark() {
     ];
     for (row, (enbv, c3, c4)) in rows.iter().zip(expect) {
         assert_eq!(row[0], "01:80:c2:00:00:01", "{row:?}");
-        assert_eq!(row[1], "02:00:00:00:01:00", "source must be the port's MAC: {row:?}");
+        assert_eq!(
+            row[1], "02:00:00:00:01:00",
+            "source must be the port's MAC: {row:?}"
+        );
         assert_eq!(row[2], "0x8808", "{row:?}");
         assert_eq!(row[3], "60", "{row:?}");
         assert_eq!(row[4], "0x0101", "{row:?}");
-        assert_eq!(u16::from_str_radix(row[5].trim_start_matches("0x"), 16).unwrap(), u16::from_str_radix(enbv.trim_start_matches("0x"), 16).unwrap(), "{row:?}");
+        assert_eq!(
+            u16::from_str_radix(row[5].trim_start_matches("0x"), 16).unwrap(),
+            u16::from_str_radix(enbv.trim_start_matches("0x"), 16).unwrap(),
+            "{row:?}"
+        );
         assert_eq!(row[6], c3, "{row:?}");
         assert_eq!(row[7], c4, "{row:?}");
         assert_eq!(row[8], "0", "{row:?}");

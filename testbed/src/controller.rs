@@ -28,7 +28,13 @@ impl Controller {
     /// Writes `text` to a temporary config file and runs
     /// `<bin> --netns <ns> up -c <file>`; returns once it printed `ready:`
     /// (its lines are echoed on stderr, prefixed with `label`).
-    pub fn start(bin: &Path, ns: &Netns, instance: &str, text: &str, label: &str) -> Result<Controller> {
+    pub fn start(
+        bin: &Path,
+        ns: &Netns,
+        instance: &str,
+        text: &str,
+        label: &str,
+    ) -> Result<Controller> {
         let config = std::env::temp_dir().join(format!("{instance}-{}.toml", std::process::id()));
         std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
         let mut cmd = Command::new(bin);
@@ -64,7 +70,14 @@ impl Controller {
                 }
             }
         });
-        let ctl = Controller { child, config, bin: bin.to_path_buf(), netns: ns.name.clone(), instance: instance.into(), lines: rx };
+        let ctl = Controller {
+            child,
+            config,
+            bin: bin.to_path_buf(),
+            netns: ns.name.clone(),
+            instance: instance.into(),
+            lines: rx,
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             match ctl.lines.recv_timeout(Duration::from_millis(100)) {
@@ -162,7 +175,10 @@ pub fn stats_json(bin: &Path, ns: &str, instance: &str) -> Result<serde_json::Va
         .output()
         .context("running dataplane stats")?;
     if !out.status.success() {
-        bail!("dataplane stats: {}", String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "dataplane stats: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     serde_json::from_slice(&out.stdout).context("parsing dataplane stats --json")
 }

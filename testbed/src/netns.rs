@@ -11,18 +11,33 @@ pub const PREFIX: &str = "dpt-";
 
 /// Runs `ip <args>` and fails with its stderr.
 pub fn ip(args: &[&str]) -> Result<()> {
-    let out = Command::new("ip").args(args).output().context("running ip (iproute2)")?;
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .context("running ip (iproute2)")?;
     if !out.status.success() {
-        bail!("ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(())
 }
 
 /// Runs a command inside a namespace (`ip netns exec`).
 pub fn exec(ns: &str, cmd: &[&str]) -> Result<String> {
-    let out = Command::new("ip").args(["netns", "exec", ns]).args(cmd).output().context("ip netns exec")?;
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(cmd)
+        .output()
+        .context("ip netns exec")?;
     if !out.status.success() {
-        bail!("in {ns}: {}: {}", cmd.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "in {ns}: {}: {}",
+            cmd.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -33,7 +48,9 @@ fn pid_alive(pid: u32) -> bool {
 
 /// Removes namespaces left by runs whose process is gone.
 pub fn cleanup_stale() {
-    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else { return };
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let name = line.split_whitespace().next().unwrap_or("");
         if let Some(rest) = name.strip_prefix(PREFIX) {
@@ -97,7 +114,8 @@ impl Netns {
     /// guard drops.
     pub fn enter(&self) -> Result<Entered> {
         let orig = File::open("/proc/thread-self/ns/net").context("opening own netns")?;
-        let target = File::open(format!("/var/run/netns/{}", self.name)).context("opening target netns")?;
+        let target =
+            File::open(format!("/var/run/netns/{}", self.name)).context("opening target netns")?;
         // SAFETY: setns on fds we own.
         if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
             bail!("setns {}: {}", self.name, std::io::Error::last_os_error());
@@ -125,9 +143,36 @@ impl Drop for Entered {
 }
 
 /// Creates a veth pair `a` (in `ns_a`) — `b` (in `ns_b`), both up, with the
-/// given MACs. GRO on both ends so XDP_REDIRECT into them delivers.
+/// given MACs, one queue each way (no reordering). GRO on both ends so
+/// XDP_REDIRECT into them delivers.
 pub fn veth(ns_a: &Netns, a: &str, mac_a: &str, ns_b: &Netns, b: &str, mac_b: &str) -> Result<()> {
-    ns_a.ip(&["link", "add", a, "address", mac_a, "type", "veth", "peer", "name", b, "address", mac_b, "netns", &ns_b.name])?;
+    // one queue each way: with one per CPU (the default), a sender's
+    // frames are spread over the peer's receive queues by the kernel's tx
+    // queue pick and processed by different CPUs, which reorders a flow
+    ns_a.ip(&[
+        "link",
+        "add",
+        a,
+        "numtxqueues",
+        "1",
+        "numrxqueues",
+        "1",
+        "address",
+        mac_a,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        b,
+        "numtxqueues",
+        "1",
+        "numrxqueues",
+        "1",
+        "address",
+        mac_b,
+        "netns",
+        &ns_b.name,
+    ])?;
     ns_a.ip(&["link", "set", a, "up"])?;
     ns_b.ip(&["link", "set", b, "up"])?;
     // best effort: not every kernel needs it for what a test does

@@ -74,10 +74,16 @@ impl SenderSpec {
     /// The frames of one WRITE message (first with RETH, middles, last).
     pub fn message(&self) -> Vec<Vec<u8>> {
         let l2 = L2::new(self.dst_mac, self.src_mac);
-        let ip = Ip::v4(self.src_ip, self.dst_ip).dscp(self.dscp).ecn(self.ecn);
+        let ip = Ip::v4(self.src_ip, self.dst_ip)
+            .dscp(self.dscp)
+            .ecn(self.ecn);
         let n = self.message_pkts.max(2);
         let payload = vec![0x5a; self.payload];
-        let reth = Reth { va: 0x7f00_0000_0000, rkey: 0x2a, len: (n * self.payload) as u32 };
+        let reth = Reth {
+            va: 0x7f00_0000_0000,
+            rkey: 0x2a,
+            len: (n * self.payload) as u32,
+        };
         (0..n)
             .map(|i| {
                 let opcode = match i {
@@ -85,8 +91,22 @@ impl SenderSpec {
                     i if i == n - 1 => bth::OP_WRITE_LAST,
                     _ => bth::OP_WRITE_MIDDLE,
                 };
-                let b = Bth { opcode, pkey: 0xffff, dest_qp: self.dest_qp, psn: i as u32, ack_req: i == n - 1, ..Bth::default() };
-                build::rocev2_frame(&l2, &ip, self.udp_sport, &b, (i == 0).then_some(reth), &payload)
+                let b = Bth {
+                    opcode,
+                    pkey: 0xffff,
+                    dest_qp: self.dest_qp,
+                    psn: i as u32,
+                    ack_req: i == n - 1,
+                    ..Bth::default()
+                };
+                build::rocev2_frame(
+                    &l2,
+                    &ip,
+                    self.udp_sport,
+                    &b,
+                    (i == 0).then_some(reth),
+                    &payload,
+                )
             })
             .collect()
     }
@@ -137,10 +157,10 @@ impl SenderReport {
 }
 
 /// A frame [`RawSock::recv`] received.
-struct Rx {
-    len: usize,
+pub(crate) struct Rx {
+    pub(crate) len: usize,
     /// `PACKET_HOST`, `PACKET_OUTGOING`, ...
-    pkttype: u8,
+    pub(crate) pkttype: u8,
     /// Kernel receive time (CLOCK_REALTIME ns) when time stamps are on.
     ts: Option<u64>,
     /// The interface it was seen on.
@@ -148,7 +168,7 @@ struct Rx {
 }
 
 /// A raw socket bound to one interface.
-struct RawSock {
+pub(crate) struct RawSock {
     fd: OwnedFd,
     ifindex: i32,
 }
@@ -167,14 +187,22 @@ impl RawSock {
     /// `proto` 0: send only (receives nothing); otherwise the EtherType to
     /// receive (`libc::ETH_P_ALL` for every frame). An empty `ifname`
     /// receives from every interface of the namespace.
-    fn open(ifname: &str, proto: u16, nonblocking: bool) -> Result<RawSock> {
-        let ifindex = if ifname.is_empty() { 0 } else { ifindex(ifname)? };
-        let flags = libc::SOCK_RAW | libc::SOCK_CLOEXEC | if nonblocking { libc::SOCK_NONBLOCK } else { 0 };
+    pub(crate) fn open(ifname: &str, proto: u16, nonblocking: bool) -> Result<RawSock> {
+        let ifindex = if ifname.is_empty() {
+            0
+        } else {
+            ifindex(ifname)?
+        };
+        let flags =
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC | if nonblocking { libc::SOCK_NONBLOCK } else { 0 };
         // SAFETY: plain syscalls with checked results; the fd is owned at once.
         unsafe {
             let fd = libc::socket(libc::AF_PACKET, flags, i32::from(proto.to_be()));
             if fd < 0 {
-                bail!("AF_PACKET socket on {ifname}: {}", std::io::Error::last_os_error());
+                bail!(
+                    "AF_PACKET socket on {ifname}: {}",
+                    std::io::Error::last_os_error()
+                );
             }
             let fd = OwnedFd::from_raw_fd(fd);
             let mut sll: libc::sockaddr_ll = std::mem::zeroed();
@@ -187,26 +215,38 @@ impl RawSock {
                 std::mem::size_of::<libc::sockaddr_ll>() as u32,
             );
             if rc != 0 {
-                bail!("binding AF_PACKET socket to {ifname}: {}", std::io::Error::last_os_error());
+                bail!(
+                    "binding AF_PACKET socket to {ifname}: {}",
+                    std::io::Error::last_os_error()
+                );
             }
             Ok(RawSock { fd, ifindex })
         }
     }
 
-    fn setsockopt_int(&self, level: i32, name: i32, v: i32) -> Result<()> {
+    pub(crate) fn setsockopt_int(&self, level: i32, name: i32, v: i32) -> Result<()> {
         // SAFETY: setsockopt with an int value.
         let rc = unsafe {
-            libc::setsockopt(self.fd.as_raw_fd(), level, name, &v as *const i32 as *const libc::c_void, std::mem::size_of::<i32>() as u32)
+            libc::setsockopt(
+                self.fd.as_raw_fd(),
+                level,
+                name,
+                &v as *const i32 as *const libc::c_void,
+                std::mem::size_of::<i32>() as u32,
+            )
         };
         if rc != 0 {
-            bail!("setsockopt({level}, {name}): {}", std::io::Error::last_os_error());
+            bail!(
+                "setsockopt({level}, {name}): {}",
+                std::io::Error::last_os_error()
+            );
         }
         Ok(())
     }
 
     /// Sends one frame; `Ok(false)` when the kernel had no room (ENOBUFS,
     /// EAGAIN): the frame was not sent.
-    fn send(&self, frame: &[u8]) -> Result<bool> {
+    pub(crate) fn send(&self, frame: &[u8]) -> Result<bool> {
         // SAFETY: zeroed sockaddr_ll filled in; sendto on our fd with a live buffer.
         let n = unsafe {
             let mut sll: libc::sockaddr_ll = std::mem::zeroed();
@@ -235,11 +275,14 @@ impl RawSock {
 
     /// Receives one frame into `buf` without blocking; `None` when nothing
     /// is queued.
-    fn recv(&self, buf: &mut [u8]) -> Result<Option<Rx>> {
+    pub(crate) fn recv(&self, buf: &mut [u8]) -> Result<Option<Rx>> {
         // SAFETY: recvmsg into buffers we own, sized in the msghdr.
         unsafe {
             let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+            let mut iov = libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: buf.len(),
+            };
             let mut cbuf = [0u64; 16];
             let mut msg: libc::msghdr = std::mem::zeroed();
             msg.msg_name = &mut sll as *mut libc::sockaddr_ll as *mut libc::c_void;
@@ -260,27 +303,43 @@ impl RawSock {
             let mut c = libc::CMSG_FIRSTHDR(&msg);
             while !c.is_null() {
                 if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                    let t: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    let t: libc::timespec =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
                     ts = Some(t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64);
                 }
                 c = libc::CMSG_NXTHDR(&msg, c);
             }
-            Ok(Some(Rx { len: n as usize, pkttype: sll.sll_pkttype, ts, ifindex: sll.sll_ifindex }))
+            Ok(Some(Rx {
+                len: n as usize,
+                pkttype: sll.sll_pkttype,
+                ts,
+                ifindex: sll.sll_ifindex,
+            }))
         }
     }
 
     /// Waits until a frame is queued or `timeout` passes.
-    fn wait(&self, timeout: Duration) {
-        let mut p = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+    pub(crate) fn wait(&self, timeout: Duration) {
+        let mut p = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
         // SAFETY: ppoll on one pollfd we own.
         unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
     }
 
     /// (frames received, frames dropped) since the last call
     /// (PACKET_STATISTICS).
-    fn stats(&self) -> (u32, u32) {
-        let mut st = libc::tpacket_stats { tp_packets: 0, tp_drops: 0 };
+    pub(crate) fn stats(&self) -> (u32, u32) {
+        let mut st = libc::tpacket_stats {
+            tp_packets: 0,
+            tp_drops: 0,
+        };
         let mut len = std::mem::size_of::<libc::tpacket_stats>() as u32;
         // SAFETY: getsockopt into a struct of the size given.
         unsafe {
@@ -298,14 +357,17 @@ impl RawSock {
 
 /// CLOCK_REALTIME in ns (the clock of the kernel's receive time stamps).
 pub fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime into a local.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// A decoded MAC control frame: (opcode, class-enable vector, times).
-fn mac_control(f: &[u8]) -> Option<(u16, u16, [u16; 8])> {
+pub(crate) fn mac_control(f: &[u8]) -> Option<(u16, u16, [u16; 8])> {
     if f.len() < 14 + 4 || u16::from_be_bytes([f[12], f[13]]) != ETH_P_MAC_CONTROL {
         return None;
     }
@@ -373,7 +435,9 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
         }
         if let Some(ctl) = &ctl {
             while let Some(Rx { len, ts, .. }) = ctl.recv(&mut buf)? {
-                let Some((opcode, cev, times)) = mac_control(&buf[..len]) else { continue };
+                let Some((opcode, cev, times)) = mac_control(&buf[..len]) else {
+                    continue;
+                };
                 let p = usize::from(spec.prio & 7);
                 let quanta = match opcode {
                     OPCODE_PFC if cev & (1 << p) != 0 => times[p],
@@ -397,7 +461,9 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
                     let late = recent.iter().filter(|&&s| s > ts).count() as u64;
                     r.late_frames += late;
                     r.max_late_frames = r.max_late_frames.max(late);
-                    r.max_reaction = r.max_reaction.max(Duration::from_nanos(realtime_ns().saturating_sub(ts)));
+                    r.max_reaction = r
+                        .max_reaction
+                        .max(Duration::from_nanos(realtime_ns().saturating_sub(ts)));
                 }
                 if paused_until.is_none() {
                     r.pause_episodes += 1;
@@ -410,7 +476,9 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
         let now = Instant::now();
         if let Some(until) = paused_until {
             if now < until {
-                let wait = (until - now).min(Duration::from_millis(2)).min(deadline.saturating_duration_since(now));
+                let wait = (until - now)
+                    .min(Duration::from_millis(2))
+                    .min(deadline.saturating_duration_since(now));
                 if let Some(ctl) = &ctl {
                     ctl.wait(wait);
                 }
@@ -481,7 +549,12 @@ pub struct RxLive {
 
 /// Counts frames arriving on `ifname` until `stop`, then until the
 /// interface was quiet for `quiet`. Runs in the calling thread's namespace.
-pub fn run_receiver(ifname: &str, stop: &AtomicBool, quiet: Duration, live: &RxLive) -> Result<ReceiverReport> {
+pub fn run_receiver(
+    ifname: &str,
+    stop: &AtomicBool,
+    quiet: Duration,
+    live: &RxLive,
+) -> Result<ReceiverReport> {
     let s = RawSock::open(ifname, libc::ETH_P_ALL as u16, true)?;
     // as root: a buffer far above what a test run can queue (SO_RCVBUFFORCE
     // ignores rmem_max)
@@ -492,21 +565,29 @@ pub fn run_receiver(ifname: &str, stop: &AtomicBool, quiet: Duration, live: &RxL
     let mut last = Instant::now();
     loop {
         match s.recv(&mut buf)? {
-            Some(Rx { len: n, pkttype, .. }) => {
+            Some(Rx {
+                len: n, pkttype, ..
+            }) => {
                 if pkttype == libc::PACKET_OUTGOING {
                     continue;
                 }
                 last = Instant::now();
                 let f = &buf[..n];
-                let et = if n >= 14 { u16::from_be_bytes([f[12], f[13]]) } else { 0 };
+                let et = if n >= 14 {
+                    u16::from_be_bytes([f[12], f[13]])
+                } else {
+                    0
+                };
                 if et == ETH_P_MAC_CONTROL {
                     r.mac_ctl_rx += 1;
                 } else if et == 0x0800
                     && n >= 14 + 20 + 8
                     && f[14] >> 4 == 4
                     && f[23] == 17
-                    && u16::from_be_bytes([f[14 + ((f[14] & 15) as usize) * 4 + 2], f[14 + ((f[14] & 15) as usize) * 4 + 3]])
-                        == ROCEV2_PORT
+                    && u16::from_be_bytes([
+                        f[14 + ((f[14] & 15) as usize) * 4 + 2],
+                        f[14 + ((f[14] & 15) as usize) * 4 + 3],
+                    ]) == ROCEV2_PORT
                 {
                     r.frames += 1;
                     r.bytes += n as u64;
@@ -535,7 +616,14 @@ pub fn run_receiver(ifname: &str, stop: &AtomicBool, quiet: Duration, live: &RxL
 /// A stuck NIC: sends PFC frames pausing `prio` for `quanta` every
 /// `interval` out of `ifname` (source `src_mac`) until `stop`; returns the
 /// frames sent. Runs in the calling thread's namespace.
-pub fn run_pfc_storm(ifname: &str, src_mac: [u8; 6], prio: u8, quanta: u16, interval: Duration, stop: &AtomicBool) -> Result<u64> {
+pub fn run_pfc_storm(
+    ifname: &str,
+    src_mac: [u8; 6],
+    prio: u8,
+    quanta: u16,
+    interval: Duration,
+    stop: &AtomicBool,
+) -> Result<u64> {
     let s = RawSock::open(ifname, 0, false)?;
     let mut times = [0u16; 8];
     times[usize::from(prio & 7)] = quanta;
@@ -585,8 +673,16 @@ pub fn run_mac_ctl_tap(stop: &AtomicBool) -> Result<Vec<TapEvent>> {
     let mut out = Vec::new();
     let mut buf = [0u8; 256];
     while !stop.load(Ordering::Relaxed) {
-        while let Some(Rx { len, pkttype, ts, ifindex: ix }) = s.recv(&mut buf)? {
-            let Some((_, cev, times)) = mac_control(&buf[..len.min(buf.len())]) else { continue };
+        while let Some(Rx {
+            len,
+            pkttype,
+            ts,
+            ifindex: ix,
+        }) = s.recv(&mut buf)?
+        {
+            let Some((_, cev, times)) = mac_control(&buf[..len.min(buf.len())]) else {
+                continue;
+            };
             let ifname = names
                 .entry(ix)
                 .or_insert_with(|| {
@@ -597,11 +693,19 @@ pub fn run_mac_ctl_tap(stop: &AtomicBool) -> Result<Vec<TapEvent>> {
                         format!("ifindex{ix}")
                     } else {
                         // SAFETY: if_indextoname wrote a NUL-terminated name.
-                        unsafe { std::ffi::CStr::from_ptr(b.as_ptr()) }.to_string_lossy().into_owned()
+                        unsafe { std::ffi::CStr::from_ptr(b.as_ptr()) }
+                            .to_string_lossy()
+                            .into_owned()
                     }
                 })
                 .clone();
-            out.push(TapEvent { ts_ns: ts.unwrap_or_else(realtime_ns), ifname, outgoing: pkttype == libc::PACKET_OUTGOING, class_enable: cev, times });
+            out.push(TapEvent {
+                ts_ns: ts.unwrap_or_else(realtime_ns),
+                ifname,
+                outgoing: pkttype == libc::PACKET_OUTGOING,
+                class_enable: cev,
+                times,
+            });
         }
         s.wait(Duration::from_millis(10));
     }
@@ -648,16 +752,27 @@ fn parse_roce(f: &[u8]) -> Option<(u8, u8, u32, [u8; 4])> {
 /// DCQCN reaction point allows (starting at line rate), cutting on CNPs for
 /// its QP (`spec.dest_qp`: the emulator names a flow by the QP it writes to,
 /// and the receiver's CNP carries it back).
-pub fn run_dcqcn_sender(spec: &SenderSpec, params: &dataplane_common::dcqcn::DcqcnParams, duration: Duration) -> Result<DcqcnSenderReport> {
+pub fn run_dcqcn_sender(
+    spec: &SenderSpec,
+    params: &dataplane_common::dcqcn::DcqcnParams,
+    duration: Duration,
+) -> Result<DcqcnSenderReport> {
     use dataplane_common::dcqcn::{rp_on_cnp, rp_on_sent, rp_rate, rp_tick, Pacer, RpState};
     let sock = RawSock::open(&spec.ifname, libc::ETH_P_ALL as u16, true)?;
     let l2 = L2::new(spec.dst_mac, spec.src_mac);
-    let ip = Ip::v4(spec.src_ip, spec.dst_ip).dscp(spec.dscp).ecn(spec.ecn);
+    let ip = Ip::v4(spec.src_ip, spec.dst_ip)
+        .dscp(spec.dscp)
+        .ecn(spec.ecn);
     let frame = build::rocev2_frame(
         &l2,
         &ip,
         spec.udp_sport,
-        &Bth { opcode: bth::OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: spec.dest_qp, ..Bth::default() },
+        &Bth {
+            opcode: bth::OP_WRITE_MIDDLE,
+            pkey: 0xffff,
+            dest_qp: spec.dest_qp,
+            ..Bth::default()
+        },
         None,
         &vec![0u8; spec.payload],
     );
@@ -748,7 +863,9 @@ pub fn run_np_receiver(
         if rx.pkttype == libc::PACKET_OUTGOING {
             continue;
         }
-        let Some((ecn, op, qp, src)) = parse_roce(&buf[..rx.len]) else { continue };
+        let Some((ecn, op, qp, src)) = parse_roce(&buf[..rx.len]) else {
+            continue;
+        };
         if op == bth::OP_CNP {
             continue;
         }
@@ -761,7 +878,12 @@ pub fn run_np_receiver(
         }
         let st = states.entry(qp).or_insert(NpState::new(interval_ns));
         if np_on_packet(st, now, ce) {
-            let cnp = build::cnp_frame(&L2::new(gw_mac, my_mac), &Ip::v4(my_ip, src).dscp(cnp_dscp), 49152, qp);
+            let cnp = build::cnp_frame(
+                &L2::new(gw_mac, my_mac),
+                &Ip::v4(my_ip, src).dscp(cnp_dscp),
+                49152,
+                qp,
+            );
             if sock.send(&cnp)? {
                 rep.cnps_sent += 1;
                 rep.first_cnp_ms.get_or_insert(now as f64 / 1e6);

@@ -70,12 +70,31 @@ pub struct DcqcnScene {
 /// switch's buffer model marks CE, the receiver (notification point)
 /// answers with CNPs, the sender (reaction point) slows down. Namespaces
 /// `dpt-<tag>-*`; everything is torn down on return.
-pub fn dcqcn_one_switch(dataplane: &Path, tag: &str, instance: &str, run: Duration) -> Result<DcqcnScene> {
+pub fn dcqcn_one_switch(
+    dataplane: &Path,
+    tag: &str,
+    instance: &str,
+    run: Duration,
+) -> Result<DcqcnScene> {
     let sw = Netns::create(&format!("{tag}sw"))?;
     let h0 = Netns::create(&format!("{tag}h0"))?;
     let h1 = Netns::create(&format!("{tag}h1"))?;
-    veth(&sw, "sw-s0", "02:00:00:00:20:00", &h0, "eth0", "02:00:00:00:20:10")?;
-    veth(&sw, "sw-r", "02:00:00:00:20:01", &h1, "eth0", "02:00:00:00:20:11")?;
+    veth(
+        &sw,
+        "sw-s0",
+        "02:00:00:00:20:00",
+        &h0,
+        "eth0",
+        "02:00:00:00:20:10",
+    )?;
+    veth(
+        &sw,
+        "sw-r",
+        "02:00:00:00:20:01",
+        &h1,
+        "eth0",
+        "02:00:00:00:20:11",
+    )?;
     let ctl = Controller::start(dataplane, &sw, instance, &dcqcn_config(instance), "switch")?;
     let line_bps = 100_000_000;
     let params = DcqcnParams::scaled(line_bps);
@@ -118,8 +137,16 @@ pub fn dcqcn_one_switch(dataplane: &Path, tag: &str, instance: &str, run: Durati
         Ok((np, rp))
     })?;
     let stats = stats_json(dataplane, &sw.name, instance)?;
-    let o = Command::new(dataplane).args(["--netns", &sw.name, "stats", "--instance", instance]).output()?;
+    let o = Command::new(dataplane)
+        .args(["--netns", &sw.name, "stats", "--instance", instance])
+        .output()?;
     let stats_text = String::from_utf8_lossy(&o.stdout).into_owned();
     ctl.stop("switch");
-    Ok(DcqcnScene { receiver, sender, stats, stats_text, line_bps })
+    Ok(DcqcnScene {
+        receiver,
+        sender,
+        stats,
+        stats_text,
+        line_bps,
+    })
 }

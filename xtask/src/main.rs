@@ -60,13 +60,19 @@ enum P4Cmd {
 }
 
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 /// Runs a command in the workspace root, failing with its name.
 pub fn run(cmd: &mut Command) -> Result<()> {
     let shown = format!("{cmd:?}");
-    let status = cmd.current_dir(root()).status().with_context(|| format!("starting {shown}"))?;
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .with_context(|| format!("starting {shown}"))?;
     if !status.success() {
         bail!("{shown} failed ({status})");
     }
@@ -98,33 +104,75 @@ fn main() -> Result<()> {
             setup::setup()?;
             setup::require_root("the benchmarks run eBPF programs")?;
             run(cargo().args(["build", "--release", "-p", "dataplane-user", "--bins"]))?;
-            let out = root().join("target/bench/results.json").display().to_string();
-            let dp = root().join("target/release/dataplane").display().to_string();
+            let out = root()
+                .join("target/bench/results.json")
+                .display()
+                .to_string();
+            let dp = root()
+                .join("target/release/dataplane")
+                .display()
+                .to_string();
             println!("== per-packet cost through BPF_PROG_TEST_RUN ==");
-            run(Command::new(root().join("target/release/dataplane-bench")).args([
-                "--repeat",
-                &repeat.to_string(),
-                "--rounds",
-                &rounds.to_string(),
-                "--out",
-                &out,
-            ]))?;
+            run(
+                Command::new(root().join("target/release/dataplane-bench")).args([
+                    "--repeat",
+                    &repeat.to_string(),
+                    "--rounds",
+                    &rounds.to_string(),
+                    "--out",
+                    &out,
+                ]),
+            )?;
             println!("\n== PFC decision-to-wire latency ==");
-            run(Command::new(root().join("target/release/dataplane-pfcbench")).args(["--out", &out]))?;
+            run(
+                Command::new(root().join("target/release/dataplane-pfcbench"))
+                    .args(["--out", &out]),
+            )?;
             println!("\n== forwarding throughput: pipeline vs Linux multipath ==");
-            run(Command::new(root().join("target/release/dataplane-fwdbench")).args(["--dataplane", &dp, "--out", &out]))?;
+            run(
+                Command::new(root().join("target/release/dataplane-fwdbench")).args([
+                    "--dataplane",
+                    &dp,
+                    "--out",
+                    &out,
+                ]),
+            )?;
             println!("\n== load balancing quality and per-mode cost ==");
-            run(Command::new(root().join("target/release/dataplane-lbbench")).args(["--dataplane", &dp, "--out", &out]))?;
+            run(
+                Command::new(root().join("target/release/dataplane-lbbench")).args([
+                    "--dataplane",
+                    &dp,
+                    "--out",
+                    &out,
+                ]),
+            )?;
             println!("\nall figures: {out}");
             Ok(())
         }
         Cmd::P4 { cmd: P4Cmd::Test } => {
             setup::setup()?;
-            setup::require_root("the corpus runs through the eBPF programs in a network namespace")?;
-            run(cargo().args(["test", "-p", "dataplane-user", "--test", "p4", "--test", "p4_corpus"]))?;
+            setup::require_root(
+                "the corpus runs through the eBPF programs in a network namespace",
+            )?;
+            run(cargo().args([
+                "test",
+                "-p",
+                "dataplane-user",
+                "--test",
+                "p4",
+                "--test",
+                "p4_corpus",
+            ]))?;
             let stf = root().join("target/p4/stf");
             run(cargo()
-                .args(["test", "-p", "dataplane-user", "--test", "p4", "corpus_loads_and_becomes_stf_tests"])
+                .args([
+                    "test",
+                    "-p",
+                    "dataplane-user",
+                    "--test",
+                    "p4",
+                    "corpus_loads_and_becomes_stf_tests",
+                ])
                 .env("P4_STF_OUT", &stf))?;
             println!("STF tests written to {}", stf.display());
             let status = Command::new("sh")
@@ -140,7 +188,10 @@ fn main() -> Result<()> {
                 _ => bail!("bmv2: the conformance corpus failed on simple_switch"),
             }
             if setup::on_path("bf-p4c") {
-                run(Command::new("bf-p4c").arg(root().join("p4/tna/dataplane.p4")).arg("-o").arg(root().join("target/p4/tna")))?;
+                run(Command::new("bf-p4c")
+                    .arg(root().join("p4/tna/dataplane.p4"))
+                    .arg("-o")
+                    .arg(root().join("target/p4/tna")))?;
                 println!("tna: compiled with bf-p4c");
             } else {
                 println!("tna: skipped: bf-p4c (Intel P4 Studio / open-source Tofino back end) is not installed");
@@ -150,7 +201,15 @@ fn main() -> Result<()> {
         Cmd::Demo => {
             setup::setup()?;
             setup::require_root("the demo creates network namespaces and loads eBPF programs")?;
-            run(cargo().args(["build", "--release", "-p", "dataplane-user", "-p", "testbed", "--bins"]))?;
+            run(cargo().args([
+                "build",
+                "--release",
+                "-p",
+                "dataplane-user",
+                "-p",
+                "testbed",
+                "--bins",
+            ]))?;
             run(Command::new(root().join("target/release/dataplane-demo"))
                 .arg("--dataplane")
                 .arg(root().join("target/release/dataplane")))

@@ -19,12 +19,20 @@ use anyhow::{bail, Context, Result};
 
 const LLVM_MAJOR: &str = "22";
 const BPF_LINKER_VERSION: &str = "0.13.0";
-const APT_PACKAGES: &[&str] = &["llvm-22-dev", "libpolly-22-dev", "iproute2", "ethtool", "tshark"];
+const APT_PACKAGES: &[&str] = &[
+    "llvm-22-dev",
+    "libpolly-22-dev",
+    "iproute2",
+    "ethtool",
+    "tshark",
+];
 const SCAPY: &str = "scapy==2.8.0";
 
 fn output(cmd: &mut Command) -> Option<String> {
     let o = cmd.output().ok()?;
-    o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 pub fn require_root(why: &str) -> Result<()> {
@@ -41,7 +49,9 @@ extern "C" {
 }
 
 fn is_debian() -> bool {
-    Path::new("/etc/debian_version").exists() && which("apt-get").is_some() && which("dpkg-query").is_some()
+    Path::new("/etc/debian_version").exists()
+        && which("apt-get").is_some()
+        && which("dpkg-query").is_some()
 }
 
 /// True when `bin` is on PATH.
@@ -51,14 +61,18 @@ pub fn on_path(bin: &str) -> bool {
 
 fn which(bin: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths).map(|p| p.join(bin)).find(|p| p.is_file())
+        std::env::split_paths(&paths)
+            .map(|p| p.join(bin))
+            .find(|p| p.is_file())
     })
 }
 
 fn cargo_bin() -> PathBuf {
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"));
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo")
+        });
     home.join("bin")
 }
 
@@ -67,7 +81,8 @@ fn missing_debs() -> Vec<&'static str> {
         .iter()
         .copied()
         .filter(|p| {
-            let s = output(Command::new("dpkg-query").args(["-W", "-f=${Status}", p])).unwrap_or_default();
+            let s = output(Command::new("dpkg-query").args(["-W", "-f=${Status}", p]))
+                .unwrap_or_default();
             !s.contains("install ok installed")
         })
         .collect()
@@ -97,7 +112,10 @@ pub fn setup() -> Result<()> {
         if missing.is_empty() {
             step("Debian packages present");
         } else {
-            step(&format!("installing Debian packages: {}", missing.join(" ")));
+            step(&format!(
+                "installing Debian packages: {}",
+                missing.join(" ")
+            ));
             // the package index may be stale on a fresh machine (llvm-22 is in
             // bookworm-security): refresh it first
             crate::run(Command::new("apt-get").args(["update", "-q"]))?;
@@ -125,12 +143,25 @@ pub fn setup() -> Result<()> {
         .find_map(|l| l.strip_prefix("LLVM version: "))
         .map(|v| v.split('.').next().unwrap_or("").to_string())
         .unwrap_or_default();
-    let installed = output(Command::new(&rustup).args(["component", "list", "--toolchain", "nightly", "--installed"])).unwrap_or_default();
+    let installed = output(Command::new(&rustup).args([
+        "component",
+        "list",
+        "--toolchain",
+        "nightly",
+        "--installed",
+    ]))
+    .unwrap_or_default();
     if installed.lines().any(|l| l.starts_with("rust-src")) {
         step("rust-src for nightly present");
     } else {
         step("adding rust-src to nightly");
-        crate::run(Command::new(&rustup).args(["component", "add", "rust-src", "--toolchain", "nightly"]))?;
+        crate::run(Command::new(&rustup).args([
+            "component",
+            "add",
+            "rust-src",
+            "--toolchain",
+            "nightly",
+        ]))?;
     }
 
     // 3. bpf-linker built against LLVM 22
@@ -138,7 +169,9 @@ pub fn setup() -> Result<()> {
     let linker_version = output(Command::new(&linker).arg("--version")).unwrap_or_default();
     let linker_llvm = linker_llvm_major(&linker);
     if linker_version.contains(BPF_LINKER_VERSION) && linker_llvm.as_deref() == Some(LLVM_MAJOR) {
-        step(&format!("bpf-linker {BPF_LINKER_VERSION} (LLVM {LLVM_MAJOR}) present"));
+        step(&format!(
+            "bpf-linker {BPF_LINKER_VERSION} (LLVM {LLVM_MAJOR}) present"
+        ));
     } else {
         step(&format!(
             "building bpf-linker {BPF_LINKER_VERSION} for LLVM {LLVM_MAJOR} (about 1.5 minutes; found: {}, LLVM {})",
@@ -147,8 +180,20 @@ pub fn setup() -> Result<()> {
         ));
         crate::run(
             Command::new(&rustup)
-                .args(["run", "nightly", "cargo", "install", "bpf-linker", "--force"])
-                .args(["--version", BPF_LINKER_VERSION, "--no-default-features", "--features"])
+                .args([
+                    "run",
+                    "nightly",
+                    "cargo",
+                    "install",
+                    "bpf-linker",
+                    "--force",
+                ])
+                .args([
+                    "--version",
+                    BPF_LINKER_VERSION,
+                    "--no-default-features",
+                    "--features",
+                ])
                 .arg(format!("llvm-{LLVM_MAJOR}"))
                 .env("LLVM_PREFIX", format!("/usr/lib/llvm-{LLVM_MAJOR}")),
         )?;
@@ -161,15 +206,34 @@ pub fn setup() -> Result<()> {
              (LLVM_PREFIX=/usr/lib/llvm-{nightly_llvm}) or use a nightly with LLVM {linker_llvm}."
         );
     }
-    step(&format!("nightly LLVM {nightly_llvm} matches bpf-linker's LLVM {linker_llvm}"));
+    step(&format!(
+        "nightly LLVM {nightly_llvm} matches bpf-linker's LLVM {linker_llvm}"
+    ));
 
     // 4. scapy, the independent decoder
     if output(Command::new("python3").args(["-c", "import scapy.contrib.roce"])).is_some() {
         step("scapy present");
     } else {
         step(&format!("installing {SCAPY} from PyPI"));
-        crate::run(Command::new("python3").args(["-m", "pip", "install", "-q", "--break-system-packages", SCAPY]).env("PIP_ROOT_USER_ACTION", "ignore"))
-            .or_else(|_| crate::run(Command::new("python3").args(["-m", "pip", "install", "-q", SCAPY]).env("PIP_ROOT_USER_ACTION", "ignore")))?;
+        crate::run(
+            Command::new("python3")
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--break-system-packages",
+                    SCAPY,
+                ])
+                .env("PIP_ROOT_USER_ACTION", "ignore"),
+        )
+        .or_else(|_| {
+            crate::run(
+                Command::new("python3")
+                    .args(["-m", "pip", "install", "-q", SCAPY])
+                    .env("PIP_ROOT_USER_ACTION", "ignore"),
+            )
+        })?;
     }
     Ok(())
 }
@@ -179,7 +243,13 @@ fn linker_llvm_major(linker: &Path) -> Option<String> {
     let ldd = output(Command::new("ldd").arg(linker))?;
     ldd.lines().find_map(|l| {
         let l = l.trim();
-        let rest = l.strip_prefix("libLLVM.so.").or_else(|| l.strip_prefix("libLLVM-"))?;
-        Some(rest.split(|c: char| !c.is_ascii_digit()).next()?.to_string())
+        let rest = l
+            .strip_prefix("libLLVM.so.")
+            .or_else(|| l.strip_prefix("libLLVM-"))?;
+        Some(
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .to_string(),
+        )
     })
 }

@@ -21,7 +21,8 @@ pub const ROCE_SPORT: u16 = 0xc0de;
 /// Bytes of RDMA payload in [`roce_frame`].
 pub const ROCE_PAYLOAD_LEN: usize = 32;
 /// UDP payload of [`roce_frame`]: BTH + RETH + payload + ICRC.
-pub const ROCE_UDP_PAYLOAD_LEN: usize = bth::HEADER_LEN + bth::RETH_LEN + ROCE_PAYLOAD_LEN + bth::ICRC_LEN;
+pub const ROCE_UDP_PAYLOAD_LEN: usize =
+    bth::HEADER_LEN + bth::RETH_LEN + ROCE_PAYLOAD_LEN + bth::ICRC_LEN;
 
 /// Untagged L2.
 pub fn l2() -> L2 {
@@ -35,7 +36,8 @@ pub fn l2_tagged(pcp: u8, vid: u16) -> L2 {
 
 /// 802.1ad S-tag outside an 802.1Q C-tag.
 pub fn l2_qinq(outer_pcp: u8, outer_vid: u16, inner_pcp: u8, inner_vid: u16) -> L2 {
-    l2().tag(eth::ETHERTYPE_QINQ, outer_pcp, outer_vid).vlan(inner_pcp, inner_vid)
+    l2().tag(eth::ETHERTYPE_QINQ, outer_pcp, outer_vid)
+        .vlan(inner_pcp, inner_vid)
 }
 
 pub fn ip4() -> Ip {
@@ -62,7 +64,11 @@ pub fn write_bth() -> Bth {
 /// A RoCEv2 RDMA WRITE only (BTH + RETH + 32 bytes) over `ip`.
 pub fn roce_frame(l2: &L2, ip: &Ip) -> Vec<u8> {
     let payload: Vec<u8> = (0..ROCE_PAYLOAD_LEN as u8).collect();
-    let reth = Reth { va: 0x7f00_dead_b000, rkey: 0x1234_5678, len: ROCE_PAYLOAD_LEN as u32 };
+    let reth = Reth {
+        va: 0x7f00_dead_b000,
+        rkey: 0x1234_5678,
+        len: ROCE_PAYLOAD_LEN as u32,
+    };
     build::rocev2_frame(l2, ip, ROCE_SPORT, &write_bth(), Some(reth), &payload)
 }
 
@@ -79,12 +85,20 @@ pub fn roce_v6() -> Vec<u8> {
 /// An IPv4 packet with protocol UDP whose L4 part is `l4` (any bytes),
 /// framed and padded to 60 bytes.
 pub fn ipv4_udp_raw(l4: &[u8]) -> Vec<u8> {
-    build::frame(&l2(), eth::ETHERTYPE_IPV4, &build::ip_packet(&ip4(), ipv4::PROTO_UDP, l4))
+    build::frame(
+        &l2(),
+        eth::ETHERTYPE_IPV4,
+        &build::ip_packet(&ip4(), ipv4::PROTO_UDP, l4),
+    )
 }
 
 /// Same over IPv6.
 pub fn ipv6_udp_raw(l4: &[u8]) -> Vec<u8> {
-    build::frame(&l2(), eth::ETHERTYPE_IPV6, &build::ip_packet(&ip6(), ipv4::PROTO_UDP, l4))
+    build::frame(
+        &l2(),
+        eth::ETHERTYPE_IPV6,
+        &build::ip_packet(&ip6(), ipv4::PROTO_UDP, l4),
+    )
 }
 
 /// An ARP request (28 bytes of body), padded to 60.
@@ -101,7 +115,11 @@ pub fn arp_frame(l2: &L2) -> Vec<u8> {
 pub fn mac_ctl_frame(opcode: u16) -> Vec<u8> {
     let mut body = opcode.to_be_bytes().to_vec();
     body.extend_from_slice(&[0xaa; 8]);
-    build::frame(&L2::new(macctl::DST_MAC, SRC_MAC), eth::ETHERTYPE_MAC_CONTROL, &body)
+    build::frame(
+        &L2::new(macctl::DST_MAC, SRC_MAC),
+        eth::ETHERTYPE_MAC_CONTROL,
+        &body,
+    )
 }
 
 /// `f` with the big-endian 16-bit field at `off` set to `v`.
@@ -147,7 +165,12 @@ pub fn malformed_corpus() -> Vec<Malformed> {
     // IPv4 with 4 bytes of options (IHL 6) and with 40 (IHL 15)
     let v4_ihl6 = roce_frame(&l2(), &ip4().options(&[1, 1, 1, 0]));
     let v4_ihl15 = roce_frame(&l2(), &ip4().options(&[1; 40]));
-    let small_v4 = ipv4_udp_raw(&build::udp_datagram(&ip4().addrs, 1000, 2000, &[1, 2, 3, 4]));
+    let small_v4 = ipv4_udp_raw(&build::udp_datagram(
+        &ip4().addrs,
+        1000,
+        2000,
+        &[1, 2, 3, 4],
+    ));
     let pfc = build::pfc_frame(SRC_MAC, 0x00ff, [0xffff; 8]);
     let pause = build::pause_frame(SRC_MAC, 0xffff);
     let mac_ctl_no_opcode = mac_ctl_frame(0x0101)[..eth::HEADER_LEN].to_vec();
@@ -163,64 +186,188 @@ pub fn malformed_corpus() -> Vec<Malformed> {
         bad("one byte", v4[..1].to_vec(), EthTruncated),
         bad("13 bytes: EtherType cut", v4[..13].to_vec(), EthTruncated),
         bad("TPID without TCI", v4_tagged[..14].to_vec(), VlanTruncated),
-        bad("TCI without inner EtherType", v4_tagged[..16].to_vec(), VlanTruncated),
-        bad("inner EtherType cut", v4_tagged[..17].to_vec(), VlanTruncated),
+        bad(
+            "TCI without inner EtherType",
+            v4_tagged[..16].to_vec(),
+            VlanTruncated,
+        ),
+        bad(
+            "inner EtherType cut",
+            v4_tagged[..17].to_vec(),
+            VlanTruncated,
+        ),
         bad("S-tag cut", qinq[..15].to_vec(), VlanTruncated),
         bad("IPv4 with no header", v4[..V4_L3].to_vec(), Ipv4Truncated),
-        bad("IPv4 header 19 bytes", v4[..V4_L3 + 19].to_vec(), Ipv4Truncated),
-        bad("tagged IPv4 header 19 bytes", v4_tagged[..18 + 19].to_vec(), Ipv4Truncated),
-        bad("IPv4 EtherType, version 6", with_u8(&v4, V4_L3, 0x65), Ipv4BadVersion),
-        bad("IPv4 EtherType, version 0", with_u8(&v4, V4_L3, 0x05), Ipv4BadVersion),
+        bad(
+            "IPv4 header 19 bytes",
+            v4[..V4_L3 + 19].to_vec(),
+            Ipv4Truncated,
+        ),
+        bad(
+            "tagged IPv4 header 19 bytes",
+            v4_tagged[..18 + 19].to_vec(),
+            Ipv4Truncated,
+        ),
+        bad(
+            "IPv4 EtherType, version 6",
+            with_u8(&v4, V4_L3, 0x65),
+            Ipv4BadVersion,
+        ),
+        bad(
+            "IPv4 EtherType, version 0",
+            with_u8(&v4, V4_L3, 0x05),
+            Ipv4BadVersion,
+        ),
         bad("IHL 4", with_u8(&v4, V4_L3, 0x44), Ipv4BadIhl),
         bad("IHL 0", with_u8(&v4, V4_L3, 0x40), Ipv4BadIhl),
-        bad("IHL 6, options cut", v4_ihl6[..V4_L3 + 23].to_vec(), Ipv4OptionsTruncated),
-        bad("IHL 15, options cut", v4_ihl15[..V4_L3 + 59].to_vec(), Ipv4OptionsTruncated),
-        bad("IHL 15 in a 60-byte frame", with_u8(&small_v4, V4_L3, 0x4f), Ipv4OptionsTruncated),
-        bad("total length 19", with_be16(&v4, V4_L3 + ipv4::TOTAL_LEN_OFF, 19), Ipv4BadTotalLen),
-        bad("total length 0", with_be16(&v4, V4_L3 + ipv4::TOTAL_LEN_OFF, 0), Ipv4BadTotalLen),
-        bad("IHL 6, total length 23", with_be16(&v4_ihl6, V4_L3 + ipv4::TOTAL_LEN_OFF, 23), Ipv4BadTotalLen),
-        bad("IPv4 frame one byte short", v4[..v4.len() - 1].to_vec(), Ipv4LenExceedsFrame),
         bad(
-            "total length one beyond the frame",
-            with_be16(&v4, V4_L3 + ipv4::TOTAL_LEN_OFF, (v4.len() - V4_L3 + 1) as u16),
+            "IHL 6, options cut",
+            v4_ihl6[..V4_L3 + 23].to_vec(),
+            Ipv4OptionsTruncated,
+        ),
+        bad(
+            "IHL 15, options cut",
+            v4_ihl15[..V4_L3 + 59].to_vec(),
+            Ipv4OptionsTruncated,
+        ),
+        bad(
+            "IHL 15 in a 60-byte frame",
+            with_u8(&small_v4, V4_L3, 0x4f),
+            Ipv4OptionsTruncated,
+        ),
+        bad(
+            "total length 19",
+            with_be16(&v4, V4_L3 + ipv4::TOTAL_LEN_OFF, 19),
+            Ipv4BadTotalLen,
+        ),
+        bad(
+            "total length 0",
+            with_be16(&v4, V4_L3 + ipv4::TOTAL_LEN_OFF, 0),
+            Ipv4BadTotalLen,
+        ),
+        bad(
+            "IHL 6, total length 23",
+            with_be16(&v4_ihl6, V4_L3 + ipv4::TOTAL_LEN_OFF, 23),
+            Ipv4BadTotalLen,
+        ),
+        bad(
+            "IPv4 frame one byte short",
+            v4[..v4.len() - 1].to_vec(),
             Ipv4LenExceedsFrame,
         ),
-        bad("IPv4 cut right after the header", v4[..V4_L4].to_vec(), Ipv4LenExceedsFrame),
+        bad(
+            "total length one beyond the frame",
+            with_be16(
+                &v4,
+                V4_L3 + ipv4::TOTAL_LEN_OFF,
+                (v4.len() - V4_L3 + 1) as u16,
+            ),
+            Ipv4LenExceedsFrame,
+        ),
+        bad(
+            "IPv4 cut right after the header",
+            v4[..V4_L4].to_vec(),
+            Ipv4LenExceedsFrame,
+        ),
         bad("IPv6 with no header", v6[..V6_L3].to_vec(), Ipv6Truncated),
-        bad("IPv6 header 7 bytes", v6[..V6_L3 + 7].to_vec(), Ipv6Truncated),
-        bad("IPv6 header 39 bytes", v6[..V6_L3 + 39].to_vec(), Ipv6Truncated),
-        bad("IPv6 EtherType, version 4", with_u8(&v6, V6_L3, 0x46), Ipv6BadVersion),
-        bad("IPv6 frame one byte short", v6[..v6.len() - 1].to_vec(), Ipv6LenExceedsFrame),
+        bad(
+            "IPv6 header 7 bytes",
+            v6[..V6_L3 + 7].to_vec(),
+            Ipv6Truncated,
+        ),
+        bad(
+            "IPv6 header 39 bytes",
+            v6[..V6_L3 + 39].to_vec(),
+            Ipv6Truncated,
+        ),
+        bad(
+            "IPv6 EtherType, version 4",
+            with_u8(&v6, V6_L3, 0x46),
+            Ipv6BadVersion,
+        ),
+        bad(
+            "IPv6 frame one byte short",
+            v6[..v6.len() - 1].to_vec(),
+            Ipv6LenExceedsFrame,
+        ),
         bad(
             "payload length one beyond the frame",
             with_be16(&v6, V6_L3 + 4, (v6.len() - V6_L4 + 1) as u16),
             Ipv6LenExceedsFrame,
         ),
-        bad("IPv4 payload of 7 bytes (frame padded)", ipv4_udp_raw(&[0; 7]), UdpTruncated),
-        bad("IPv4 payload of 7 bytes, frame ends there", ipv4_udp_raw(&[0; 7])[..V4_L4 + 7].to_vec(), UdpTruncated),
+        bad(
+            "IPv4 payload of 7 bytes (frame padded)",
+            ipv4_udp_raw(&[0; 7]),
+            UdpTruncated,
+        ),
+        bad(
+            "IPv4 payload of 7 bytes, frame ends there",
+            ipv4_udp_raw(&[0; 7])[..V4_L4 + 7].to_vec(),
+            UdpTruncated,
+        ),
         bad("IPv4 payload empty", ipv4_udp_raw(&[]), UdpTruncated),
-        bad("IPv6 payload of 4 bytes", ipv6_udp_raw(&[0; 4]), UdpTruncated),
+        bad(
+            "IPv6 payload of 4 bytes",
+            ipv6_udp_raw(&[0; 4]),
+            UdpTruncated,
+        ),
         bad("UDP length 7", with_be16(&v4, v4_ulen, 7), UdpBadLen),
         bad("UDP length 0", with_be16(&v4, v4_ulen, 0), UdpBadLen),
-        bad("UDP length beyond IPv4 payload", with_be16(&v4, v4_ulen, v4_ip_payload + 1), UdpBadLen),
-        bad("UDP length beyond IPv6 payload", with_be16(&v6, v6_ulen, v6_ip_payload + 1), UdpBadLen),
+        bad(
+            "UDP length beyond IPv4 payload",
+            with_be16(&v4, v4_ulen, v4_ip_payload + 1),
+            UdpBadLen,
+        ),
+        bad(
+            "UDP length beyond IPv6 payload",
+            with_be16(&v6, v6_ulen, v6_ip_payload + 1),
+            UdpBadLen,
+        ),
         bad(
             "UDP 4791 with 15 bytes (BTH + ICRC need 16)",
             build::udp_frame(&l2(), &ip4(), 1000, udp::ROCEV2_PORT, &[0; 15]),
             BthTruncated,
         ),
-        bad("UDP 4791 empty", build::udp_frame(&l2(), &ip4(), 1000, udp::ROCEV2_PORT, &[]), BthTruncated),
+        bad(
+            "UDP 4791 empty",
+            build::udp_frame(&l2(), &ip4(), 1000, udp::ROCEV2_PORT, &[]),
+            BthTruncated,
+        ),
         bad(
             "UDP 4791 over IPv6 with a BTH but no ICRC",
             build::udp_frame(&l2(), &ip6(), 1000, udp::ROCEV2_PORT, &write_bth().encode()),
             BthTruncated,
         ),
-        bad("MAC control without opcode", mac_ctl_no_opcode.clone(), MacCtlTruncated),
-        bad("MAC control with half an opcode", mac_ctl_frame(0x0101)[..15].to_vec(), MacCtlTruncated),
-        bad("PFC without the class-enable vector", pfc[..16].to_vec(), MacCtlTruncated),
-        bad("PFC with 7 of 8 times", pfc[..14 + 18].to_vec(), MacCtlTruncated),
-        bad("PFC one byte short", pfc[..14 + macctl::PFC_LEN - 1].to_vec(), MacCtlTruncated),
+        bad(
+            "MAC control without opcode",
+            mac_ctl_no_opcode.clone(),
+            MacCtlTruncated,
+        ),
+        bad(
+            "MAC control with half an opcode",
+            mac_ctl_frame(0x0101)[..15].to_vec(),
+            MacCtlTruncated,
+        ),
+        bad(
+            "PFC without the class-enable vector",
+            pfc[..16].to_vec(),
+            MacCtlTruncated,
+        ),
+        bad(
+            "PFC with 7 of 8 times",
+            pfc[..14 + 18].to_vec(),
+            MacCtlTruncated,
+        ),
+        bad(
+            "PFC one byte short",
+            pfc[..14 + macctl::PFC_LEN - 1].to_vec(),
+            MacCtlTruncated,
+        ),
         bad("PAUSE without time", pause[..16].to_vec(), MacCtlTruncated),
-        bad("PAUSE one byte short", pause[..14 + macctl::PAUSE_LEN - 1].to_vec(), MacCtlTruncated),
+        bad(
+            "PAUSE one byte short",
+            pause[..14 + macctl::PAUSE_LEN - 1].to_vec(),
+            MacCtlTruncated,
+        ),
     ]
 }

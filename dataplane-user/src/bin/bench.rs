@@ -16,11 +16,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
+use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::{apply_config_text, load_object};
 use dataplane_user::testrun::run_xdp;
-use dataplane_common::build::{self, Ip, L2};
-use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use testbed::netns::Netns;
 
 #[derive(Parser)]
@@ -73,9 +73,22 @@ group = "g"
 fn roce_frame(total: usize) -> Vec<u8> {
     let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
     let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(26).ecn(2);
-    let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: 0x11, psn: 7, ..Bth::default() };
+    let bth = Bth {
+        opcode: OP_WRITE_MIDDLE,
+        pkey: 0xffff,
+        dest_qp: 0x11,
+        psn: 7,
+        ..Bth::default()
+    };
     // 14 + 20 + 8 + 12 + 4 = 58 bytes of headers; 64-byte wire frame = 60 + FCS
-    build::rocev2_frame(&l2, &ip, 49152, &bth, None, &vec![0x5a; total.saturating_sub(58)])
+    build::rocev2_frame(
+        &l2,
+        &ip,
+        49152,
+        &bth,
+        None,
+        &vec![0x5a; total.saturating_sub(58)],
+    )
 }
 
 fn main() -> Result<()> {
@@ -92,16 +105,35 @@ fn main() -> Result<()> {
     // routed again; TTL 255 lasts FULL_REPEAT runs.
     let full_frame = {
         let l2 = L2::new(B0_MAC, [2, 0, 0, 0, 0, 1]);
-        let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2).ttl(255);
-        let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: 0x11, psn: 7, ..Bth::default() };
+        let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1])
+            .dscp(3)
+            .ecn(2)
+            .ttl(255);
+        let bth = Bth {
+            opcode: OP_WRITE_MIDDLE,
+            pkey: 0xffff,
+            dest_qp: 0x11,
+            psn: 7,
+            ..Bth::default()
+        };
         build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0x5a; 2])
     };
     let mut full: Vec<f64> = Vec::new();
     // frame sizes without FCS: 60 bytes = a 64-byte frame on the wire
     let frames = [("", roce_frame(60)), ("_1k", roce_frame(1024))];
-    let progs = [("bare", "xdp_bench_bare"), ("parse", "xdp_bench_parse"), ("classify", "xdp_classify")];
+    let progs = [
+        ("bare", "xdp_bench_bare"),
+        ("parse", "xdp_bench_parse"),
+        ("classify", "xdp_classify"),
+    ];
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); frames.len() * progs.len()];
-    eprintln!("bench: {} rounds x {} programs x {} frames, {} runs per call", args.rounds, progs.len(), frames.len(), args.repeat);
+    eprintln!(
+        "bench: {} rounds x {} programs x {} frames, {} runs per call",
+        args.rounds,
+        progs.len(),
+        frames.len(),
+        args.repeat
+    );
     for round in 0..args.rounds {
         for (fi, (_, frame)) in frames.iter().enumerate() {
             for (pi, (_, prog)) in progs.iter().enumerate() {
@@ -111,7 +143,10 @@ fn main() -> Result<()> {
         }
         let r = run_xdp(&bpf, "xdp_forward", &full_frame, ifindex, FULL_REPEAT)?;
         if r.action != dataplane_user::testrun::XDP_REDIRECT {
-            anyhow::bail!("full pipeline frame was not routed ({})", dataplane_user::testrun::action_name(r.action));
+            anyhow::bail!(
+                "full pipeline frame was not routed ({})",
+                dataplane_user::testrun::action_name(r.action)
+            );
         }
         full.push(r.per_run.as_nanos() as f64);
         eprintln!("  round {}/{} done", round + 1, args.rounds);
@@ -132,10 +167,23 @@ fn main() -> Result<()> {
                 figure: format!("cost.{stage}{suffix}.ns_per_pkt"),
                 value: v,
                 unit: "ns/pkt".into(),
-                baseline: if is_base { None } else { Some(format!("cost.bare{suffix}.ns_per_pkt")) },
-                ratio: if is_base || bare <= 0.0 { None } else { Some(v / bare) },
+                baseline: if is_base {
+                    None
+                } else {
+                    Some(format!("cost.bare{suffix}.ns_per_pkt"))
+                },
+                ratio: if is_base || bare <= 0.0 {
+                    None
+                } else {
+                    Some(v / bare)
+                },
                 machine: m.clone(),
-                note: Some(format!("{}-byte RoCEv2 frame, BPF_PROG_TEST_RUN repeat {}, median of {} rounds", frame.len(), args.repeat, args.rounds)),
+                note: Some(format!(
+                    "{}-byte RoCEv2 frame, BPF_PROG_TEST_RUN repeat {}, median of {} rounds",
+                    frame.len(),
+                    args.repeat,
+                    args.rounds
+                )),
             });
         }
     }
@@ -158,13 +206,18 @@ fn main() -> Result<()> {
             )),
         });
     }
-    println!("{:<32} {:>10} {:>8}   baseline", "figure", "ns/pkt", "ratio");
+    println!(
+        "{:<32} {:>10} {:>8}   baseline",
+        "figure", "ns/pkt", "ratio"
+    );
     for r in &records {
         println!(
             "{:<32} {:>10.1} {:>8}   {}",
             r.figure,
             r.value,
-            r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+            r.ratio
+                .map(|x| format!("{x:.2}x"))
+                .unwrap_or_else(|| "-".into()),
             r.baseline.clone().unwrap_or_else(|| "(baseline)".into())
         );
     }

@@ -62,7 +62,10 @@ use testbed::controller::Controller;
 use testbed::netns::{veth, Netns};
 
 #[derive(Parser)]
-#[command(name = "dataplane-fwdbench", about = "Forwarding throughput: XDP pipeline vs Linux multipath routing")]
+#[command(
+    name = "dataplane-fwdbench",
+    about = "Forwarding throughput: XDP pipeline vs Linux multipath routing"
+)]
 struct Args {
     /// The controller binary.
     #[arg(long, default_value = "target/release/dataplane")]
@@ -118,7 +121,10 @@ const NH1: &str = "198.18.1.1";
 const NH2: &str = "198.18.3.1";
 
 fn mac(m: [u8; 6]) -> String {
-    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// The eight flows, one frame each.
@@ -127,9 +133,22 @@ fn frames() -> Vec<Vec<u8>> {
     (0..FLOWS)
         .map(|i| {
             let ip = Ip::v4(SRC, DST).dscp(26).ecn(2);
-            let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: 0x100 + u32::from(i), psn: 1, ..Bth::default() };
+            let bth = Bth {
+                opcode: OP_WRITE_MIDDLE,
+                pkey: 0xffff,
+                dest_qp: 0x100 + u32::from(i),
+                psn: 1,
+                ..Bth::default()
+            };
             // 58 bytes of headers (Eth, IPv4, UDP, BTH, ICRC) + payload
-            let f = build::rocev2_frame(&l2, &ip, 49152 + 101 * i, &bth, None, &[0x5a; FRAME_LEN - 58]);
+            let f = build::rocev2_frame(
+                &l2,
+                &ip,
+                49152 + 101 * i,
+                &bth,
+                None,
+                &[0x5a; FRAME_LEN - 58],
+            );
             debug_assert_eq!(f.len(), FRAME_LEN);
             f
         })
@@ -157,8 +176,12 @@ impl Generator {
             let _in = ns.enter()?;
             let g0_ifindex = sys::ifindex(g0).ok_or_else(|| anyhow!("no {g0} in {}", ns.name))?;
             let qx = sys::ifindex(quiet).ok_or_else(|| anyhow!("no {quiet} in {}", ns.name))?;
-            let p: &mut Xdp = bpf.program_mut("xdp_bench_tx").ok_or_else(|| anyhow!("no program xdp_bench_tx"))?.try_into()?;
-            p.attach_to_if_index(qx, XdpMode::Driver).with_context(|| format!("attaching xdp_bench_tx to {quiet}"))?;
+            let p: &mut Xdp = bpf
+                .program_mut("xdp_bench_tx")
+                .ok_or_else(|| anyhow!("no program xdp_bench_tx"))?
+                .try_into()?;
+            p.attach_to_if_index(qx, XdpMode::Driver)
+                .with_context(|| format!("attaching xdp_bench_tx to {quiet}"))?;
             g0_ifindex
         };
         let frames = frames();
@@ -166,7 +189,13 @@ impl Generator {
             .iter()
             .map(|f| XdpMd::new(f.len(), g0_ifindex))
             .collect();
-        Ok(Generator { bpf, frames, ctxs, repeat, batch })
+        Ok(Generator {
+            bpf,
+            frames,
+            ctxs,
+            repeat,
+            batch,
+        })
     }
 
     /// Sends for `dur` (the calling thread must be in the generator's
@@ -210,18 +239,26 @@ impl Sink {
         let mut bpf = load_object()?;
         {
             let _in = ns.enter()?;
-            let ix = sys::ifindex(name).ok_or_else(|| anyhow!("no interface {name} in {}", ns.name))?;
-            let p: &mut Xdp = bpf.program_mut("xdp_bench_sink").ok_or_else(|| anyhow!("no program xdp_bench_sink"))?.try_into()?;
+            let ix =
+                sys::ifindex(name).ok_or_else(|| anyhow!("no interface {name} in {}", ns.name))?;
+            let p: &mut Xdp = bpf
+                .program_mut("xdp_bench_sink")
+                .ok_or_else(|| anyhow!("no program xdp_bench_sink"))?
+                .try_into()?;
             // a bpf_link: detached when `bpf` drops, from any namespace
-            p.attach_to_if_index(ix, XdpMode::Driver).with_context(|| format!("attaching xdp_bench_sink to {name}"))?;
+            p.attach_to_if_index(ix, XdpMode::Driver)
+                .with_context(|| format!("attaching xdp_bench_sink to {name}"))?;
         }
         Ok(Sink { bpf, name })
     }
 
     /// Frames counted so far, summed over CPUs.
     fn frames(&self) -> Result<u64> {
-        let m: PerCpuArray<_, u64> =
-            PerCpuArray::try_from(self.bpf.map("BENCH_SINK").ok_or_else(|| anyhow!("no map BENCH_SINK"))?)?;
+        let m: PerCpuArray<_, u64> = PerCpuArray::try_from(
+            self.bpf
+                .map("BENCH_SINK")
+                .ok_or_else(|| anyhow!("no map BENCH_SINK"))?,
+        )?;
         Ok(m.get(&0, 0).context("reading BENCH_SINK")?.iter().sum())
     }
 }
@@ -262,7 +299,10 @@ fn xdp_xmit(ns: &Netns, dev: &str) -> Result<(u64, u64)> {
             .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
             .sum::<u64>()
     };
-    Ok((get("tx_queue_0_xdp_xmit"), get("tx_queue_0_xdp_xmit_errors")))
+    Ok((
+        get("tx_queue_0_xdp_xmit"),
+        get("tx_queue_0_xdp_xmit_errors"),
+    ))
 }
 
 fn read_sinks(sinks: &[Sink]) -> Result<Vec<u64>> {
@@ -270,7 +310,13 @@ fn read_sinks(sinks: &[Sink]) -> Result<Vec<u64>> {
 }
 
 /// Warm-up, then the measured window.
-fn measure(label: &str, gen_ns: &Netns, generator: &Generator, sinks: &[Sink], args: &Args) -> Result<Measure> {
+fn measure(
+    label: &str,
+    gen_ns: &Netns,
+    generator: &Generator,
+    sinks: &[Sink],
+    args: &Args,
+) -> Result<Measure> {
     let _in = gen_ns.enter()?;
     eprintln!("[{label}] warm-up {:.1} s", args.warmup);
     generator.run(Duration::from_secs_f64(args.warmup))?;
@@ -291,7 +337,11 @@ fn measure(label: &str, gen_ns: &Netns, generator: &Generator, sinks: &[Sink], a
         accepted: x1.0 - x0.0,
         refused: x1.1 - x0.1,
     };
-    let split: Vec<String> = sinks.iter().zip(&m.delivered).map(|(s, d)| format!("{} {d}", s.name)).collect();
+    let split: Vec<String> = sinks
+        .iter()
+        .zip(&m.delivered)
+        .map(|(s, d)| format!("{} {d}", s.name))
+        .collect();
     eprintln!(
         "[{label}] offered {:.3} Mpps ({} frames: {} into sw0's ring, {} refused, ring full), delivered {:.3} Mpps ({})",
         m.offered_pps() / 1e6,
@@ -312,7 +362,6 @@ fn measure(label: &str, gen_ns: &Netns, generator: &Generator, sinks: &[Sink], a
     }
     Ok(m)
 }
-
 
 fn pipeline_config(instance: &str) -> String {
     format!(
@@ -364,7 +413,9 @@ fn pipeline_counters(bin: &Path, ns: &Netns, instance: &str) -> Result<String> {
     let mut parts = Vec::new();
     for p in v["ports"].as_array().into_iter().flatten() {
         let name = p["name"].as_str().unwrap_or("?");
-        let Some(c) = p["counters"].as_object() else { continue };
+        let Some(c) = p["counters"].as_object() else {
+            continue;
+        };
         let mut tx = 0u64;
         let mut items = Vec::new();
         for (k, val) in c {
@@ -372,7 +423,11 @@ fn pipeline_counters(bin: &Path, ns: &Netns, instance: &str) -> Result<String> {
             if k.starts_with("tx_tc_pkts") {
                 tx += n;
             } else if n > 0
-                && (k == "rx_routed" || k.starts_with("pass_") || k.starts_with("drop_") || k.starts_with("verdict_") || k.starts_with("malformed"))
+                && (k == "rx_routed"
+                    || k.starts_with("pass_")
+                    || k.starts_with("drop_")
+                    || k.starts_with("verdict_")
+                    || k.starts_with("malformed"))
             {
                 items.push(format!("{k}={n}"));
             }
@@ -408,7 +463,11 @@ fn main() -> Result<()> {
         );
     }
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let loadavg: String = loadavg.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    let loadavg: String = loadavg
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
     if !args.dataplane.exists() {
         bail!("no controller binary at {} (cargo build --release -p dataplane-user --bins, or give --dataplane)", args.dataplane.display());
     }
@@ -419,20 +478,49 @@ fn main() -> Result<()> {
     let sink = Netns::create("fwdk")?;
     // no IPv6: no router solicitations or MLD reports counted as traffic
     for ns in [&gen, &sw, &sink] {
-        ns.exec(&["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])?;
+        ns.exec(&[
+            "sysctl",
+            "-qw",
+            "net.ipv6.conf.all.disable_ipv6=1",
+            "net.ipv6.conf.default.disable_ipv6=1",
+        ])?;
     }
     veth(&gen, "g0", &mac(MAC_G0), &sw, "sw0", &mac(MAC_SW0))?;
     veth(&sw, "up1", &mac(MAC_UP1), &sink, "s1", &mac(MAC_S1))?;
     veth(&sw, "up2", &mac(MAC_UP2), &sink, "s2", &mac(MAC_S2))?;
     // GRO on sw0 is what lets the kernel take XDP frames from g0 without an
     // XDP program on sw0; veth() asks for it best effort, so insist here.
-    sw.exec(&["ethtool", "-K", "sw0", "gro", "on"]).context("GRO on sw0")?;
+    sw.exec(&["ethtool", "-K", "sw0", "gro", "on"])
+        .context("GRO on sw0")?;
     sw.ip(&["addr", "add", "198.18.0.254/24", "dev", "sw0"])?;
     sw.ip(&["addr", "add", "198.18.1.254/24", "dev", "up1"])?;
     sw.ip(&["addr", "add", "198.18.3.254/24", "dev", "up2"])?;
-    sw.ip(&["neigh", "add", NH1, "lladdr", &mac(MAC_S1), "dev", "up1", "nud", "permanent"])?;
-    sw.ip(&["neigh", "add", NH2, "lladdr", &mac(MAC_S2), "dev", "up2", "nud", "permanent"])?;
-    sw.ip(&["route", "add", PREFIX, "nexthop", "via", NH1, "dev", "up1", "nexthop", "via", NH2, "dev", "up2"])?;
+    sw.ip(&[
+        "neigh",
+        "add",
+        NH1,
+        "lladdr",
+        &mac(MAC_S1),
+        "dev",
+        "up1",
+        "nud",
+        "permanent",
+    ])?;
+    sw.ip(&[
+        "neigh",
+        "add",
+        NH2,
+        "lladdr",
+        &mac(MAC_S2),
+        "dev",
+        "up2",
+        "nud",
+        "permanent",
+    ])?;
+    sw.ip(&[
+        "route", "add", PREFIX, "nexthop", "via", NH1, "dev", "up1", "nexthop", "via", NH2, "dev",
+        "up2",
+    ])?;
     sw.exec(&["sysctl", "-qw", "net.ipv4.fib_multipath_hash_policy=1"])?;
 
     // a veth pair that stays down: the generator program's parking place
@@ -449,14 +537,25 @@ fn main() -> Result<()> {
     // Then the pipeline; the kernel no longer forwards, so only frames the
     // pipeline redirected reach the sinks.
     let instance = format!("fwdbench-{}", std::process::id());
-    eprintln!("[pipeline] starting {} in {}", args.dataplane.display(), sw.name);
+    eprintln!(
+        "[pipeline] starting {} in {}",
+        args.dataplane.display(),
+        sw.name
+    );
     let (pipeline, counters, pipe_total) = {
-        let ctl = Controller::start(&args.dataplane, &sw, &instance, &pipeline_config(&instance), "pipeline")?;
+        let ctl = Controller::start(
+            &args.dataplane,
+            &sw,
+            &instance,
+            &pipeline_config(&instance),
+            "pipeline",
+        )?;
         let start = read_sinks(&sinks)?;
         let m = measure("pipeline", &gen, &generator, &sinks, &args)?;
         let end = read_sinks(&sinks)?;
         let total: u64 = end.iter().zip(&start).map(|(a, b)| a - b).sum();
-        let counters = pipeline_counters(&args.dataplane, &sw, &instance).unwrap_or_else(|e| format!("unavailable: {e:#}"));
+        let counters = pipeline_counters(&args.dataplane, &sw, &instance)
+            .unwrap_or_else(|e| format!("unavailable: {e:#}"));
         let _ = ctl.drain("pipeline");
         (m, counters, total)
     };
@@ -470,7 +569,11 @@ fn main() -> Result<()> {
         );
     }
 
-    let ratio = if linux.pps() > 0.0 { Some(pipeline.pps() / linux.pps()) } else { None };
+    let ratio = if linux.pps() > 0.0 {
+        Some(pipeline.pps() / linux.pps())
+    } else {
+        None
+    };
     let note = format!(
         "gen ns -> sw ns (sw0 -> up1|up2, {PREFIX} over 2 next hops) -> sink ns (xdp_bench_sink on s1, s2); \
          {FLOWS} RoCEv2 flows (UDP source port and QP per flow), {} bytes on the wire; generator xdp_bench_tx via \
@@ -516,19 +619,32 @@ fn main() -> Result<()> {
         "forwarder", "offered pps", "delivered pps", "delivered", "s1", "s2", "vs linux"
     );
     for (name, x) in [("linux", &linux), ("pipeline", &pipeline)] {
-        let vs = if linux.pps() > 0.0 { format!("{:.2}x", x.pps() / linux.pps()) } else { "-".into() };
+        let vs = if linux.pps() > 0.0 {
+            format!("{:.2}x", x.pps() / linux.pps())
+        } else {
+            "-".into()
+        };
         println!(
             "{:<10} {:>14.0} {:>14.0} {:>8.1}% {:>10} {:>10} {:>8}",
             name,
             x.offered_pps(),
             x.pps(),
-            if x.offered > 0 { 100.0 * x.total() as f64 / x.offered as f64 } else { 0.0 },
+            if x.offered > 0 {
+                100.0 * x.total() as f64 / x.offered as f64
+            } else {
+                0.0
+            },
             x.delivered[0],
             x.delivered[1],
             vs
         );
     }
-    println!("{} bytes on the wire, {FLOWS} flows, {:.1} s each after {:.1} s warm-up", FRAME_LEN + 4, args.seconds, args.warmup);
+    println!(
+        "{} bytes on the wire, {FLOWS} flows, {:.1} s each after {:.1} s warm-up",
+        FRAME_LEN + 4,
+        args.seconds,
+        args.warmup
+    );
     println!("machine: {m}; load average at start {loadavg}");
     merge_results(&args.out, &records)?;
     println!("written to {}", args.out.display());

@@ -60,7 +60,10 @@ use testbed::lbfabric::{self, LbFabric, LbResult, LbSpec, RunOpts, MODES};
 use testbed::netns::Netns;
 
 #[derive(Parser)]
-#[command(name = "dataplane-lbbench", about = "Load-balancing quality (namespace fabric) and per-mode cost (BPF_PROG_TEST_RUN)")]
+#[command(
+    name = "dataplane-lbbench",
+    about = "Load-balancing quality (namespace fabric) and per-mode cost (BPF_PROG_TEST_RUN)"
+)]
 struct Args {
     /// The controller binary.
     #[arg(long, default_value = "target/release/dataplane")]
@@ -190,7 +193,15 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
     }
     drop(fabric);
     // a picture of the shares: one group of bars per mode, one bar per uplink
-    let groups: Vec<(&str, Vec<f64>)> = results.iter().map(|r| (r.mode.as_str(), r.shares().iter().map(|s| 100.0 * s).collect())).collect();
+    let groups: Vec<(&str, Vec<f64>)> = results
+        .iter()
+        .map(|r| {
+            (
+                r.mode.as_str(),
+                r.shares().iter().map(|s| 100.0 * s).collect(),
+            )
+        })
+        .collect();
     let legend: Vec<String> = (0..UPLINKS).map(|u| format!("uplink {u}")).collect();
     let legend: Vec<&str> = legend.iter().map(|s| s.as_str()).collect();
     let svg = testbed::plot::bars(
@@ -218,10 +229,25 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
     );
     println!(
         "{:<10} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10} {:>7} {:>9}",
-        "mode", "up0", "up1", "up2", "up3", "util %", "max/mean", "2s util", "2s worst", "10ms util", "10ms mm", "load %"
+        "mode",
+        "up0",
+        "up1",
+        "up2",
+        "up3",
+        "util %",
+        "max/mean",
+        "2s util",
+        "2s worst",
+        "10ms util",
+        "10ms mm",
+        "load %"
     );
     for r in &results {
-        let sh: Vec<String> = r.shares().iter().map(|s| format!("{:.1}%", 100.0 * s)).collect();
+        let sh: Vec<String> = r
+            .shares()
+            .iter()
+            .map(|s| format!("{:.1}%", 100.0 * s))
+            .collect();
         println!(
             "{:<10} {:>7} {:>7} {:>7} {:>7} {:>8.2} {:>9.3} {:>9.2} {:>9.3} {:>10.1} {:>7.3} {:>9.1}",
             r.mode,
@@ -242,7 +268,10 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
         "util % / max/mean: whole run (switch counters); 2s: per 2 s window (worst window's max/mean); 10ms: per 10 ms \
          window from the sinks' rx counters (util: each window's load split fairly; mm: byte-weighted mean max/mean)"
     );
-    let bw = results.iter().find(|r| r.mode == "bandwidth").expect("bandwidth ran");
+    let bw = results
+        .iter()
+        .find(|r| r.mode == "bandwidth")
+        .expect("bandwidth ran");
     let met = bw.utilisation_pct() >= 95.0 && bw.imbalance() <= 1.05;
     println!(
         "target for bandwidth mode (>= 95% of ideal, max/mean <= 1.05): {} ({:.2}%, {:.3})",
@@ -290,7 +319,11 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
     let mut records = Vec::new();
     for r in &results {
         let is_hash = r.mode == "hash";
-        let shares: Vec<String> = r.shares().iter().map(|s| format!("{:.2}%", 100.0 * s)).collect();
+        let shares: Vec<String> = r
+            .shares()
+            .iter()
+            .map(|s| format!("{:.2}%", 100.0 * s))
+            .collect();
         let detail = format!(
             "whole run: shares [{}]; achieved load {:.1}%, {} messages; per 2 s window: utilisation {:.2}%, worst max/mean \
              {:.3}; per 10 ms window (sink counters): utilisation {:.1}%, byte-weighted mean max/mean {:.3}",
@@ -303,7 +336,10 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
             r.fine_imbalance()
         );
         let target = if r.mode == "bandwidth" {
-            format!("; target >= 95% and <= 1.05: {}", if met { "met" } else { "NOT met" })
+            format!(
+                "; target >= 95% and <= 1.05: {}",
+                if met { "met" } else { "NOT met" }
+            )
         } else {
             String::new()
         };
@@ -312,7 +348,8 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
             value: r.utilisation_pct(),
             unit: "%".into(),
             baseline: (!is_hash).then(|| "lb.hash.utilisation_pct".into()),
-            ratio: (!is_hash && hash.utilisation_pct() > 0.0).then(|| r.utilisation_pct() / hash.utilisation_pct()),
+            ratio: (!is_hash && hash.utilisation_pct() > 0.0)
+                .then(|| r.utilisation_pct() / hash.utilisation_pct()),
             machine: m.into(),
             note: Some(format!("{detail}{target}; {common}")),
         });
@@ -344,7 +381,10 @@ fn cost_config(mode: &str) -> String {
     let mac = lbfabric::mac_str(COST_DOWN_MAC);
     let mut s = format!("[switch]\nname = \"lbcost\"\nhash_seed = 7\n\n[[port]]\nname = \"c-d0\"\nmac = \"{mac}\"\nspeed = \"100G\"\n");
     for i in 0..UPLINKS {
-        s += &format!("[[port]]\nname = \"c-u{i}\"\nmac = \"{}\"\nspeed = \"100G\"\n", lbfabric::mac_str(lbfabric::mac_uplink(i)));
+        s += &format!(
+            "[[port]]\nname = \"c-u{i}\"\nmac = \"{}\"\nspeed = \"100G\"\n",
+            lbfabric::mac_str(lbfabric::mac_uplink(i))
+        );
     }
     for i in 0..UPLINKS {
         s += &format!("[[nexthop]]\nname = \"n{i}\"\nport = \"c-u{i}\"\nmac = \"{mac}\"\n");
@@ -353,8 +393,13 @@ fn cost_config(mode: &str) -> String {
         s += "[[route]]\nprefix = \"198.18.100.0/24\"\nnexthop = \"n0\"\n";
         return s;
     }
-    let members: Vec<String> = (0..UPLINKS).map(|i| format!("{{ nexthop = \"n{i}\" }}")).collect();
-    s += &format!("[[group]]\nname = \"g\"\nmode = \"{mode}\"\nflowlet_timeout_us = 100\nmembers = [{}]\n", members.join(", "));
+    let members: Vec<String> = (0..UPLINKS)
+        .map(|i| format!("{{ nexthop = \"n{i}\" }}"))
+        .collect();
+    s += &format!(
+        "[[group]]\nname = \"g\"\nmode = \"{mode}\"\nflowlet_timeout_us = 100\nmembers = [{}]\n",
+        members.join(", ")
+    );
     s += "[[route]]\nprefix = \"198.18.100.0/24\"\ngroup = \"g\"\n";
     s
 }
@@ -363,7 +408,13 @@ fn cost_config(mode: &str) -> String {
 fn cost_frame(qp: u32) -> Vec<u8> {
     let l2 = L2::new(COST_DOWN_MAC, [0x02, 0, 0, 0x18, 0, 0x01]);
     let ip = Ip::v4(COST_SRC, COST_DST).dscp(26).ecn(2).ttl(255);
-    let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: qp, psn: 1, ..Bth::default() };
+    let bth = Bth {
+        opcode: OP_WRITE_MIDDLE,
+        pkey: 0xffff,
+        dest_qp: qp,
+        psn: 1,
+        ..Bth::default()
+    };
     build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0x5a; 2])
 }
 
@@ -376,30 +427,53 @@ fn apply(bpf: &mut Ebpf, text: &str) -> Result<u32> {
 }
 
 fn downlink_counters(bpf: &Ebpf) -> Result<FwdCounters> {
-    let m: PerCpuArray<&MapData, FwdCounters> = PerCpuArray::try_from(bpf.map("FWD_COUNTERS").context("FWD_COUNTERS")?)?;
+    let m: PerCpuArray<&MapData, FwdCounters> =
+        PerCpuArray::try_from(bpf.map("FWD_COUNTERS").context("FWD_COUNTERS")?)?;
     read_fwd_counters(&m, 0)
 }
 
 /// Mean ns per run over `calls` calls of `repeat` runs; checks the verdict,
 /// and for xdp_forward that every run was routed.
-fn time_prog(bpf: &Ebpf, prog: &str, frame: &[u8], ifindex: u32, repeat: u32, calls: u32) -> Result<f64> {
+fn time_prog(
+    bpf: &Ebpf,
+    prog: &str,
+    frame: &[u8],
+    ifindex: u32,
+    repeat: u32,
+    calls: u32,
+) -> Result<f64> {
     let before = downlink_counters(bpf)?.rx_routed;
     let mut total_ns = 0u128;
     for _ in 0..calls {
         let r = run_xdp(bpf, prog, frame, ifindex, repeat)?;
-        let want = if prog == "xdp_forward" { XDP_REDIRECT } else { XDP_PASS };
+        let want = if prog == "xdp_forward" {
+            XDP_REDIRECT
+        } else {
+            XDP_PASS
+        };
         if r.action != want {
-            bail!("{prog} returned {} (expected {})", action_name(r.action), action_name(want));
+            bail!(
+                "{prog} returned {} (expected {})",
+                action_name(r.action),
+                action_name(want)
+            );
         }
         if prog == "xdp_forward" && r.out.get(22).copied() != Some(255 - repeat as u8) {
-            bail!("after {repeat} runs the TTL is {:?}, expected {}", r.out.get(22), 255 - repeat);
+            bail!(
+                "after {repeat} runs the TTL is {:?}, expected {}",
+                r.out.get(22),
+                255 - repeat
+            );
         }
         total_ns += r.per_run.as_nanos() * u128::from(repeat);
     }
     if prog == "xdp_forward" {
         let routed = downlink_counters(bpf)?.rx_routed - before;
         if routed != u64::from(repeat) * u64::from(calls) {
-            bail!("{prog}: {routed} of {} runs routed", u64::from(repeat) * u64::from(calls));
+            bail!(
+                "{prog}: {routed} of {} runs routed",
+                u64::from(repeat) * u64::from(calls)
+            );
         }
     }
     Ok(total_ns as f64 / (f64::from(repeat) * f64::from(calls)))
@@ -411,9 +485,17 @@ fn time_newflow(bpf: &Ebpf, prog: &str, ifindex: u32, calls: u32, qp0: &mut u32)
     for _ in 0..calls {
         *qp0 = (*qp0 + 1) & 0x00ff_ffff;
         let r = run_xdp(bpf, prog, &cost_frame(*qp0), ifindex, 1)?;
-        let want = if prog == "xdp_forward" { XDP_REDIRECT } else { XDP_PASS };
+        let want = if prog == "xdp_forward" {
+            XDP_REDIRECT
+        } else {
+            XDP_PASS
+        };
         if r.action != want {
-            bail!("{prog} returned {} (expected {})", action_name(r.action), action_name(want));
+            bail!(
+                "{prog} returned {} (expected {})",
+                action_name(r.action),
+                action_name(want)
+            );
         }
         total += r.per_run.as_nanos();
     }
@@ -432,10 +514,27 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
     }
     let ns = Netns::create("lbcost")?;
     let _in = ns.enter()?;
-    ns.exec(&["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])?;
+    ns.exec(&[
+        "sysctl",
+        "-qw",
+        "net.ipv6.conf.all.disable_ipv6=1",
+        "net.ipv6.conf.default.disable_ipv6=1",
+    ])?;
     let quiet = ["c-q0", "c-q1"];
-    for p in std::iter::once("c-d0".to_string()).chain((0..UPLINKS).map(|i| format!("c-u{i}"))).chain(quiet.iter().map(|q| q.to_string())) {
-        ns.ip(&["link", "add", &p, "type", "veth", "peer", "name", &format!("{p}-p")])?;
+    for p in std::iter::once("c-d0".to_string())
+        .chain((0..UPLINKS).map(|i| format!("c-u{i}")))
+        .chain(quiet.iter().map(|q| q.to_string()))
+    {
+        ns.ip(&[
+            "link",
+            "add",
+            &p,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &format!("{p}-p"),
+        ])?;
         ns.ip(&["link", "set", &p, "up"])?;
         ns.ip(&["link", "set", &format!("{p}-p"), "up"])?;
     }
@@ -448,8 +547,12 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
     // kernel's timing covers only the runs either way.
     for (prog, dev) in [("xdp_forward", quiet[0]), ("xdp_bench_bare", quiet[1])] {
         let ix = dataplane_user::sys::ifindex(dev).ok_or_else(|| anyhow!("no {dev}"))?;
-        let p: &mut Xdp = bpf.program_mut(prog).ok_or_else(|| anyhow!("no program {prog}"))?.try_into()?;
-        p.attach_to_if_index(ix, XdpMode::Driver).with_context(|| format!("attaching {prog} to idle {dev}"))?;
+        let p: &mut Xdp = bpf
+            .program_mut(prog)
+            .ok_or_else(|| anyhow!("no program {prog}"))?
+            .try_into()?;
+        p.attach_to_if_index(ix, XdpMode::Driver)
+            .with_context(|| format!("attaching {prog} to idle {dev}"))?;
     }
     let frame = cost_frame(0x42);
     let mut rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -476,7 +579,9 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
             let b1 = time_newflow(&bpf, "xdp_bench_bare", ix, args.calls * 5, &mut qp)?;
             let n1 = time_newflow(&bpf, "xdp_forward", ix, args.calls * 5, &mut qp)?;
             rep.entry("bare_1run".into()).or_default().push(b1);
-            rep.entry(format!("route_{mode}_newflow")).or_default().push(n1);
+            rep.entry(format!("route_{mode}_newflow"))
+                .or_default()
+                .push(n1);
         }
         eprintln!("  round {}/{} done", round + 1, args.rounds);
     }
@@ -527,7 +632,10 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
         let what = if mode == "nexthop" {
             "route to one next hop, no group (the routing cost the modes add to)".to_string()
         } else {
-            format!("mode {mode}, {:+.1} ns over routing to one next hop (cost.route_nexthop)", v - nh)
+            format!(
+                "mode {mode}, {:+.1} ns over routing to one next hop (cost.route_nexthop)",
+                v - nh
+            )
         };
         records.push(Record {
             figure: format!("cost.route_{mode}.ns_per_pkt"),
@@ -548,15 +656,29 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
             baseline: Some("cost.bare_1run.ns_per_pkt".into()),
             ratio: (bare1 > 0.0).then(|| v / bare1),
             machine: m.into(),
-            note: Some(format!("{}; {note1}", if mode == "nexthop" { "route to one next hop, no group".to_string() } else { format!("mode {mode}") })),
+            note: Some(format!(
+                "{}; {note1}",
+                if mode == "nexthop" {
+                    "route to one next hop, no group".to_string()
+                } else {
+                    format!("mode {mode}")
+                }
+            )),
         });
     }
     println!("\n(b) per-packet cost, BPF_PROG_TEST_RUN, 64-byte RoCEv2 frame routed via a 4-member group");
-    println!("{:<40} {:>10} {:>8} {:>12}   baseline", "figure", "ns/pkt", "ratio", "vs nexthop");
+    println!(
+        "{:<40} {:>10} {:>8} {:>12}   baseline",
+        "figure", "ns/pkt", "ratio", "vs nexthop"
+    );
     let nh1 = median(&rep["route_nexthop_newflow"]);
     for r in &records {
         let extra = if r.figure.starts_with("cost.route_") && !r.figure.contains("nexthop") {
-            let base = if r.figure.contains("_newflow") { nh1 } else { nh };
+            let base = if r.figure.contains("_newflow") {
+                nh1
+            } else {
+                nh
+            };
             format!("{:+.1}", r.value - base)
         } else {
             "-".into()
@@ -565,7 +687,9 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
             "{:<40} {:>10.1} {:>8} {:>12}   {}",
             r.figure,
             r.value,
-            r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+            r.ratio
+                .map(|x| format!("{x:.2}x"))
+                .unwrap_or_else(|| "-".into()),
             extra,
             r.baseline.clone().unwrap_or_else(|| "(baseline)".into())
         );

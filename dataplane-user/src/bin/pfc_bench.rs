@@ -72,7 +72,8 @@ fn main() -> Result<()> {
     ns.add_ports(&["b0", "b1"])?;
     let mut bpf = load_object()?;
     let (_, ix) = apply_config_text(&mut bpf, CONFIG, "pfcbench")?;
-    let mut ring: RingBuf<MapData> = RingBuf::try_from(bpf.take_map("PFC_EVENTS").context("PFC_EVENTS")?)?;
+    let mut ring: RingBuf<MapData> =
+        RingBuf::try_from(bpf.take_map("PFC_EVENTS").context("PFC_EVENTS")?)?;
     let port = PfcPort::open("b0", ix[0].config.mac)?;
 
     let lat: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(Vec::new()));
@@ -85,7 +86,11 @@ fn main() -> Result<()> {
         let _ = ns_name;
         let fd = ring.as_raw_fd();
         while !stop2.load(Ordering::Relaxed) {
-            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
             // SAFETY: poll on one valid fd.
             let n = unsafe { libc::poll(&mut pfd, 1, 100) };
             if n <= 0 {
@@ -93,7 +98,8 @@ fn main() -> Result<()> {
             }
             while let Some(item) = ring.next() {
                 // SAFETY: the data plane writes PfcEvent records.
-                let ev: PfcEvent = unsafe { std::ptr::read_unaligned(item.as_ptr() as *const PfcEvent) };
+                let ev: PfcEvent =
+                    unsafe { std::ptr::read_unaligned(item.as_ptr() as *const PfcEvent) };
                 drop(item);
                 port.xoff(1 << (ev.prio & 7), ev.quanta)?;
                 let now = dataplane_user::sys::monotonic_ns();
@@ -106,21 +112,31 @@ fn main() -> Result<()> {
     let frame = {
         let l2 = L2::new([2, 0, 0, 0, 0xb, 0], [2, 0, 0, 0, 0, 1]);
         let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2);
-        let bth = Bth { opcode: OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: 0x11, psn: 7, ..Bth::default() };
+        let bth = Bth {
+            opcode: OP_WRITE_MIDDLE,
+            pkey: 0xffff,
+            dest_qp: 0x11,
+            psn: 7,
+            ..Bth::default()
+        };
         build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0; 64])
     };
     eprintln!("pfcbench: {} XOFF decisions, one per ms", args.samples);
     for i in 0..args.samples {
         {
             // the ingress PG (b0 = slot 0, TC3) in headroom, PFC state reset
-            let mut rows: Array<&mut MapData, TcRow> = Array::try_from(bpf.map_mut("TC_ROWS").context("TC_ROWS")?)?;
+            let mut rows: Array<&mut MapData, TcRow> =
+                Array::try_from(bpf.map_mut("TC_ROWS").context("TC_ROWS")?)?;
             let mut row = TcRow::ZERO;
             row.pg[0].headroom_used = 1000;
             rows.set(3, row, 0)?;
         }
         let r = run_xdp(&bpf, "xdp_forward", &frame, ix[0].ifindex, 1)?;
         if r.action != dataplane_user::testrun::XDP_REDIRECT {
-            bail!("frame not routed: {}", dataplane_user::testrun::action_name(r.action));
+            bail!(
+                "frame not routed: {}",
+                dataplane_user::testrun::action_name(r.action)
+            );
         }
         std::thread::sleep(Duration::from_millis(1));
         if i % 500 == 499 {
@@ -129,10 +145,16 @@ fn main() -> Result<()> {
     }
     std::thread::sleep(Duration::from_millis(50));
     stop.store(true, Ordering::Relaxed);
-    sender.join().map_err(|_| anyhow::anyhow!("sender thread panicked"))??;
+    sender
+        .join()
+        .map_err(|_| anyhow::anyhow!("sender thread panicked"))??;
     let lat = lat.lock().unwrap().clone();
     if lat.len() < args.samples * 9 / 10 {
-        bail!("only {} of {} PFC decisions reached the wire", lat.len(), args.samples);
+        bail!(
+            "only {} of {} PFC decisions reached the wire",
+            lat.len(),
+            args.samples
+        );
     }
     let p50 = percentile(&lat, 50.0).unwrap_or(0) as f64 / 1000.0;
     let p99 = percentile(&lat, 99.0).unwrap_or(0) as f64 / 1000.0;
@@ -143,8 +165,24 @@ fn main() -> Result<()> {
         lat.len()
     );
     let records = vec![
-        Record { figure: "pfc.emit_latency_p50_us".into(), value: p50, unit: "us".into(), baseline: None, ratio: None, machine: m.clone(), note: Some(note.clone()) },
-        Record { figure: "pfc.emit_latency_p99_us".into(), value: p99, unit: "us".into(), baseline: None, ratio: None, machine: m.clone(), note: Some(note) },
+        Record {
+            figure: "pfc.emit_latency_p50_us".into(),
+            value: p50,
+            unit: "us".into(),
+            baseline: None,
+            ratio: None,
+            machine: m.clone(),
+            note: Some(note.clone()),
+        },
+        Record {
+            figure: "pfc.emit_latency_p99_us".into(),
+            value: p99,
+            unit: "us".into(),
+            baseline: None,
+            ratio: None,
+            machine: m.clone(),
+            note: Some(note),
+        },
     ];
     println!("PFC decision-to-wire latency over {} frames: p50 {p50:.1} us, p99 {p99:.1} us, max {max:.1} us", lat.len());
     println!("machine: {m}");

@@ -24,30 +24,68 @@ pub fn v6(dscp: u8) -> Ip {
 }
 
 pub fn write_first(qp: u32, psn: u32) -> Bth {
-    Bth { opcode: bth::OP_WRITE_FIRST, pkey: 0xffff, dest_qp: qp, psn, ack_req: false, ..Bth::default() }
+    Bth {
+        opcode: bth::OP_WRITE_FIRST,
+        pkey: 0xffff,
+        dest_qp: qp,
+        psn,
+        ack_req: false,
+        ..Bth::default()
+    }
 }
 
 pub fn write_middle(qp: u32, psn: u32) -> Bth {
-    Bth { opcode: bth::OP_WRITE_MIDDLE, pkey: 0xffff, dest_qp: qp, psn, ..Bth::default() }
+    Bth {
+        opcode: bth::OP_WRITE_MIDDLE,
+        pkey: 0xffff,
+        dest_qp: qp,
+        psn,
+        ..Bth::default()
+    }
 }
 
-pub const RETH: Reth = Reth { va: 0x7f00_0000_1000, rkey: 0x1234, len: 4096 };
+pub const RETH: Reth = Reth {
+    va: 0x7f00_0000_1000,
+    rkey: 0x1234,
+    len: 4096,
+};
 
 /// A RoCEv2 RDMA WRITE first packet over IPv4 with `payload` bytes.
 pub fn roce4(l2: &L2, dscp: u8, qp: u32, payload: usize) -> Vec<u8> {
-    build::rocev2_frame(l2, &v4(dscp), 49152, &write_first(qp, 100), Some(RETH), &vec![0xab; payload])
+    build::rocev2_frame(
+        l2,
+        &v4(dscp),
+        49152,
+        &write_first(qp, 100),
+        Some(RETH),
+        &vec![0xab; payload],
+    )
 }
 
 /// A RoCEv2 RDMA WRITE middle packet over IPv6.
 pub fn roce6(l2: &L2, dscp: u8, qp: u32, payload: usize) -> Vec<u8> {
-    build::rocev2_frame(l2, &v6(dscp), 49153, &write_middle(qp, 101), None, &vec![0xcd; payload])
+    build::rocev2_frame(
+        l2,
+        &v6(dscp),
+        49153,
+        &write_middle(qp, 101),
+        None,
+        &vec![0xcd; payload],
+    )
 }
 
 /// A RoCEv2 frame of exactly `total` bytes (WRITE middle, IPv4).
 pub fn roce4_sized(total: usize) -> Vec<u8> {
     // 14 eth + 20 ip + 8 udp + 12 bth + 4 icrc = 58 bytes of headers
     let payload = total.saturating_sub(58);
-    let f = build::rocev2_frame(&l2(), &v4(26), 49152, &write_middle(0x11, 7), None, &vec![0x5a; payload]);
+    let f = build::rocev2_frame(
+        &l2(),
+        &v4(26),
+        49152,
+        &write_middle(0x11, 7),
+        None,
+        &vec![0x5a; payload],
+    );
     assert_eq!(f.len(), total.max(60));
     f
 }
@@ -74,10 +112,16 @@ pub fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) -> std::io::Result
 
 /// `dataplane stats --json` of a running instance (panics with its error).
 pub fn stats(ns: &str, instance: &str) -> serde_json::Value {
-    testbed::controller::stats_json(std::path::Path::new(env!("CARGO_BIN_EXE_dataplane")), ns, instance).expect("dataplane stats")
+    testbed::controller::stats_json(
+        std::path::Path::new(env!("CARGO_BIN_EXE_dataplane")),
+        ns,
+        instance,
+    )
+    .expect("dataplane stats")
 }
 
 /// A port's counter in a stats snapshot (panics naming what is missing).
 pub fn counter(s: &serde_json::Value, port: &str, name: &str) -> u64 {
-    testbed::controller::port_counter(s, port, name).unwrap_or_else(|| panic!("no counter {name} on port {port} in stats: {s}"))
+    testbed::controller::port_counter(s, port, name)
+        .unwrap_or_else(|| panic!("no counter {name} on port {port} in stats: {s}"))
 }

@@ -1,0 +1,210 @@
+//! `dataplane-fabric`: builds a leaf-spine (or star) fabric of network
+//! namespaces with one `dataplane` controller per switch and RoCEv2 host
+//! emulators, runs a traffic scenario, prints the report, writes JSON and
+//! plots, and tears everything down (also on error and Ctrl-C).
+//!
+//! ```text
+//! dataplane-fabric --scenario all-reduce
+//! dataplane-fabric --scenario incast --receiver h0 --pfc off
+//! dataplane-fabric --scenario elephants --compare-modes hash,flowlet,bandwidth
+//! ```
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use clap::{Parser, ValueEnum};
+use dataplane_user::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
+use testbed::fabric::{install_interrupt_handler, Fabric};
+use testbed::scenario::{RunOpts, Scenario};
+use testbed::topo::{Shape, Topology};
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum Kind {
+    Incast,
+    AllReduce,
+    Permutation,
+    Elephants,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Run a RoCEv2 traffic scenario on a namespace leaf-spine fabric of dataplane switches"
+)]
+struct Args {
+    /// The controller binary.
+    #[arg(long, default_value = "target/release/dataplane")]
+    dataplane: PathBuf,
+    #[arg(long, value_enum, default_value = "all-reduce")]
+    scenario: Kind,
+    #[arg(long, default_value_t = 2)]
+    spines: usize,
+    #[arg(long, default_value_t = 2)]
+    leaves: usize,
+    #[arg(long, default_value_t = 4)]
+    hosts_per_leaf: usize,
+    /// A star of N hosts around one switch instead of a leaf-spine.
+    #[arg(long)]
+    star: Option<usize>,
+    /// Host link speed, Mb/s.
+    #[arg(long, default_value_t = 20)]
+    host_mbps: u32,
+    /// Leaf-spine link speed, Mb/s.
+    #[arg(long, default_value_t = 40)]
+    uplink_mbps: u32,
+    /// Load balancing of the leaves' uplinks: hash, flowlet, bandwidth, spray.
+    #[arg(long, default_value = "flowlet")]
+    lb_mode: String,
+    /// Run the scenario once per mode (e.g. hash,flowlet,bandwidth),
+    /// reloading the leaves' configs in between.
+    #[arg(long, value_delimiter = ',')]
+    compare_modes: Vec<String>,
+    #[arg(long, default_value_t = 500)]
+    flowlet_timeout_us: u32,
+    #[arg(long, value_enum, default_value = "on")]
+    pfc: OnOff,
+    #[arg(long, value_enum, default_value = "on")]
+    ecn: OnOff,
+    /// DCQCN at the hosts (reaction point); off, CNPs are counted only.
+    #[arg(long, value_enum, default_value = "on")]
+    dcqcn: OnOff,
+    /// WRED/ECN Kmin and Kmax (bytes), marking probability at Kmax (%).
+    #[arg(long, default_value_t = 8000)]
+    kmin: u32,
+    #[arg(long, default_value_t = 64000)]
+    kmax: u32,
+    #[arg(long, default_value_t = 20)]
+    pmax: u32,
+    /// Bytes each sender writes (incast, permutation, elephants) or each
+    /// host contributes (all-reduce).
+    #[arg(long, default_value_t = 1 << 20)]
+    bytes: u64,
+    /// Incast receiver.
+    #[arg(long, default_value = "h0")]
+    receiver: String,
+    /// Incast senders (default: every other host).
+    #[arg(long, value_delimiter = ',')]
+    senders: Vec<String>,
+    /// Hash seed of every switch; default: for elephants, the seed under
+    /// which hash mode collides (see the README), else 1.
+    #[arg(long)]
+    hash_seed: Option<u32>,
+    /// Give up after this many seconds (reported as incomplete).
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Where the report and plots go.
+    #[arg(long, default_value = "target/fabric")]
+    out: PathBuf,
+}
+
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main() -> Result<()> {
+    let a = Args::parse();
+    install_interrupt_handler();
+    let shape = match a.star {
+        Some(h) => Shape::Star { hosts: h },
+        None => Shape::LeafSpine {
+            spines: a.spines,
+            leaves: a.leaves,
+            hosts_per_leaf: a.hosts_per_leaf,
+        },
+    };
+    let mut topo = Topology {
+        shape,
+        host_mbps: a.host_mbps,
+        uplink_mbps: a.uplink_mbps,
+        lb_mode: a.lb_mode.clone(),
+        flowlet_timeout_us: a.flowlet_timeout_us,
+        pfc: a.pfc == OnOff::On,
+        ecn: a.ecn == OnOff::On,
+        kmin: a.kmin,
+        kmax: a.kmax,
+        pmax: a.pmax,
+        ..Topology::default()
+    };
+    let sc = match a.scenario {
+        Kind::Incast => Scenario::Incast {
+            receiver: a.receiver.clone(),
+            senders: (!a.senders.is_empty()).then(|| a.senders.clone()),
+            bytes: a.bytes,
+        },
+        Kind::AllReduce => Scenario::AllReduce { bytes: a.bytes },
+        Kind::Permutation => Scenario::Permutation { bytes: a.bytes },
+        Kind::Elephants => Scenario::Elephants { bytes: a.bytes },
+    };
+    // everything that can be refused is refused before anything is built
+    check_configs(&topo)?;
+    sc.plans(&topo)?;
+    for m in &a.compare_modes {
+        check_configs(&Topology {
+            lb_mode: m.clone(),
+            ..topo.clone()
+        })?;
+    }
+    topo.hash_seed = match a.hash_seed {
+        Some(s) => s,
+        None if matches!(sc, Scenario::Elephants { .. }) => {
+            let (seed, placement) = polarising_seed(&topo, &sc)?;
+            println!(
+                "hash seed {seed}: hash mode places the flows per leaf uplink as {placement:?}"
+            );
+            seed
+        }
+        None => 1,
+    };
+    let (s, l, h) = topo.dims();
+    println!("building the fabric: {s} spine(s), {l} leaf/leaves, {h} host(s) per leaf; hosts {} Mb/s, uplinks {} Mb/s", topo.host_mbps, topo.uplink_mbps);
+    let mut fabric = Fabric::build(topo, &a.dataplane, "fab")?;
+    let opts = RunOpts {
+        timeout: Duration::from_secs_f64(a.timeout),
+        dcqcn: a.dcqcn == OnOff::On,
+        ..RunOpts::default()
+    };
+    let modes = if a.compare_modes.is_empty() {
+        vec![a.lb_mode.clone()]
+    } else {
+        a.compare_modes.clone()
+    };
+    let mut results = Vec::new();
+    for m in &modes {
+        if fabric.topo.lb_mode != *m {
+            fabric.topo.lb_mode = m.clone();
+            fabric.reload()?;
+            println!("leaves reloaded: lb mode {m}");
+        }
+        let stem = format!("{}_{m}", sc.name());
+        results.push(run_scenario(&fabric, &sc, &opts, &a.out, &stem)?);
+    }
+    drop(fabric);
+    println!("torn down: controllers stopped, data planes detached, namespaces removed");
+    if results.len() > 1 {
+        let refs: Vec<_> = results.iter().collect();
+        if let Some(svg) = lb_modes_svg(&format!("{}: uplink shares per LB mode", sc.name()), &refs)
+        {
+            let p = a.out.join(format!("{}_lb_modes.svg", sc.name()));
+            std::fs::write(&p, svg)?;
+            println!("plot: {}", p.display());
+        }
+    }
+    let report =
+        serde_json::json!({ "runs": results.iter().map(|r| r.to_json()).collect::<Vec<_>>() });
+    let p = a.out.join("report.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&report)?)?;
+    println!("report: {}", p.display());
+    if results.iter().any(|r| !r.complete) {
+        bail!("a run did not complete within --timeout {} s", a.timeout);
+    }
+    Ok(())
+}

@@ -1,0 +1,396 @@
+//! Builds a [`Topology`] on this machine: one namespace per switch and per
+//! host, veth links, host addresses, one `dataplane` controller per switch
+//! with the config [`Topology::switch_config`] generates; and samples the
+//! switches' buffer model while scenarios run.
+//!
+//! Teardown: the controllers are [`Controller`] guards (SIGTERM, then
+//! `dataplane down`) and the namespaces [`Netns`] guards, dropped in that
+//! order on success, error and panic. Ctrl-C: the binaries install
+//! [`install_interrupt_handler`], the runners check [`interrupted`] and
+//! return an error, so the same destructors run; a run killed outright
+//! leaves namespaces that the next [`Fabric::build`] removes (their
+//! creator's pid is gone), and its controllers stop with it
+//! (PR_SET_PDEATHSIG).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use dataplane_common::buffer::TcRow;
+use dataplane_common::lossless::EgressQueue;
+
+use crate::controller::{stats_json, Controller};
+use crate::netns::{cleanup_stale, veth, Netns};
+use crate::pins::PinnedArray;
+use crate::topo::{ipv4_str, ipv6_str, mac_str, SwitchNode, Topology, ROCE_TC};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: i32) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// SIGINT and SIGTERM set a flag instead of killing the process, so every
+/// guard's destructor runs (runners poll [`interrupted`]).
+pub fn install_interrupt_handler() {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_interrupt as *const () as usize);
+        libc::signal(libc::SIGTERM, on_interrupt as *const () as usize);
+    }
+}
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Fails once Ctrl-C was pressed.
+pub fn check_interrupt() -> Result<()> {
+    if interrupted() {
+        bail!("interrupted: tearing the fabric down");
+    }
+    Ok(())
+}
+
+/// Fails unless running as root (namespaces, XDP).
+pub fn require_root() -> Result<()> {
+    // SAFETY: no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        bail!("not root: building a fabric creates network namespaces and loads eBPF programs; run as root (sudo)");
+    }
+    Ok(())
+}
+
+/// A running switch.
+pub struct SwitchRun {
+    pub node: SwitchNode,
+    pub instance: String,
+    /// (port name, port id) as the data plane numbers them.
+    pub ports: Vec<(String, u16)>,
+}
+
+/// A fabric that exists while this value lives.
+pub struct Fabric {
+    pub topo: Topology,
+    // Field order is drop order: controllers detach before their
+    // namespaces go.
+    controllers: Vec<Controller>,
+    pub switches: Vec<SwitchRun>,
+    switch_ns: Vec<Netns>,
+    host_ns: Vec<Netns>,
+    bin: PathBuf,
+    tag: String,
+}
+
+impl Fabric {
+    /// Checks everything that can be checked first (root, topology, the
+    /// controller binary), then builds. `tag` keeps namespace names apart
+    /// (`dpt-<tag><node>-<pid>`); it must be short.
+    pub fn build(topo: Topology, bin: &Path, tag: &str) -> Result<Fabric> {
+        topo.check()?;
+        require_root()?;
+        let bin = bin
+            .canonicalize()
+            .with_context(|| format!("the dataplane controller binary {}", bin.display()))?;
+        if tag.len() > 12 || !tag.chars().all(|c| c.is_ascii_alphanumeric()) {
+            bail!("tag {tag:?}: expected up to 12 letters or digits");
+        }
+        cleanup_stale();
+        let switches = topo.switches();
+        let hosts = topo.hosts();
+        let mut switch_ns = Vec::new();
+        for s in &switches {
+            let ns = Netns::create(&format!("{tag}{}", s.name))?;
+            // the switch's kernel stays quiet: no IPv6 autoconfiguration,
+            // router solicitations or MLD reports on its ports
+            ns.exec(&[
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+            ])?;
+            switch_ns.push(ns);
+        }
+        let mut host_ns = Vec::new();
+        for h in &hosts {
+            let ns = Netns::create(&format!("{tag}{}", h.name))?;
+            ns.exec(&[
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.default.accept_ra=0",
+                "net.ipv6.conf.default.router_solicitations=0",
+            ])?;
+            host_ns.push(ns);
+        }
+        let ns_of = |node: &str| -> &Netns {
+            if let Some(i) = switches.iter().position(|s| s.name == node) {
+                &switch_ns[i]
+            } else {
+                &host_ns[hosts
+                    .iter()
+                    .position(|h| h.name == node)
+                    .expect("a node of the topology")]
+            }
+        };
+        for l in topo.links() {
+            veth(
+                ns_of(&l.a_node),
+                &l.a_if,
+                &mac_str(l.a_mac),
+                ns_of(&l.b_node),
+                &l.b_if,
+                &mac_str(l.b_mac),
+            )?;
+        }
+        for (h, ns) in hosts.iter().zip(&host_ns) {
+            ns.ip(&[
+                "addr",
+                "add",
+                &format!("{}/24", ipv4_str(h.ipv4)),
+                "dev",
+                "eth0",
+            ])?;
+            ns.ip(&[
+                "-6",
+                "addr",
+                "add",
+                &format!("{}/64", ipv6_str(h.ipv6)),
+                "dev",
+                "eth0",
+                "nodad",
+            ])?;
+        }
+        let mut fabric = Fabric {
+            topo: topo.clone(),
+            controllers: Vec::new(),
+            switches: Vec::new(),
+            switch_ns,
+            host_ns,
+            bin: bin.clone(),
+            tag: tag.into(),
+        };
+        for (i, s) in switches.iter().enumerate() {
+            check_interrupt()?;
+            let instance = fabric.instance(s);
+            let text = topo.switch_config(s, &instance);
+            let ctl = Controller::start(&bin, &fabric.switch_ns[i], &instance, &text, &s.name)?;
+            fabric.controllers.push(ctl);
+            let st = stats_json(&bin, &fabric.switch_ns[i].name, &instance)?;
+            let ports = st["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    (
+                        p["name"].as_str().unwrap_or("").to_string(),
+                        p["port_id"].as_u64().unwrap_or(0) as u16,
+                    )
+                })
+                .collect();
+            fabric.switches.push(SwitchRun {
+                node: s.clone(),
+                instance,
+                ports,
+            });
+        }
+        Ok(fabric)
+    }
+
+    fn instance(&self, s: &SwitchNode) -> String {
+        format!("{}{}-{}", self.tag, s.name, std::process::id())
+    }
+
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// The namespace of host `i` (in [`Topology::hosts`] order).
+    pub fn host_ns(&self, i: usize) -> &Netns {
+        &self.host_ns[i]
+    }
+
+    pub fn switch_ns(&self, i: usize) -> &Netns {
+        &self.switch_ns[i]
+    }
+
+    /// `stats --json` of every switch, in [`Topology::switches`] order.
+    pub fn stats(&self) -> Result<Vec<serde_json::Value>> {
+        self.switches
+            .iter()
+            .zip(&self.switch_ns)
+            .map(|(s, ns)| stats_json(&self.bin, &ns.name, &s.instance))
+            .collect()
+    }
+
+    /// Per switch, then per host, per interface: frames the kernel dropped on transmit
+    /// (`ip -s link` tx_dropped): on a veth, XDP_REDIRECT frames the peer's
+    /// ring had no room for, which the data plane's counters cannot see.
+    pub fn tx_dropped(&self) -> Result<Vec<Vec<(String, u64)>>> {
+        let mut out = Vec::new();
+        for ns in self.switch_ns.iter().chain(&self.host_ns) {
+            let text = ns.exec(&["ip", "-s", "-j", "link"])?;
+            let v: serde_json::Value =
+                serde_json::from_str(&text).context("parsing ip -s -j link")?;
+            out.push(
+                v.as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|l| {
+                        (
+                            format!("{}:{}", ns.name, l["ifname"].as_str().unwrap_or("")),
+                            l["stats64"]["tx"]["dropped"].as_u64().unwrap_or(0)
+                                + l["stats64"]["rx"]["dropped"].as_u64().unwrap_or(0),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        Ok(out)
+    }
+
+    /// Regenerates every switch's config from `self.topo` (after a change
+    /// such as the LB mode or the flowlet timeout) and applies it with
+    /// `dataplane reload`: only changed entries are written, no frame path
+    /// is interrupted.
+    pub fn reload(&mut self) -> Result<()> {
+        self.topo.check()?;
+        for (i, s) in self.switches.iter().enumerate() {
+            let text = self.topo.switch_config(&s.node, &s.instance);
+            let path = std::env::temp_dir().join(format!("{}-reload.toml", s.instance));
+            std::fs::write(&path, &text)?;
+            let out = std::process::Command::new(&self.bin)
+                .args(["--netns", &self.switch_ns[i].name, "reload", "-c"])
+                .arg(&path)
+                .output()
+                .context("running dataplane reload")?;
+            if !out.status.success() {
+                bail!(
+                    "dataplane reload on {}: {}",
+                    s.node.name,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            let line =
+                self.controllers[i].wait_for("reload:", Duration::from_secs(10), &s.node.name);
+            let _ = std::fs::remove_file(&path);
+            match line {
+                Some(l) if l.contains("applied") => {}
+                Some(l) => bail!("{}: {l}", s.node.name),
+                None => bail!(
+                    "{}: the controller did not answer the reload within 10 s",
+                    s.node.name
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts sampling every switch port's RoCE queue, ingress PG and PFC
+    /// state every `period`.
+    pub fn sampler(&self, period: Duration) -> Result<Sampler> {
+        let mut maps = Vec::new();
+        for s in &self.switches {
+            let q = PinnedArray::open(&s.instance, "QUEUES")?;
+            let r = PinnedArray::open(&s.instance, "TC_ROWS")?;
+            maps.push((q, r, s.ports.clone()));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let st = stop.clone();
+        let t0 = Instant::now();
+        let handle = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let model = dataplane_common::lossless::MODEL_PORTS as u16;
+            while !st.load(Ordering::Relaxed) {
+                let ms = t0.elapsed().as_secs_f64() * 1e3;
+                let now = monotonic_ns();
+                let mut ports = Vec::new();
+                for (q, r, names) in &maps {
+                    let row: Option<TcRow> = r.get(u32::from(ROCE_TC)).ok();
+                    let mut v = Vec::new();
+                    for (_, id) in names {
+                        let slot = id & (model - 1);
+                        let qu: Option<EgressQueue> =
+                            q.get(u32::from(slot) * 8 + u32::from(ROCE_TC)).ok();
+                        let (pg, xoff) = row
+                            .map(|r| {
+                                (
+                                    r.pg[slot as usize].shared_used
+                                        + r.pg[slot as usize].headroom_used,
+                                    r.pfc[slot as usize].xoff != 0,
+                                )
+                            })
+                            .unwrap_or((0, false));
+                        v.push(PortSample {
+                            queue: qu.map(|x| x.bytes).unwrap_or(0),
+                            paused: qu.map(|x| x.paused_until_ns > now).unwrap_or(false),
+                            pg,
+                            xoff,
+                        });
+                    }
+                    ports.push(v);
+                }
+                out.push((ms, ports));
+                std::thread::sleep(period);
+            }
+            out
+        });
+        Ok(Sampler {
+            stop,
+            handle: Some(handle),
+            t0,
+        })
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime into a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One switch port's state at one sample.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortSample {
+    /// Bytes in its RoCE egress queue.
+    pub queue: u32,
+    /// The egress queue is paused by a PFC frame its peer sent.
+    pub paused: bool,
+    /// Bytes its RoCE ingress PG holds (shared + headroom).
+    pub pg: u32,
+    /// This switch is pausing the peer on this port (sent XOFF).
+    pub xoff: bool,
+}
+
+/// (ms since the sampler started, per switch, per port).
+pub type Samples = Vec<(f64, Vec<Vec<PortSample>>)>;
+
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<Samples>>,
+    pub t0: Instant,
+}
+
+impl Sampler {
+    pub fn finish(mut self) -> Samples {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

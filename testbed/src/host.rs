@@ -1,0 +1,1036 @@
+//! The RoCEv2 host emulator: one per fabric host, in that host's namespace,
+//! reacting the way an RDMA NIC does.
+//!
+//! * **Sender (requester)**: reliable-connected queue pairs sending RDMA
+//!   WRITE messages (FIRST with RETH, MIDDLE, LAST, or ONLY), PSNs
+//!   increasing per QP, a valid ICRC, DSCP [`ROCE_DSCP`], ECT(0), paced
+//!   at the host's line rate and at each QP's DCQCN rate. Go-back-N: a NAK
+//!   (PSN sequence error) or a retransmission timeout rewinds to the first
+//!   unacknowledged PSN, as RoCE NICs do, so every lost frame costs a
+//!   window of retransmissions.
+//! * **Receiver (responder / notification point)**: accepts only the
+//!   expected PSN; an ACK (AETH syndrome 0x1f) every [`HostCfg::ack_every`]
+//!   packets and at each message's end; one NAK per gap (syndrome 0x60,
+//!   PSN sequence error) and counts the gap; a CNP to the sender's QP for
+//!   CE-marked frames, at most one per QP per `cnp_interval_ns`
+//!   ([`dataplane_common::dcqcn::np_on_packet`]).
+//! * **Reaction point**: DCQCN per QP from the pure functions of
+//!   [`dataplane_common::dcqcn`] (cut on CNP with alpha, fast recovery,
+//!   additive and hyper increase), with parameters
+//!   [`DcqcnParams::scaled`] to the host's line rate.
+//! * **Its link**: received frames are handed to the receiver at the
+//!   host's line rate (serialisation delay, FIFO): the switches' buffer
+//!   model queues and marks but XDP forwards at once, so without this a
+//!   receiver would get more than its line rate whenever the model admits
+//!   more. MAC control frames (PFC) are acted on at once.
+//! * **PFC**: an 802.1Qbb frame for priority [`ROCE_TC`] stops data for
+//!   `quanta x 512` bit times at the line rate (reloaded by each frame) or
+//!   until a time of 0; a PAUSE stops it too. ACKs, NAKs and CNPs are not
+//!   held (they are a few bytes; a NIC sends them on their own queue).
+//!
+//! Both ends of a connection use the same QP number (a scenario gives each
+//! connection its own), so a CNP, ACK or NAK names the sender's QP.
+//! Messages can be gated: message `k` of a send QP starts only once `k`
+//! messages have arrived on another QP (a ring all-reduce step sends what
+//! the previous step received).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use dataplane_common::build::{self, Ip, Reth, L2};
+use dataplane_common::dcqcn::{
+    np_on_packet, rp_on_cnp, rp_on_sent, rp_rate, rp_tick, DcqcnParams, NpState, Pacer, RpState,
+};
+use dataplane_common::wire::bth::{self, Bth};
+use dataplane_common::wire::macctl::{quanta_to_nanos, OPCODE_PAUSE, OPCODE_PFC};
+
+use crate::rocehost::{mac_control, RawSock};
+use crate::topo::{CNP_DSCP, ROCE_DSCP, ROCE_TC};
+
+/// AETH syndrome of an ACK with no credit count (0b000_11111).
+pub const AETH_ACK: u8 = 0x1f;
+/// AETH syndrome of a NAK, PSN sequence error (0b011_00000).
+pub const AETH_NAK_SEQ: u8 = 0x60;
+/// Largest PSN the emulator uses (PSNs are 24 bits; a run stays below).
+pub const PSN_MASK: u32 = 0x00ff_ffff;
+
+/// How one host behaves.
+#[derive(Clone, Debug)]
+pub struct HostCfg {
+    pub name: String,
+    pub ifname: String,
+    pub mac: [u8; 6],
+    pub gw_mac: [u8; 6],
+    pub ip: [u8; 4],
+    /// Line rate, bit/s (frame bytes without preamble and FCS, as the
+    /// switch's buffer model counts them).
+    pub line_bps: u64,
+    /// RDMA payload bytes per full packet.
+    pub mtu_payload: usize,
+    pub honour_pfc: bool,
+    /// DCQCN reaction point on; off, CNPs are counted and ignored.
+    pub dcqcn: bool,
+    pub params: DcqcnParams,
+    pub ack_every: u32,
+    /// Packets a QP may have unacknowledged.
+    pub window: u32,
+    /// Retransmission timeout (no ACK progress with packets outstanding).
+    /// Default 300 ms: longer than a full switch buffer takes to drain at
+    /// the fabric's scaled-down speeds (a 256 KB pool at 20 Mb/s is 105 ms),
+    /// as a NIC's local ACK timeout is longer than its fabric's queueing.
+    pub rto_ns: u64,
+    /// The responder ACKs what it holds unacknowledged after this idle time.
+    pub ack_delay_ns: u64,
+}
+
+impl HostCfg {
+    pub fn new(name: &str, mac: [u8; 6], gw_mac: [u8; 6], ip: [u8; 4], line_bps: u64) -> HostCfg {
+        HostCfg {
+            name: name.into(),
+            ifname: "eth0".into(),
+            mac,
+            gw_mac,
+            ip,
+            line_bps,
+            mtu_payload: 1024,
+            honour_pfc: true,
+            dcqcn: true,
+            params: DcqcnParams::scaled(line_bps),
+            ack_every: 8,
+            window: 64,
+            rto_ns: 300_000_000,
+            ack_delay_ns: 1_000_000,
+        }
+    }
+}
+
+/// A send queue pair: `messages` WRITEs of the given sizes to `dst_ip`.
+#[derive(Clone, Debug)]
+pub struct SendJob {
+    pub qp: u32,
+    pub dst_ip: [u8; 4],
+    pub udp_sport: u16,
+    pub messages: Vec<u64>,
+    /// Message `k` starts only after `k` messages arrived on this QP.
+    pub gate_qp: Option<u32>,
+}
+
+/// A receive queue pair expecting `messages` messages.
+#[derive(Clone, Debug)]
+pub struct RecvJob {
+    pub qp: u32,
+    pub messages: u64,
+}
+
+/// Everything a host does in a scenario.
+#[derive(Clone, Debug, Default)]
+pub struct HostPlan {
+    pub sends: Vec<SendJob>,
+    pub recvs: Vec<RecvJob>,
+}
+
+impl HostPlan {
+    pub fn send_bytes(&self) -> u64 {
+        self.sends.iter().flat_map(|s| s.messages.iter()).sum()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Transport state machines (pure; unit-tested below)
+// ---------------------------------------------------------------------------
+
+/// Requester side of one RC QP: which PSN to send next, go-back-N.
+#[derive(Clone, Debug)]
+pub struct SendQp {
+    /// Packets per message (prefix sums give each message's first PSN).
+    pub starts: Vec<u32>,
+    pub total: u32,
+    /// Next PSN to send.
+    pub next: u32,
+    /// Oldest unacknowledged PSN.
+    pub una: u32,
+    /// Time of the last ACK progress (or the first send).
+    pub last_progress_ns: u64,
+    pub retransmitted: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+}
+
+/// Where a PSN sits in its message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PktPos {
+    pub msg: usize,
+    pub first: bool,
+    pub last: bool,
+    /// Payload bytes of this packet.
+    pub len: usize,
+}
+
+impl SendQp {
+    pub fn new(messages: &[u64], mtu: usize) -> SendQp {
+        let mut starts = Vec::with_capacity(messages.len() + 1);
+        let mut psn = 0u32;
+        for &m in messages {
+            starts.push(psn);
+            psn += m.div_ceil(mtu as u64).max(1) as u32;
+        }
+        starts.push(psn);
+        SendQp {
+            starts,
+            total: psn,
+            next: 0,
+            una: 0,
+            last_progress_ns: 0,
+            retransmitted: 0,
+            naks: 0,
+            timeouts: 0,
+        }
+    }
+
+    /// The message and position of `psn`.
+    pub fn pos(&self, psn: u32, messages: &[u64], mtu: usize) -> PktPos {
+        let msg = self.starts.partition_point(|&s| s <= psn) - 1;
+        let first = psn == self.starts[msg];
+        let last = psn + 1 == self.starts[msg + 1];
+        let off = u64::from(psn - self.starts[msg]) * mtu as u64;
+        let len = (messages[msg] - off.min(messages[msg])).min(mtu as u64) as usize;
+        PktPos {
+            msg,
+            first,
+            last,
+            len,
+        }
+    }
+
+    pub fn done(&self) -> bool {
+        self.una >= self.total
+    }
+
+    /// May send `next` now: data left, inside the window, and its message's
+    /// gate open (`gate_done` messages arrived on the gate QP).
+    pub fn can_send(&self, window: u32, gate_done: Option<u64>) -> bool {
+        if self.next >= self.total || self.next - self.una >= window {
+            return false;
+        }
+        match gate_done {
+            None => true,
+            Some(done) => {
+                let msg = self.starts.partition_point(|&s| s <= self.next) - 1;
+                msg as u64 <= done
+            }
+        }
+    }
+
+    /// `next` was sent.
+    pub fn on_sent(&mut self, now_ns: u64, highest_sent: &mut u32) {
+        if self.next < *highest_sent {
+            self.retransmitted += 1;
+        }
+        if self.una == self.next {
+            self.last_progress_ns = now_ns;
+        }
+        self.next += 1;
+        *highest_sent = (*highest_sent).max(self.next);
+    }
+
+    /// Cumulative ACK of everything up to and including `psn`.
+    pub fn on_ack(&mut self, psn: u32, now_ns: u64) {
+        if psn + 1 > self.una && psn < self.total {
+            self.una = psn + 1;
+            self.last_progress_ns = now_ns;
+            if self.next < self.una {
+                self.next = self.una;
+            }
+        }
+    }
+
+    /// NAK: everything before `psn` arrived, resend from `psn`.
+    pub fn on_nak(&mut self, psn: u32, now_ns: u64) {
+        self.naks += 1;
+        if psn > 0 {
+            self.on_ack(psn - 1, now_ns);
+        }
+        if psn >= self.una && psn <= self.total {
+            self.next = psn;
+        }
+    }
+
+    /// Rewinds to `una` when nothing was acknowledged for `rto_ns`.
+    pub fn check_timeout(&mut self, now_ns: u64, rto_ns: u64) -> bool {
+        if self.una < self.next && now_ns.saturating_sub(self.last_progress_ns) > rto_ns {
+            self.timeouts += 1;
+            self.next = self.una;
+            self.last_progress_ns = now_ns;
+            return true;
+        }
+        false
+    }
+}
+
+/// Responder side of one RC QP.
+#[derive(Clone, Debug, Default)]
+pub struct RecvQp {
+    pub expected: u32,
+    pub messages: u64,
+    pub bytes: u64,
+    pub since_ack: u32,
+    pub nak_pending: bool,
+    /// Gaps seen (a later PSN than expected; each is one loss event).
+    pub gaps: u64,
+    pub duplicates: u64,
+    /// When the last in-order packet arrived, and from where (source IP,
+    /// UDP source port): the delayed ACK goes there.
+    pub last_rx_ns: u64,
+    pub peer: Option<([u8; 4], u16)>,
+}
+
+/// What the responder answers to a data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxAction {
+    /// In order; ACK this PSN when `Some`.
+    Accept { ack: Option<u32> },
+    /// Already received: re-ACK the last in-order PSN.
+    Duplicate { ack: u32 },
+    /// A gap: NAK the expected PSN (once per gap), drop the packet.
+    OutOfOrder { nak: Option<u32> },
+}
+
+impl RecvQp {
+    /// An ACK for the packets received since the last one, when none came
+    /// for `delay_ns` (a responder's ACK coalescing timer): without it a
+    /// requester paused mid-window would time out and resend what arrived.
+    pub fn delayed_ack(&mut self, now_ns: u64, delay_ns: u64) -> Option<u32> {
+        if self.since_ack > 0 && now_ns.saturating_sub(self.last_rx_ns) >= delay_ns {
+            self.since_ack = 0;
+            return Some(self.expected.wrapping_sub(1) & PSN_MASK);
+        }
+        None
+    }
+
+    pub fn on_data(&mut self, psn: u32, last: bool, payload: u64, ack_every: u32) -> RxAction {
+        use std::cmp::Ordering::*;
+        match psn.cmp(&self.expected) {
+            Equal => {
+                self.expected += 1;
+                self.bytes += payload;
+                self.nak_pending = false;
+                self.since_ack += 1;
+                if last {
+                    self.messages += 1;
+                }
+                if last || self.since_ack >= ack_every {
+                    self.since_ack = 0;
+                    RxAction::Accept { ack: Some(psn) }
+                } else {
+                    RxAction::Accept { ack: None }
+                }
+            }
+            Less => {
+                self.duplicates += 1;
+                RxAction::Duplicate {
+                    ack: self.expected.wrapping_sub(1) & PSN_MASK,
+                }
+            }
+            Greater => {
+                if self.nak_pending {
+                    RxAction::OutOfOrder { nak: None }
+                } else {
+                    self.nak_pending = true;
+                    self.gaps += 1;
+                    RxAction::OutOfOrder {
+                        nak: Some(self.expected),
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The host process
+// ---------------------------------------------------------------------------
+
+/// Shared by the hosts of a run and the runner: a common clock, a stop
+/// flag, and per-host progress for the live display.
+pub struct RunShared {
+    pub t0: Instant,
+    pub stop: AtomicBool,
+    /// Acknowledged payload bytes per host.
+    pub acked: Vec<AtomicU64>,
+    /// Hosts whose plan is complete.
+    pub done: AtomicU64,
+    /// Every host opens its socket before any sends: a frame arriving at
+    /// a host not yet listening would be lost.
+    pub ready: std::sync::Barrier,
+}
+
+impl RunShared {
+    pub fn new(hosts: usize) -> RunShared {
+        RunShared {
+            t0: Instant::now(),
+            stop: AtomicBool::new(false),
+            acked: (0..hosts).map(|_| AtomicU64::new(0)).collect(),
+            done: AtomicU64::new(0),
+            ready: std::sync::Barrier::new(hosts),
+        }
+    }
+    pub fn now_ns(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+}
+
+/// What one host did.
+#[derive(Clone, Debug, Default)]
+pub struct HostReport {
+    pub name: String,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub retransmitted_pkts: u64,
+    pub naks_rx: u64,
+    pub timeouts: u64,
+    pub cnps_rx: u64,
+    pub cnps_tx: u64,
+    pub ce_rx: u64,
+    pub rx_pkts: u64,
+    /// In-order payload bytes received.
+    pub rx_payload_bytes: u64,
+    /// Payload bytes the host's send QPs had acknowledged.
+    pub acked_payload_bytes: u64,
+    /// PSN gaps (loss events) its receive QPs saw.
+    pub psn_gaps: u64,
+    pub pfc_rx: u64,
+    /// Frames the host's own socket dropped (it fell behind): a loss the
+    /// fabric did not cause.
+    pub socket_drops: u64,
+    pub paused_ns: u64,
+    /// Pause intervals (ms since the run's start).
+    pub pauses: Vec<(f64, f64)>,
+    /// When its plan was complete (sends acknowledged, receives in), ms.
+    pub finish_ms: Option<f64>,
+    /// Time of the first CNP received, ms.
+    pub first_cnp_ms: Option<f64>,
+    /// (ms, sending rate Mb/s over the last 10 ms, DCQCN rate Mb/s of its
+    /// slowest active QP).
+    pub rate_series: Vec<(f64, f64, f64)>,
+}
+
+struct TxQp {
+    job: SendJob,
+    st: SendQp,
+    highest: u32,
+    rp: RpState,
+    pacer: Pacer,
+}
+
+/// A RoCEv2 frame seen on the wire: (ecn, opcode, dest QP, PSN, source IP,
+/// UDP source port, AETH syndrome, payload length after BTH, RETH, AETH).
+struct Seen {
+    ecn: u8,
+    op: u8,
+    qp: u32,
+    psn: u32,
+    src: [u8; 4],
+    sport: u16,
+    syndrome: u8,
+    payload: usize,
+}
+
+fn parse(f: &[u8]) -> Option<Seen> {
+    if f.len() < 14 + 20 + 8 + 12 + 4 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17 {
+        return None;
+    }
+    let hl = usize::from(f[14] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([f[16], f[17]]));
+    let udp = 14 + hl;
+    if f.len() < udp + 8 + 12 + 4
+        || u16::from_be_bytes([f[udp + 2], f[udp + 3]]) != dataplane_common::wire::udp::ROCEV2_PORT
+    {
+        return None;
+    }
+    let end = (14 + total).min(f.len());
+    let b = udp + 8;
+    let op = f[b];
+    let mut hdr = 12;
+    if op == bth::OP_WRITE_FIRST || op == bth::OP_WRITE_ONLY {
+        hdr += 16;
+    }
+    let syndrome = if op == bth::OP_ACK && f.len() > b + 12 {
+        f[b + 12]
+    } else {
+        0
+    };
+    if op == bth::OP_ACK {
+        hdr += 4;
+    }
+    Some(Seen {
+        ecn: f[15] & 3,
+        op,
+        qp: u32::from_be_bytes([0, f[b + 5], f[b + 6], f[b + 7]]),
+        psn: u32::from_be_bytes([0, f[b + 9], f[b + 10], f[b + 11]]),
+        src: [f[26], f[27], f[28], f[29]],
+        sport: u16::from_be_bytes([f[udp], f[udp + 1]]),
+        syndrome,
+        payload: end.saturating_sub(b + hdr + 4),
+    })
+}
+
+/// An ACK or NAK frame (BTH opcode 0x11 + AETH).
+#[allow(clippy::too_many_arguments)]
+pub fn ack_frame(
+    l2: &L2,
+    src: [u8; 4],
+    dst: [u8; 4],
+    sport: u16,
+    qp: u32,
+    psn: u32,
+    syndrome: u8,
+    msn: u32,
+) -> Vec<u8> {
+    let b = Bth {
+        opcode: bth::OP_ACK,
+        pkey: 0xffff,
+        dest_qp: qp,
+        psn: psn & PSN_MASK,
+        ..Bth::default()
+    };
+    let m = msn.to_be_bytes();
+    build::rocev2_frame(
+        l2,
+        &Ip::v4(src, dst).dscp(ROCE_DSCP),
+        sport,
+        &b,
+        None,
+        &[syndrome, m[1], m[2], m[3]],
+    )
+}
+
+/// One data frame of a send QP.
+pub fn data_frame(cfg: &HostCfg, job: &SendJob, st: &SendQp, psn: u32) -> Vec<u8> {
+    let pos = st.pos(psn, &job.messages, cfg.mtu_payload);
+    let opcode = match (pos.first, pos.last) {
+        (true, true) => bth::OP_WRITE_ONLY,
+        (true, false) => bth::OP_WRITE_FIRST,
+        (false, false) => bth::OP_WRITE_MIDDLE,
+        (false, true) => bth::OP_WRITE_LAST,
+    };
+    let reth = pos.first.then(|| Reth {
+        va: 0x7f00_0000_0000 + ((pos.msg as u64) << 32),
+        rkey: 0x1000 + job.qp,
+        len: job.messages[pos.msg] as u32,
+    });
+    let b = Bth {
+        opcode,
+        pkey: 0xffff,
+        dest_qp: job.qp,
+        psn: psn & PSN_MASK,
+        ack_req: pos.last,
+        ..Bth::default()
+    };
+    let ip = Ip::v4(cfg.ip, job.dst_ip).dscp(ROCE_DSCP).ecn(2);
+    build::rocev2_frame(
+        &L2::new(cfg.gw_mac, cfg.mac),
+        &ip,
+        job.udp_sport,
+        &b,
+        reth,
+        &vec![0x5a; pos.len],
+    )
+}
+
+/// Runs `plan` on `cfg.ifname` in the calling thread's namespace until
+/// `shared.stop`, answering its peers all along (a finished host still
+/// ACKs retransmissions). `index` is its slot in `shared.acked`.
+pub fn run_host(
+    cfg: &HostCfg,
+    plan: &HostPlan,
+    shared: &RunShared,
+    index: usize,
+) -> Result<HostReport> {
+    // SAFETY: prctl on the calling thread: fine-grained sleeps.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
+    let opened = (|| -> Result<RawSock> {
+        let sock = RawSock::open(&cfg.ifname, libc::ETH_P_ALL as u16, true)?;
+        sock.setsockopt_int(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
+        // as root, past net.core.rmem_max: a host thread held up by the
+        // other emulators must not lose frames in its socket
+        if sock
+            .setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
+            .is_err()
+        {
+            sock.setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUF, 8 << 20)?;
+        }
+        let _ = sock.stats();
+        Ok(sock)
+    })();
+    // the others wait here too, also when this host failed (it then stops
+    // the run)
+    shared.ready.wait();
+    let sock = opened?;
+    if cfg.line_bps == 0 {
+        bail!("{}: line rate must be positive", cfg.name);
+    }
+    let l2 = L2::new(cfg.gw_mac, cfg.mac);
+    let p = &cfg.params;
+    let mut tx: Vec<TxQp> = plan
+        .sends
+        .iter()
+        .map(|j| TxQp {
+            st: SendQp::new(&j.messages, cfg.mtu_payload),
+            job: j.clone(),
+            highest: 0,
+            rp: RpState::new(p),
+            pacer: Pacer::NEW,
+        })
+        .collect();
+    let tx_index: HashMap<u32, usize> = tx.iter().enumerate().map(|(i, q)| (q.job.qp, i)).collect();
+    let mut rx: HashMap<u32, (RecvQp, NpState)> = plan
+        .recvs
+        .iter()
+        .map(|r| (r.qp, (RecvQp::default(), NpState::new(p.cnp_interval_ns))))
+        .collect();
+    let expect: HashMap<u32, u64> = plan.recvs.iter().map(|r| (r.qp, r.messages)).collect();
+    let mut rep = HostReport {
+        name: cfg.name.clone(),
+        ..Default::default()
+    };
+    let mut line = Pacer::NEW;
+    let mut paused_until = 0u64;
+    let mut pause_start: Option<u64> = None;
+    let mut rr = 0usize;
+    let mut buf = vec![0u8; 4096];
+    let mut rx_link: std::collections::VecDeque<(u64, Vec<u8>)> = std::collections::VecDeque::new();
+    let mut link_free = 0u64;
+    let mut next_sample = 0u64;
+    let mut sampled_bytes = 0u64;
+    let total_frames_ms = |ns: u64| ns as f64 / 1e6;
+    while !shared.stop.load(Ordering::Relaxed) {
+        let now = shared.now_ns();
+        // -- receive everything queued
+        for _ in 0..256 {
+            let Some(r) = sock.recv(&mut buf)? else { break };
+            let f = &buf[..r.len];
+            if let Some((opcode, cev, times)) = mac_control(f) {
+                if !cfg.honour_pfc {
+                    continue;
+                }
+                let t = match opcode {
+                    OPCODE_PFC if cev & (1 << ROCE_TC) != 0 => Some(times[ROCE_TC as usize]),
+                    OPCODE_PAUSE => Some(times[0]),
+                    _ => None,
+                };
+                if let Some(q) = t {
+                    rep.pfc_rx += 1;
+                    if q == 0 {
+                        // XON: the pause ends now
+                        paused_until = paused_until.min(now);
+                    } else {
+                        paused_until = now + quanta_to_nanos(q, cfg.line_bps / 1_000_000);
+                    }
+                }
+                continue;
+            }
+            // the host's link delivers at its line rate: what the switch
+            // forwarded faster (its model queued it, XDP did not hold it)
+            // waits here, as it would have in the switch's queue
+            let ser = (r.len as u64 * 8 * 1_000_000_000).div_ceil(cfg.line_bps);
+            link_free = link_free.max(now) + ser;
+            rx_link.push_back((link_free, f.to_vec()));
+        }
+        while rx_link.front().is_some_and(|x| x.0 <= now) {
+            let Some((_, f)) = rx_link.pop_front() else {
+                break;
+            };
+            let Some(s) = parse(&f) else { continue };
+            match s.op {
+                bth::OP_CNP => {
+                    rep.cnps_rx += 1;
+                    rep.first_cnp_ms.get_or_insert(total_frames_ms(now));
+                    if let Some(&i) = tx_index.get(&s.qp) {
+                        if cfg.dcqcn {
+                            rp_on_cnp(&mut tx[i].rp, p, now);
+                        }
+                    }
+                }
+                bth::OP_ACK => {
+                    if let Some(&i) = tx_index.get(&s.qp) {
+                        let q = &mut tx[i];
+                        if s.syndrome & 0x60 == AETH_NAK_SEQ {
+                            rep.naks_rx += 1;
+                            q.st.on_nak(s.psn, now);
+                        } else if s.syndrome & 0xe0 == 0 {
+                            q.st.on_ack(s.psn, now);
+                        }
+                    }
+                }
+                op if op <= bth::OP_WRITE_ONLY => {
+                    let Some((rq, np)) = rx.get_mut(&s.qp) else {
+                        continue;
+                    };
+                    rep.rx_pkts += 1;
+                    let ce = s.ecn == 3;
+                    if ce {
+                        rep.ce_rx += 1;
+                    }
+                    if np_on_packet(np, now, ce) {
+                        let cnp = build::cnp_frame(
+                            &l2,
+                            &Ip::v4(cfg.ip, s.src).dscp(CNP_DSCP),
+                            s.sport,
+                            s.qp,
+                        );
+                        if sock.send(&cnp)? {
+                            rep.cnps_tx += 1;
+                        }
+                    }
+                    let last = op == bth::OP_WRITE_LAST
+                        || op == bth::OP_WRITE_ONLY
+                        || op == bth::OP_SEND_LAST
+                        || op == bth::OP_SEND_ONLY;
+                    rq.last_rx_ns = now;
+                    rq.peer = Some((s.src, s.sport));
+                    let answer = match rq.on_data(s.psn, last, s.payload as u64, cfg.ack_every) {
+                        RxAction::Accept { ack: Some(a) } | RxAction::Duplicate { ack: a } => {
+                            Some((a, AETH_ACK))
+                        }
+                        RxAction::OutOfOrder { nak: Some(n) } => {
+                            if std::env::var_os("DPT_DEBUG").is_some() {
+                                eprintln!(
+                                    "DEBUG {} gap qp {:#x} expected {n} got {} at {:.3} ms",
+                                    cfg.name,
+                                    s.qp,
+                                    s.psn,
+                                    now as f64 / 1e6
+                                );
+                            }
+                            Some((n, AETH_NAK_SEQ))
+                        }
+                        _ => None,
+                    };
+                    if let Some((psn, syn)) = answer {
+                        let _ = sock.send(&ack_frame(
+                            &l2,
+                            cfg.ip,
+                            s.src,
+                            s.sport,
+                            s.qp,
+                            psn,
+                            syn,
+                            rq.messages as u32,
+                        ))?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        // -- pause bookkeeping
+        let paused = paused_until > now;
+        match (paused, pause_start) {
+            (true, None) => pause_start = Some(now),
+            (false, Some(st)) => {
+                let end = paused_until.max(st).min(now);
+                rep.paused_ns += end - st;
+                rep.pauses.push((total_frames_ms(st), total_frames_ms(end)));
+                pause_start = None;
+            }
+            _ => {}
+        }
+        // -- timers
+        for (qp, (rq, _)) in rx.iter_mut() {
+            if let (Some(psn), Some((src, sport))) =
+                (rq.delayed_ack(now, cfg.ack_delay_ns), rq.peer)
+            {
+                let _ = sock.send(&ack_frame(
+                    &l2,
+                    cfg.ip,
+                    src,
+                    sport,
+                    *qp,
+                    psn,
+                    AETH_ACK,
+                    rq.messages as u32,
+                ))?;
+            }
+        }
+        let mut all_sent = true;
+        for q in tx.iter_mut() {
+            if cfg.dcqcn {
+                rp_tick(&mut q.rp, p, now);
+            }
+            q.st.check_timeout(now, cfg.rto_ns);
+            all_sent &= q.st.done();
+        }
+        let acked_bytes = tx
+            .iter()
+            .map(|q| acked_payload(&q.st, &q.job.messages, cfg.mtu_payload))
+            .sum::<u64>();
+        shared.acked[index].store(acked_bytes, Ordering::Relaxed);
+        let received_all = rx.iter().all(|(qp, (r, _))| r.messages >= expect[qp]);
+        if rep.finish_ms.is_none() && all_sent && received_all {
+            rep.finish_ms = Some(total_frames_ms(now));
+            shared.done.fetch_add(1, Ordering::SeqCst);
+        }
+        if now >= next_sample {
+            let dt = 10_000_000u64;
+            if next_sample > 0 {
+                let mbps = (rep.tx_bytes - sampled_bytes) as f64 * 8.0 / (dt as f64 / 1e9) / 1e6;
+                let dcqcn = tx
+                    .iter()
+                    .filter(|q| !q.st.done())
+                    .map(|q| rp_rate(&q.rp))
+                    .min()
+                    .unwrap_or(cfg.line_bps) as f64
+                    / 1e6;
+                rep.rate_series.push((total_frames_ms(now), mbps, dcqcn));
+            }
+            sampled_bytes = rep.tx_bytes;
+            next_sample = now + dt;
+        }
+        // -- send one data frame when the line, the QP and the pause allow
+        let mut wait_ns = 1_000_000u64.min(next_sample.saturating_sub(now).max(1));
+        if let Some((t, _)) = rx_link.front() {
+            wait_ns = wait_ns.min(t.saturating_sub(now).max(1));
+        }
+        if paused {
+            wait_ns = wait_ns.min(paused_until - now);
+        } else if line.ready(now) {
+            let n = tx.len();
+            let mut sent = false;
+            for k in 0..n {
+                let i = (rr + k) % n.max(1);
+                let gate = tx[i]
+                    .job
+                    .gate_qp
+                    .map(|g| rx.get(&g).map(|(r, _)| r.messages).unwrap_or(0));
+                if !tx[i].st.can_send(cfg.window, gate) {
+                    continue;
+                }
+                if !tx[i].pacer.ready(now) {
+                    wait_ns = wait_ns.min(tx[i].pacer.next_ns - now);
+                    continue;
+                }
+                let q = &mut tx[i];
+                let frame = data_frame(cfg, &q.job, &q.st, q.st.next);
+                if !sock.send(&frame)? {
+                    break; // no room in the kernel: try again shortly
+                }
+                let len = frame.len() as u64;
+                q.st.on_sent(now, &mut q.highest);
+                if cfg.dcqcn {
+                    rp_on_sent(&mut q.rp, p, now, len);
+                    q.pacer.on_send(now, rp_rate(&q.rp), len);
+                }
+                line.on_send(now, cfg.line_bps, len);
+                rep.tx_pkts += 1;
+                rep.tx_bytes += len;
+                rr = i + 1;
+                sent = true;
+                break;
+            }
+            if sent {
+                wait_ns = 0;
+            }
+        } else {
+            wait_ns = wait_ns.min(line.next_ns - now);
+        }
+        if wait_ns > 0 {
+            sock.wait(Duration::from_nanos(wait_ns));
+        }
+    }
+    let now = shared.now_ns();
+    if let Some(st) = pause_start {
+        let end = paused_until.min(now).max(st);
+        rep.paused_ns += end - st;
+        rep.pauses.push((total_frames_ms(st), total_frames_ms(end)));
+    }
+    rep.socket_drops = u64::from(sock.stats().1);
+    for q in &tx {
+        rep.retransmitted_pkts += q.st.retransmitted;
+        rep.timeouts += q.st.timeouts;
+        rep.acked_payload_bytes += acked_payload(&q.st, &q.job.messages, cfg.mtu_payload);
+    }
+    for (r, _) in rx.values() {
+        rep.rx_payload_bytes += r.bytes;
+        rep.psn_gaps += r.gaps;
+    }
+    Ok(rep)
+}
+
+/// Payload bytes of the packets before `una`.
+fn acked_payload(st: &SendQp, messages: &[u64], mtu: usize) -> u64 {
+    let una = st.una.min(st.total);
+    if una == 0 {
+        return 0;
+    }
+    let msg = st.starts.partition_point(|&s| s <= una) - 1;
+    let whole: u64 = messages[..msg.min(messages.len())].iter().sum();
+    let part = if msg < messages.len() {
+        (u64::from(una - st.starts[msg]) * mtu as u64).min(messages[msg])
+    } else {
+        0
+    };
+    whole + part
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn psn_positions_follow_the_messages() {
+        let msgs = [2500u64, 100, 2048];
+        let q = SendQp::new(&msgs, 1024);
+        assert_eq!(q.starts, vec![0, 3, 4, 6]);
+        assert_eq!(
+            q.pos(0, &msgs, 1024),
+            PktPos {
+                msg: 0,
+                first: true,
+                last: false,
+                len: 1024
+            }
+        );
+        assert_eq!(
+            q.pos(2, &msgs, 1024),
+            PktPos {
+                msg: 0,
+                first: false,
+                last: true,
+                len: 452
+            }
+        );
+        assert_eq!(
+            q.pos(3, &msgs, 1024),
+            PktPos {
+                msg: 1,
+                first: true,
+                last: true,
+                len: 100
+            }
+        );
+        assert_eq!(
+            q.pos(5, &msgs, 1024),
+            PktPos {
+                msg: 2,
+                first: false,
+                last: true,
+                len: 1024
+            }
+        );
+    }
+
+    #[test]
+    fn go_back_n_on_nak_and_timeout() {
+        let msgs = [10 * 1024u64];
+        let mut q = SendQp::new(&msgs, 1024);
+        let mut hi = 0;
+        for t in 0..6 {
+            assert!(q.can_send(64, None));
+            q.on_sent(t, &mut hi);
+        }
+        q.on_ack(1, 10);
+        assert_eq!(q.una, 2);
+        // the receiver lost PSN 2: NAK 2 rewinds
+        q.on_nak(2, 11);
+        assert_eq!((q.next, q.una, q.naks), (2, 2, 1));
+        q.on_sent(12, &mut hi);
+        assert_eq!(q.retransmitted, 1);
+        // window
+        assert!(!q.can_send(1, None));
+        // a timeout rewinds to una
+        q.next = 5;
+        assert!(!q.check_timeout(20, 100));
+        assert!(q.check_timeout(200, 100));
+        assert_eq!(q.next, 2);
+        q.on_ack(9, 300);
+        assert!(q.done());
+        assert_eq!(acked_payload(&q, &msgs, 1024), 10 * 1024);
+    }
+
+    #[test]
+    fn gate_holds_later_messages() {
+        let msgs = [1024u64, 1024, 1024];
+        let mut q = SendQp::new(&msgs, 1024);
+        let mut hi = 0;
+        assert!(q.can_send(64, Some(0)));
+        q.on_sent(0, &mut hi);
+        assert!(!q.can_send(64, Some(0)), "message 1 waits for one arrival");
+        assert!(q.can_send(64, Some(1)));
+    }
+
+    #[test]
+    fn receiver_acks_naks_once_per_gap_and_counts() {
+        let mut r = RecvQp::default();
+        assert_eq!(r.on_data(0, false, 1024, 2), RxAction::Accept { ack: None });
+        assert_eq!(
+            r.on_data(1, false, 1024, 2),
+            RxAction::Accept { ack: Some(1) }
+        );
+        assert_eq!(
+            r.on_data(3, false, 1024, 2),
+            RxAction::OutOfOrder { nak: Some(2) }
+        );
+        assert_eq!(
+            r.on_data(4, true, 1024, 2),
+            RxAction::OutOfOrder { nak: None }
+        );
+        assert_eq!(r.on_data(1, false, 1024, 2), RxAction::Duplicate { ack: 1 });
+        assert_eq!(r.on_data(2, false, 1024, 2), RxAction::Accept { ack: None });
+        assert_eq!(
+            r.on_data(3, false, 1024, 2),
+            RxAction::Accept { ack: Some(3) }
+        );
+        assert_eq!(
+            r.on_data(4, true, 1024, 2),
+            RxAction::Accept { ack: Some(4) }
+        );
+        assert_eq!((r.gaps, r.messages, r.bytes), (1, 1, 5 * 1024));
+    }
+
+    #[test]
+    fn frames_parse_back() {
+        let cfg = HostCfg::new(
+            "h0",
+            [2, 0, 3, 0, 0, 1],
+            [2, 0, 1, 0, 0, 1],
+            [198, 18, 1, 1],
+            20_000_000,
+        );
+        let job = SendJob {
+            qp: 0x101,
+            dst_ip: [198, 18, 2, 1],
+            udp_sport: 50000,
+            messages: vec![3000],
+            gate_qp: None,
+        };
+        let st = SendQp::new(&job.messages, 1024);
+        let f = data_frame(&cfg, &job, &st, 0);
+        let s = parse(&f).unwrap();
+        assert_eq!(
+            (s.op, s.qp, s.psn, s.ecn, s.payload),
+            (bth::OP_WRITE_FIRST, 0x101, 0, 2, 1024)
+        );
+        let f = data_frame(&cfg, &job, &st, 2);
+        let s = parse(&f).unwrap();
+        assert_eq!(
+            (s.op, s.psn, s.payload),
+            (bth::OP_WRITE_LAST, 2, 3000 - 2048)
+        );
+        let a = ack_frame(
+            &L2::new(cfg.gw_mac, cfg.mac),
+            cfg.ip,
+            job.dst_ip,
+            50000,
+            0x101,
+            7,
+            AETH_NAK_SEQ,
+            0,
+        );
+        let s = parse(&a).unwrap();
+        assert_eq!(
+            (s.op, s.psn, s.syndrome, s.payload),
+            (bth::OP_ACK, 7, AETH_NAK_SEQ, 0)
+        );
+    }
+}

@@ -1,0 +1,650 @@
+//! Topology descriptions and everything derived from them without touching
+//! the machine: names, MACs, addresses, and each switch's `dataplane`
+//! config. [`crate::fabric::Fabric`] builds a validated [`Topology`].
+//!
+//! ```text
+//!  leaf-spine (S spines, L leaves, H hosts per leaf)      star (H hosts)
+//!
+//!      spine0 ... spine{S-1}                                   sw
+//!       l0 l1        l0 l1          spine port l<j> -> leaf j   h0 .. h{H-1}
+//!       |   \______  |   |
+//!      s0 s1       \ s0 s1          leaf port s<i> -> spine i
+//!      leaf0  ...  leaf{L-1}
+//!     h0 .. h{H-1}                  leaf port h<k> -> host k of that leaf
+//!      |
+//!     eth0 of host h<l*H+k>
+//! ```
+//!
+//! Addresses: host `k` of leaf `l` is `198.18.<l+1>.<k+1>/24` and
+//! `2001:db8:0:<l+1>::<k+1>/64`; a star's hosts are on leaf 0. Leaves
+//! route their hosts' /32 and /128 to the host port and the whole fabric
+//! (`198.18.0.0/15`, `2001:db8::/32`) to the group of spine uplinks; spines
+//! route each leaf's /24 and /64 to that leaf. Switch-to-switch links carry
+//! no addresses: next hops are MACs in the configs, as on an L3 fabric with
+//! static neighbours.
+
+use std::fmt::Write;
+
+use anyhow::{bail, Result};
+
+/// Ports one switch's buffer model covers (`dataplane_common` MODEL_PORTS).
+pub const MAX_SWITCH_PORTS: usize = 16;
+/// Leaves addressable with one /24 each inside 198.18.0.0/15 (leaf l uses
+/// 198.18.<l+1>.0/24, so 1..=254 on the first /16).
+pub const MAX_LEAVES_BY_ADDRESS: usize = 254;
+/// Hosts per /24 (.1 to .253; .254 is left for a gateway).
+pub const MAX_HOSTS_BY_ADDRESS: usize = 253;
+
+/// The DSCP RoCEv2 data uses (SONiC AZURE map: TC 3, lossless).
+pub const ROCE_DSCP: u8 = 3;
+/// The priority / traffic class of RoCEv2 data.
+pub const ROCE_TC: u8 = 3;
+/// The DSCP of CNPs (AZURE: TC 6).
+pub const CNP_DSCP: u8 = 48;
+
+/// The shape of a fabric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `hosts` hosts around one switch.
+    Star { hosts: usize },
+    /// `spines` spines, `leaves` leaves, `hosts_per_leaf` hosts on each.
+    LeafSpine {
+        spines: usize,
+        leaves: usize,
+        hosts_per_leaf: usize,
+    },
+}
+
+/// A fabric to build: its shape and its switches' settings.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub shape: Shape,
+    /// Host link speed, Mb/s (hosts send at this rate).
+    pub host_mbps: u32,
+    /// Leaf-spine link speed, Mb/s.
+    pub uplink_mbps: u32,
+    /// Load-balancing mode of the leaves' uplink group.
+    pub lb_mode: String,
+    pub flowlet_timeout_us: u32,
+    /// PFC on priority 3 on every port.
+    pub pfc: bool,
+    /// ECN marking (WRED profile ROCE) on every port.
+    pub ecn: bool,
+    /// WRED/ECN thresholds (bytes) and marking probability at Kmax (%).
+    pub kmin: u32,
+    pub kmax: u32,
+    pub pmax: u32,
+    /// Shared buffer pool per switch, bytes.
+    pub pool_bytes: u32,
+    /// `[buffer] dynamic_th` of lossless PGs: a PG sends XOFF above
+    /// `2^dynamic_th x` the free pool.
+    pub dynamic_th: i8,
+    /// `[buffer] lossy_dynamic_th`: a lossy PG (PFC off) drops above
+    /// `2^lossy_dynamic_th x` the free pool.
+    pub lossy_dynamic_th: i8,
+    /// Headroom (XOFF) per lossless PG, bytes. It must hold what arrives
+    /// after XOFF: in this emulation a paused switch still forwards what
+    /// it has admitted (its model queue is paused, the veth is not), so the
+    /// frames already on their way over several hops land in the headroom
+    /// of the switch that paused; it is sized for that, not from cable
+    /// length.
+    pub headroom_bytes: u32,
+    /// PFC response time the headroom is sized for, us (`[buffer]
+    /// response_us`): it covers the controller's emitter and the peer.
+    pub response_us: u32,
+    /// `[switch] hash_seed` of every switch.
+    pub hash_seed: u32,
+}
+
+impl Default for Topology {
+    /// The default fabric: 2 spines, 2 leaves, 4 hosts per leaf, hosts at
+    /// 20 Mb/s, uplinks at 40 Mb/s (no oversubscription), flowlet mode,
+    /// PFC and ECN on.
+    fn default() -> Self {
+        Topology {
+            shape: Shape::LeafSpine {
+                spines: 2,
+                leaves: 2,
+                hosts_per_leaf: 4,
+            },
+            host_mbps: 20,
+            uplink_mbps: 40,
+            lb_mode: "flowlet".into(),
+            flowlet_timeout_us: 500,
+            pfc: true,
+            ecn: true,
+            kmin: 8_000,
+            kmax: 64_000,
+            pmax: 20,
+            pool_bytes: 512 * 1024,
+            dynamic_th: -4,
+            lossy_dynamic_th: -2,
+            headroom_bytes: 256 * 1024,
+            response_us: 2_000,
+            hash_seed: 1,
+        }
+    }
+}
+
+/// A switch of a fabric.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchNode {
+    /// `leaf0`, `spine1`, `sw`.
+    pub name: String,
+    pub kind: SwitchKind,
+    pub index: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchKind {
+    Leaf,
+    Spine,
+}
+
+/// A host of a fabric.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostNode {
+    /// `h0` .. : hosts numbered across leaves.
+    pub name: String,
+    pub leaf: usize,
+    /// Its index on the leaf (the leaf's port `h<k>`).
+    pub slot: usize,
+    pub mac: [u8; 6],
+    pub ipv4: [u8; 4],
+    pub ipv6: [u8; 16],
+    /// The leaf port's MAC (the host's gateway).
+    pub gw_mac: [u8; 6],
+}
+
+/// A link between two nodes (switch port or host `eth0`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    pub a_node: String,
+    pub a_if: String,
+    pub a_mac: [u8; 6],
+    pub b_node: String,
+    pub b_if: String,
+    pub b_mac: [u8; 6],
+}
+
+/// `[2, 0, kind, node, port, 1]`: kind 1 leaf port, 2 spine port, 3 host.
+pub fn mac(kind: u8, node: usize, port: usize) -> [u8; 6] {
+    [2, 0, kind, node as u8, port as u8, 1]
+}
+
+pub fn mac_str(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+pub fn ipv4_str(a: [u8; 4]) -> String {
+    std::net::Ipv4Addr::from(a).to_string()
+}
+
+pub fn ipv6_str(a: [u8; 16]) -> String {
+    std::net::Ipv6Addr::from(a).to_string()
+}
+
+impl Topology {
+    /// (spines, leaves, hosts per leaf); a star is one leaf, no spine.
+    pub fn dims(&self) -> (usize, usize, usize) {
+        match self.shape {
+            Shape::Star { hosts } => (0, 1, hosts),
+            Shape::LeafSpine {
+                spines,
+                leaves,
+                hosts_per_leaf,
+            } => (spines, leaves, hosts_per_leaf),
+        }
+    }
+
+    /// Every reason this topology cannot be built (checked before anything
+    /// is created).
+    pub fn check(&self) -> Result<()> {
+        let mut errs = Vec::new();
+        let (s, l, h) = self.dims();
+        match self.shape {
+            Shape::Star { hosts } => {
+                if hosts < 2 {
+                    errs.push(format!(
+                        "star.hosts: expected at least 2 hosts, got {hosts}"
+                    ));
+                }
+                if hosts > MAX_SWITCH_PORTS {
+                    errs.push(format!("star.hosts: {hosts} hosts need {hosts} switch ports, but a switch models at most {MAX_SWITCH_PORTS}"));
+                }
+            }
+            Shape::LeafSpine {
+                spines,
+                leaves,
+                hosts_per_leaf,
+            } => {
+                if spines == 0 {
+                    errs.push("spines: expected at least 1 spine, got 0 (a leaf-spine without spines connects nothing; use a star)".into());
+                }
+                if leaves == 0 {
+                    errs.push("leaves: expected at least 1 leaf, got 0".into());
+                }
+                if hosts_per_leaf == 0 {
+                    errs.push("hosts_per_leaf: expected at least 1 host per leaf, got 0".into());
+                }
+                if leaves > MAX_SWITCH_PORTS {
+                    errs.push(format!("leaves: {leaves} leaves need {leaves} ports on every spine, but a switch models at most {MAX_SWITCH_PORTS}"));
+                }
+                if leaves > MAX_LEAVES_BY_ADDRESS {
+                    errs.push(format!("leaves: {leaves} leaves need {leaves} /24s of 198.18.0.0/16, at most {MAX_LEAVES_BY_ADDRESS}"));
+                }
+                if hosts_per_leaf + spines > MAX_SWITCH_PORTS {
+                    errs.push(format!(
+                        "hosts_per_leaf: {hosts_per_leaf} hosts + {spines} uplinks = {} ports on each leaf, but a switch models at most {MAX_SWITCH_PORTS}",
+                        hosts_per_leaf + spines
+                    ));
+                }
+            }
+        }
+        if h > MAX_HOSTS_BY_ADDRESS {
+            errs.push(format!("hosts_per_leaf: {h} hosts do not fit a /24 (at most {MAX_HOSTS_BY_ADDRESS} addresses)"));
+        }
+        let _ = (s, l);
+        if self.host_mbps == 0 {
+            errs.push("host_mbps: expected a link speed of at least 1 Mb/s, got 0".into());
+        }
+        if self.uplink_mbps == 0 && s > 0 {
+            errs.push("uplink_mbps: expected a link speed of at least 1 Mb/s, got 0".into());
+        }
+        if !["hash", "flowlet", "bandwidth", "spray"].contains(&self.lb_mode.as_str()) {
+            errs.push(format!(
+                "lb_mode: expected hash, flowlet, bandwidth or spray, got {:?}",
+                self.lb_mode
+            ));
+        }
+        if self.kmin > self.kmax {
+            errs.push(format!(
+                "kmin: expected kmin <= kmax, got {} > {}",
+                self.kmin, self.kmax
+            ));
+        }
+        if self.pfc && self.headroom_bytes >= self.pool_bytes {
+            errs.push(format!(
+                "headroom_bytes: expected less than the pool ({} bytes), got {}",
+                self.pool_bytes, self.headroom_bytes
+            ));
+        }
+        if self.pmax > 100 {
+            errs.push(format!(
+                "pmax: expected a percentage 0..=100, got {}",
+                self.pmax
+            ));
+        }
+        if !errs.is_empty() {
+            bail!("the topology cannot be built:\n  {}", errs.join("\n  "));
+        }
+        Ok(())
+    }
+
+    pub fn leaves(&self) -> Vec<SwitchNode> {
+        let (_, l, _) = self.dims();
+        match self.shape {
+            Shape::Star { .. } => vec![SwitchNode {
+                name: "sw".into(),
+                kind: SwitchKind::Leaf,
+                index: 0,
+            }],
+            Shape::LeafSpine { .. } => (0..l)
+                .map(|i| SwitchNode {
+                    name: format!("leaf{i}"),
+                    kind: SwitchKind::Leaf,
+                    index: i,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn spines(&self) -> Vec<SwitchNode> {
+        let (s, _, _) = self.dims();
+        (0..s)
+            .map(|i| SwitchNode {
+                name: format!("spine{i}"),
+                kind: SwitchKind::Spine,
+                index: i,
+            })
+            .collect()
+    }
+
+    /// Leaves first, then spines.
+    pub fn switches(&self) -> Vec<SwitchNode> {
+        let mut v = self.leaves();
+        v.extend(self.spines());
+        v
+    }
+
+    pub fn hosts(&self) -> Vec<HostNode> {
+        let (_, l, h) = self.dims();
+        let mut out = Vec::new();
+        for leaf in 0..l {
+            for k in 0..h {
+                let mut v6 = [0u8; 16];
+                v6[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+                v6[7] = (leaf + 1) as u8;
+                v6[15] = (k + 1) as u8;
+                out.push(HostNode {
+                    name: format!("h{}", leaf * h + k),
+                    leaf,
+                    slot: k,
+                    mac: mac(3, leaf, k),
+                    ipv4: [198, 18, (leaf + 1) as u8, (k + 1) as u8],
+                    ipv6: v6,
+                    gw_mac: mac(1, leaf, k),
+                });
+            }
+        }
+        out
+    }
+
+    /// The host named `name`, or an error listing the hosts there are.
+    pub fn host(&self, name: &str) -> Result<HostNode> {
+        let hosts = self.hosts();
+        match hosts.iter().find(|h| h.name == name) {
+            Some(h) => Ok(h.clone()),
+            None => bail!(
+                "unknown host {name:?}: this fabric has hosts h0 to h{}",
+                hosts.len().saturating_sub(1)
+            ),
+        }
+    }
+
+    /// Leaf port numbering: host ports `h<k>` are ports 0..H, uplinks
+    /// `s<i>` ports H..H+S (the MAC's port byte).
+    pub fn links(&self) -> Vec<Link> {
+        let (s, _, h) = self.dims();
+        let leaves = self.leaves();
+        let mut out = Vec::new();
+        for host in self.hosts() {
+            out.push(Link {
+                a_node: leaves[host.leaf].name.clone(),
+                a_if: format!("h{}", host.slot),
+                a_mac: host.gw_mac,
+                b_node: host.name.clone(),
+                b_if: "eth0".into(),
+                b_mac: host.mac,
+            });
+        }
+        for leaf in &leaves {
+            for sp in 0..s {
+                out.push(Link {
+                    a_node: leaf.name.clone(),
+                    a_if: format!("s{sp}"),
+                    a_mac: mac(1, leaf.index, h + sp),
+                    b_node: format!("spine{sp}"),
+                    b_if: format!("l{}", leaf.index),
+                    b_mac: mac(2, sp, leaf.index),
+                });
+            }
+        }
+        out
+    }
+
+    /// Names of a leaf's uplink ports.
+    pub fn uplinks(&self) -> Vec<String> {
+        let (s, _, _) = self.dims();
+        (0..s).map(|i| format!("s{i}")).collect()
+    }
+
+    fn common_sections(&self, out: &mut String, instance: &str) {
+        let _ = writeln!(
+            out,
+            "[switch]\nname = \"{instance}\"\nhash_seed = {}\ncnp_tc = 6\n",
+            self.hash_seed
+        );
+        let _ = writeln!(
+            out,
+            "[buffer]\npool_size = {}\ndynamic_th = {}\nlossy_dynamic_th = {}\nresponse_us = {}\n",
+            self.pool_bytes, self.dynamic_th, self.lossy_dynamic_th, self.response_us
+        );
+        if !self.ecn {
+            let _ = writeln!(out, "[wred_profile.NO_ECN]\necn = \"ecn_none\"\ngreen_min_threshold = {0}\ngreen_max_threshold = {0}\ngreen_drop_probability = 0\nwred_green_enable = false\n", u32::MAX);
+        } else {
+            let _ = writeln!(
+                out,
+                "[wred_profile.ROCE]\necn = \"ecn_all\"\ngreen_min_threshold = {}\ngreen_max_threshold = {}\ngreen_drop_probability = {}\nwred_green_enable = false\n",
+                self.kmin, self.kmax, self.pmax
+            );
+        }
+    }
+
+    fn port(&self, out: &mut String, name: &str, mac_: [u8; 6], mbps: u32) {
+        let _ = writeln!(
+            out,
+            "[[port]]\nname = \"{name}\"\nmac = \"{}\"\nspeed = {mbps}",
+            mac_str(mac_)
+        );
+        let _ = writeln!(
+            out,
+            "pfc_enable = \"{}\"",
+            if self.pfc { "3,4" } else { "" }
+        );
+        if self.pfc {
+            let _ = writeln!(out, "headroom_xoff = {}", self.headroom_bytes);
+        }
+        let profile = if self.ecn { "ROCE" } else { "NO_ECN" };
+        let _ = writeln!(
+            out,
+            "wred_profile = \"{profile}\"\nlossy_wred_profile = \"{profile}\""
+        );
+        out.push('\n');
+    }
+
+    /// The `dataplane` config of switch `sw` with instance name `instance`.
+    pub fn switch_config(&self, sw: &SwitchNode, instance: &str) -> String {
+        let (s, l, h) = self.dims();
+        let mut out = format!(
+            "# generated by testbed::topo for {} ({:?})\n",
+            sw.name, self.shape
+        );
+        self.common_sections(&mut out, instance);
+        match sw.kind {
+            SwitchKind::Leaf => {
+                let hosts: Vec<HostNode> = self
+                    .hosts()
+                    .into_iter()
+                    .filter(|x| x.leaf == sw.index)
+                    .collect();
+                for x in &hosts {
+                    self.port(&mut out, &format!("h{}", x.slot), x.gw_mac, self.host_mbps);
+                }
+                for sp in 0..s {
+                    self.port(
+                        &mut out,
+                        &format!("s{sp}"),
+                        mac(1, sw.index, h + sp),
+                        self.uplink_mbps,
+                    );
+                }
+                for x in &hosts {
+                    let _ = writeln!(
+                        out,
+                        "[[nexthop]]\nname = \"{}\"\nport = \"h{}\"\nmac = \"{}\"\n",
+                        x.name,
+                        x.slot,
+                        mac_str(x.mac)
+                    );
+                }
+                for sp in 0..s {
+                    let _ = writeln!(
+                        out,
+                        "[[nexthop]]\nname = \"spine{sp}\"\nport = \"s{sp}\"\nmac = \"{}\"\n",
+                        mac_str(mac(2, sp, sw.index))
+                    );
+                }
+                if s > 0 {
+                    let members: Vec<String> = (0..s)
+                        .map(|i| format!("{{ nexthop = \"spine{i}\" }}"))
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        "[[group]]\nname = \"spines\"\nmode = \"{}\"\nflowlet_timeout_us = {}\nmembers = [{}]\n",
+                        self.lb_mode,
+                        self.flowlet_timeout_us,
+                        members.join(", ")
+                    );
+                }
+                for x in &hosts {
+                    let _ = writeln!(
+                        out,
+                        "[[route]]\nprefix = \"{}/32\"\nnexthop = \"{}\"\n",
+                        ipv4_str(x.ipv4),
+                        x.name
+                    );
+                    let _ = writeln!(
+                        out,
+                        "[[route]]\nprefix = \"{}/128\"\nnexthop = \"{}\"\n",
+                        ipv6_str(x.ipv6),
+                        x.name
+                    );
+                }
+                if s > 0 {
+                    let _ = writeln!(
+                        out,
+                        "[[route]]\nprefix = \"198.18.0.0/15\"\ngroup = \"spines\"\n"
+                    );
+                    let _ = writeln!(
+                        out,
+                        "[[route]]\nprefix = \"2001:db8::/32\"\ngroup = \"spines\"\n"
+                    );
+                }
+            }
+            SwitchKind::Spine => {
+                for leaf in 0..l {
+                    self.port(
+                        &mut out,
+                        &format!("l{leaf}"),
+                        mac(2, sw.index, leaf),
+                        self.uplink_mbps,
+                    );
+                }
+                for leaf in 0..l {
+                    let _ = writeln!(
+                        out,
+                        "[[nexthop]]\nname = \"leaf{leaf}\"\nport = \"l{leaf}\"\nmac = \"{}\"\n",
+                        mac_str(mac(1, leaf, h + sw.index))
+                    );
+                    let _ = writeln!(
+                        out,
+                        "[[route]]\nprefix = \"198.18.{}.0/24\"\nnexthop = \"leaf{leaf}\"\n",
+                        leaf + 1
+                    );
+                    let _ = writeln!(
+                        out,
+                        "[[route]]\nprefix = \"2001:db8:0:{:x}::/64\"\nnexthop = \"leaf{leaf}\"\n",
+                        leaf + 1
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_fabric_has_the_expected_nodes_and_links() {
+        let t = Topology::default();
+        t.check().unwrap();
+        assert_eq!(t.switches().len(), 4);
+        assert_eq!(t.hosts().len(), 8);
+        // 8 host links + 2 leaves x 2 spines
+        assert_eq!(t.links().len(), 12);
+        let h5 = t.host("h5").unwrap();
+        assert_eq!((h5.leaf, h5.slot, h5.ipv4), (1, 1, [198, 18, 2, 2]));
+        assert_eq!(ipv6_str(h5.ipv6), "2001:db8:0:2::2");
+        // every MAC distinct
+        let mut macs: Vec<[u8; 6]> = t.links().iter().flat_map(|l| [l.a_mac, l.b_mac]).collect();
+        let n = macs.len();
+        macs.sort();
+        macs.dedup();
+        assert_eq!(macs.len(), n);
+    }
+
+    #[test]
+    fn bad_topologies_are_refused_with_the_field() {
+        let mut t = Topology {
+            shape: Shape::LeafSpine {
+                spines: 0,
+                leaves: 2,
+                hosts_per_leaf: 4,
+            },
+            ..Topology::default()
+        };
+        let e = t.check().unwrap_err().to_string();
+        assert!(
+            e.contains("spines: expected at least 1 spine, got 0"),
+            "{e}"
+        );
+        t.shape = Shape::LeafSpine {
+            spines: 2,
+            leaves: 2,
+            hosts_per_leaf: 15,
+        };
+        let e = t.check().unwrap_err().to_string();
+        assert!(
+            e.contains("hosts_per_leaf: 15 hosts + 2 uplinks = 17 ports"),
+            "{e}"
+        );
+        t.shape = Shape::LeafSpine {
+            spines: 2,
+            leaves: 17,
+            hosts_per_leaf: 1,
+        };
+        assert!(t
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("leaves: 17 leaves need 17 ports on every spine"));
+        t.shape = Shape::Star { hosts: 1 };
+        assert!(t.check().unwrap_err().to_string().contains("star.hosts"));
+        t.shape = Shape::Star { hosts: 4 };
+        t.lb_mode = "random".into();
+        assert!(t.check().unwrap_err().to_string().contains("lb_mode"));
+        let e = Topology::default().host("h8").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown host \"h8\": this fabric has hosts h0 to h7"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn configs_route_hosts_locally_and_the_fabric_via_the_spines() {
+        let t = Topology::default();
+        let leaf = t.switch_config(&t.leaves()[1], "x");
+        assert!(
+            leaf.contains("prefix = \"198.18.2.3/32\"\nnexthop = \"h6\""),
+            "{leaf}"
+        );
+        assert!(leaf.contains("prefix = \"198.18.0.0/15\"\ngroup = \"spines\""));
+        assert!(leaf.contains("mode = \"flowlet\""));
+        let spine = t.switch_config(&t.spines()[0], "y");
+        assert!(
+            spine.contains("prefix = \"198.18.1.0/24\"\nnexthop = \"leaf0\""),
+            "{spine}"
+        );
+        assert!(spine.contains("prefix = \"2001:db8:0:2::/64\"\nnexthop = \"leaf1\""));
+        // spine0's next hop to leaf1 is leaf1's port s0 (port index H + 0)
+        assert!(spine.contains(&format!("mac = \"{}\"", mac_str(mac(1, 1, 4)))));
+        let off = Topology {
+            pfc: false,
+            ecn: false,
+            ..Topology::default()
+        };
+        let c = off.switch_config(&off.leaves()[0], "z");
+        assert!(
+            c.contains("pfc_enable = \"\"")
+                && c.contains("ecn = \"ecn_none\"")
+                && !c.contains("ROCE")
+        );
+    }
+}
