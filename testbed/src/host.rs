@@ -694,18 +694,7 @@ pub fn run_host(
                         RxAction::Accept { ack: Some(a) } | RxAction::Duplicate { ack: a } => {
                             Some((a, AETH_ACK))
                         }
-                        RxAction::OutOfOrder { nak: Some(n) } => {
-                            if std::env::var_os("DPT_DEBUG").is_some() {
-                                eprintln!(
-                                    "DEBUG {} gap qp {:#x} expected {n} got {} at {:.3} ms",
-                                    cfg.name,
-                                    s.qp,
-                                    s.psn,
-                                    now as f64 / 1e6
-                                );
-                            }
-                            Some((n, AETH_NAK_SEQ))
-                        }
+                        RxAction::OutOfOrder { nak: Some(n) } => Some((n, AETH_NAK_SEQ)),
                         _ => None,
                     };
                     if let Some((psn, syn)) = answer {

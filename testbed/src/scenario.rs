@@ -329,21 +329,35 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
             }));
         }
         let mut last_print = Instant::now() - Duration::from_secs(1);
+        // SAFETY: isatty on stderr.
+        let tty = unsafe { libc::isatty(2) } == 1;
         let mut why = None;
         loop {
             std::thread::sleep(Duration::from_millis(20));
             let done = shared.done.load(Ordering::SeqCst) as usize;
             let acked: u64 = shared.acked.iter().map(|a| a.load(Ordering::Relaxed)).sum();
-            if opts.progress && last_print.elapsed() >= Duration::from_millis(250) {
+            // a terminal gets one line rewritten 4 times a second; a log
+            // gets a line a second
+            let every = if tty {
+                Duration::from_millis(250)
+            } else {
+                Duration::from_secs(1)
+            };
+            if opts.progress && last_print.elapsed() >= every {
                 last_print = Instant::now();
-                eprint!(
-                    "\r  {label}: {:5.1} s  {:5.1}% acknowledged ({:.2} of {:.2} MB), hosts done {done}/{}   ",
+                let line = format!(
+                    "  {label}: {:5.1} s  {:5.1}% acknowledged ({:.2} of {:.2} MB), hosts done {done}/{}",
                     t0.elapsed().as_secs_f64(),
                     100.0 * acked as f64 / total.max(1) as f64,
                     acked as f64 / 1e6,
                     total as f64 / 1e6,
                     hosts.len()
                 );
+                if tty {
+                    eprint!("\r{line}   ");
+                } else {
+                    eprintln!("{line}");
+                }
             }
             if done == hosts.len() || shared.stop.load(Ordering::SeqCst) {
                 break;
@@ -360,7 +374,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
         // a short grace so the last ACKs and CNPs land and queues drain
         std::thread::sleep(Duration::from_millis(50));
         shared.stop.store(true, Ordering::SeqCst);
-        if opts.progress {
+        if opts.progress && tty {
             eprintln!();
         }
         let mut out = Vec::new();

@@ -1,43 +1,56 @@
-//! `dataplane-demo`: one switch and two hosts in network namespaces.
+//! `dataplane-demo`: the README's main command.
+//!
+//! By default it builds the default fabric in network namespaces
 //!
 //! ```text
-//!   h1 (198.18.0.1) ── sw-p0 ┐
-//!                            ├─ sw: dataplane (xdp_classify)
-//!   h2 (198.18.0.2) ── sw-p1 ┘
+//!          spine0            spine1          (40 Mb/s links)
+//!          /    \\          /    \\
+//!      leaf0          leaf1                  one `dataplane` controller
+//!     h0 .. h3       h4 .. h7                per switch; hosts 20 Mb/s
 //! ```
-//! h1 sends RoCEv2 RDMA WRITEs (DSCP 26) on four queue pairs, CNPs (DSCP
-//! 48), PFC frames and a few broken frames; h2 sends VLAN-tagged RoCEv2 with
-//! PCP 4 and best-effort traffic. The switch classifies them (sw-p0 trusts
-//! DSCP, sw-p1 trusts 802.1p) and the demo prints its counters. Everything
-//! is torn down at the end, on error and on Ctrl-C.
+//!
+//! with RoCEv2 host emulators (RC go-back-N, DCQCN, PFC), runs a ring
+//! all-reduce and a 7:1 incast with PFC and ECN on, the incast again with
+//! PFC off, and low-entropy elephants under hash, flowlet and bandwidth
+//! load balancing; prints each report and a summary, writes
+//! `target/demo/report.json` and the plots, and tears everything down (also
+//! on error and Ctrl-C).
+//!
+//! `--single-switch` runs the earlier one-switch scenes instead:
+//! classification of RoCEv2, CNPs, PFC and broken frames with the switch's
+//! counters; ECN and DCQCN at a 100 -> 10 Mb/s bottleneck; hash vs
+//! bandwidth mode over 4 uplinks.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
+use dataplane_user::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::controller::Controller;
+use testbed::fabric::{install_interrupt_handler, interrupted, Fabric};
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
+use testbed::scenario::{RunOpts, RunResult, Scenario};
+use testbed::topo::Topology;
 
 #[derive(Parser)]
 struct Args {
     /// The controller binary.
     #[arg(long, default_value = "target/release/dataplane")]
     dataplane: PathBuf,
-    /// RoCEv2 packets per queue pair.
+    /// RoCEv2 frames per QP in the single-switch classification scene.
     #[arg(long, default_value_t = 2000)]
     packets: u32,
-}
-
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: i32) {
-    STOP.store(true, Ordering::SeqCst);
+    /// The one-switch scenes instead of the fabric.
+    #[arg(long)]
+    single_switch: bool,
+    /// Where the report and plots go.
+    #[arg(long, default_value = "target/demo")]
+    out: PathBuf,
 }
 
 const CONFIG: &str = r#"# demo switch: written by dataplane-demo
@@ -63,24 +76,164 @@ malformed = "drop"
 "#;
 
 fn check_stop() -> Result<()> {
-    if STOP.load(Ordering::SeqCst) {
+    if interrupted() {
         bail!("interrupted: tearing down");
     }
     Ok(())
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
-    // SAFETY: installing a handler that only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as usize);
-        libc::signal(libc::SIGTERM, on_signal as *const () as usize);
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
     }
+}
+
+fn real_main() -> Result<()> {
+    let args = Args::parse();
+    install_interrupt_handler();
     let dp = args
         .dataplane
         .canonicalize()
         .with_context(|| format!("controller binary {}", args.dataplane.display()))?;
+    if args.single_switch {
+        single_switch(&dp, &args)
+    } else {
+        fabric_demo(&dp, &args.out)
+    }
+}
 
+fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
+    let elephants = Scenario::Elephants { bytes: 1 << 20 };
+    let mut topo = Topology::default();
+    check_configs(&topo)?;
+    let (seed, placement) = polarising_seed(&topo, &elephants)?;
+    topo.hash_seed = seed;
+    let (s, l, h) = topo.dims();
+    println!(
+        "[1/6] building the default fabric: {s} spines, {l} leaves, {h} hosts per leaf; hosts {} Mb/s, uplinks {} Mb/s; PFC on priority 3, ECN (Kmin {} KB, Kmax {} KB, Pmax {}%)",
+        topo.host_mbps,
+        topo.uplink_mbps,
+        topo.kmin / 1000,
+        topo.kmax / 1000,
+        topo.pmax
+    );
+    let opts = RunOpts::default();
+    let mut runs: Vec<RunResult> = Vec::new();
+    {
+        let mut fabric = Fabric::build(topo.clone(), dp, "demo")?;
+        println!("\n[2/6] ring all-reduce, 2 MB per host ({} mode): 14 steps, each sends what the previous one received", fabric.topo.lb_mode);
+        runs.push(run_scenario(
+            &fabric,
+            &Scenario::AllReduce { bytes: 2 << 20 },
+            &opts,
+            out,
+            "all_reduce",
+        )?);
+        check_stop()?;
+        println!("\n[3/6] incast: h1..h7 write 256 KB each to h0, PFC and ECN on");
+        runs.push(run_scenario(
+            &fabric,
+            &Scenario::Incast {
+                receiver: "h0".into(),
+                senders: None,
+                bytes: 256 << 10,
+            },
+            &opts,
+            out,
+            "incast_pfc_on",
+        )?);
+        check_stop()?;
+        println!("\n[4/6] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth");
+        println!(
+            "      hash seed {seed}: hash mode stacks the flows per leaf uplink as {placement:?}"
+        );
+        for m in ["hash", "flowlet", "bandwidth"] {
+            check_stop()?;
+            fabric.topo.lb_mode = m.into();
+            fabric.reload()?;
+            runs.push(run_scenario(
+                &fabric,
+                &elephants,
+                &opts,
+                out,
+                &format!("elephants_{m}"),
+            )?);
+        }
+    }
+    check_stop()?;
+    println!("\n[5/6] the incast again with PFC off (fabric rebuilt)");
+    {
+        let fabric = Fabric::build(
+            Topology {
+                pfc: false,
+                ..topo.clone()
+            },
+            dp,
+            "demo",
+        )?;
+        runs.push(run_scenario(
+            &fabric,
+            &Scenario::Incast {
+                receiver: "h0".into(),
+                senders: None,
+                bytes: 256 << 10,
+            },
+            &opts,
+            out,
+            "incast_pfc_off",
+        )?);
+    }
+    println!("\n[6/6] torn down: controllers stopped, data planes detached, namespaces removed\n");
+    println!(
+        "{:<12} {:<10} {:>4} {:>9} {:>9} {:>8} {:>6} {:>6} {:>9} {:>9}",
+        "scenario", "lb", "PFC", "JCT ms", "lossless", "ECN", "CNP", "PFC", "uplinks", "max/mean"
+    );
+    println!(
+        "{:<12} {:<10} {:>4} {:>9} {:>9} {:>8} {:>6} {:>6} {:>9} {:>9}",
+        "", "", "", "", "drops", "marked", "sent", "frames", "% ideal", ""
+    );
+    for r in &runs {
+        println!(
+            "{:<12} {:<10} {:>4} {:>9} {:>9} {:>8} {:>6} {:>6} {:>9} {:>9}",
+            r.scenario,
+            r.lb_mode,
+            if r.pfc { "on" } else { "off" },
+            r.job_completion_ms
+                .map(|j| format!("{j:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            r.lossless_drops,
+            r.ecn_marked,
+            r.cnp_sent(),
+            r.pfc_frames(),
+            r.uplink_utilisation_pct()
+                .map(|u| format!("{u:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            r.uplink_imbalance()
+                .map(|u| format!("{u:.3}"))
+                .unwrap_or_else(|| "-".into()),
+        );
+    }
+    let el: Vec<&RunResult> = runs.iter().filter(|r| r.scenario == "elephants").collect();
+    if let Some(svg) = lb_modes_svg("low-entropy elephants: uplink shares per LB mode", &el) {
+        std::fs::write(out.join("lb_modes.svg"), svg)?;
+    }
+    let report = serde_json::json!({
+        "fabric": { "spines": s, "leaves": l, "hosts_per_leaf": h, "host_mbps": topo.host_mbps, "uplink_mbps": topo.uplink_mbps, "hash_seed": seed },
+        "runs": runs.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+    });
+    std::fs::write(
+        out.join("report.json"),
+        serde_json::to_string_pretty(&report)?,
+    )?;
+    println!("\nreport: {}/report.json; plots: {}/*.svg (queues, PFC timelines, host rates, lb_modes.svg)", out.display(), out.display());
+    if runs.iter().any(|r| !r.complete) {
+        bail!("a scenario did not complete");
+    }
+    Ok(())
+}
+
+fn single_switch(dp: &Path, args: &Args) -> Result<()> {
     println!("[1/7] building the fabric: namespaces sw, h1, h2; veth sw-p0<->h1, sw-p1<->h2");
     let sw = Netns::create("demo-sw")?;
     let h1 = Netns::create("demo-h1")?;
@@ -109,7 +262,7 @@ fn main() -> Result<()> {
         "[2/7] starting `dataplane --netns {} up -c <config>`",
         sw.name
     );
-    let ctl = Controller::start(&dp, &sw, "demo", CONFIG, "switch")?;
+    let ctl = Controller::start(dp, &sw, "demo", CONFIG, "switch")?;
     check_stop()?;
 
     println!("[3/7] h1 -> sw-p0: RoCEv2 WRITEs on 4 QPs (DSCP 26, ECT0), CNPs, PFC, broken frames");
@@ -210,7 +363,7 @@ fn main() -> Result<()> {
     check_stop()?;
 
     println!("[5/7] `dataplane stats` on the switch:\n");
-    let o = Command::new(&dp)
+    let o = Command::new(dp)
         .args(["--netns", &sw.name, "stats", "--instance", "demo"])
         .output()?;
     print!("{}", String::from_utf8_lossy(&o.stdout));
@@ -226,23 +379,23 @@ fn main() -> Result<()> {
     drop((sw, h1, h2));
     println!("\ntorn down: controller stopped, data plane detached, namespaces removed");
     check_stop()?;
-    let lossless = lossless_part(&dp)?;
+    let lossless = lossless_part(dp)?;
     check_stop()?;
-    let lb = lb_part(&dp)?;
+    let lb = lb_part(dp)?;
     // the report, with stable names so runs can be compared
     let report = serde_json::json!({
         "scenarios": {
             "ecn_dcqcn_100m_into_10m": lossless,
             "low_entropy_8_flows_4_uplinks": lb,
         },
-        "note": "job_completion_ms is not reported: the all-reduce scenario does not exist yet",
+        "note": "job_completion_ms: see the fabric demo (dataplane-demo without --single-switch)",
     });
-    std::fs::create_dir_all("target/demo")?;
+    std::fs::create_dir_all(&args.out)?;
     std::fs::write(
-        "target/demo/report.json",
+        args.out.join("single_switch_report.json"),
         serde_json::to_string_pretty(&report)?,
     )?;
-    println!("report: target/demo/report.json");
+    println!("report: {}/single_switch_report.json", args.out.display());
     Ok(())
 }
 
