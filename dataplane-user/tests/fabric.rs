@@ -476,3 +476,120 @@ fn ring_all_reduce_completes_on_a_star_and_a_leaf_spine() {
     assert!(r.complete && r.uplinks.is_empty() && r.uplink_imbalance().is_none());
     assert!(our_namespaces().is_empty());
 }
+
+/// Starts `dataplane-fabric` on a long all-reduce and returns once its
+/// scenario is running (a progress line), with its pid.
+fn start_long_run(out: &Path) -> (std::process::Child, u32) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(FABRIC_BIN)
+        .args([
+            "--dataplane",
+            BIN,
+            "--scenario",
+            "all-reduce",
+            "--bytes",
+            "67108864",
+            "--timeout",
+            "120",
+            "--out",
+        ])
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(|l| l.ok()) {
+            if line.contains("acknowledged") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the fabric run started its scenario");
+    (child, pid)
+}
+
+fn left_by(pid: u32) -> (Vec<String>, Vec<String>) {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let tail = format!("-{pid}");
+    let ns = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.ends_with(&tail))
+        .map(String::from)
+        .collect();
+    let pins = std::fs::read_dir("/sys/fs/bpf/dataplane")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(&tail))
+                .collect()
+        })
+        .unwrap_or_default();
+    (ns, pins)
+}
+
+#[test]
+fn ctrl_c_tears_the_fabric_down() {
+    let out = std::env::temp_dir().join(format!("dpt-fabric-int-{}", std::process::id()));
+    let (mut child, pid) = start_long_run(&out);
+    let (ns, pins) = left_by(pid);
+    assert_eq!(
+        (ns.len(), pins.len()),
+        (12, 4),
+        "while running: {ns:?} {pins:?}"
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no exit 30 s after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(!status.success(), "an interrupted run reports failure");
+    let (ns, pins) = left_by(pid);
+    assert!(
+        ns.is_empty() && pins.is_empty(),
+        "left after Ctrl-C: {ns:?} {pins:?}"
+    );
+}
+
+#[test]
+fn a_killed_run_is_cleaned_up_by_the_next() {
+    let out = std::env::temp_dir().join(format!("dpt-fabric-kill-{}", std::process::id()));
+    let (mut child, pid) = start_long_run(&out);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    std::thread::sleep(Duration::from_millis(500));
+    let (ns, pins) = left_by(pid);
+    assert_eq!(
+        ns.len(),
+        12,
+        "SIGKILL runs no destructor: the namespaces stay until the next run"
+    );
+    assert_eq!(pins.len(), 4, "...and the pinned data planes");
+    let star = Topology {
+        shape: Shape::Star { hosts: 2 },
+        ..Topology::default()
+    };
+    let fabric = Fabric::build(star, Path::new(BIN), "tclean").expect("the next run");
+    let (ns, pins) = left_by(pid);
+    drop(fabric);
+    assert!(
+        ns.is_empty() && pins.is_empty(),
+        "the next run left the killed run's {ns:?} {pins:?}"
+    );
+    assert!(our_namespaces().is_empty());
+}

@@ -63,6 +63,40 @@ pub fn require_root() -> Result<()> {
     Ok(())
 }
 
+/// Removes the pinned data planes of fabric switches whose run is gone: an
+/// instance named like this module names them (`<tag>leaf<i>-<pid>`,
+/// `<tag>spine<i>-<pid>`, `<tag>sw-<pid>`) whose pid is not alive. (A
+/// killed run's controllers stop without detaching, as `dataplane` does on
+/// SIGTERM; their links went with the namespaces, their pins stay until
+/// this.) Returns the instances removed.
+pub fn cleanup_stale_pins() -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir(crate::pins::PIN_ROOT) else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some((node, pid)) = name.rsplit_once('-') else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        let ours = node.ends_with("sw")
+            || ["leaf", "spine"].iter().any(|k| {
+                node.rfind(k)
+                    .is_some_and(|i| i > 0 && node[i + k.len()..].parse::<u32>().is_ok())
+            });
+        if ours
+            && !Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::remove_dir_all(e.path()).is_ok()
+        {
+            out.push(name);
+        }
+    }
+    out
+}
+
 /// A running switch.
 pub struct SwitchRun {
     pub node: SwitchNode,
@@ -94,10 +128,11 @@ impl Fabric {
         let bin = bin
             .canonicalize()
             .with_context(|| format!("the dataplane controller binary {}", bin.display()))?;
-        if tag.len() > 12 || !tag.chars().all(|c| c.is_ascii_alphanumeric()) {
-            bail!("tag {tag:?}: expected up to 12 letters or digits");
+        if tag.is_empty() || tag.len() > 12 || !tag.chars().all(|c| c.is_ascii_alphanumeric()) {
+            bail!("tag {tag:?}: expected 1 to 12 letters or digits");
         }
         cleanup_stale();
+        cleanup_stale_pins();
         let switches = topo.switches();
         let hosts = topo.hosts();
         let mut switch_ns = Vec::new();
