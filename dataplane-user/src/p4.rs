@@ -1638,7 +1638,8 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
 }
 
 /// An entry in p4c's STF syntax (`add` / `setdefault`); keys by their
-/// field name, values in hex where wide. Range keys have no STF form:
+/// field name, values in hex where wide, prefixes as binary digits with
+/// `*` for the bits the prefix leaves out (how p4c's STF reader takes them). Range keys have no STF form:
 /// `None` for those entries.
 pub fn stf_entry(e: &Entry) -> Option<String> {
     let val = |v: &Val| match v {
@@ -1665,7 +1666,25 @@ pub fn stf_entry(e: &Entry) -> Option<String> {
     for (ks, kv) in e.table.keys.iter().zip(&e.keys) {
         match kv {
             KeyVal::Exact(v) => keys.push(format!("{}:{}", ks.name, val(v))),
-            KeyVal::Lpm(v, len) => keys.push(format!("{}:0x{:x}/{len}", ks.name, v.number())),
+            // p4c's STF reader takes a prefix as don't-care digits:
+            // binary, so that any length can be written
+            KeyVal::Lpm(v, len) => {
+                let (w, l) = (ks.width as usize, (*len as usize).min(ks.width as usize));
+                let bits: String = (0..w)
+                    .map(|i| {
+                        if i < l {
+                            if (v.number() >> (w - 1 - i)) & 1 == 1 {
+                                '1'
+                            } else {
+                                '0'
+                            }
+                        } else {
+                            '*'
+                        }
+                    })
+                    .collect();
+                keys.push(format!("{}:0b{bits}", ks.name))
+            }
             KeyVal::Range(..) => return None,
         }
     }

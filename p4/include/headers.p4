@@ -5,8 +5,8 @@
  * of options, IPv6, UDP, the RoCEv2 Base Transport Header, MAC control
  * (802.3x PAUSE and 802.1Qbb PFC).
  *
- * UNVERIFIED: no P4 compiler was available where this was written; see
- * p4/README.md.
+ * Compiled by p4c 1.2.5 (bmv2) and type-checked by p4test (TNA); see
+ * p4/README.md for what is verified.
  */
 #ifndef DATAPLANE_HEADERS_P4
 #define DATAPLANE_HEADERS_P4
@@ -199,9 +199,6 @@ struct headers_t {
 
 /* What the shared parser records beside the headers. */
 struct parse_meta_t {
-    /* MAL_* of the header boundary the parser is at: the reason when an
-     * extract runs past the end of the frame (parser error). 0 once done. */
-    bit<8> stage;
     /* MAL_* of a semantic error found by the parser (bad version, bad IHL). */
     bit<8> malformed;
     /* A second VLAN tag follows the first (QinQ: counted and punted). */
@@ -210,6 +207,47 @@ struct parse_meta_t {
     bit<1> later_fragment;
     /* The first fragment of a fragmented datagram (MF set, offset 0). */
     bit<1> first_fragment;
+}
+
+/* The header boundary a frame ended at when an extract failed (a parser
+ * error), as the eBPF parser's ParseError names it: the first header of the
+ * chain that should have been extracted and was not. */
+control DpTruncationPoint(in headers_t hdr, out bit<8> stage) {
+    apply {
+        bit<16> et = hdr.ethernet.ether_type;
+        if (hdr.vlan.isValid()) {
+            et = hdr.vlan.ether_type;
+        }
+        bit<4> opts = 0;
+        if (hdr.ipv4_opts[0].isValid()) { opts = 1; }
+        if (hdr.ipv4_opts[1].isValid()) { opts = 2; }
+        if (hdr.ipv4_opts[2].isValid()) { opts = 3; }
+        if (hdr.ipv4_opts[3].isValid()) { opts = 4; }
+        if (hdr.ipv4_opts[4].isValid()) { opts = 5; }
+        if (hdr.ipv4_opts[5].isValid()) { opts = 6; }
+        if (hdr.ipv4_opts[6].isValid()) { opts = 7; }
+        if (hdr.ipv4_opts[7].isValid()) { opts = 8; }
+        if (hdr.ipv4_opts[8].isValid()) { opts = 9; }
+        if (hdr.ipv4_opts[9].isValid()) { opts = 10; }
+        if (!hdr.ethernet.isValid()) {
+            stage = MAL_ETH_TRUNCATED;
+        } else if ((hdr.ethernet.ether_type == ETHERTYPE_VLAN || hdr.ethernet.ether_type == ETHERTYPE_QINQ)
+                   && !hdr.vlan.isValid()) {
+            stage = MAL_VLAN_TRUNCATED;
+        } else if (et == ETHERTYPE_MAC_CONTROL) {
+            stage = MAL_MACCTL_TRUNCATED;
+        } else if (et == ETHERTYPE_IPV4 && !hdr.ipv4.isValid()) {
+            stage = MAL_IPV4_TRUNCATED;
+        } else if (hdr.ipv4.isValid() && hdr.ipv4.ihl > 5 && (bit<4>)(hdr.ipv4.ihl - 5) > opts) {
+            stage = MAL_IPV4_OPTIONS_TRUNCATED;
+        } else if (et == ETHERTYPE_IPV6 && !hdr.ipv6.isValid()) {
+            stage = MAL_IPV6_TRUNCATED;
+        } else if (!hdr.udp.isValid()) {
+            stage = MAL_UDP_TRUNCATED;
+        } else {
+            stage = MAL_BTH_TRUNCATED;
+        }
+    }
 }
 
 #endif /* DATAPLANE_HEADERS_P4 */

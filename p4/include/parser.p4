@@ -17,13 +17,16 @@
  *   DP_PARSER_EXTRA_STATES  more states, may be empty
  *
  * and includes it (once per parser it needs). A frame that ends inside a
- * header makes the extract fail (a parser error); meta.pm.stage then names
- * the header boundary, exactly as the eBPF parser's ParseError does. Semantic
- * errors (bad version, bad IHL) end parsing with meta.pm.malformed set; the
- * length checks that need the frame length are done by the controls
- * (v1model ingress: standard_metadata.packet_length).
+ * header makes the extract fail (a parser error); the controls then name the
+ * header boundary, exactly as the eBPF parser's ParseError does, with
+ * DpTruncationPoint (headers.p4) from the headers that were extracted: a
+ * store to metadata just before a failing extract is a dead store to p4c
+ * (removed: seen on p4c 1.2.5), so the parser cannot record the point
+ * itself. Semantic errors (bad version, bad IHL) end parsing with
+ * meta.pm.malformed set; the length checks that need the frame length are
+ * done by the controls (v1model ingress: standard_metadata.packet_length).
  *
- * UNVERIFIED: no P4 compiler was available where this was written.
+ * Compiled by p4c 1.2.5 (bmv2 back end, p4test for TNA); see p4/README.md.
  */
 #ifndef DP_PARSER_NAME
 #error "define DP_PARSER_NAME, DP_PARSER_PARAMS, DP_PARSER_INIT, DP_PARSER_NEXT and DP_PARSER_EXTRA_STATES before including parser.p4"
@@ -33,7 +36,6 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
 
     state start {
         DP_PARSER_INIT
-        meta.pm.stage = MAL_ETH_TRUNCATED;
         meta.pm.malformed = MAL_NONE;
         meta.pm.qinq = 0;
         meta.pm.later_fragment = 0;
@@ -57,7 +59,6 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
 
     /* One tag: TCI and the inner EtherType. */
     state parse_vlan {
-        meta.pm.stage = MAL_VLAN_TRUNCATED;
         pkt.extract(hdr.vlan);
         transition select(hdr.vlan.ether_type) {
             ETHERTYPE_VLAN: qinq;
@@ -77,7 +78,6 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
     }
 
     state parse_mac_ctl {
-        meta.pm.stage = MAL_MACCTL_TRUNCATED;
         pkt.extract(hdr.mac_ctl);
         transition select(hdr.mac_ctl.opcode) {
             MACCTL_OPCODE_PFC: parse_pfc;
@@ -97,9 +97,7 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
     }
 
     state parse_ipv4 {
-        meta.pm.stage = MAL_IPV4_TRUNCATED;
         pkt.extract(hdr.ipv4);
-        meta.pm.stage = MAL_IPV4_OPTIONS_TRUNCATED;
         transition select(hdr.ipv4.version, hdr.ipv4.ihl) {
             (4, 5): parse_ipv4_l4;
             (4, 6): ipv4_opt_1;
@@ -163,7 +161,6 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
 
     /* Extension headers are not walked (as in the eBPF parser). */
     state parse_ipv6 {
-        meta.pm.stage = MAL_IPV6_TRUNCATED;
         pkt.extract(hdr.ipv6);
         transition select(hdr.ipv6.version, hdr.ipv6.next_hdr) {
             (6, IP_PROTO_UDP): parse_udp;
@@ -178,7 +175,6 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
     }
 
     state parse_udp {
-        meta.pm.stage = MAL_UDP_TRUNCATED;
         pkt.extract(hdr.udp);
         transition select(hdr.udp.dst_port) {
             UDP_PORT_ROCEV2: parse_bth;
@@ -189,13 +185,11 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
     /* RoCEv2. The UDP length checks (room for BTH + ICRC) are the
      * controls'. */
     state parse_bth {
-        meta.pm.stage = MAL_BTH_TRUNCATED;
         pkt.extract(hdr.bth);
         transition parsed;
     }
 
     state parsed {
-        meta.pm.stage = MAL_NONE;
         transition accept;
     }
 }

@@ -24,8 +24,8 @@
  * Run simple_switch with `--priority-queues 8` for the per-class queues
  * (standard_metadata.priority), see p4/README.md.
  *
- * UNVERIFIED: no P4 compiler (p4c) or bmv2 was available where this was
- * written. It follows v1model.p4 conventions but has not been compiled.
+ * Compiled by p4c 1.2.5 (bmv2 back end); the conformance corpus passes on
+ * simple_switch 1.15.5 (run with --priority-queues 8), see p4/README.md.
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -171,6 +171,8 @@ control DpVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 }
 
 control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t standard_metadata) {
+    DpTruncationPoint() truncation_point;
+
 
     counter(NUM_PORTS, CounterType.packets) unknown_port_count;
     counter(NUM_PORTS * 16, CounterType.packets) malformed_count;   /* port * 16 + MAL_* */
@@ -424,7 +426,7 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
          * truncation the parser met further on. */
         meta.malformed = meta.pm.malformed;
         if (meta.malformed == MAL_NONE && standard_metadata.parser_error != error.NoError) {
-            meta.malformed = meta.pm.stage;
+            truncation_point.apply(hdr, meta.malformed);
         }
         bit<32> l3_off = 14;
         if (hdr.vlan.isValid()) {
