@@ -182,7 +182,9 @@ fn main() -> Result<()> {
                     .arg(root().join("p4/v1model/dataplane.p4")))?;
                 println!("v1model: compiled with p4c (target/p4/build/dataplane.json)");
             } else {
-                println!("v1model: not compiled: p4c (https://github.com/p4lang/p4c) is not installed");
+                println!(
+                    "v1model: not compiled: p4c (https://github.com/p4lang/p4c) is not installed"
+                );
             }
             let status = Command::new("sh")
                 .arg(root().join("p4/run-stf.sh"))
@@ -198,10 +200,20 @@ fn main() -> Result<()> {
             }
             let tofino_inc = std::env::var_os("TOFINO_P4INCLUDE").map(PathBuf::from);
             if setup::on_path("bf-p4c") {
-                run(Command::new("bf-p4c").arg(root().join("p4/tna/dataplane.p4")).arg("-o").arg(root().join("target/p4/tna")))?;
+                run(Command::new("bf-p4c")
+                    .arg(root().join("p4/tna/dataplane.p4"))
+                    .arg("-o")
+                    .arg(root().join("target/p4/tna")))?;
                 println!("tna: compiled with bf-p4c");
-            } else if let (true, Some(inc)) = (setup::on_path("p4test"), tofino_inc.filter(|d| d.join("tna.p4").exists())) {
-                run(Command::new("p4test").arg("-D__TARGET_TOFINO__=1").arg("-I").arg(&inc).arg(root().join("p4/tna/dataplane.p4")))?;
+            } else if let (true, Some(inc)) = (
+                setup::on_path("p4test"),
+                tofino_inc.filter(|d| d.join("tna.p4").exists()),
+            ) {
+                run(Command::new("p4test")
+                    .arg("-D__TARGET_TOFINO__=1")
+                    .arg("-I")
+                    .arg(&inc)
+                    .arg(root().join("p4/tna/dataplane.p4")))?;
                 println!("tna: type-checked by p4test with the open-source TNA includes in {} (bf-p4c, which would compile it for Tofino, is not installed)", inc.display());
             } else {
                 println!("tna: skipped: neither bf-p4c nor p4test with TOFINO_P4INCLUDE (a directory with tna.p4, e.g. p4c's backends/tofino/bf-p4c/p4include) is available");

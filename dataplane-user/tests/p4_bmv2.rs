@@ -1,0 +1,252 @@
+//! The v1model program's lossless stage on bmv2 simple_switch, with the
+//! entries `dataplane p4 entries --target bmv2` generates from
+//! `p4/tests/bmv2/lossless.toml`: a burst of RoCEv2 frames into an egress
+//! queue that drains at 50 frames/s must be ECN-marked once the queue holds
+//! more than Kmax (bmv2 counts frames: thresholds / 1000 bytes), never
+//! below Kmin; and the emulated PFC must send an 802.1Qbb XOFF for
+//! priority 3 out of the ingress port when the ingress PG crosses its
+//! threshold, then an XON when it drains. The PFC frames are decoded by
+//! scapy.
+//!
+//! Skips (passes, saying so) when p4c, simple_switch or simple_switch_CLI
+//! is not on PATH, as on CI here.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
+use dataplane_user::config::Config;
+use dataplane_user::p4::{entries_with, Options, Target};
+
+const FRAMES: usize = 40;
+const RATE_PPS: usize = 50;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn on_path(t: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {t}")])
+        .stdout(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Frames of a pcap file (our writer's format and bmv2's).
+fn read_pcap(path: &Path) -> Vec<Vec<u8>> {
+    let Ok(b) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut o = 24;
+    while o + 16 <= b.len() {
+        let len = u32::from_le_bytes(b[o + 8..o + 12].try_into().unwrap()) as usize;
+        o += 16;
+        if o + len > b.len() {
+            break;
+        }
+        out.push(b[o..o + len].to_vec());
+        o += len;
+    }
+    out
+}
+
+#[test]
+fn ecn_marking_and_emulated_pfc_on_simple_switch() {
+    let missing: Vec<&str> = ["p4c", "simple_switch", "simple_switch_CLI"]
+        .into_iter()
+        .filter(|t| !on_path(t))
+        .collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "SKIPPED: {} not on PATH (p4lang p4c and bmv2; see p4/README.md)",
+            missing.join(", ")
+        );
+        return;
+    }
+    let work = std::env::temp_dir().join(format!("dpt-bmv2-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let out = Command::new("p4c")
+        .args(["--target", "bmv2", "--arch", "v1model", "-o"])
+        .arg(&work)
+        .arg(root().join("p4/v1model/dataplane.p4"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "p4c: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let text = std::fs::read_to_string(root().join("p4/tests/bmv2/lossless.toml")).unwrap();
+    let plan = Config::parse(&text, "lossless.toml")
+        .and_then(|c| c.validate("lossless.toml"))
+        .unwrap();
+    let e = entries_with(
+        &plan,
+        Target::Bmv2,
+        &Options {
+            bmv2_packet_bytes: 1000,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+
+    let l2 = L2::new([2, 0, 0, 0, 0x0e, 0], [2, 0, 0, 0, 0x0f, 0]);
+    let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2);
+    let frames: Vec<Vec<u8>> = (0..FRAMES as u32)
+        .map(|psn| {
+            build::rocev2_frame(
+                &l2,
+                &ip,
+                49152,
+                &Bth {
+                    opcode: OP_WRITE_MIDDLE,
+                    pkey: 0xffff,
+                    dest_qp: 0x100,
+                    psn,
+                    ..Bth::default()
+                },
+                None,
+                &[0u8; 940],
+            )
+        })
+        .collect();
+    common::write_pcap(&work.join("p0_in.pcap"), &frames).unwrap();
+    common::write_pcap(&work.join("p1_in.pcap"), &[]).unwrap();
+
+    let thrift = (9100 + std::process::id() % 800).to_string();
+    let notif = format!("ipc://{}/notifications.ipc", work.display());
+    let mut sw = Command::new("simple_switch")
+        .args([
+            "--use-files",
+            "3",
+            "-i",
+            "0@p0",
+            "-i",
+            "1@p1",
+            "--thrift-port",
+            &thrift,
+            "--notifications-addr",
+            &notif,
+        ])
+        .arg(work.join("dataplane.json"))
+        .args(["--", "--priority-queues", "8"])
+        .current_dir(&work)
+        .stdout(std::fs::File::create(work.join("switch.log")).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    // the generated entries, then a slow egress port 1 (frames per second)
+    let mut cli = Command::new("simple_switch_CLI")
+        .args(["--thrift-port", &thrift])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = cli.stdin.take().unwrap();
+        stdin.write_all(e.cli.as_bytes()).unwrap();
+        writeln!(stdin, "set_queue_rate {RATE_PPS} 1").unwrap();
+    }
+    let cli_out = cli.wait_with_output().unwrap();
+    let cli_text = String::from_utf8_lossy(&cli_out.stdout);
+    // the switch reads its input files 3 s after it started
+    std::thread::sleep(Duration::from_secs_f64(
+        2.0 + FRAMES as f64 / RATE_PPS as f64 + 1.5,
+    ));
+    let _ = sw.kill();
+    let _ = sw.wait();
+    assert!(
+        !cli_text.to_lowercase().contains("error") && !cli_text.contains("Invalid"),
+        "the generated entries did not load: {cli_text}"
+    );
+
+    let tx = read_pcap(&work.join("p1_out.pcap"));
+    let back = read_pcap(&work.join("p0_out.pcap"));
+    let ecn: Vec<u8> = tx.iter().map(|f| f[15] & 3).collect();
+    eprintln!(
+        "port 1: {} frames, ECN {:?}; port 0: {} frames back",
+        tx.len(),
+        ecn,
+        back.len()
+    );
+    assert!(
+        tx.len() >= 20,
+        "only {} of {FRAMES} frames left port 1",
+        tx.len()
+    );
+    // the PSN in the BTH orders them: frame k saw about k frames ahead of it
+    let psn = |f: &Vec<u8>| {
+        u32::from_be_bytes([
+            0,
+            f[14 + 20 + 8 + 9],
+            f[14 + 20 + 8 + 10],
+            f[14 + 20 + 8 + 11],
+        ])
+    };
+    for f in &tx {
+        let p = psn(f) as usize;
+        if p < 2 {
+            assert_eq!(
+                f[15] & 3,
+                2,
+                "frame {p} found fewer than Kmin (2) frames queued but was marked"
+            );
+        }
+        if p >= 10 {
+            assert_eq!(
+                f[15] & 3,
+                3,
+                "frame {p} found more than Kmax (6) frames queued but was not marked CE"
+            );
+        }
+    }
+    // the emulated PFC: XOFF then XON for priority 3, to the ingress port,
+    // decoded by scapy
+    common::write_pcap(&work.join("pfc.pcap"), &back).unwrap();
+    let dec = Command::new("python3")
+        .arg(root().join("dataplane-user/tests/decode_scapy.py"))
+        .arg(work.join("pfc.pcap"))
+        .output()
+        .unwrap();
+    assert!(
+        dec.status.success(),
+        "scapy: {}",
+        String::from_utf8_lossy(&dec.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
+    let pfc: Vec<&serde_json::Value> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d.get("pfc_class_enable").is_some())
+        .collect();
+    eprintln!("PFC frames from bmv2 (scapy): {pfc:?}");
+    let xoff = pfc.iter().position(|d| {
+        d["pfc_class_enable"].as_u64().unwrap() & 0x08 != 0
+            && d["pfc_times"][3].as_u64().unwrap() > 0
+    });
+    let xon = pfc.iter().rposition(|d| {
+        d["pfc_class_enable"].as_u64().unwrap() & 0x08 != 0 && d["pfc_times"][3] == 0
+    });
+    assert!(xoff.is_some(), "no XOFF for priority 3 on the ingress port");
+    assert!(xon.is_some() && xon > xoff, "no XON after the XOFF");
+    assert!(
+        pfc.iter().all(|d| d["dst"] == "01:80:c2:00:00:01"),
+        "PFC to the MAC control address"
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
