@@ -162,6 +162,10 @@ fn main() -> Result<()> {
                 "p4",
                 "--test",
                 "p4_corpus",
+                "--test",
+                "p4_bmv2",
+                "--",
+                "--nocapture",
             ]))?;
             let stf = root().join("target/p4/stf");
             run(cargo()
