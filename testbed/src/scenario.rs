@@ -621,7 +621,7 @@ impl RunResult {
         let jct = self
             .job_completion_ms
             .map(|j| format!("{j:.1} ms"))
-            .unwrap_or_else(|| "INCOMPLETE (timeout)".into());
+            .unwrap_or_else(|| "- (not complete when the run ended)".into());
         let _ = writeln!(
             s,
             "\n== {} | lb {} | PFC {} | ECN {} | job completion {jct}",

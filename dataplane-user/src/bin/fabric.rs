@@ -83,8 +83,14 @@ struct Args {
     pmax: u32,
     /// Bytes each sender writes (incast, permutation, elephants) or each
     /// host contributes (all-reduce).
-    #[arg(long, default_value_t = 1 << 20)]
-    bytes: u64,
+    /// (default 1 MiB; with --duration, as much as the hosts' links could
+    /// carry in twice that time, so the scenario runs for the duration)
+    #[arg(long)]
+    bytes: Option<u64>,
+    /// Run for this many seconds and report what was done (a scenario not
+    /// complete by then is not an error); instead of running to completion.
+    #[arg(long, conflicts_with = "timeout")]
+    duration: Option<f64>,
     /// Incast receiver.
     #[arg(long, default_value = "h0")]
     receiver: String,
@@ -134,15 +140,25 @@ fn real_main() -> Result<()> {
         pmax: a.pmax,
         ..Topology::default()
     };
+    let bytes = match (a.bytes, a.duration) {
+        (Some(b), _) => b,
+        (None, Some(d)) => (f64::from(a.host_mbps) * 1e6 / 8.0 * d * 2.0) as u64,
+        (None, None) => 1 << 20,
+    };
+    if let Some(d) = a.duration {
+        if !(d > 0.0 && d <= 3600.0) {
+            bail!("--duration: expected seconds in (0, 3600], got {d}");
+        }
+    }
     let sc = match a.scenario {
         Kind::Incast => Scenario::Incast {
             receiver: a.receiver.clone(),
             senders: (!a.senders.is_empty()).then(|| a.senders.clone()),
-            bytes: a.bytes,
+            bytes,
         },
-        Kind::AllReduce => Scenario::AllReduce { bytes: a.bytes },
-        Kind::Permutation => Scenario::Permutation { bytes: a.bytes },
-        Kind::Elephants => Scenario::Elephants { bytes: a.bytes },
+        Kind::AllReduce => Scenario::AllReduce { bytes },
+        Kind::Permutation => Scenario::Permutation { bytes },
+        Kind::Elephants => Scenario::Elephants { bytes },
     };
     // everything that can be refused is refused before anything is built
     check_configs(&topo)?;
@@ -168,7 +184,7 @@ fn real_main() -> Result<()> {
     println!("building the fabric: {s} spine(s), {l} leaf/leaves, {h} host(s) per leaf; hosts {} Mb/s, uplinks {} Mb/s", topo.host_mbps, topo.uplink_mbps);
     let mut fabric = Fabric::build(topo, &a.dataplane, "fab")?;
     let opts = RunOpts {
-        timeout: Duration::from_secs_f64(a.timeout),
+        timeout: Duration::from_secs_f64(a.duration.unwrap_or(a.timeout)),
         dcqcn: a.dcqcn == OnOff::On,
         ..RunOpts::default()
     };
@@ -203,7 +219,7 @@ fn real_main() -> Result<()> {
     let p = a.out.join("report.json");
     std::fs::write(&p, serde_json::to_string_pretty(&report)?)?;
     println!("report: {}", p.display());
-    if results.iter().any(|r| !r.complete) {
+    if a.duration.is_none() && results.iter().any(|r| !r.complete) {
         bail!("a run did not complete within --timeout {} s", a.timeout);
     }
     Ok(())
