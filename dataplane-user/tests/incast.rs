@@ -35,9 +35,8 @@
 //! Run: `cargo test -p dataplane-user --test incast -- --nocapture --test-threads=1`
 //! (the tests also serialise themselves: the senders need the CPUs).
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -45,6 +44,7 @@ use std::time::{Duration, Instant};
 use aya::maps::{Array, Map, MapData, PerCpuArray};
 use dataplane_common::buffer::{LosslessCounters, TcRow};
 use dataplane_common::lossless::EgressQueue;
+use testbed::controller::Controller;
 use testbed::netns::{veth, Netns};
 use testbed::rocehost::{
     run_mac_ctl_tap, run_pfc_storm, run_receiver, run_sender, ReceiverReport, RxLive, SenderReport,
@@ -248,158 +248,11 @@ nexthop = "receiver"
     s
 }
 
-type Lines = Arc<Mutex<Vec<(Instant, String)>>>;
-
-/// `dataplane --netns <sw> up`; its stdout and stderr lines are kept with
-/// their arrival time. SIGTERM (then SIGKILL) on drop.
-struct Controller {
-    child: Child,
-    config: PathBuf,
-    netns: String,
-    instance: String,
-    out: Lines,
-    err: Lines,
-    /// The controller closed its stdout (it exited).
-    eof: Arc<AtomicBool>,
-}
-
-impl Controller {
-    fn start(sw: &Netns, instance: &str, text: &str) -> Controller {
-        let config = std::env::temp_dir().join(format!("{instance}.toml"));
-        std::fs::write(&config, text).unwrap();
-        let mut child = Command::new(BIN)
-            .args(["--netns", &sw.name, "up", "-c"])
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting dataplane");
-        let (out, err): (Lines, Lines) = Default::default();
-        let eof = Arc::new(AtomicBool::new(false));
-        for (pipe, sink, label) in [
-            (
-                Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-                out.clone(),
-                "out",
-            ),
-            (Box::new(child.stderr.take().unwrap()), err.clone(), "err"),
-        ] {
-            let eof = eof.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(|l| l.ok()) {
-                    if label == "err" {
-                        eprintln!("  dataplane (stderr): {line}");
-                    }
-                    sink.lock().unwrap().push((Instant::now(), line));
-                }
-                if label == "out" {
-                    eof.store(true, Ordering::Relaxed);
-                }
-            });
-        }
-        let ctl = Controller {
-            child,
-            config,
-            netns: sw.name.clone(),
-            instance: instance.into(),
-            out,
-            err,
-            eof,
-        };
-        if ctl
-            .wait_line(|l| l.starts_with("ready:"), Duration::from_secs(30))
-            .is_none()
-        {
-            panic!(
-                "controller not ready in 30 s; stdout: {:?}\nstderr: {:?}\nconfig:\n{text}",
-                ctl.lines(),
-                ctl.err_lines()
-            );
-        }
-        for l in ctl.lines() {
-            println!("  dataplane: {l}");
-        }
-        ctl
-    }
-
-    fn lines(&self) -> Vec<String> {
-        self.out
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, l)| l.clone())
-            .collect()
-    }
-
-    fn err_lines(&self) -> Vec<String> {
-        self.err
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, l)| l.clone())
-            .collect()
-    }
-
-    /// The first stdout line matching `pred` (already printed or arriving
-    /// within `timeout`), with its arrival time.
-    fn wait_line(
-        &self,
-        pred: impl Fn(&str) -> bool,
-        timeout: Duration,
-    ) -> Option<(Instant, String)> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(l) = self.out.lock().unwrap().iter().find(|(_, l)| pred(l)) {
-                return Some(l.clone());
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            if self.eof.load(Ordering::Relaxed) {
-                return self
-                    .out
-                    .lock()
-                    .unwrap()
-                    .iter()
-                    .find(|(_, l)| pred(l))
-                    .cloned();
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// SIGTERM and wait: the controller prints its PFC emit latency on the
-    /// way out.
-    fn stop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            // SAFETY: signalling our own child by its pid.
-            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if let Ok(None) = self.child.try_wait() {
-                let _ = self.child.kill();
-            }
-            let _ = self.child.wait();
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        self.stop();
-        // the data plane outlives its controller: detach it
-        let _ = Command::new(BIN)
-            .args(["--netns", &self.netns, "down", "--instance", &self.instance])
-            .output();
-        let _ = std::fs::remove_file(&self.config);
-    }
+/// The controller of a run (`testbed::controller::Controller`: its stdout
+/// lines are kept with their arrival times for the PFC-loop timeline).
+fn start_ctl(sw: &Netns, instance: &str, text: &str) -> Controller {
+    Controller::start(Path::new(BIN), sw, instance, text, "switch")
+        .unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 fn stats(sw: &Netns, instance: &str) -> serde_json::Value {
@@ -981,11 +834,11 @@ fn incast_pfc_lossless() {
     let _serial = serial();
     let fab = Fabric::create("ia");
     let instance = format!("incast{}a", std::process::id());
-    let mut ctl = Controller::start(&fab.sw, &instance, &config(&instance, "3", false));
+    let mut ctl = start_ctl(&fab.sw, &instance, &config(&instance, "3", false));
     println!("incast_pfc_lossless: 4 x {SPEED_MBPS} Mb/s -> 1 x {SPEED_MBPS} Mb/s on lossless TC{TC}, {} s", INCAST_TIME.as_secs_f64());
     let r = incast(&fab, &ctl, INCAST_TIME);
-    ctl.stop();
-    for l in ctl.lines().iter().filter(|l| l.starts_with("pfc:")) {
+    ctl.halt();
+    for l in ctl.history().iter().filter(|l| l.starts_with("pfc:")) {
         println!("  dataplane: {l}");
     }
     print_run(&r);
@@ -1076,7 +929,7 @@ fn incast_pfc_off_drops() {
     let _serial = serial();
     let fab = Fabric::create("ib");
     let instance = format!("incast{}b", std::process::id());
-    let ctl = Controller::start(&fab.sw, &instance, &config(&instance, "", false));
+    let ctl = start_ctl(&fab.sw, &instance, &config(&instance, "", false));
     println!(
         "incast_pfc_off_drops: same load, pfc_enable = \"\" (TC{TC} lossy), {} s",
         INCAST_TIME.as_secs_f64()
@@ -1116,7 +969,7 @@ fn pfc_storm_watchdog() {
     let _serial = serial();
     let fab = Fabric::create("ic");
     let instance = format!("incast{}c", std::process::id());
-    let mut ctl = Controller::start(&fab.sw, &instance, &config(&instance, "3", true));
+    let mut ctl = start_ctl(&fab.sw, &instance, &config(&instance, "3", true));
     println!("pfc_storm_watchdog: s0 sends at {SPEED_MBPS} Mb/s; the receiver pauses priority 3 without end (pfcwd detection 200 ms, restoration 200 ms, poll 50 ms, drop)");
     let rp = sw_port(RX_SLOT);
     let is_detect = |l: &str| {
@@ -1305,7 +1158,7 @@ fn pfc_storm_watchdog() {
     });
     let end = stats(&fab.sw, &instance);
     let trace = sampler.finish();
-    ctl.stop();
+    ctl.halt();
     println!("  storm source sent {storm_sent} PFC frames");
     let ev: Vec<String> = events
         .iter()
@@ -1331,11 +1184,11 @@ fn pfc_storm_watchdog() {
         delta(&s0, &end, &sw_port(0), "tx_pfc_xon[3]"),
         sum_ports(&s0, &end, "drop_headroom[3]")
     );
-    for l in ctl.lines().iter().filter(|l| l.starts_with("pfcwd:")) {
+    for l in ctl.history().iter().filter(|l| l.starts_with("pfcwd:")) {
         println!("  dataplane: {l}");
     }
     let other: Vec<String> = ctl
-        .lines()
+        .history()
         .into_iter()
         .filter(|l| l.starts_with("pfcwd: storm") && !l.contains(&format!(" {rp} ")))
         .collect();

@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -22,6 +22,10 @@ pub struct Controller {
     /// Its instance name (`[switch] name`).
     pub instance: String,
     lines: mpsc::Receiver<String>,
+    /// Every stdout line with its arrival time, kept for the whole run.
+    history: Arc<Mutex<Vec<(Instant, String)>>>,
+    /// Its stdout closed (it exited).
+    eof: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Controller {
@@ -63,12 +67,17 @@ impl Controller {
         };
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = mpsc::channel();
+        let history: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
+        let eof = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (h, e) = (history.clone(), eof.clone());
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-                if tx.send(line).is_err() {
-                    break;
+                if let Ok(mut v) = h.lock() {
+                    v.push((Instant::now(), line.clone()));
                 }
+                let _ = tx.send(line);
             }
+            e.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         let ctl = Controller {
             child,
@@ -77,6 +86,8 @@ impl Controller {
             netns: ns.name.clone(),
             instance: instance.into(),
             lines: rx,
+            history,
+            eof,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -120,6 +131,46 @@ impl Controller {
             }
         }
         None
+    }
+
+    /// Every line it printed so far (also those `drain` and `wait_for`
+    /// consumed).
+    pub fn history(&self) -> Vec<String> {
+        self.history
+            .lock()
+            .map(|v| v.iter().map(|(_, l)| l.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The first line matching `pred`, already printed or arriving within
+    /// `timeout`, with the time it arrived.
+    pub fn wait_line(
+        &self,
+        pred: impl Fn(&str) -> bool,
+        timeout: Duration,
+    ) -> Option<(Instant, String)> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let exited = self.eof.load(std::sync::atomic::Ordering::SeqCst);
+            if let Some(x) = self.history.lock().ok()?.iter().find(|(_, l)| pred(l)) {
+                return Some(x.clone());
+            }
+            if exited || Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// SIGTERM and wait (the controller prints its summary on the way
+    /// out), keeping the guard: its lines stay readable, and the data plane
+    /// is detached when it drops.
+    pub fn halt(&mut self) {
+        self.terminate();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !self.eof.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Stops it (SIGTERM) and returns what it printed on the way out; the
