@@ -111,3 +111,97 @@ pub fn run_xdp(
         per_run: r.duration,
     })
 }
+
+/// Empties the buffer model (every egress queue, PG row and the pool's
+/// use): a fixture or corpus case starts from an idle switch, as each STF
+/// test starts a fresh bmv2.
+pub fn reset_model(bpf: &mut Ebpf) -> Result<()> {
+    use aya::maps::{Array, MapData};
+    use dataplane_common::buffer::TcRow;
+    use dataplane_common::lossless::{EgressQueue, SharedPool};
+    let map = |bpf: &mut Ebpf, n: &str| -> Result<()> {
+        bpf.map_mut(n)
+            .map(|_| ())
+            .ok_or_else(|| anyhow!("no map {n} in the object"))
+    };
+    map(bpf, "QUEUES")?;
+    {
+        let mut q: Array<&mut MapData, EgressQueue> =
+            Array::try_from(bpf.map_mut("QUEUES").expect("checked"))?;
+        for i in 0..q.len() {
+            q.set(i, EgressQueue::ZERO, 0)?;
+        }
+    }
+    map(bpf, "TC_ROWS")?;
+    {
+        let mut r: Array<&mut MapData, TcRow> =
+            Array::try_from(bpf.map_mut("TC_ROWS").expect("checked"))?;
+        for i in 0..r.len() {
+            r.set(i, TcRow::ZERO, 0)?;
+        }
+    }
+    map(bpf, "POOL")?;
+    let mut p: Array<&mut MapData, SharedPool> =
+        Array::try_from(bpf.map_mut("POOL").expect("checked"))?;
+    let cur = p.get(&0, 0)?;
+    p.set(
+        0,
+        SharedPool {
+            size: cur.size,
+            used: 0,
+        },
+        0,
+    )?;
+    Ok(())
+}
+
+/// Every port counter and forwarding counter by `#<port id>:<name>` (and,
+/// with `lossless`, the lossless stage's counters but the derived
+/// `tx_pfc[..]` sums), the global ones by `global:<name>`: what a fixture
+/// compares before and after a run.
+pub fn counter_snapshot(
+    bpf: &Ebpf,
+    lossless: bool,
+) -> Result<std::collections::BTreeMap<String, u64>> {
+    use aya::maps::{MapData, PerCpuArray};
+    use dataplane_common::buffer::LosslessCounters;
+    use dataplane_common::maps::{GlobalCounters, PortCounters, MAX_PORTS};
+    use dataplane_common::route::FwdCounters;
+    let get = |n: &str| {
+        bpf.map(n)
+            .ok_or_else(|| anyhow!("no map {n} in the object"))
+    };
+    let pc: PerCpuArray<&MapData, PortCounters> = PerCpuArray::try_from(get("PORT_COUNTERS")?)?;
+    let fc: PerCpuArray<&MapData, FwdCounters> = PerCpuArray::try_from(get("FWD_COUNTERS")?)?;
+    let lc: PerCpuArray<&MapData, LosslessCounters> =
+        PerCpuArray::try_from(get("LOSSLESS_COUNTERS")?)?;
+    let mut all = std::collections::BTreeMap::new();
+    for id in 0..MAX_PORTS as u16 {
+        let mut fields: Vec<(String, u64)> =
+            crate::stats::port_fields(&crate::dataplane::read_port_counters(&pc, id)?)
+                .into_iter()
+                .chain(crate::stats::fwd_fields(
+                    &crate::dataplane::read_fwd_counters(&fc, id)?,
+                ))
+                .collect();
+        if lossless {
+            let mut l = LosslessCounters::ZERO;
+            for c in lc.get(&u32::from(id), 0)?.iter() {
+                l.accumulate(c);
+            }
+            fields.extend(
+                crate::stats::lossless_fields(&l)
+                    .into_iter()
+                    .filter(|(n, _)| !n.starts_with("tx_pfc[")),
+            );
+        }
+        for (n, v) in fields {
+            all.insert(format!("#{id}:{n}"), v);
+        }
+    }
+    let gm: PerCpuArray<&MapData, GlobalCounters> = PerCpuArray::try_from(get("GLOBAL_COUNTERS")?)?;
+    let g = crate::dataplane::read_global_counters(&gm)?;
+    all.insert("global:unknown_port".into(), g.unknown_port);
+    all.insert("global:bad_port_id".into(), g.bad_port_id);
+    Ok(all)
+}

@@ -17,22 +17,14 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use aya::maps::MapData;
-use aya::maps::PerCpuArray;
 use aya::Ebpf;
 use common::*;
-use dataplane_common::buffer::LosslessCounters;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::lossless::EgressQueue;
-use dataplane_common::maps::{GlobalCounters, PortCounters, MAX_PORTS};
 use dataplane_common::parse::{parse, ParseError};
-use dataplane_common::route::FwdCounters;
 use dataplane_common::wire::bth;
 use dataplane_user::config::Config;
-use dataplane_user::dataplane::read_fwd_counters;
-use dataplane_user::dataplane::{
-    apply_config_text, load_object, read_global_counters, read_port_counters,
-};
-use dataplane_user::stats::{fwd_fields, lossless_fields, port_fields};
+use dataplane_user::dataplane::{apply_config_text, load_object};
 use dataplane_user::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
 use testbed::netns::Netns;
 
@@ -1191,36 +1183,7 @@ impl Harness {
     /// Every counter of every port slot and the global ones, by
     /// "#<slot>:<name>" and "global:<name>".
     fn snapshot(&self) -> anyhow::Result<BTreeMap<String, u64>> {
-        let pc: PerCpuArray<&MapData, PortCounters> =
-            PerCpuArray::try_from(self.bpf.map("PORT_COUNTERS").unwrap())?;
-        let fc: PerCpuArray<&MapData, FwdCounters> =
-            PerCpuArray::try_from(self.bpf.map("FWD_COUNTERS").unwrap())?;
-        let lc: PerCpuArray<&MapData, LosslessCounters> =
-            PerCpuArray::try_from(self.bpf.map("LOSSLESS_COUNTERS").unwrap())?;
-        let mut all = BTreeMap::new();
-        for id in 0..MAX_PORTS as u16 {
-            let mut l = LosslessCounters::ZERO;
-            for c in lc.get(&u32::from(id), 0)?.iter() {
-                l.accumulate(c);
-            }
-            let fields = port_fields(&read_port_counters(&pc, id)?)
-                .into_iter()
-                .chain(fwd_fields(&read_fwd_counters(&fc, id)?))
-                .chain(
-                    lossless_fields(&l)
-                        .into_iter()
-                        .filter(|(n, _)| !n.starts_with("tx_pfc[")),
-                );
-            for (n, v) in fields {
-                all.insert(format!("#{id}:{n}"), v);
-            }
-        }
-        let gm: PerCpuArray<&MapData, GlobalCounters> =
-            PerCpuArray::try_from(self.bpf.map("GLOBAL_COUNTERS").unwrap())?;
-        let g = read_global_counters(&gm)?;
-        all.insert("global:unknown_port".into(), g.unknown_port);
-        all.insert("global:bad_port_id".into(), g.bad_port_id);
-        Ok(all)
+        dataplane_user::testrun::counter_snapshot(&self.bpf, true)
     }
 
     /// "p1:tx_tc_pkts[3]" -> "#<slot of p1>:tx_tc_pkts[3]"; unprefixed names
@@ -1243,49 +1206,25 @@ impl Harness {
     /// preloads one queue.
     fn model(&mut self, preload: Option<(&'static str, usize, u32, bool)>) -> anyhow::Result<()> {
         use aya::maps::Array;
-        use dataplane_common::buffer::TcRow;
-        use dataplane_common::lossless::SharedPool;
-        {
-            let mut q: Array<&mut MapData, EgressQueue> =
-                Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
-            for i in 0..q.len() {
-                q.set(i, EgressQueue::ZERO, 0)?;
+        dataplane_user::testrun::reset_model(&mut self.bpf)?;
+        let mut q: Array<&mut MapData, EgressQueue> =
+            Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
+        if let Some((port, tc, bytes, paused)) = preload {
+            let slot = self.port_ids[port] as usize;
+            let mut v = EgressQueue::ZERO;
+            v.bytes = bytes;
+            v.ingress[15] = bytes;
+            if paused {
+                // paused for the next 10 s: no drain during the fixture
+                let now = dataplane_user::sys::monotonic_ns();
+                v.last_ns = now;
+                v.paused_until_ns = now + 10_000_000_000;
+            } else {
+                // updated "in the future": no drain during the fixture
+                v.last_ns = u64::MAX / 2;
             }
-            if let Some((port, tc, bytes, paused)) = preload {
-                let slot = self.port_ids[port] as usize;
-                let mut v = EgressQueue::ZERO;
-                v.bytes = bytes;
-                v.ingress[15] = bytes;
-                if paused {
-                    // paused for the next 10 s: no drain during the fixture
-                    let now = dataplane_user::sys::monotonic_ns();
-                    v.last_ns = now;
-                    v.paused_until_ns = now + 10_000_000_000;
-                } else {
-                    // updated "in the future": no drain during the fixture
-                    v.last_ns = u64::MAX / 2;
-                }
-                q.set((slot * 8 + tc) as u32, v, 0)?;
-            }
+            q.set((slot * 8 + tc) as u32, v, 0)?;
         }
-        {
-            let mut r: Array<&mut MapData, TcRow> =
-                Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
-            for i in 0..r.len() {
-                r.set(i, TcRow::ZERO, 0)?;
-            }
-        }
-        let mut p: Array<&mut MapData, SharedPool> =
-            Array::try_from(self.bpf.map_mut("POOL").unwrap())?;
-        let cur = p.get(&0, 0)?;
-        p.set(
-            0,
-            SharedPool {
-                size: cur.size,
-                used: 0,
-            },
-            0,
-        )?;
         Ok(())
     }
 

@@ -24,17 +24,11 @@ mod p4;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use aya::maps::{Array, MapData, PerCpuArray};
 use aya::Ebpf;
-use dataplane_common::buffer::TcRow;
-use dataplane_common::lossless::{EgressQueue, SharedPool};
-use dataplane_common::maps::{GlobalCounters, PortCounters, MAX_PORTS};
-use dataplane_common::route::FwdCounters;
-use dataplane_user::dataplane::{
-    apply_config_text, load_object, read_fwd_counters, read_global_counters, read_port_counters,
+use dataplane_user::dataplane::{apply_config_text, load_object};
+use dataplane_user::testrun::{
+    action_name, counter_snapshot, run_xdp, XDP_DROP, XDP_PASS, XDP_REDIRECT,
 };
-use dataplane_user::stats::{fwd_fields, port_fields};
-use dataplane_user::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS, XDP_REDIRECT};
 use p4::corpus::{Case, CpuReason, DropReason, Expect};
 use testbed::netns::Netns;
 
@@ -51,20 +45,7 @@ struct Harness {
 
 impl Harness {
     fn new(ns: &Netns) -> anyhow::Result<Harness> {
-        for p in PORTS {
-            ns.ip(&[
-                "link",
-                "add",
-                p,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &format!("{p}-peer"),
-            ])?;
-            ns.ip(&["link", "set", p, "up"])?;
-            ns.ip(&["link", "set", &format!("{p}-peer"), "up"])?;
-        }
+        ns.add_ports(&PORTS)?;
         let bpf = load_object()?;
         let mut ifindex = BTreeMap::new();
         for p in PORTS {
@@ -98,64 +79,10 @@ impl Harness {
         Ok(())
     }
 
-    /// Empties the buffer model (queues, PG rows, pool use): each case
-    /// starts from an idle switch, as each STF test starts a fresh bmv2.
-    fn reset_model(&mut self) -> anyhow::Result<()> {
-        {
-            let mut q: Array<&mut MapData, EgressQueue> =
-                Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
-            for i in 0..q.len() {
-                q.set(i, EgressQueue::ZERO, 0)?;
-            }
-        }
-        {
-            let mut r: Array<&mut MapData, TcRow> =
-                Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
-            for i in 0..r.len() {
-                r.set(i, TcRow::ZERO, 0)?;
-            }
-        }
-        let mut p: Array<&mut MapData, SharedPool> =
-            Array::try_from(self.bpf.map_mut("POOL").unwrap())?;
-        let cur = p.get(&0, 0)?;
-        p.set(
-            0,
-            SharedPool {
-                size: cur.size,
-                used: 0,
-            },
-            0,
-        )?;
-        Ok(())
-    }
-
-    /// Every port and forwarding counter, by "#<port id>:<name>", and the
-    /// global ones by "global:<name>".
-    fn snapshot(&self) -> anyhow::Result<BTreeMap<String, u64>> {
-        let pc: PerCpuArray<&MapData, PortCounters> =
-            PerCpuArray::try_from(self.bpf.map("PORT_COUNTERS").unwrap())?;
-        let fc: PerCpuArray<&MapData, FwdCounters> =
-            PerCpuArray::try_from(self.bpf.map("FWD_COUNTERS").unwrap())?;
-        let mut all = BTreeMap::new();
-        for id in 0..MAX_PORTS as u16 {
-            for (n, v) in port_fields(&read_port_counters(&pc, id)?)
-                .into_iter()
-                .chain(fwd_fields(&read_fwd_counters(&fc, id)?))
-            {
-                all.insert(format!("#{id}:{n}"), v);
-            }
-        }
-        let gm: PerCpuArray<&MapData, GlobalCounters> =
-            PerCpuArray::try_from(self.bpf.map("GLOBAL_COUNTERS").unwrap())?;
-        let g = read_global_counters(&gm)?;
-        all.insert("global:unknown_port".into(), g.unknown_port);
-        Ok(all)
-    }
-
     fn run(&mut self, corpus: &p4::corpus::Corpus, c: &Case) -> anyhow::Result<String> {
         let (text, _) = &corpus.configs[&c.config];
         self.apply(&c.config, text)?;
-        self.reset_model()?;
+        dataplane_user::testrun::reset_model(&mut self.bpf)?;
         let prog = if self.forwarding {
             "xdp_forward"
         } else {
@@ -165,9 +92,9 @@ impl Harness {
             .ifindex
             .get(&c.port)
             .ok_or_else(|| anyhow::anyhow!("the harness has no port {}", c.port))?;
-        let before = self.snapshot()?;
+        let before = counter_snapshot(&self.bpf, false)?;
         let r = run_xdp(&self.bpf, prog, &c.frame, ix, 1)?;
-        let after = self.snapshot()?;
+        let after = counter_snapshot(&self.bpf, false)?;
         let delta: BTreeMap<String, i128> = after
             .iter()
             .filter_map(|(k, v)| {
