@@ -76,25 +76,62 @@ pub fn cleanup_stale_pins() -> Vec<String> {
     };
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some((node, pid)) = name.rsplit_once('-') else {
+        let Some(pid) = fabric_instance_pid(&name) else {
             continue;
         };
-        let Ok(pid) = pid.parse::<u32>() else {
-            continue;
-        };
-        let ours = node.ends_with("sw")
-            || ["leaf", "spine"].iter().any(|k| {
-                node.rfind(k)
-                    .is_some_and(|i| i > 0 && node[i + k.len()..].parse::<u32>().is_ok())
-            });
-        if ours
-            && !Path::new(&format!("/proc/{pid}")).exists()
-            && std::fs::remove_dir_all(e.path()).is_ok()
+        if !Path::new(&format!("/proc/{pid}")).exists() && std::fs::remove_dir_all(e.path()).is_ok()
         {
             out.push(name);
         }
     }
     out
+}
+
+/// The pid in an instance name this module makes (`<tag>leaf<i>-<pid>`,
+/// `<tag>spine<i>-<pid>`, `<tag>sw-<pid>`, a tag of 1 to 12 letters or
+/// digits); `None` for any other name.
+pub fn fabric_instance_pid(name: &str) -> Option<u32> {
+    let (node, pid) = name.rsplit_once('-')?;
+    let pid = pid.parse::<u32>().ok()?;
+    let tag_len = if let Some(t) = node.strip_suffix("sw") {
+        t.len()
+    } else {
+        let i = ["leaf", "spine"]
+            .iter()
+            .filter_map(|k| {
+                node.rfind(k)
+                    .filter(|&i| node[i + k.len()..].parse::<u32>().is_ok())
+            })
+            .next()?;
+        i
+    };
+    ((1..=12).contains(&tag_len) && node[..tag_len].chars().all(|c| c.is_ascii_alphanumeric()))
+        .then_some(pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fabric_instance_pid;
+
+    #[test]
+    fn only_fabric_instance_names_are_taken_for_stale() {
+        assert_eq!(fabric_instance_pid("fableaf0-123"), Some(123));
+        assert_eq!(fabric_instance_pid("demospine1-77"), Some(77));
+        assert_eq!(fabric_instance_pid("tstarsw-9"), Some(9));
+        // names of any other shape are left alone
+        for n in [
+            "leaf0-123",
+            "sw-1",
+            "myswitch",
+            "edge-leaf",
+            "fableaf-12",
+            "fab_leaf0-1",
+            "fableaf0-x",
+            "averyveryverylongtagleaf0-1",
+        ] {
+            assert_eq!(fabric_instance_pid(n), None, "{n}");
+        }
+    }
 }
 
 /// A running switch.
