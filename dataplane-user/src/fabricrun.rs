@@ -22,12 +22,18 @@ use crate::groups::hash_placement;
 pub fn check_configs(topo: &Topology) -> Result<()> {
     topo.check()?;
     for sw in topo.switches() {
-        let text = topo.switch_config(&sw, "check");
-        Config::parse(&text, &sw.name)
-            .and_then(|c| c.validate(&sw.name))
-            .map_err(|e| anyhow::anyhow!("the config generated for {}: {e}", sw.name))?;
+        switch_plan(topo, &sw)?;
     }
     Ok(())
+}
+
+/// The plan of the config `topo` generates for `sw`, by the controller's
+/// config model.
+fn switch_plan(topo: &Topology, sw: &testbed::topo::SwitchNode) -> Result<crate::config::Plan> {
+    let text = topo.switch_config(sw, "check");
+    Config::parse(&text, &sw.name)
+        .and_then(|c| c.validate(&sw.name))
+        .map_err(|e| anyhow::anyhow!("the config generated for {}: {e}", sw.name))
 }
 
 /// Flows per uplink that hash mode gives `sc`'s flows on each leaf, with
@@ -37,10 +43,7 @@ pub fn predicted_hash_placement(topo: &Topology, sc: &Scenario) -> Result<Vec<Ve
     let (s, _, _) = topo.dims();
     let mut out = Vec::new();
     for leaf in topo.leaves() {
-        let text = topo.switch_config(&leaf, "placement");
-        let plan = Config::parse(&text, "generated leaf config")
-            .and_then(|c| c.validate("generated leaf config"))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let plan = switch_plan(topo, &leaf)?;
         let mine: Vec<_> = keys
             .iter()
             .filter(|(l, _)| *l == leaf.index)

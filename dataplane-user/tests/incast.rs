@@ -50,6 +50,7 @@ use testbed::rocehost::{
     run_mac_ctl_tap, run_pfc_storm, run_receiver, run_sender, ReceiverReport, RxLive, SenderReport,
     SenderSpec, TapEvent,
 };
+use testbed::topo::mac_str;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
 
@@ -105,13 +106,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn mac_str(m: [u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
 }
 
 fn sw_port(i: usize) -> String {

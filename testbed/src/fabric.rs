@@ -296,10 +296,11 @@ impl Fabric {
             .collect()
     }
 
-    /// Per switch, then per host, per interface: frames the kernel dropped on transmit
-    /// (`ip -s link` tx_dropped): on a veth, XDP_REDIRECT frames the peer's
-    /// ring had no room for, which the data plane's counters cannot see.
-    pub fn tx_dropped(&self) -> Result<Vec<Vec<(String, u64)>>> {
+    /// Per switch, then per host, per interface: frames the kernel dropped
+    /// (`ip -s link` rx + tx dropped): on a veth, XDP_REDIRECT frames the
+    /// peer's ring had no room for, which the data plane's counters cannot
+    /// see.
+    pub fn kernel_drops(&self) -> Result<Vec<Vec<(String, u64)>>> {
         let mut out = Vec::new();
         for ns in self.switch_ns.iter().chain(&self.host_ns) {
             let text = ns.exec(&["ip", "-s", "-j", "link"])?;

@@ -424,54 +424,51 @@ struct TxQp {
     pacer: Pacer,
 }
 
-/// A RoCEv2 frame seen on the wire: (ecn, opcode, dest QP, PSN, source IP,
-/// UDP source port, AETH syndrome, payload length after BTH, RETH, AETH).
-struct Seen {
-    ecn: u8,
-    op: u8,
-    qp: u32,
-    psn: u32,
-    src: [u8; 4],
-    sport: u16,
-    syndrome: u8,
-    payload: usize,
+/// The fields of a RoCEv2 frame over IPv4 the emulator acts on.
+pub(crate) struct Seen {
+    pub(crate) ecn: u8,
+    pub(crate) op: u8,
+    pub(crate) qp: u32,
+    pub(crate) psn: u32,
+    pub(crate) src: [u8; 4],
+    pub(crate) sport: u16,
+    /// AETH syndrome of an ACK/NAK, else 0.
+    pub(crate) syndrome: u8,
+    /// Payload bytes after BTH, RETH or AETH, up to the ICRC.
+    pub(crate) payload: usize,
 }
 
-fn parse(f: &[u8]) -> Option<Seen> {
-    if f.len() < 14 + 20 + 8 + 12 + 4 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17 {
+/// A RoCEv2-over-IPv4 frame, read by the data plane's own parser
+/// (`dataplane_common::parse`); `None` for anything else, malformed
+/// frames included.
+pub(crate) fn parse(f: &[u8]) -> Option<Seen> {
+    use dataplane_common::parse::{parse as parse_frame, L3};
+    let p = parse_frame(f).ok()?;
+    if !p.roce || p.l3 != L3::Ipv4 {
         return None;
     }
-    let hl = usize::from(f[14] & 0x0f) * 4;
-    let total = usize::from(u16::from_be_bytes([f[16], f[17]]));
-    let udp = 14 + hl;
-    if f.len() < udp + 8 + 12 + 4
-        || u16::from_be_bytes([f[udp + 2], f[udp + 3]]) != dataplane_common::wire::udp::ROCEV2_PORT
-    {
-        return None;
-    }
-    let end = (14 + total).min(f.len());
-    let b = udp + 8;
-    let op = f[b];
-    let mut hdr = 12;
-    if op == bth::OP_WRITE_FIRST || op == bth::OP_WRITE_ONLY {
-        hdr += 16;
-    }
-    let syndrome = if op == bth::OP_ACK && f.len() > b + 12 {
-        f[b + 12]
-    } else {
-        0
-    };
-    if op == bth::OP_ACK {
-        hdr += 4;
-    }
+    let l3 = usize::from(p.l3_off);
+    let b = usize::from(p.l4_off) + 8;
+    let op = p.bth.opcode;
+    let hdr =
+        12 + if op == bth::OP_WRITE_FIRST || op == bth::OP_WRITE_ONLY {
+            16
+        } else {
+            0
+        } + if op == bth::OP_ACK { 4 } else { 0 };
+    let end = (usize::from(p.l4_off) + usize::from(p.ip_payload_len)).min(f.len());
     Some(Seen {
-        ecn: f[15] & 3,
+        ecn: p.ecn,
         op,
-        qp: u32::from_be_bytes([0, f[b + 5], f[b + 6], f[b + 7]]),
-        psn: u32::from_be_bytes([0, f[b + 9], f[b + 10], f[b + 11]]),
-        src: [f[26], f[27], f[28], f[29]],
-        sport: u16::from_be_bytes([f[udp], f[udp + 1]]),
-        syndrome,
+        qp: p.bth.dest_qp,
+        psn: p.bth.psn,
+        src: f.get(l3 + 12..l3 + 16)?.try_into().ok()?,
+        sport: p.sport,
+        syndrome: if op == bth::OP_ACK {
+            f.get(b + 12).copied().unwrap_or(0)
+        } else {
+            0
+        },
         payload: end.saturating_sub(b + hdr + 4),
     })
 }
@@ -604,7 +601,7 @@ pub fn run_host(
     let mut link_free = 0u64;
     let mut next_sample = 0u64;
     let mut sampled_bytes = 0u64;
-    let total_frames_ms = |ns: u64| ns as f64 / 1e6;
+    let ms = |ns: u64| ns as f64 / 1e6;
     while !shared.stop.load(Ordering::Relaxed) {
         let now = shared.now_ns();
         // -- receive everything queued
@@ -646,7 +643,7 @@ pub fn run_host(
             match s.op {
                 bth::OP_CNP => {
                     rep.cnps_rx += 1;
-                    rep.first_cnp_ms.get_or_insert(total_frames_ms(now));
+                    rep.first_cnp_ms.get_or_insert(ms(now));
                     if let Some(&i) = tx_index.get(&s.qp) {
                         if cfg.dcqcn {
                             rp_on_cnp(&mut tx[i].rp, p, now);
@@ -720,7 +717,7 @@ pub fn run_host(
             (false, Some(st)) => {
                 let end = paused_until.max(st).min(now);
                 rep.paused_ns += end - st;
-                rep.pauses.push((total_frames_ms(st), total_frames_ms(end)));
+                rep.pauses.push((ms(st), ms(end)));
                 pause_start = None;
             }
             _ => {}
@@ -757,7 +754,7 @@ pub fn run_host(
         shared.acked[index].store(acked_bytes, Ordering::Relaxed);
         let received_all = rx.iter().all(|(qp, (r, _))| r.messages >= expect[qp]);
         if rep.finish_ms.is_none() && all_sent && received_all {
-            rep.finish_ms = Some(total_frames_ms(now));
+            rep.finish_ms = Some(ms(now));
             shared.done.fetch_add(1, Ordering::SeqCst);
         }
         if now >= next_sample {
@@ -771,7 +768,7 @@ pub fn run_host(
                     .min()
                     .unwrap_or(cfg.line_bps) as f64
                     / 1e6;
-                rep.rate_series.push((total_frames_ms(now), mbps, dcqcn));
+                rep.rate_series.push((ms(now), mbps, dcqcn));
             }
             sampled_bytes = rep.tx_bytes;
             next_sample = now + dt;
@@ -831,7 +828,7 @@ pub fn run_host(
     if let Some(st) = pause_start {
         let end = paused_until.min(now).max(st);
         rep.paused_ns += end - st;
-        rep.pauses.push((total_frames_ms(st), total_frames_ms(end)));
+        rep.pauses.push((ms(st), ms(end)));
     }
     rep.socket_drops = u64::from(sock.stats().1);
     for q in &tx {

@@ -134,12 +134,7 @@ pub fn mac_sink(i: usize) -> [u8; 6] {
     [0x02, 0, 0, 0x18, 0x10 + i as u8, 0x01]
 }
 
-pub fn mac_str(m: [u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
+pub use crate::topo::mac_str;
 
 /// Load-balancing modes, as the config names them.
 pub const MODES: [&str; 4] = ["hash", "flowlet", "bandwidth", "spray"];

@@ -733,21 +733,6 @@ pub struct DcqcnSenderReport {
     pub final_rate_bps: u64,
 }
 
-fn parse_roce(f: &[u8]) -> Option<(u8, u8, u32, [u8; 4])> {
-    // (ecn, bth opcode, dest QP, source IPv4) of an untagged IPv4 RoCEv2 frame
-    if f.len() < 14 + 20 + 8 + 12 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17 {
-        return None;
-    }
-    let hl = usize::from(f[14] & 0x0f) * 4;
-    let udp = 14 + hl;
-    if f.len() < udp + 8 + 12 || u16::from_be_bytes([f[udp + 2], f[udp + 3]]) != ROCEV2_PORT {
-        return None;
-    }
-    let b = udp + 8;
-    let qp = u32::from_be_bytes([0, f[b + 5], f[b + 6], f[b + 7]]);
-    Some((f[15] & 3, f[b], qp, [f[26], f[27], f[28], f[29]]))
-}
-
 /// Sends RDMA WRITE middles of `spec` for `duration`, paced at the rate the
 /// DCQCN reaction point allows (starting at line rate), cutting on CNPs for
 /// its QP (`spec.dest_qp`: the emulator names a flow by the QP it writes to,
@@ -792,7 +777,7 @@ pub fn run_dcqcn_sender(
             if rx.pkttype == libc::PACKET_OUTGOING {
                 continue;
             }
-            if let Some((_, op, qp, _)) = parse_roce(&buf[..rx.len]) {
+            if let Some(crate::host::Seen { op, qp, .. }) = crate::host::parse(&buf[..rx.len]) {
                 if op == bth::OP_CNP && qp == spec.dest_qp {
                     rep.cnps += 1;
                     rep.first_cnp_ms.get_or_insert(now as f64 / 1e6);
@@ -863,7 +848,10 @@ pub fn run_np_receiver(
         if rx.pkttype == libc::PACKET_OUTGOING {
             continue;
         }
-        let Some((ecn, op, qp, src)) = parse_roce(&buf[..rx.len]) else {
+        let Some(crate::host::Seen {
+            ecn, op, qp, src, ..
+        }) = crate::host::parse(&buf[..rx.len])
+        else {
             continue;
         };
         if op == bth::OP_CNP {

@@ -296,7 +296,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
         if topo.ecn { ", ECN" } else { ", no ECN" }
     );
     let before = fabric.stats()?;
-    let drops_before = fabric.tx_dropped()?;
+    let drops_before = fabric.kernel_drops()?;
     let sampler = fabric.sampler(opts.sample)?;
     let shared = RunShared::new(hosts.len());
     let cfgs: Vec<HostCfg> = hosts
@@ -394,7 +394,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
     // let the model's queues drain before the last read
     std::thread::sleep(Duration::from_millis(100));
     let after = fabric.stats()?;
-    let drops_after = fabric.tx_dropped()?;
+    let drops_after = fabric.kernel_drops()?;
     let veth_drops: u64 = drops_after
         .iter()
         .flatten()
