@@ -663,6 +663,15 @@ pub enum Op {
 const MAX_QDEPTH: u128 = (1 << 19) - 1;
 
 /// Tofino port speeds (bfrt `BF_SPEED_*`); 200G and 400G need Tofino 2.
+/// Prefixes the LPM tables hold (`size` of ipv4_lpm / ipv6_lpm): the TNA
+/// program's are smaller so that both fit the TCAM of its first stages.
+pub fn lpm_capacity(target: Target) -> (usize, usize) {
+    match target {
+        Target::Bmv2 => (16384, 16384),
+        Target::Tofino => (4096, 1024),
+    }
+}
+
 const TOFINO_SPEEDS: [(u32, &str); 7] = [
     (10_000, "BF_SPEED_10G"),
     (25_000, "BF_SPEED_25G"),
@@ -730,6 +739,17 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
                     format!("{target} has no interface to read the MAC from: routed frames are matched against it and leave with it as source (and so do PFC frames); give it in the config"),
                 );
             }
+        }
+    }
+    let (cap4, cap6) = lpm_capacity(target);
+    let v4 = plan.routes.iter().filter(|r| r.addr.is_ipv4()).count();
+    let v6 = plan.routes.len() - v4;
+    for (n, cap, fam) in [(v4, cap4, "IPv4"), (v6, cap6, "IPv6")] {
+        if n > cap {
+            refuse(
+                "route".into(),
+                format!("{n} {fam} routes, but the {target} program's LPM table holds {cap}"),
+            );
         }
     }
     if target == Target::Tofino {
@@ -1718,6 +1738,11 @@ pub struct P4Table {
     pub id: Option<u32>,
     pub keys: Vec<P4Key>,
     pub actions: Vec<String>,
+    /// The program fills it itself: `const entries`, or no key and a
+    /// `const default_action` (a step of the pipeline written as a table).
+    pub fixed: bool,
+    /// `size = N`.
+    pub size: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1988,6 +2013,14 @@ pub fn table_names_in_p4(src: &str) -> P4Symbols {
                         j += 1;
                     }
                 }
+                let has_const =
+                    |what: &str| body.windows(2).any(|w| w[0] == "const" && w[1] == what);
+                let fixed =
+                    has_const("entries") || (keys.is_empty() && has_const("default_action"));
+                let size = body
+                    .windows(3)
+                    .find(|w| w[0] == "size" && w[1] == "=")
+                    .and_then(|w| w[2].parse().ok());
                 let q = qualify(&name);
                 sym.tables.insert(
                     q,
@@ -1997,6 +2030,8 @@ pub fn table_names_in_p4(src: &str) -> P4Symbols {
                         id: pending_id.take(),
                         keys,
                         actions: acts,
+                        fixed,
+                        size,
                     },
                 );
                 i = end + 1;
@@ -2097,8 +2132,31 @@ pub fn check_p4_source(target: Target, sym: &P4Symbols) -> Vec<String> {
             ));
         }
     }
-    // every table of the program is the generator's (none left unfilled)
+    // the route capacity the refusals assume is the program's
+    let (cap4, cap6) = lpm_capacity(target);
+    for (tn, cap) in [("ipv4_lpm", cap4), ("ipv6_lpm", cap6)] {
+        let size = sym
+            .tables
+            .values()
+            .find(|t| t.name == tn)
+            .and_then(|t| t.size);
+        if size != Some(cap as u64) {
+            problems.push(format!(
+                "{target}: table {tn} has size {size:?}, the generator assumes {cap}"
+            ));
+        }
+    }
+    // every table of the program is the generator's (none left unfilled),
+    // except those the program fills itself
     for (q, t) in &sym.tables {
+        if t.fixed {
+            if tables(target).iter().any(|ts| ts.qualified() == *q) {
+                problems.push(format!(
+                    "{target}: table {q} has constant entries, yet the generator writes it"
+                ));
+            }
+            continue;
+        }
         if !tables(target).iter().any(|ts| ts.qualified() == *q) {
             problems.push(format!(
                 "{target}: table {q} (id {:?}) of the program is unknown to the generator",

@@ -251,11 +251,36 @@ control C(inout h_t hdr) {
         actions = { a; @defaultonly NoAction; }
         size = 4;
     }
+    table f {
+        key = { hdr.f.g : ternary; }
+        actions = { b; }
+        const entries = { 1 : b(); }
+    }
+    table s {
+        actions = { b; }
+        const default_action = b();
+    }
+    table k {
+        key = { hdr.f.g : exact; }
+        actions = { b; }
+        const default_action = b();
+    }
     apply { @atomic { t.apply(); } }
 }
 "#;
     let s = p4::table_names_in_p4(src);
-    assert_eq!(s.tables.keys().collect::<Vec<_>>(), vec!["C.t"]);
+    assert_eq!(
+        s.tables.keys().collect::<Vec<_>>(),
+        vec!["C.f", "C.k", "C.s", "C.t"]
+    );
+    // filled by the program itself: constant entries, or no key and a
+    // constant default; a keyed table with a constant default is not
+    assert!(s.tables["C.f"].fixed && s.tables["C.s"].fixed);
+    assert!(!s.tables["C.k"].fixed && !s.tables["C.t"].fixed);
+    assert_eq!(
+        (s.tables["C.t"].size, s.tables["C.s"].size),
+        (Some(4), None)
+    );
     let t = &s.tables["C.t"];
     assert_eq!(t.id, Some(0x0200_0009));
     assert_eq!(t.keys.len(), 2);
@@ -331,6 +356,28 @@ speed = "100G"
     );
     // bmv2 expresses them (emulated)
     p4::entries(&odd, Target::Bmv2).unwrap_or_else(|e| panic!("bmv2: {e}"));
+    // more prefixes than the TNA program's LPM table holds (1024 IPv6)
+    let mut many = std::fs::read_to_string(root().join("p4/tests/small.toml")).unwrap();
+    let (_, cap6) = p4::lpm_capacity(Target::Tofino);
+    for i in 0..=cap6 {
+        many.push_str(&format!(
+            "\n[[route]]\nprefix = \"2001:db8:{:x}::/48\"\nnexthop = \"h0\"\n",
+            i
+        ));
+    }
+    let many = plan_text(&many);
+    let e = p4::entries(&many, Target::Tofino).expect_err("Tofino must refuse");
+    assert_eq!(e.refusals.len(), 1, "{e}");
+    assert_eq!(e.refusals[0].field, "route", "{e}");
+    let v6 = many.routes.iter().filter(|r| r.addr.is_ipv6()).count();
+    assert!(v6 > cap6);
+    assert!(
+        e.refusals[0].reason.contains(&format!(
+            "{v6} IPv6 routes, but the tofino program's LPM table holds {cap6}"
+        )),
+        "{e}"
+    );
+    p4::entries(&many, Target::Bmv2).unwrap_or_else(|e| panic!("bmv2: {e}"));
     // a classification-only config needs no MACs
     let classify = plan_of(&root().join("p4/corpus/configs/classify.toml"));
     for t in Target::ALL {
@@ -578,4 +625,283 @@ fn stf_of_a_group_case_names_the_bucket_member() {
         .find(|c| c.name == "route_group_spray")
         .unwrap();
     assert!(p4::corpus::stf(&corpus, s, &p4::Options::default()).is_err());
+}
+
+/// Decodes standard base64 (the P4Runtime JSON mapping of `bytes`).
+fn unbase64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {s:?}"),
+    };
+    let mut out = Vec::new();
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in s.bytes().filter(|&c| c != b'=') {
+        acc = (acc << 6) | u32::from(val(c));
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+/// Whether a P4Runtime value (big-endian bytes) fits `width` bits.
+fn fits_bits(bytes: &[u8], width: u64) -> bool {
+    let lead = bytes.iter().take_while(|&&b| b == 0).count();
+    let rest = &bytes[lead..];
+    let Some(&first) = rest.first() else {
+        return true;
+    };
+    let used = (rest.len() as u64 - 1) * 8 + u64::from(8 - first.leading_zeros() as u8);
+    used <= width
+}
+
+/// The P4Runtime entries of every configuration against the p4info that
+/// the compiler wrote for the program (`P4INFO_BMV2` from p4c,
+/// `P4INFO_TOFINO` from bf-p4c; `cargo xtask p4 test` sets them where the
+/// tools exist): every table, match field (id, kind, width), action (one
+/// the table lists) and parameter (id, width) is the compiler's.
+#[test]
+fn p4runtime_entries_match_the_compilers_p4info() {
+    let mut checked = 0;
+    for t in Target::ALL {
+        let var = match t {
+            Target::Bmv2 => "P4INFO_BMV2",
+            Target::Tofino => "P4INFO_TOFINO",
+        };
+        let Some(path) = std::env::var_os(var) else {
+            eprintln!("{t}: {var} not set (no compiler p4info): skipped");
+            continue;
+        };
+        let info: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect(var)).expect(var);
+        let by_id = |kind: &str| -> std::collections::BTreeMap<u64, serde_json::Value> {
+            info[kind]
+                .as_array()
+                .map(|a| a.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .map(|x| (x["preamble"]["id"].as_u64().unwrap(), x.clone()))
+                .collect()
+        };
+        let tables = by_id("tables");
+        let actions = by_id("actions");
+        assert!(tables.len() >= 10, "{t}: {var} has {} tables", tables.len());
+        let mut problems = BTreeSet::new();
+        for (name, plan) in all_plans() {
+            let out = p4::entries(&plan, t).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&out.p4runtime_json).unwrap();
+            for u in v["updates"].as_array().unwrap() {
+                let Some(te) = u["entity"].get("tableEntry") else {
+                    continue;
+                };
+                checked += 1;
+                let tid = te["tableId"].as_u64().unwrap();
+                let Some(pt) = tables.get(&tid) else {
+                    problems.insert(format!("{t} {name}: table id 0x{tid:08x} not in {var}"));
+                    continue;
+                };
+                let tname = pt["preamble"]["name"].as_str().unwrap_or("?");
+                for m in te["match"]
+                    .as_array()
+                    .map(|a| a.as_slice())
+                    .unwrap_or_default()
+                {
+                    let fid = m["fieldId"].as_u64().unwrap();
+                    let Some(f) = pt["matchFields"]
+                        .as_array()
+                        .and_then(|fs| fs.iter().find(|f| f["id"].as_u64() == Some(fid)))
+                    else {
+                        problems.insert(format!("{t} {name}: {tname} has no match field {fid}"));
+                        continue;
+                    };
+                    let width = f["bitwidth"].as_u64().unwrap();
+                    let kind = f["matchType"].as_str().unwrap_or("").to_lowercase();
+                    let Some((k, body)) =
+                        m.as_object().unwrap().iter().find(|(k, _)| *k != "fieldId")
+                    else {
+                        continue;
+                    };
+                    if *k != kind {
+                        problems.insert(format!(
+                            "{t} {name}: {tname} field {} matches {kind}, the entry writes {k}",
+                            f["name"]
+                        ));
+                    }
+                    for (_, b) in body.as_object().unwrap() {
+                        if let Some(b) = b.as_str() {
+                            if !fits_bits(&unbase64(b), width) {
+                                problems.insert(format!(
+                                    "{t} {name}: {tname} field {} value {b} wider than {width} bits",
+                                    f["name"]
+                                ));
+                            }
+                        }
+                    }
+                }
+                let act = &te["action"]["action"];
+                let aid = act["actionId"].as_u64().unwrap();
+                let listed = pt["actionRefs"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|r| r["id"].as_u64() == Some(aid)));
+                let Some(pa) = actions.get(&aid).filter(|_| listed) else {
+                    problems.insert(format!("{t} {name}: {tname} has no action id 0x{aid:08x}"));
+                    continue;
+                };
+                let aname = pa["preamble"]["name"].as_str().unwrap_or("?");
+                let want = pa["params"].as_array().map(Vec::len).unwrap_or(0);
+                let got = act["params"].as_array().unwrap();
+                if want != got.len() {
+                    problems.insert(format!(
+                        "{t} {name}: {aname} takes {want} parameters, the entry has {}",
+                        got.len()
+                    ));
+                }
+                for p in got {
+                    let pid = p["paramId"].as_u64().unwrap();
+                    let Some(pp) = pa["params"]
+                        .as_array()
+                        .and_then(|ps| ps.iter().find(|x| x["id"].as_u64() == Some(pid)))
+                    else {
+                        problems.insert(format!("{t} {name}: {aname} has no parameter {pid}"));
+                        continue;
+                    };
+                    let width = pp["bitwidth"].as_u64().unwrap();
+                    if !fits_bits(&unbase64(p["value"].as_str().unwrap()), width) {
+                        problems.insert(format!(
+                            "{t} {name}: {aname}.{} wider than {width} bits",
+                            pp["name"]
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(
+            problems.is_empty(),
+            "{}",
+            problems.into_iter().collect::<Vec<_>>().join("\n")
+        );
+    }
+    eprintln!("{checked} table entries checked against the compilers' p4info");
+}
+
+/// The bfrt_python script's table calls against the BF Runtime schema
+/// bf-p4c wrote for the program (`BFRT_JSON_TOFINO`): each
+/// `ig.<table>.<add|mod|set_default>_with_<action>(...)` names a table of
+/// the program, an action it lists, and exactly its key fields (an LPM
+/// key with `_p_length`, a range with `_start`/`_end`) and the action's
+/// data fields (and `MATCH_PRIORITY` where the table has one). The fixed-function calls (`bfrt.port`, `bfrt.tf1.tm`)
+/// belong to the SDE's own schema, which is not here.
+#[test]
+fn bfrt_script_calls_match_the_compilers_bfrt_json() {
+    let Some(path) = std::env::var_os("BFRT_JSON_TOFINO") else {
+        eprintln!("BFRT_JSON_TOFINO not set (no bf-p4c output): skipped");
+        return;
+    };
+    let bfrt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tables = bfrt["tables"].as_array().unwrap();
+    let mut problems = BTreeSet::new();
+    let mut calls = 0;
+    for (name, plan) in all_plans() {
+        let out = p4::entries(&plan, Target::Tofino).unwrap();
+        let script = out.bfrt_py.unwrap();
+        for line in script.lines().map(str::trim) {
+            let (ctl, rest) = if let Some(r) = line.strip_prefix("ig.") {
+                ("DpIngress", r)
+            } else if let Some(r) = line.strip_prefix("eg.") {
+                ("DpEgress", r)
+            } else {
+                continue;
+            };
+            let Some((table, rest)) = rest.split_once('.') else {
+                continue;
+            };
+            let Some((method, args)) = rest.split_once('(') else {
+                continue;
+            };
+            let Some(action) = ["add_with_", "mod_with_", "set_default_with_"]
+                .iter()
+                .find_map(|p| method.strip_prefix(p))
+            else {
+                continue; // get(), clear() ...: no entry
+            };
+            calls += 1;
+            let full = format!("pipe.{ctl}.{table}");
+            let Some(bt) = tables.iter().find(|t| t["name"].as_str() == Some(&full)) else {
+                problems.insert(format!("{name}: {full} is not in bfrt.json"));
+                continue;
+            };
+            let aname = format!("{ctl}.{action}");
+            let Some(spec) = bt["action_specs"]
+                .as_array()
+                .and_then(|a| a.iter().find(|a| a["name"].as_str() == Some(&aname)))
+            else {
+                problems.insert(format!("{name}: {full} has no action {aname}"));
+                continue;
+            };
+            let mut want = BTreeSet::new();
+            if !method.starts_with("set_default") {
+                for k in bt["key"]
+                    .as_array()
+                    .map(|a| a.as_slice())
+                    .unwrap_or_default()
+                {
+                    let kn = k["name"].as_str().unwrap();
+                    match k["match_type"].as_str().unwrap_or("") {
+                        // `$MATCH_PRIORITY`: bfrt_python drops the `$`
+                        _ if kn.starts_with('$') => {
+                            want.insert(kn.trim_start_matches('$').to_string());
+                        }
+                        "LPM" => {
+                            want.insert(kn.to_string());
+                            want.insert(format!("{kn}_p_length"));
+                        }
+                        "Range" => {
+                            want.insert(format!("{kn}_start"));
+                            want.insert(format!("{kn}_end"));
+                        }
+                        "Ternary" => {
+                            want.insert(kn.to_string());
+                            want.insert(format!("{kn}_mask"));
+                        }
+                        _ => {
+                            want.insert(kn.to_string());
+                        }
+                    }
+                }
+            }
+            for d in spec["data"]
+                .as_array()
+                .map(|a| a.as_slice())
+                .unwrap_or_default()
+            {
+                want.insert(d["name"].as_str().unwrap().to_string());
+            }
+            let args = args.trim_end_matches(')');
+            let got: BTreeSet<String> = args
+                .split(',')
+                .filter_map(|a| a.split_once('='))
+                .map(|(k, _)| k.trim().to_string())
+                .collect();
+            if got != want {
+                problems.insert(format!(
+                    "{name}: {full}.{method} passes {got:?}, bfrt.json wants {want:?}"
+                ));
+            }
+        }
+    }
+    assert!(calls > 100, "only {calls} table calls found in the scripts");
+    assert!(
+        problems.is_empty(),
+        "{}",
+        problems.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    eprintln!("{calls} bfrt table calls checked against bf-p4c's bfrt.json");
 }

@@ -168,11 +168,13 @@ header pfc_pad_h {
 header cpu_h {
     bit<8> reason;       /* CPU_* */
     bit<8> detail;       /* the traffic class, or the MAL_* code for CPU_MALFORMED */
-    bit<16> ingress_port;
+    bit<7> ingress_port_pad;   /* 0: the port is 16 bits on the wire */
+    bit<9> ingress_port;
 }
 
 /* TNA only: metadata bridged from ingress to egress (never valid on
  * v1model, whose user metadata crosses the queues by itself). */
+@flexible
 header bridge_h {
     bit<3> tc;
     bit<1> lossless;
@@ -211,42 +213,91 @@ struct parse_meta_t {
 
 /* The header boundary a frame ended at when an extract failed (a parser
  * error), as the eBPF parser's ParseError names it: the first header of the
- * chain that should have been extracted and was not. */
+ * chain that should have been extracted and was not. Two tables of
+ * constant entries, no arithmetic and no if-chain: Tofino evaluates them
+ * in two stages (an if-chain over the option words took ten). */
 control DpTruncationPoint(in headers_t hdr, out bit<8> stage) {
+    bit<1> opts_complete;
+
+    action options_complete() {
+        opts_complete = 1;
+    }
+
+    action options_short() {
+        opts_complete = 0;
+    }
+
+    /* Whether the parser extracted every option word the IHL announces:
+     * they are extracted in order, so the last one is enough. */
+    table ipv4_options_extracted {
+        key = {
+            hdr.ipv4.ihl : ternary;
+            hdr.ipv4_opts[0].isValid() : ternary;
+            hdr.ipv4_opts[1].isValid() : ternary;
+            hdr.ipv4_opts[2].isValid() : ternary;
+            hdr.ipv4_opts[3].isValid() : ternary;
+            hdr.ipv4_opts[4].isValid() : ternary;
+            hdr.ipv4_opts[5].isValid() : ternary;
+            hdr.ipv4_opts[6].isValid() : ternary;
+            hdr.ipv4_opts[7].isValid() : ternary;
+            hdr.ipv4_opts[8].isValid() : ternary;
+            hdr.ipv4_opts[9].isValid() : ternary;
+        }
+        actions = { options_complete; options_short; }
+        const default_action = options_short();
+        const entries = {
+            ( 5, _, _, _, _, _, _, _, _, _, _) : options_complete();
+            ( 6, true, _, _, _, _, _, _, _, _, _) : options_complete();
+            ( 7, _, true, _, _, _, _, _, _, _, _) : options_complete();
+            ( 8, _, _, true, _, _, _, _, _, _, _) : options_complete();
+            ( 9, _, _, _, true, _, _, _, _, _, _) : options_complete();
+            (10, _, _, _, _, true, _, _, _, _, _) : options_complete();
+            (11, _, _, _, _, _, true, _, _, _, _) : options_complete();
+            (12, _, _, _, _, _, _, true, _, _, _) : options_complete();
+            (13, _, _, _, _, _, _, _, true, _, _) : options_complete();
+            (14, _, _, _, _, _, _, _, _, true, _) : options_complete();
+            (15, _, _, _, _, _, _, _, _, _, true) : options_complete();
+        }
+        size = 16;
+    }
+
+    action at(bit<8> boundary) {
+        stage = boundary;
+    }
+
+    /* The first header missing, in the parser's order (first entry wins). */
+    table boundary {
+        key = {
+            hdr.ethernet.isValid() : ternary;
+            hdr.ethernet.ether_type : ternary;
+            hdr.vlan.isValid() : ternary;
+            hdr.vlan.ether_type : ternary;
+            hdr.ipv4.isValid() : ternary;
+            opts_complete : ternary;
+            hdr.ipv6.isValid() : ternary;
+            hdr.udp.isValid() : ternary;
+        }
+        actions = { at; }
+        const default_action = at(MAL_BTH_TRUNCATED);
+        const entries = {
+            (false, _, _, _, _, _, _, _) : at(MAL_ETH_TRUNCATED);
+            (true, ETHERTYPE_VLAN, false, _, _, _, _, _) : at(MAL_VLAN_TRUNCATED);
+            (true, ETHERTYPE_QINQ, false, _, _, _, _, _) : at(MAL_VLAN_TRUNCATED);
+            (true, ETHERTYPE_MAC_CONTROL, false, _, _, _, _, _) : at(MAL_MACCTL_TRUNCATED);
+            (true, _, true, ETHERTYPE_MAC_CONTROL, _, _, _, _) : at(MAL_MACCTL_TRUNCATED);
+            (true, ETHERTYPE_IPV4, false, _, false, _, _, _) : at(MAL_IPV4_TRUNCATED);
+            (true, _, true, ETHERTYPE_IPV4, false, _, _, _) : at(MAL_IPV4_TRUNCATED);
+            (_, _, _, _, true, 0, _, _) : at(MAL_IPV4_OPTIONS_TRUNCATED);
+            (true, ETHERTYPE_IPV6, false, _, _, _, false, _) : at(MAL_IPV6_TRUNCATED);
+            (true, _, true, ETHERTYPE_IPV6, _, _, false, _) : at(MAL_IPV6_TRUNCATED);
+            (_, _, _, _, _, _, _, false) : at(MAL_UDP_TRUNCATED);
+        }
+        size = 16;
+    }
+
     apply {
-        bit<16> et = hdr.ethernet.ether_type;
-        if (hdr.vlan.isValid()) {
-            et = hdr.vlan.ether_type;
-        }
-        bit<4> opts = 0;
-        if (hdr.ipv4_opts[0].isValid()) { opts = 1; }
-        if (hdr.ipv4_opts[1].isValid()) { opts = 2; }
-        if (hdr.ipv4_opts[2].isValid()) { opts = 3; }
-        if (hdr.ipv4_opts[3].isValid()) { opts = 4; }
-        if (hdr.ipv4_opts[4].isValid()) { opts = 5; }
-        if (hdr.ipv4_opts[5].isValid()) { opts = 6; }
-        if (hdr.ipv4_opts[6].isValid()) { opts = 7; }
-        if (hdr.ipv4_opts[7].isValid()) { opts = 8; }
-        if (hdr.ipv4_opts[8].isValid()) { opts = 9; }
-        if (hdr.ipv4_opts[9].isValid()) { opts = 10; }
-        if (!hdr.ethernet.isValid()) {
-            stage = MAL_ETH_TRUNCATED;
-        } else if ((hdr.ethernet.ether_type == ETHERTYPE_VLAN || hdr.ethernet.ether_type == ETHERTYPE_QINQ)
-                   && !hdr.vlan.isValid()) {
-            stage = MAL_VLAN_TRUNCATED;
-        } else if (et == ETHERTYPE_MAC_CONTROL) {
-            stage = MAL_MACCTL_TRUNCATED;
-        } else if (et == ETHERTYPE_IPV4 && !hdr.ipv4.isValid()) {
-            stage = MAL_IPV4_TRUNCATED;
-        } else if (hdr.ipv4.isValid() && hdr.ipv4.ihl > 5 && (bit<4>)(hdr.ipv4.ihl - 5) > opts) {
-            stage = MAL_IPV4_OPTIONS_TRUNCATED;
-        } else if (et == ETHERTYPE_IPV6 && !hdr.ipv6.isValid()) {
-            stage = MAL_IPV6_TRUNCATED;
-        } else if (!hdr.udp.isValid()) {
-            stage = MAL_UDP_TRUNCATED;
-        } else {
-            stage = MAL_BTH_TRUNCATED;
-        }
+        ipv4_options_extracted.apply();
+        boundary.apply();
     }
 }
 

@@ -100,33 +100,56 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
         pkt.extract(hdr.ipv4);
         transition select(hdr.ipv4.version, hdr.ipv4.ihl) {
             (4, 5): parse_ipv4_l4;
-            (4, 6): ipv4_opt_1;
-            (4, 7): ipv4_opt_2;
-            (4, 8): ipv4_opt_3;
-            (4, 9): ipv4_opt_4;
-            (4, 10): ipv4_opt_5;
-            (4, 11): ipv4_opt_6;
-            (4, 12): ipv4_opt_7;
-            (4, 13): ipv4_opt_8;
-            (4, 14): ipv4_opt_9;
-            (4, 15): ipv4_opt_10;
-            (4, _): bad_ipv4_ihl;
+            (4, 0 &&& 0xc): bad_ipv4_ihl;   /* 0..3 */
+            (4, 4): bad_ipv4_ihl;
+            (4, _): ipv4_opt_0;
             default: bad_ipv4_version;
         }
     }
 
-    /* Options, one 32-bit word per state (no parser loop: both targets
-     * accept a straight chain). */
-    state ipv4_opt_10 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_9; }
-    state ipv4_opt_9 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_8; }
-    state ipv4_opt_8 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_7; }
-    state ipv4_opt_7 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_6; }
-    state ipv4_opt_6 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_5; }
-    state ipv4_opt_5 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_4; }
-    state ipv4_opt_4 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_3; }
-    state ipv4_opt_3 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_2; }
-    state ipv4_opt_2 { pkt.extract(hdr.ipv4_opts.next); transition ipv4_opt_1; }
-    state ipv4_opt_1 { pkt.extract(hdr.ipv4_opts.next); transition parse_ipv4_l4; }
+    /* Options, one 32-bit word per state at a fixed index (Tofino assigns
+     * each stack element in one state only), leaving the chain when the
+     * IHL is reached. */
+    state ipv4_opt_0 {
+        pkt.extract(hdr.ipv4_opts[0]);
+        transition select(hdr.ipv4.ihl) { 6: parse_ipv4_l4; default: ipv4_opt_1; }
+    }
+    state ipv4_opt_1 {
+        pkt.extract(hdr.ipv4_opts[1]);
+        transition select(hdr.ipv4.ihl) { 7: parse_ipv4_l4; default: ipv4_opt_2; }
+    }
+    state ipv4_opt_2 {
+        pkt.extract(hdr.ipv4_opts[2]);
+        transition select(hdr.ipv4.ihl) { 8: parse_ipv4_l4; default: ipv4_opt_3; }
+    }
+    state ipv4_opt_3 {
+        pkt.extract(hdr.ipv4_opts[3]);
+        transition select(hdr.ipv4.ihl) { 9: parse_ipv4_l4; default: ipv4_opt_4; }
+    }
+    state ipv4_opt_4 {
+        pkt.extract(hdr.ipv4_opts[4]);
+        transition select(hdr.ipv4.ihl) { 10: parse_ipv4_l4; default: ipv4_opt_5; }
+    }
+    state ipv4_opt_5 {
+        pkt.extract(hdr.ipv4_opts[5]);
+        transition select(hdr.ipv4.ihl) { 11: parse_ipv4_l4; default: ipv4_opt_6; }
+    }
+    state ipv4_opt_6 {
+        pkt.extract(hdr.ipv4_opts[6]);
+        transition select(hdr.ipv4.ihl) { 12: parse_ipv4_l4; default: ipv4_opt_7; }
+    }
+    state ipv4_opt_7 {
+        pkt.extract(hdr.ipv4_opts[7]);
+        transition select(hdr.ipv4.ihl) { 13: parse_ipv4_l4; default: ipv4_opt_8; }
+    }
+    state ipv4_opt_8 {
+        pkt.extract(hdr.ipv4_opts[8]);
+        transition select(hdr.ipv4.ihl) { 14: parse_ipv4_l4; default: ipv4_opt_9; }
+    }
+    state ipv4_opt_9 {
+        pkt.extract(hdr.ipv4_opts[9]);
+        transition parse_ipv4_l4;
+    }
 
     /* A non-first fragment has no L4 header; a first fragment's UDP length
      * covers the whole datagram. */

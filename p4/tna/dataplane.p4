@@ -31,8 +31,17 @@
  * Not checked here (the ingress pipeline does not know the frame length):
  * IPv4 total length / IPv6 payload length beyond the frame.
  *
- * Type-checked by p4test (p4c 1.2.5) with the open-source TNA includes;
- * NOT compiled by bf-p4c, nor run on the Tofino model or a Tofino.
+ * Laid out for Tofino's stages: the frame checks, classification, routing
+ * and hashing all look at the frame as received, side by side; one table
+ * (verdict) then decides what happens to it, and only a forwarded frame
+ * touches the flowlet registers. Comparisons Tofino's gateways cannot make
+ * (field against field, wide fields) are tables of constant entries or
+ * saturating subtractions; p4/README.md, "Tofino: how the program fits
+ * bf-p4c", lists each rule.
+ *
+ * Compiled by bf-p4c (p4c-barefoot 9.13.4, open-source Tofino back end):
+ * 11 of 12 ingress stages, 7 egress stages on Tofino 1. NOT run on the
+ * Tofino model or a Tofino.
  */
 #include <core.p4>
 #include <tna.p4>
@@ -48,6 +57,11 @@ const bit<2> ROUTE_MISS = 0;
 const bit<2> ROUTE_NEXTHOP = 1;
 const bit<2> ROUTE_GROUP = 2;
 const bit<2> ROUTE_LOCAL = 3;
+
+/* What ingress does with a frame (the verdict table). */
+const bit<2> V_FORWARD = 0;
+const bit<2> V_PUNT = 1;
+const bit<2> V_DROP = 2;
 
 /* drop_count / punt_count slots (index port ++ reason[3:0]) */
 const bit<4> DROP_MALFORMED = 0;
@@ -67,19 +81,25 @@ struct ig_meta_t {
     bit<3> cnp_tc;
     bit<1> malformed_drop;
     bit<1> forward;
-    mac_addr_t port_mac;
+    mac_addr_t mac_diff;
+    bit<1> for_us;
     bit<8> malformed;
-    bit<16> hlen;
     bit<16> ip_payload;
+    bit<16> ip_short;
+    bit<16> udp_excess;
     bit<1> is_ip;
     bit<6> dscp;
     bit<3> tc;
     bit<1> lossless;
-    bit<5> queue;
     bit<1> roce;
     bit<1> cnp;
     bit<8> ttl;
     bit<1> to_cpu;
+    bit<2> verdict;
+    bit<8> cpu_reason;
+    bit<1> dropped;
+    bit<4> drop_why;
+    bit<1> use_nh;
     bit<2> route_kind;
     bit<16> nh;
     bit<16> grp;
@@ -104,16 +124,14 @@ struct ig_meta_t {
     bit<24> flow_qp;
     bit<32> flow_hash;
     bit<1> nexthop_hit;
-    mac_addr_t nh_dmac;
-    mac_addr_t nh_smac;
-    PortId_t out_port;
     bit<1> rewrite_ipv4;
 }
 
 struct eg_meta_t {
     parse_meta_t pm;
     bit<1> wred_hit;
-    bit<8> wred_prob;
+    bit<8> rnd;
+    bit<8> wred_fire;
     bit<1> wred_always;
     bit<1> wred_mark;
     bit<1> wred_drop;
@@ -132,10 +150,10 @@ struct eg_meta_t {
     pkt.advance(PORT_METADATA_SIZE);                                    \
     meta.known_port = 0;                                                \
     meta.ip_payload = 0;                                                \
+    meta.ip_short = 0;                                                  \
     meta.is_ip = 0;                                                     \
     meta.dscp = 0;                                                      \
     meta.lossless = 0;                                                  \
-    meta.queue = 0;                                                     \
     meta.roce = 0;                                                      \
     meta.cnp = 0;                                                       \
     meta.ttl = 0;                                                       \
@@ -150,7 +168,11 @@ struct eg_meta_t {
     meta.flow_dport = 0;                                                \
     meta.flow_qp = 0;                                                   \
     meta.nexthop_hit = 0;                                               \
-    meta.rewrite_ipv4 = 0;
+    meta.use_nh = 0;                                                    \
+    meta.tc = 0;                                                        \
+    meta.rewrite_ipv4 = 0;                                              \
+    meta.for_us = 0;                                                    \
+    meta.dropped = 0;
 #define DP_PARSER_NEXT parse_ethernet
 #define DP_PARSER_EXTRA_STATES
 #include "../include/parser.p4"
@@ -214,6 +236,9 @@ control DpIngress(
     Hash<bit<32>>(HashAlgorithm_t.CRC32) hash_v4;
     Hash<bit<32>>(HashAlgorithm_t.CRC32) hash_v6;
     Random<bit<7>>() rnd_bucket;
+    /* A register index must be a field or a hash result: the flowlet slot
+     * is a hash of (flow hash, group), not v1model's XOR of the two. */
+    Hash<bit<13>>(HashAlgorithm_t.CRC16) hash_slot;
 
     /* Flowlets: time of the flow's last packet (ns, low 32 bits) and its
      * next hop. */
@@ -241,17 +266,225 @@ control DpIngress(
         }
     };
 
-    action punt(bit<8> reason, bit<8> detail) {
-        hdr.cpu.setValid();
-        hdr.cpu.reason = reason;
-        hdr.cpu.detail = detail;
-        hdr.cpu.ingress_port = (bit<16>)ig_intr_md.ingress_port;
+    /* What to do with the frame, decided once from everything the earlier
+     * stages found, in dataplane_common's order (the first matching entry
+     * wins); routing and load balancing run beside the checks, and only a
+     * V_FORWARD frame touches the flowlet registers. cpu_h is filled at
+     * the end of ingress, one field per action (cpu_* below): Tofino cannot
+     * write a header from constants and several PHV sources in one action. */
+    action v_forward() {
+        meta.verdict = V_FORWARD;
+    }
+
+    action v_punt(bit<8> reason) {
+        meta.verdict = V_PUNT;
+        meta.cpu_reason = reason;
+    }
+
+    /* a malformed frame on a `malformed = "drop"` port: malformed_count */
+    action v_drop_malformed() {
+        meta.verdict = V_DROP;
+    }
+
+    /* a drop counted in drop_count */
+    action v_drop(bit<4> why) {
+        meta.verdict = V_DROP;
+        meta.dropped = 1;
+        meta.drop_why = why;
+    }
+
+    table verdict {
+        key = {
+            meta.known_port : ternary;
+            meta.malformed : range;
+            meta.malformed_drop : ternary;
+            hdr.mac_ctl.isValid() : ternary;
+            meta.forward : ternary;
+            meta.is_ip : ternary;
+            meta.pm.qinq : ternary;
+            meta.for_us : ternary;
+            meta.ttl : range;
+            meta.route_kind : ternary;
+            meta.group_hit : ternary;
+        }
+        actions = { v_forward; v_punt; v_drop_malformed; v_drop; }
+        const default_action = v_forward();
+        const entries = {
+            (0, _, _, _, _, _, _, _, _, _, _) : v_punt(CPU_UNKNOWN_PORT);
+            (_, 1 .. 255, 1, _, _, _, _, _, _, _, _) : v_drop_malformed();
+            (_, 1 .. 255, 0, _, _, _, _, _, _, _, _) : v_punt(CPU_MALFORMED);
+            (_, _, _, true, _, _, _, _, _, _, _) : v_drop(DROP_MAC_CONTROL);
+            (_, _, _, _, 0, _, _, _, _, _, _) : v_punt(CPU_CLASSIFIED);
+            (_, _, _, _, _, 0, _, _, _, _, _) : v_punt(CPU_NOT_IP);
+            (_, _, _, _, _, _, 1, _, _, _, _) : v_punt(CPU_NOT_IP);
+            (_, _, _, _, _, _, _, 0, _, _, _) : v_punt(CPU_NOT_FOR_US);
+            (_, _, _, _, _, _, _, _, 0 .. 1, _, _) : v_punt(CPU_TTL_EXPIRED);
+            (_, _, _, _, _, _, _, _, _, ROUTE_LOCAL, _) : v_punt(CPU_LOCAL);
+            (_, _, _, _, _, _, _, _, _, ROUTE_MISS, _) : v_drop(DROP_NO_ROUTE);
+            (_, _, _, _, _, _, _, _, _, ROUTE_GROUP, 0) : v_drop(DROP_NO_MEMBER);
+        }
+        size = 16;
+    }
+
+    action to_cpu_port() {
         ig_tm_md.ucast_egress_port = CPU_PORT;
         meta.to_cpu = 1;
     }
 
+    action cpu_valid() {
+        hdr.cpu.setValid();
+        hdr.cpu.ingress_port_pad = 0;
+    }
+    table cpu_valid_tbl {
+        actions = { cpu_valid; }
+        const default_action = cpu_valid();
+        size = 1;
+    }
+
+    action cpu_reason() {
+        hdr.cpu.reason = meta.cpu_reason;
+    }
+    table cpu_reason_tbl {
+        actions = { cpu_reason; }
+        const default_action = cpu_reason();
+        size = 1;
+    }
+
+    /* cpu_h.detail: the MAL_* code of a malformed frame, 0 for an unknown
+     * port, otherwise the traffic class; written from action data (a
+     * copy of a 3-bit class into the 8-bit detail does not fit PHV). */
+    action cpu_detail(bit<8> detail) {
+        hdr.cpu.detail = detail;
+    }
+    table cpu_detail_tbl {
+        key = {
+            meta.cpu_reason : ternary;
+            meta.tc : ternary;
+            meta.malformed : ternary;
+        }
+        actions = { cpu_detail; }
+        const default_action = cpu_detail(0);
+        const entries = {
+            (CPU_MALFORMED, _, 1) : cpu_detail(1);
+            (CPU_MALFORMED, _, 2) : cpu_detail(2);
+            (CPU_MALFORMED, _, 3) : cpu_detail(3);
+            (CPU_MALFORMED, _, 4) : cpu_detail(4);
+            (CPU_MALFORMED, _, 5) : cpu_detail(5);
+            (CPU_MALFORMED, _, 6) : cpu_detail(6);
+            (CPU_MALFORMED, _, 7) : cpu_detail(7);
+            (CPU_MALFORMED, _, 8) : cpu_detail(8);
+            (CPU_MALFORMED, _, 9) : cpu_detail(9);
+            (CPU_MALFORMED, _, 10) : cpu_detail(10);
+            (CPU_MALFORMED, _, 11) : cpu_detail(11);
+            (CPU_MALFORMED, _, 12) : cpu_detail(12);
+            (CPU_MALFORMED, _, 13) : cpu_detail(13);
+            (CPU_MALFORMED, _, 14) : cpu_detail(14);
+            (CPU_MALFORMED, _, 15) : cpu_detail(15);
+            (CPU_UNKNOWN_PORT, _, _) : cpu_detail(0);
+            (_, 0, _) : cpu_detail(0);
+            (_, 1, _) : cpu_detail(1);
+            (_, 2, _) : cpu_detail(2);
+            (_, 3, _) : cpu_detail(3);
+            (_, 4, _) : cpu_detail(4);
+            (_, 5, _) : cpu_detail(5);
+            (_, 6, _) : cpu_detail(6);
+            (_, 7, _) : cpu_detail(7);
+        }
+        size = 32;
+    }
+
+    action cpu_port() {
+        hdr.cpu.ingress_port = ig_intr_md.ingress_port;
+    }
+    table cpu_port_tbl {
+        actions = { cpu_port; }
+        const default_action = cpu_port();
+        size = 1;
+    }
+
     action drop() {
         ig_dprsr_md.drop_ctl = 1;
+    }
+
+    /* A drop found after the verdict (no member, no neighbour); drop_count
+     * is reached once, at the end of ingress (a counter is used by one
+     * table per packet on Tofino). */
+    action drop_for(bit<4> why) {
+        ig_dprsr_md.drop_ctl = 1;
+        meta.dropped = 1;
+        meta.drop_why = why;
+    }
+
+    /* The IPv4 header length by IHL (Tofino keeps ihl in one byte with
+     * version: no arithmetic on it), the payload length after it, and
+     * whether the total length is shorter than the header (saturating
+     * subtraction: non-zero when it is). */
+    action set_hlen(bit<16> hlen, bit<16> minus_hlen) {
+        /* action data cannot be a subtrahend on Tofino: add 2^16 - hlen */
+        meta.ip_payload = hdr.ipv4.total_len + minus_hlen;
+        meta.ip_short = hlen |-| hdr.ipv4.total_len;
+    }
+
+    table ipv4_hlen {
+        key = { hdr.ipv4.ihl : exact; }
+        actions = { set_hlen; NoAction; }
+        const default_action = NoAction();
+        const entries = {
+            5 : set_hlen(20, 65516);
+            6 : set_hlen(24, 65512);
+            7 : set_hlen(28, 65508);
+            8 : set_hlen(32, 65504);
+            9 : set_hlen(36, 65500);
+            10 : set_hlen(40, 65496);
+            11 : set_hlen(44, 65492);
+            12 : set_hlen(48, 65488);
+            13 : set_hlen(52, 65484);
+            14 : set_hlen(56, 65480);
+            15 : set_hlen(60, 65476);
+        }
+        size = 16;
+    }
+
+    action set_malformed(bit<8> reason) {
+        meta.malformed = reason;
+    }
+
+    /* The UDP and BTH length checks of dataplane_common::parse, in its
+     * order (the first matching entry wins), as one table: Tofino's
+     * gateways cannot evaluate the v1model program's if-chain. */
+    table length_checks {
+        key = {
+            meta.malformed : ternary;
+            hdr.ipv4.isValid() : ternary;
+            meta.ip_short : range;
+            hdr.udp.isValid() : ternary;
+            hdr.bth.isValid() : ternary;
+            meta.pm.first_fragment : ternary;
+            meta.ip_payload : range;
+            hdr.udp.length : range;
+            meta.udp_excess : range;
+        }
+        actions = { set_malformed; NoAction; }
+        const default_action = NoAction();
+        const entries = {
+            /* an IPv4 total length shorter than its header (IHL) */
+            (MAL_NONE, true, 1 .. 0xffff, _, _, _, _, _, _) : set_malformed(MAL_IPV4_BAD_TOTAL_LEN);
+            (MAL_UDP_TRUNCATED, true, 1 .. 0xffff, _, _, _, _, _, _) : set_malformed(MAL_IPV4_BAD_TOTAL_LEN);
+            (MAL_BTH_TRUNCATED, true, 1 .. 0xffff, _, _, _, _, _, _) : set_malformed(MAL_IPV4_BAD_TOTAL_LEN);
+            /* only frames that were fine so far, or ended in the BTH */
+            (MAL_NONE, _, _, true, _, _, 0 .. 7, _, _) : set_malformed(MAL_UDP_TRUNCATED);
+            (MAL_BTH_TRUNCATED, _, _, true, _, _, 0 .. 7, _, _) : set_malformed(MAL_UDP_TRUNCATED);
+            (MAL_NONE, _, _, true, _, _, _, 0 .. 7, _) : set_malformed(MAL_UDP_BAD_LEN);
+            (MAL_BTH_TRUNCATED, _, _, true, _, _, _, 0 .. 7, _) : set_malformed(MAL_UDP_BAD_LEN);
+            /* longer than the IP payload (not a first fragment: its UDP length
+             * covers the whole datagram) */
+            (MAL_NONE, _, _, true, _, 0, _, _, 1 .. 0xffff) : set_malformed(MAL_UDP_BAD_LEN);
+            (MAL_BTH_TRUNCATED, _, _, true, _, 0, _, _, 1 .. 0xffff) : set_malformed(MAL_UDP_BAD_LEN);
+            /* RoCEv2: room for the BTH (12) and the ICRC (4) */
+            (MAL_NONE, _, _, true, true, 0, _, 0 .. 23, _) : set_malformed(MAL_BTH_TRUNCATED);
+            (MAL_NONE, _, _, true, true, 1, 0 .. 19, _, _) : set_malformed(MAL_BTH_TRUNCATED);
+        }
+        size = 16;
     }
 
     @id(0x01000001)
@@ -277,7 +510,10 @@ control DpIngress(
         meta.cnp_tc = cnp_tc;
         meta.malformed_drop = malformed_drop;
         meta.forward = forward;
-        meta.port_mac = port_mac;
+        /* zero when the frame is addressed to the port (checked by
+         * mac_is_port's single entry: a 48-bit compare is too wide for a
+         * Tofino gateway) */
+        meta.mac_diff = hdr.ethernet.dst_addr ^ port_mac;
     }
 
     @id(0x01000003)
@@ -293,9 +529,26 @@ control DpIngress(
         size = 512;
     }
 
+    action frame_for_us() {
+        meta.for_us = 1;
+    }
+    table mac_is_port {
+        key = { meta.mac_diff : exact; }
+        actions = { frame_for_us; NoAction; }
+        const default_action = NoAction();
+        const entries = {
+            0 : frame_for_us();
+        }
+        size = 1;
+    }
+
     @id(0x01000004)
     action set_tc(bit<3> tc) {
         meta.tc = tc;
+    }
+
+    action use_default_tc() {
+        meta.tc = meta.default_tc;
     }
 
     @id(0x02000003)
@@ -304,8 +557,8 @@ control DpIngress(
             meta.dscp_map : exact @name("dscp_map");
             meta.dscp : exact @name("dscp");
         }
-        actions = { set_tc; @defaultonly NoAction; }
-        default_action = NoAction();
+        actions = { set_tc; @defaultonly use_default_tc; }
+        const default_action = use_default_tc();
         size = 4096;
     }
 
@@ -315,15 +568,16 @@ control DpIngress(
             meta.pcp_map : exact @name("pcp_map");
             hdr.vlan.pcp : exact @name("pcp");
         }
-        actions = { set_tc; @defaultonly NoAction; }
-        default_action = NoAction();
+        actions = { set_tc; @defaultonly use_default_tc; }
+        const default_action = use_default_tc();
         size = 512;
     }
 
     @id(0x01000005)
     action set_tc_cfg(bit<1> lossless, bit<5> queue) {
         meta.lossless = lossless;
-        meta.queue = queue;
+        ig_tm_md.qid = queue;
+        ig_tm_md.ingress_cos = meta.tc;
     }
 
     @id(0x02000005)
@@ -364,7 +618,7 @@ control DpIngress(
         key = { hdr.ipv4.dst_addr : lpm @name("dst_addr"); }
         actions = { route_nexthop; route_group; route_local; route_miss; }
         default_action = route_miss();
-        size = 16384;
+        size = 4096;
     }
 
     @id(0x02000007)
@@ -372,7 +626,7 @@ control DpIngress(
         key = { hdr.ipv6.dst_addr : lpm @name("dst_addr"); }
         actions = { route_nexthop; route_group; route_local; route_miss; }
         default_action = route_miss();
-        size = 4096;
+        size = 1024;
     }
 
     @id(0x0100000a)
@@ -438,68 +692,161 @@ control DpIngress(
         size = 512;
     }
 
+    /* The second candidate when its band is lower (bands are 0..7): a
+     * table, as a Tofino gateway cannot compare two fields. */
+    action take_b() {
+        meta.nh = meta.nh_b;
+    }
+    table prefer_b {
+        key = {
+            meta.band_a : exact;
+            meta.band_b : exact;
+        }
+        actions = { take_b; NoAction; }
+        const default_action = NoAction();
+        const entries = {
+            (1, 0) : take_b();
+            (2, 0) : take_b();
+            (2, 1) : take_b();
+            (3, 0) : take_b();
+            (3, 1) : take_b();
+            (3, 2) : take_b();
+            (4, 0) : take_b();
+            (4, 1) : take_b();
+            (4, 2) : take_b();
+            (4, 3) : take_b();
+            (5, 0) : take_b();
+            (5, 1) : take_b();
+            (5, 2) : take_b();
+            (5, 3) : take_b();
+            (5, 4) : take_b();
+            (6, 0) : take_b();
+            (6, 1) : take_b();
+            (6, 2) : take_b();
+            (6, 3) : take_b();
+            (6, 4) : take_b();
+            (6, 5) : take_b();
+            (7, 0) : take_b();
+            (7, 1) : take_b();
+            (7, 2) : take_b();
+            (7, 3) : take_b();
+            (7, 4) : take_b();
+            (7, 5) : take_b();
+            (7, 6) : take_b();
+        }
+        size = 32;
+    }
+
     @id(0x0100000c)
     action set_nexthop(bit<48> dmac, bit<48> smac, bit<9> port) {
         meta.nexthop_hit = 1;
-        meta.nh_dmac = dmac;
-        meta.nh_smac = smac;
-        meta.out_port = port;
+        hdr.ethernet.dst_addr = dmac;
+        hdr.ethernet.src_addr = smac;
+        ig_tm_md.ucast_egress_port = port;
+    }
+
+    /* no neighbour for the next hop: dropped and counted */
+    action no_neighbour() {
+        drop_for(DROP_NO_NEIGHBOUR);
     }
 
     @id(0x0200000a)
     table nexthop {
         key = { meta.nh : exact @name("nh"); }
-        actions = { set_nexthop; @defaultonly NoAction; }
-        default_action = NoAction();
+        actions = { set_nexthop; @defaultonly no_neighbour; }
+        const default_action = no_neighbour();
         size = 256;
     }
 
     apply {
+        /* ---- lookups on the frame as received (no dependencies) -------- */
         switch_cfg.apply();
         port_cfg.apply();
+        /* drawn for every frame: an action has 32 bits of hash/random input */
+        meta.rand_bucket = rnd_bucket.get();
+        meta.now = ig_intr_md.ingress_mac_tstamp[31:0];
+        if (hdr.ipv4.isValid()) {
+            meta.is_ip = 1;
+            meta.dscp = hdr.ipv4.dscp;
+            meta.ttl = hdr.ipv4.ttl;
+            ipv4_lpm.apply();
+        } else if (hdr.ipv6.isValid()) {
+            meta.is_ip = 1;
+            meta.dscp = hdr.ipv6.dscp;
+            meta.ttl = hdr.ipv6.hop_limit;
+            ipv6_lpm.apply();
+        }
+        if (hdr.udp.isValid()) {
+            meta.flow_sport = hdr.udp.src_port;
+            meta.flow_dport = hdr.udp.dst_port;
+        }
+        if (hdr.bth.isValid()) {
+            meta.roce = 1;
+            meta.flow_qp = hdr.bth.dest_qp;
+            if (hdr.bth.opcode == BTH_OPCODE_CNP) {
+                meta.cnp = 1;
+            }
+        }
 
-        /* frame checks in dataplane_common::parse's order (see the v1model
-         * program); those that need the frame length are not made here */
+        /* ---- frame checks, in dataplane_common::parse's order; those
+         * that need the frame length are not made here ------------------- */
         meta.malformed = meta.pm.malformed;
-        if (meta.malformed == MAL_NONE && ig_prsr_md.parser_err != 0) {
+        if (meta.pm.malformed == MAL_NONE && ig_prsr_md.parser_err != 0) {
             truncation_point.apply(hdr, meta.malformed);
         }
-        if ((meta.malformed == MAL_NONE || meta.malformed == MAL_UDP_TRUNCATED
-                || meta.malformed == MAL_BTH_TRUNCATED) && hdr.ipv4.isValid()) {
-            meta.hlen = ((bit<16>)hdr.ipv4.ihl) << 2;
-            meta.ip_payload = hdr.ipv4.total_len - meta.hlen;
-            if (hdr.ipv4.total_len < meta.hlen) {
-                meta.malformed = MAL_IPV4_BAD_TOTAL_LEN;
-            }
+        if (hdr.ipv4.isValid()) {
+            ipv4_hlen.apply();
         } else if (hdr.ipv6.isValid()) {
             meta.ip_payload = hdr.ipv6.payload_len;
         }
-        if ((meta.malformed == MAL_NONE || meta.malformed == MAL_BTH_TRUNCATED) && hdr.udp.isValid()) {
-            if (meta.ip_payload < 8) {
-                meta.malformed = MAL_UDP_TRUNCATED;
-            } else if (hdr.udp.length < 8) {
-                meta.malformed = MAL_UDP_BAD_LEN;
-            } else if (meta.pm.first_fragment == 0 && hdr.udp.length > meta.ip_payload) {
-                meta.malformed = MAL_UDP_BAD_LEN;
-            } else if (meta.malformed == MAL_NONE && hdr.bth.isValid() && meta.pm.first_fragment == 0
-                    && hdr.udp.length < 24) {
-                meta.malformed = MAL_BTH_TRUNCATED;
-            } else if (meta.malformed == MAL_NONE && hdr.bth.isValid() && meta.pm.first_fragment == 1
-                    && meta.ip_payload < 20) {
-                meta.malformed = MAL_BTH_TRUNCATED;
-            }
+        if (hdr.udp.isValid()) {
+            /* saturating: non-zero when the UDP length exceeds the IP payload */
+            meta.udp_excess = hdr.udp.length |-| meta.ip_payload;
         }
+        length_checks.apply();
+
+        /* ---- classification ---------------------------------------------- */
+        mac_is_port.apply();
+        if (meta.cnp == 1) {
+            meta.tc = meta.cnp_tc;
+        } else if (meta.trust_dot1p == 0 && meta.is_ip == 1) {
+            dscp_to_tc.apply();
+        } else if (hdr.vlan.isValid()) {
+            pcp_to_tc.apply();
+        } else {
+            meta.tc = meta.default_tc;
+        }
+
+        /* ---- load balancing inputs (side-effect free) --------------------- */
+        if (hdr.ipv4.isValid()) {
+            meta.flow_hash = hash_v4.get({ meta.hash_seed, hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
+                                           hdr.ipv4.protocol, meta.flow_sport, meta.flow_dport,
+                                           meta.flow_qp });
+        } else {
+            meta.flow_hash = hash_v6.get({ meta.hash_seed, hdr.ipv6.src_addr, hdr.ipv6.dst_addr,
+                                           hdr.ipv6.next_hdr, meta.flow_sport, meta.flow_dport,
+                                           meta.flow_qp });
+        }
+        if (meta.route_kind == ROUTE_GROUP) {
+            group_cfg.apply();
+            meta.flowlet_slot = hash_slot.get({ meta.flow_hash, meta.grp });
+            /* hash: the flow's bucket; flowlet and bandwidth: a new flowlet
+             * takes a random bucket (LetFlow), a running one keeps the next
+             * hop in flowlet_nh; spray: a random bucket per frame */
+            if (meta.lb_mode == LB_MODE_HASH) {
+                meta.bucket = meta.flow_hash[6:0];
+            } else {
+                meta.bucket = meta.rand_bucket;
+            }
+            meta.flowlet_deadline = meta.now - meta.flowlet_timeout;
+        }
+
+        verdict.apply();
 
         if (meta.known_port == 0) {
             unknown_port_count.count(ig_intr_md.ingress_port);
-            punt(CPU_UNKNOWN_PORT, 0);
         } else if (meta.malformed != MAL_NONE) {
             malformed_count.count(ig_intr_md.ingress_port ++ meta.malformed[3:0]);
-            if (meta.malformed_drop == 1) {
-                drop();
-            } else {
-                punt(CPU_MALFORMED, meta.malformed);
-            }
         } else if (hdr.mac_ctl.isValid()) {
             if (hdr.pfc.isValid()) {
                 if (hdr.pfc.class_enable[0:0] == 1) { rx_pfc0.count(ig_intr_md.ingress_port); }
@@ -511,136 +858,64 @@ control DpIngress(
                 if (hdr.pfc.class_enable[6:6] == 1) { rx_pfc6.count(ig_intr_md.ingress_port); }
                 if (hdr.pfc.class_enable[7:7] == 1) { rx_pfc7.count(ig_intr_md.ingress_port); }
             }
-            drop_count.count(ig_intr_md.ingress_port ++ DROP_MAC_CONTROL);
-            drop();
         } else {
-            /* ---- classification ------------------------------------------ */
-            if (hdr.ipv4.isValid()) {
-                meta.is_ip = 1;
-                meta.dscp = hdr.ipv4.dscp;
-                meta.ttl = hdr.ipv4.ttl;
-            } else if (hdr.ipv6.isValid()) {
-                meta.is_ip = 1;
-                meta.dscp = hdr.ipv6.dscp;
-                meta.ttl = hdr.ipv6.hop_limit;
-            }
-            if (hdr.bth.isValid()) {
-                meta.roce = 1;
-                if (hdr.bth.opcode == BTH_OPCODE_CNP) {
-                    meta.cnp = 1;
-                }
-            }
-            meta.tc = meta.default_tc;
-            if (meta.cnp == 1) {
-                meta.tc = meta.cnp_tc;
-            } else if (meta.trust_dot1p == 0 && meta.is_ip == 1) {
-                dscp_to_tc.apply();
-            } else if (hdr.vlan.isValid()) {
-                pcp_to_tc.apply();
-            }
+            /* classified: queue and ingress CoS (the PPG) from the class */
             tc_cfg.apply();
-            ig_tm_md.qid = meta.queue;
-            ig_tm_md.ingress_cos = meta.tc;
             rx_tc_count.count(ig_intr_md.ingress_port ++ meta.tc);
+        }
 
-            if (meta.forward == 0) {
-                punt(CPU_CLASSIFIED, (bit<8>)meta.tc);
-            } else if (meta.is_ip == 0 || meta.pm.qinq == 1) {
-                punt(CPU_NOT_IP, (bit<8>)meta.tc);
-            } else if (hdr.ethernet.dst_addr != meta.port_mac) {
-                punt(CPU_NOT_FOR_US, (bit<8>)meta.tc);
-            } else if (meta.ttl <= 1) {
-                punt(CPU_TTL_EXPIRED, (bit<8>)meta.tc);
+        /* ---- the verdict ------------------------------------------------- */
+        if (meta.verdict == V_FORWARD) {
+            /* a frame that finds no member or neighbour below is dropped */
+            if (hdr.ipv4.isValid()) {
+                hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                meta.rewrite_ipv4 = 1;
             } else {
-                if (hdr.ipv4.isValid()) {
-                    ipv4_lpm.apply();
-                } else {
-                    ipv6_lpm.apply();
+                hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
+            }
+            if (meta.route_kind == ROUTE_GROUP) {
+                if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                    meta.new_flowlet = flowlet_touch.execute(meta.flowlet_slot);
                 }
-
-                if (meta.route_kind == ROUTE_GROUP) {
-                    group_cfg.apply();
-                    if (hdr.udp.isValid()) {
-                        meta.flow_sport = hdr.udp.src_port;
-                        meta.flow_dport = hdr.udp.dst_port;
-                    }
-                    if (meta.roce == 1) {
-                        meta.flow_qp = hdr.bth.dest_qp;
-                    }
-                    if (hdr.ipv4.isValid()) {
-                        meta.flow_hash = hash_v4.get({ meta.hash_seed, hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
-                                                       hdr.ipv4.protocol, meta.flow_sport, meta.flow_dport,
-                                                       meta.flow_qp });
-                    } else {
-                        meta.flow_hash = hash_v6.get({ meta.hash_seed, hdr.ipv6.src_addr, hdr.ipv6.dst_addr,
-                                                       hdr.ipv6.next_hdr, meta.flow_sport, meta.flow_dport,
-                                                       meta.flow_qp });
-                    }
-                    meta.bucket = meta.flow_hash[6:0];
-                    meta.rand_bucket = rnd_bucket.get();
-                    meta.now = ig_intr_md.ingress_mac_tstamp[31:0];
-                    meta.flowlet_deadline = meta.now - meta.flowlet_timeout;
-                    meta.flowlet_slot = meta.flow_hash[12:0] ^ meta.grp[12:0];
-                    if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
-                        meta.new_flowlet = flowlet_touch.execute(meta.flowlet_slot);
-                        if (meta.new_flowlet == 1) {
-                            meta.bucket = meta.rand_bucket;
-                        }
-                    } else if (meta.lb_mode == LB_MODE_SPRAY) {
-                        meta.bucket = meta.rand_bucket;
-                    }
-                    group_bucket.apply();
-                    if (meta.group_hit == 0 || meta.bucket_hit == 0) {
-                        meta.route_kind = ROUTE_MISS;
-                        drop_count.count(ig_intr_md.ingress_port ++ DROP_NO_MEMBER);
-                        drop();
+                group_bucket.apply();
+                if (meta.bucket_hit == 0) {
+                    drop_for(DROP_NO_MEMBER);
+                } else {
+                    meta.use_nh = 1;
+                    if ((meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH)
+                            && meta.new_flowlet == 0) {
+                        meta.nh = flowlet_nh_read.execute(meta.flowlet_slot);
                     } else {
                         meta.nh = meta.nh_a;
-                        if ((meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH)
-                                && meta.new_flowlet == 0) {
-                            meta.nh = flowlet_nh_read.execute(meta.flowlet_slot);
-                        } else {
-                            if (meta.lb_mode == LB_MODE_BANDWIDTH || meta.lb_mode == LB_MODE_SPRAY) {
-                                load_a.apply();
-                                load_b.apply();
-                                if (meta.band_b < meta.band_a) {
-                                    meta.nh = meta.nh_b;
-                                }
-                            }
-                            if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
-                                flowlet_nh_write.execute(meta.flowlet_slot);
-                            }
+                        if (meta.lb_mode == LB_MODE_BANDWIDTH || meta.lb_mode == LB_MODE_SPRAY) {
+                            load_a.apply();
+                            load_b.apply();
+                            prefer_b.apply();
                         }
-                        meta.route_kind = ROUTE_NEXTHOP;
-                    }
-                } else if (meta.route_kind == ROUTE_MISS) {
-                    drop_count.count(ig_intr_md.ingress_port ++ DROP_NO_ROUTE);
-                    drop();
-                }
-
-                if (meta.route_kind == ROUTE_LOCAL) {
-                    punt(CPU_LOCAL, (bit<8>)meta.tc);
-                } else if (meta.route_kind == ROUTE_NEXTHOP) {
-                    nexthop.apply();
-                    if (meta.nexthop_hit == 0) {
-                        drop_count.count(ig_intr_md.ingress_port ++ DROP_NO_NEIGHBOUR);
-                        drop();
-                    } else {
-                        hdr.ethernet.dst_addr = meta.nh_dmac;
-                        hdr.ethernet.src_addr = meta.nh_smac;
-                        ig_tm_md.ucast_egress_port = meta.out_port;
-                        if (hdr.ipv4.isValid()) {
-                            hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-                            meta.rewrite_ipv4 = 1;
-                        } else {
-                            hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
+                        if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                            flowlet_nh_write.execute(meta.flowlet_slot);
                         }
                     }
                 }
+            } else {
+                meta.use_nh = 1;
             }
+            if (meta.use_nh == 1) {
+                nexthop.apply();
+            }
+        } else if (meta.verdict == V_PUNT) {
+            to_cpu_port();
+            punt_count.count(ig_intr_md.ingress_port ++ meta.cpu_reason[3:0]);
+            cpu_valid_tbl.apply();
+            cpu_reason_tbl.apply();
+            cpu_detail_tbl.apply();
+            cpu_port_tbl.apply();
+        } else {
+            drop();
         }
-        if (meta.to_cpu == 1) {
-            punt_count.count(ig_intr_md.ingress_port ++ hdr.cpu.reason[3:0]);
+        if (meta.dropped == 1) {
+            drop();
+            drop_count.count(ig_intr_md.ingress_port ++ meta.drop_why);
         }
 
         hdr.bridge.setValid();
@@ -695,7 +970,8 @@ control DpEgress(
     @id(0x01000011)
     action wred_hit(bit<8> prob, bit<1> always, bit<1> mark, bit<1> drop_non_ect) {
         meta.wred_hit = 1;
-        meta.wred_prob = prob;
+        /* non-zero when the random byte is below the probability */
+        meta.wred_fire = prob |-| meta.rnd;
         meta.wred_always = always;
         meta.wred_mark = mark;
         meta.wred_drop = drop_non_ect;
@@ -716,6 +992,7 @@ control DpEgress(
     apply {
         if (hdr.bridge.to_cpu == 0) {
             port_tx.count(eg_intr_md.egress_port);
+            meta.rnd = rnd.get();
             wred.apply();
             if (hdr.ipv4.isValid()) {
                 meta.ecn = hdr.ipv4.ecn;
@@ -723,8 +1000,7 @@ control DpEgress(
                 meta.ecn = hdr.ipv6.ecn;
             }
             if (meta.wred_hit == 1 && hdr.bridge.cnp == 0) {
-                bit<8> r = rnd.get();
-                if (meta.wred_always == 1 || r < meta.wred_prob) {
+                if (meta.wred_always == 1 || meta.wred_fire != 0) {
                     if (meta.wred_mark == 1 && (meta.ecn == 1 || meta.ecn == 2)) {
                         if (hdr.ipv4.isValid()) {
                             hdr.ipv4.ecn = 3;

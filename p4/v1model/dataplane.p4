@@ -189,7 +189,8 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
         hdr.cpu.setValid();
         hdr.cpu.reason = reason;
         hdr.cpu.detail = detail;
-        hdr.cpu.ingress_port = (bit<16>)standard_metadata.ingress_port;
+        hdr.cpu.ingress_port_pad = 0;
+        hdr.cpu.ingress_port = standard_metadata.ingress_port;
         standard_metadata.egress_spec = CPU_PORT;
     }
 

@@ -179,11 +179,19 @@ fn main() -> Result<()> {
                 ])
                 .env("P4_STF_OUT", &stf))?;
             println!("STF tests written to {}", stf.display());
+            // the compilers' own descriptions of the programs (p4info,
+            // bfrt.json), against which the generated entries are checked
+            let mut checks: Vec<(&str, PathBuf)> = Vec::new();
             if setup::on_path("p4c") {
+                let build = root().join("target/p4/build");
                 run(Command::new("p4c")
                     .args(["--target", "bmv2", "--arch", "v1model", "-o"])
-                    .arg(root().join("target/p4/build"))
+                    .arg(&build)
+                    .arg("--p4runtime-files")
+                    .arg(build.join("p4info.json"))
+                    .args(["--p4runtime-format", "json"])
                     .arg(root().join("p4/v1model/dataplane.p4")))?;
+                checks.push(("P4INFO_BMV2", build.join("p4info.json")));
                 println!("v1model: compiled with p4c (target/p4/build/dataplane.json)");
             } else {
                 println!(
@@ -204,11 +212,43 @@ fn main() -> Result<()> {
             }
             let tofino_inc = std::env::var_os("TOFINO_P4INCLUDE").map(PathBuf::from);
             if setup::on_path("bf-p4c") {
+                let out = root().join("target/p4/tna");
                 run(Command::new("bf-p4c")
-                    .arg(root().join("p4/tna/dataplane.p4"))
-                    .arg("-o")
-                    .arg(root().join("target/p4/tna")))?;
-                println!("tna: compiled with bf-p4c");
+                    .args([
+                        "--target",
+                        "tofino",
+                        "--arch",
+                        "tna",
+                        "--verbose",
+                        "1",
+                        "-o",
+                    ])
+                    .arg(&out)
+                    .arg("--p4runtime-files")
+                    .arg(out.join("p4info.json"))
+                    .args(["--p4runtime-format", "json"])
+                    .arg(root().join("p4/tna/dataplane.p4")))?;
+                checks.push(("P4INFO_TOFINO", out.join("p4info.json")));
+                checks.push(("BFRT_JSON_TOFINO", out.join("bfrt.json")));
+                // the stages the program takes (12 on Tofino 1): the last
+                // allocation's ingress and egress lines of bf-p4c's summary
+                let summary = std::fs::read_to_string(out.join("pipe/logs/table_summary.log"))
+                    .unwrap_or_default();
+                let count = |gress: &str| {
+                    summary
+                        .lines()
+                        .rev()
+                        .filter(|l| {
+                            l.contains(&format!("Number of stages for {gress} table allocation:"))
+                        })
+                        .find_map(|l| l.rsplit(':').next()?.trim().parse::<u32>().ok())
+                        .map_or("?".to_string(), |n| n.to_string())
+                };
+                println!(
+                    "tna: compiled with bf-p4c (target/p4/tna/pipe/tofino.bin): {} ingress and {} egress stages of 12",
+                    count("ingress"),
+                    count("egress")
+                );
             } else if let (true, Some(inc)) = (
                 setup::on_path("p4test"),
                 tofino_inc.filter(|d| d.join("tna.p4").exists()),
@@ -221,6 +261,33 @@ fn main() -> Result<()> {
                 println!("tna: type-checked by p4test with the open-source TNA includes in {} (bf-p4c, which would compile it for Tofino, is not installed)", inc.display());
             } else {
                 println!("tna: skipped: neither bf-p4c nor p4test with TOFINO_P4INCLUDE (a directory with tna.p4, e.g. p4c's backends/tofino/bf-p4c/p4include) is available");
+            }
+            if checks.is_empty() {
+                println!("entries vs compiler output: skipped (no p4c, no bf-p4c)");
+            } else {
+                let mut c = cargo();
+                c.args([
+                    "test",
+                    "-p",
+                    "dataplane-user",
+                    "--test",
+                    "p4",
+                    "compilers",
+                    "--",
+                    "--nocapture",
+                ]);
+                for (var, path) in &checks {
+                    c.env(var, path);
+                }
+                run(&mut c)?;
+                println!(
+                    "entries vs compiler output: checked against {}",
+                    checks
+                        .iter()
+                        .map(|(v, _)| *v)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
             }
             Ok(())
         }
