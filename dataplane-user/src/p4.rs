@@ -27,9 +27,10 @@
 //! the eBPF programs run through BPF_PROG_TEST_RUN and that become p4c STF
 //! tests for bmv2.
 //!
-//! UNVERIFIED: the P4 programs and these outputs have not been compiled or
-//! loaded by p4c / bmv2 / bf-p4c / a Tofino (none was available); see
-//! p4/README.md.
+//! Verified where the p4lang tools are installed (`cargo xtask p4 test`,
+//! p4/README.md): the CLI files load into simple_switch, the P4Runtime
+//! entries match p4c's and bf-p4c's p4info, the bfrt_python calls match
+//! bf-p4c's bfrt.json and the SDE's tm/port schemas. Not run on a Tofino.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -1386,11 +1387,15 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
     let _ = writeln!(s, "# Run it in the SDE's shell: bfshell -b <this file>");
     let _ = writeln!(
         s,
-        "# UNVERIFIED: written for the BF Runtime Python API (bfrt.tf1.tm, bfrt.port)"
+        "# Written for the BF Runtime Python API; its calls were checked against the"
     );
     let _ = writeln!(
         s,
-        "# of SDE 9.x; it has not been run on a Tofino or the Tofino model."
+        "# program's bfrt.json (bf-p4c 9.13.4) and the SDE's tm/port schemas (bf-drivers,"
+    );
+    let _ = writeln!(
+        s,
+        "# open-p4studio), but it has NOT been run on a Tofino or the Tofino model."
     );
     let _ = writeln!(s, "#");
     let _ = writeln!(
@@ -1514,9 +1519,11 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
             if pfc == 0 {
                 continue;
             }
+            // (receiving PFC is the MAC's RX_PFC_EN_MAP above; the TM's
+            // mode_rx is read-only)
             let _ = writeln!(
                 s,
-                "tm.port.flowcontrol.mod(dev_port=DEV_PORT[{name:?}], mode_tx=\"PFC\", mode_rx=\"PFC\", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])"
+                "tm.port.flowcontrol.mod(dev_port=DEV_PORT[{name:?}], mode_tx=\"PFC\", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])"
             );
             for tc in 0..8usize {
                 if pfc & (1 << tc) == 0 {

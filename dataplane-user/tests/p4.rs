@@ -791,117 +791,288 @@ fn p4runtime_entries_match_the_compilers_p4info() {
     eprintln!("{checked} table entries checked against the compilers' p4info");
 }
 
-/// The bfrt_python script's table calls against the BF Runtime schema
-/// bf-p4c wrote for the program (`BFRT_JSON_TOFINO`): each
-/// `ig.<table>.<add|mod|set_default>_with_<action>(...)` names a table of
-/// the program, an action it lists, and exactly its key fields (an LPM
-/// key with `_p_length`, a range with `_start`/`_end`) and the action's
-/// data fields (and `MATCH_PRIORITY` where the table has one). The fixed-function calls (`bfrt.port`, `bfrt.tf1.tm`)
-/// belong to the SDE's own schema, which is not here.
-#[test]
-fn bfrt_script_calls_match_the_compilers_bfrt_json() {
-    let Some(path) = std::env::var_os("BFRT_JSON_TOFINO") else {
-        eprintln!("BFRT_JSON_TOFINO not set (no bf-p4c output): skipped");
-        return;
+/// A BF Runtime schema (`bfrt.json` of the program, or a fixed-function
+/// one of the SDE) and the prefix bfrt_python gives its tables.
+struct BfrtSchema {
+    what: &'static str,
+    tables: Vec<serde_json::Value>,
+    /// script object -> schema table prefix
+    prefixes: &'static [(&'static str, &'static str)],
+    /// every field must be given (the program's tables, which the
+    /// generator fills completely), or any writable subset (fixed tables)
+    strict: bool,
+}
+
+/// Splits `a=1, b=[1, 2], c=DEV_PORT["x"]` at top-level commas.
+fn split_args(args: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let (mut depth, mut quote, mut cur) = (0i32, false, String::new());
+    for c in args.chars() {
+        match c {
+            '"' => quote = !quote,
+            '[' | '(' | '{' if !quote => depth += 1,
+            ']' | ')' | '}' if !quote => depth -= 1,
+            ',' if !quote && depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out.iter()
+        .filter_map(|a| a.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// Problems of one bfrt_python call `<object>.<table>.<method>(<args>)`
+/// against a schema; None when the call is not to one of its tables.
+fn check_bfrt_call(line: &str, schema: &BfrtSchema, problems: &mut BTreeSet<String>) -> bool {
+    let Some((prefix, rest)) = schema
+        .prefixes
+        .iter()
+        .find_map(|(obj, pre)| line.strip_prefix(obj).map(|r| (*pre, r)))
+    else {
+        return false;
     };
-    let bfrt: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let tables = bfrt["tables"].as_array().unwrap();
-    let mut problems = BTreeSet::new();
-    let mut calls = 0;
-    for (name, plan) in all_plans() {
-        let out = p4::entries(&plan, Target::Tofino).unwrap();
-        let script = out.bfrt_py.unwrap();
-        for line in script.lines().map(str::trim) {
-            let (ctl, rest) = if let Some(r) = line.strip_prefix("ig.") {
-                ("DpIngress", r)
-            } else if let Some(r) = line.strip_prefix("eg.") {
-                ("DpEgress", r)
-            } else {
-                continue;
-            };
-            let Some((table, rest)) = rest.split_once('.') else {
-                continue;
-            };
-            let Some((method, args)) = rest.split_once('(') else {
-                continue;
-            };
-            let Some(action) = ["add_with_", "mod_with_", "set_default_with_"]
-                .iter()
-                .find_map(|p| method.strip_prefix(p))
-            else {
-                continue; // get(), clear() ...: no entry
-            };
-            calls += 1;
-            let full = format!("pipe.{ctl}.{table}");
-            let Some(bt) = tables.iter().find(|t| t["name"].as_str() == Some(&full)) else {
-                problems.insert(format!("{name}: {full} is not in bfrt.json"));
-                continue;
-            };
-            let aname = format!("{ctl}.{action}");
-            let Some(spec) = bt["action_specs"]
-                .as_array()
-                .and_then(|a| a.iter().find(|a| a["name"].as_str() == Some(&aname)))
-            else {
-                problems.insert(format!("{name}: {full} has no action {aname}"));
-                continue;
-            };
-            let mut want = BTreeSet::new();
-            if !method.starts_with("set_default") {
-                for k in bt["key"]
-                    .as_array()
-                    .map(|a| a.as_slice())
-                    .unwrap_or_default()
-                {
-                    let kn = k["name"].as_str().unwrap();
-                    match k["match_type"].as_str().unwrap_or("") {
-                        // `$MATCH_PRIORITY`: bfrt_python drops the `$`
-                        _ if kn.starts_with('$') => {
-                            want.insert(kn.trim_start_matches('$').to_string());
-                        }
-                        "LPM" => {
-                            want.insert(kn.to_string());
-                            want.insert(format!("{kn}_p_length"));
-                        }
-                        "Range" => {
-                            want.insert(format!("{kn}_start"));
-                            want.insert(format!("{kn}_end"));
-                        }
-                        "Ternary" => {
-                            want.insert(kn.to_string());
-                            want.insert(format!("{kn}_mask"));
-                        }
-                        _ => {
-                            want.insert(kn.to_string());
-                        }
-                    }
+    let Some(open) = rest.find('(') else {
+        return false;
+    };
+    let Some((table, method)) = rest[..open].rsplit_once('.') else {
+        return false;
+    };
+    let args = rest[open + 1..].trim_end().trim_end_matches(')');
+    // bfrt_python names the port table `$PORT` port.port
+    let full = if prefix == "$" {
+        format!("${}", table.to_uppercase())
+    } else {
+        format!("{prefix}{table}")
+    };
+    let what = schema.what;
+    let Some(t) = schema
+        .tables
+        .iter()
+        .find(|t| t["name"].as_str() == Some(&full))
+    else {
+        problems.insert(format!("{what}: no table {full} ({line})"));
+        return true;
+    };
+    let (verb, action) = match method.split_once("_with_") {
+        Some((v, a)) => (v, Some(a)),
+        None => (method, None),
+    };
+    if !matches!(verb, "add" | "mod" | "set_default" | "get") {
+        problems.insert(format!(
+            "{what}: {full} has no method {method} in bfrt_python"
+        ));
+        return true;
+    }
+    let empty = Vec::new();
+    let arr = |v: &serde_json::Value| v.as_array().unwrap_or(&empty).clone();
+    // (python name, field, mandatory, read only, choices)
+    let mut fields: Vec<(String, bool, bool, Vec<String>)> = Vec::new();
+    let choices = |ty: &serde_json::Value| -> Vec<String> {
+        arr(&ty["choices"])
+            .iter()
+            .filter_map(|c| c.as_str().map(String::from))
+            .collect()
+    };
+    if verb != "set_default" {
+        for k in arr(&t["key"]) {
+            let name = k["name"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches('$')
+                .to_string();
+            let mandatory = k["mandatory"].as_bool().unwrap_or(true) && name != "MATCH_PRIORITY";
+            let ch = choices(&k["type"]);
+            match k["match_type"].as_str().unwrap_or("") {
+                "LPM" => {
+                    fields.push((name.clone(), mandatory, false, ch));
+                    fields.push((format!("{name}_p_length"), mandatory, false, Vec::new()));
                 }
-            }
-            for d in spec["data"]
-                .as_array()
-                .map(|a| a.as_slice())
-                .unwrap_or_default()
-            {
-                want.insert(d["name"].as_str().unwrap().to_string());
-            }
-            let args = args.trim_end_matches(')');
-            let got: BTreeSet<String> = args
-                .split(',')
-                .filter_map(|a| a.split_once('='))
-                .map(|(k, _)| k.trim().to_string())
-                .collect();
-            if got != want {
-                problems.insert(format!(
-                    "{name}: {full}.{method} passes {got:?}, bfrt.json wants {want:?}"
-                ));
+                "Range" => {
+                    fields.push((format!("{name}_start"), mandatory, false, Vec::new()));
+                    fields.push((format!("{name}_end"), mandatory, false, Vec::new()));
+                }
+                "Ternary" => {
+                    fields.push((name.clone(), mandatory, false, ch));
+                    fields.push((format!("{name}_mask"), mandatory, false, Vec::new()));
+                }
+                _ => fields.push((name, mandatory || k["name"] == "$MATCH_PRIORITY", false, ch)),
             }
         }
     }
-    assert!(calls > 100, "only {calls} table calls found in the scripts");
+    let mut data = arr(&t["data"]);
+    if let Some(a) = action {
+        let Some(spec) = arr(&t["action_specs"]).into_iter().find(|s| {
+            s["name"]
+                .as_str()
+                .is_some_and(|n| n == a || n.ends_with(&format!(".{a}")))
+        }) else {
+            problems.insert(format!("{what}: {full} has no action {a}"));
+            return true;
+        };
+        data.extend(arr(&spec["data"]));
+    }
+    if verb != "get" {
+        for d in &data {
+            let f = if d.get("singleton").is_some() {
+                &d["singleton"]
+            } else {
+                d
+            };
+            let Some(n) = f["name"].as_str() else {
+                continue;
+            };
+            fields.push((
+                n.trim_start_matches('$').to_string(),
+                false,
+                d["read_only"].as_bool().unwrap_or(false),
+                choices(&f["type"]),
+            ));
+        }
+    }
+    let given = split_args(args);
+    let special = ["pipe", "gress_dir", "prsr_id", "from_hw", "print_ents"];
+    for (k, v) in &given {
+        if special.contains(&k.as_str()) {
+            continue;
+        }
+        let Some((_, _, ro, ch)) = fields.iter().find(|f| f.0 == *k) else {
+            problems.insert(format!("{what}: {full}.{method} has no argument {k}"));
+            continue;
+        };
+        if *ro {
+            problems.insert(format!(
+                "{what}: {full}.{method}: {k} is read-only (bfrt_python skips it)"
+            ));
+        }
+        let literal = v.trim_matches('"');
+        let is_literal = v.starts_with('"') || v.parse::<i64>().is_ok();
+        if !ch.is_empty() && is_literal && !ch.iter().any(|c| c == literal) {
+            problems.insert(format!(
+                "{what}: {full}.{method}: {k}={v} is not one of {ch:?}"
+            ));
+        }
+    }
+    for (name, mandatory, _, _) in &fields {
+        let needed = *mandatory || (schema.strict && verb != "get");
+        if needed && !given.iter().any(|(k, _)| k == name) {
+            problems.insert(format!("{what}: {full}.{method} lacks {name}"));
+        }
+    }
+    true
+}
+
+/// The bfrt_python script's table calls against BF Runtime schemas: the
+/// one bf-p4c wrote for the program (`BFRT_JSON_TOFINO`: every
+/// `ig.`/`eg.` call names a table, an action it lists, exactly its key
+/// fields and the action's data) and, where given, the SDE's
+/// fixed-function ones (`BFRT_TM_JSON`, `BFRT_PORT_JSON`: bf-drivers'
+/// `bf_rt_tm_tf1.json` and `bf_rt_port_tf1.json`; every `tm.` and
+/// `bfrt.port.port.` call names a table, its mandatory keys and writable
+/// fields only, and string values among the field's choices, such as the
+/// dynamic BAF percentages).
+#[test]
+fn bfrt_script_calls_match_the_bfrt_schemas() {
+    let load = |var: &str| -> Option<Vec<serde_json::Value>> {
+        let path = std::env::var_os(var)?;
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect(var)).expect(var);
+        Some(v["tables"].as_array().expect(var).clone())
+    };
+    let mut schemas = Vec::new();
+    for (var, what, prefixes, strict) in [
+        (
+            "BFRT_JSON_TOFINO",
+            "bfrt.json (bf-p4c)",
+            &[("ig.", "pipe.DpIngress."), ("eg.", "pipe.DpEgress.")][..],
+            true,
+        ),
+        (
+            "BFRT_TM_JSON",
+            "bf_rt_tm_tf1.json (SDE)",
+            &[("tm.", "tf1.tm.")][..],
+            false,
+        ),
+        (
+            "BFRT_PORT_JSON",
+            "bf_rt_port_tf1.json (SDE)",
+            &[("bfrt.port.", "$")][..],
+            false,
+        ),
+    ] {
+        match load(var) {
+            Some(tables) => schemas.push(BfrtSchema {
+                what,
+                tables,
+                prefixes,
+                strict,
+            }),
+            None => eprintln!("{var} not set: the calls it describes are not checked"),
+        }
+    }
+    if schemas.is_empty() {
+        return;
+    }
+    let mut problems = BTreeSet::new();
+    let mut calls = vec![0usize; schemas.len()];
+    for (name, plan) in all_plans() {
+        let script = p4::entries(&plan, Target::Tofino).unwrap().bfrt_py.unwrap();
+        for line in script.lines().map(str::trim) {
+            for (i, s) in schemas.iter().enumerate() {
+                let before = problems.len();
+                if check_bfrt_call(line, s, &mut problems) {
+                    calls[i] += 1;
+                    if problems.len() > before {
+                        problems.insert(format!("  in {name}: {line}"));
+                    }
+                }
+            }
+            // percentages are dynamic BAF choices wherever they appear
+            if let Some(tm) = schemas.iter().find(|s| s.prefixes[0].0 == "tm.") {
+                let bafs: Vec<String> = tm
+                    .tables
+                    .iter()
+                    .find(|t| t["name"] == "tf1.tm.queue.buffer")
+                    .and_then(|t| t["action_specs"].as_array())
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|a| a["data"].as_array().cloned().unwrap_or_default())
+                    .filter(|d| d["singleton"]["name"] == "dynamic_baf")
+                    .flat_map(|d| {
+                        d["singleton"]["type"]["choices"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default()
+                    })
+                    .filter_map(|c| c.as_str().map(String::from))
+                    .collect();
+                for lit in line
+                    .split('"')
+                    .skip(1)
+                    .step_by(2)
+                    .filter(|l| l.ends_with('%'))
+                {
+                    if !bafs.iter().any(|b| b == lit) {
+                        problems.insert(format!(
+                            "{name}: dynamic BAF \"{lit}\" is not one of {bafs:?}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for (s, n) in schemas.iter().zip(&calls) {
+        eprintln!("{n} bfrt calls checked against {}", s.what);
+        assert!(*n > 0, "no call to a table of {}", s.what);
+    }
     assert!(
         problems.is_empty(),
         "{}",
         problems.into_iter().collect::<Vec<_>>().join("\n")
     );
-    eprintln!("{calls} bfrt table calls checked against bf-p4c's bfrt.json");
 }

@@ -272,9 +272,10 @@ fn main() -> Result<()> {
                     "dataplane-user",
                     "--test",
                     "p4",
-                    "compilers",
                     "--",
                     "--nocapture",
+                    "p4runtime_entries_match_the_compilers_p4info",
+                    "bfrt_script_calls_match_the_bfrt_schemas",
                 ]);
                 for (var, path) in &checks {
                     c.env(var, path);
