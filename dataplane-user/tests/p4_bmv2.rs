@@ -42,6 +42,29 @@ fn on_path(t: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// A fresh work directory with the v1model program compiled by p4c into
+/// it: dataplane.json and its p4info (p4info.json).
+fn compile_v1model(tag: &str) -> PathBuf {
+    let work = std::env::temp_dir().join(format!("dpt-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let out = Command::new("p4c")
+        .args(["--target", "bmv2", "--arch", "v1model", "-o"])
+        .arg(&work)
+        .arg("--p4runtime-files")
+        .arg(work.join("p4info.json"))
+        .args(["--p4runtime-format", "json"])
+        .arg(root().join("p4/v1model/dataplane.p4"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "p4c: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    work
+}
+
 /// Frames of a pcap file (our writer's format and bmv2's).
 fn read_pcap(path: &Path) -> Vec<Vec<u8>> {
     let Ok(b) = std::fs::read(path) else {
@@ -74,20 +97,7 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
         );
         return;
     }
-    let work = std::env::temp_dir().join(format!("dpt-bmv2-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
-    let out = Command::new("p4c")
-        .args(["--target", "bmv2", "--arch", "v1model", "-o"])
-        .arg(&work)
-        .arg(root().join("p4/v1model/dataplane.p4"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "p4c: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let work = compile_v1model("bmv2");
 
     let text = std::fs::read_to_string(root().join("p4/tests/bmv2/lossless.toml")).unwrap();
     let plan = Config::parse(&text, "lossless.toml")
@@ -289,24 +299,8 @@ fn p4runtime_entries_load_into_simple_switch_grpc() {
         );
         return;
     }
-    let work = std::env::temp_dir().join(format!("dpt-p4rt-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = compile_v1model("p4rt");
     let p4info = work.join("p4info.json");
-    let out = Command::new("p4c")
-        .args(["--target", "bmv2", "--arch", "v1model", "-o"])
-        .arg(&work)
-        .arg("--p4runtime-files")
-        .arg(&p4info)
-        .args(["--p4runtime-format", "json"])
-        .arg(root().join("p4/v1model/dataplane.p4"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "p4c: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     for name in ["small", "leaf"] {
         let path = root().join(format!("p4/tests/{name}.toml"));
         let text = std::fs::read_to_string(&path).unwrap();
