@@ -1276,11 +1276,19 @@ pub fn render_p4runtime(ops: &[Op]) -> String {
                 if e.is_default {
                     te.insert("isDefaultAction".into(), json!(true));
                 } else {
+                    // a don't-care match (prefix length 0, a range over every
+                    // value) is written by leaving the field out
                     let m: Vec<Value> = e
                         .keys
                         .iter()
+                        .zip(e.table.keys)
                         .enumerate()
-                        .map(|(i, kv)| {
+                        .filter(|(_, (kv, ks))| match kv {
+                            KeyVal::Lpm(_, 0) => false,
+                            KeyVal::Range(0, hi) => *hi != u128::MAX >> (128 - ks.width.min(128)),
+                            _ => true,
+                        })
+                        .map(|(i, (kv, _))| {
                             let id = i + 1;
                             match kv {
                                 KeyVal::Exact(v) => json!({ "fieldId": id, "exact": { "value": p4rt_bytes(v.number()) } }),

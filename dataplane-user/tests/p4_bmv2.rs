@@ -276,7 +276,7 @@ fn p4runtime_python() -> bool {
 }
 
 /// The P4Runtime entries `dataplane p4 entries --target bmv2` writes for
-/// the golden configurations, sent to simple_switch_grpc after the
+/// the golden, lossless and corpus configurations, sent to simple_switch_grpc after the
 /// program's pipeline (p4c's p4info + bmv2 JSON): the switch takes every
 /// update, and reading back gives exactly the written entries, actions,
 /// default actions and clone sessions (`p4/tests/p4rt_load.py`).
@@ -301,8 +301,15 @@ fn p4runtime_entries_load_into_simple_switch_grpc() {
     }
     let work = compile_v1model("p4rt");
     let p4info = work.join("p4info.json");
-    for name in ["small", "leaf"] {
-        let path = root().join(format!("p4/tests/{name}.toml"));
+    for rel in [
+        "p4/tests/small.toml",
+        "p4/tests/leaf.toml",
+        "p4/tests/bmv2/lossless.toml",
+        "p4/corpus/configs/classify.toml",
+        "p4/corpus/configs/route.toml",
+    ] {
+        let path = root().join(rel);
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
         let plan = Config::parse(&text, &path.display().to_string())
             .and_then(|c| c.validate(&path.display().to_string()))
@@ -314,16 +321,10 @@ fn p4runtime_entries_load_into_simple_switch_grpc() {
         let port = 20000 + std::process::id() % 20000;
         let addr = format!("127.0.0.1:{port}");
         let mut sw = Command::new("simple_switch_grpc")
-            .args([
-                "--no-p4",
-                "--device-id",
-                "0",
-                "-i",
-                "0@dpt-none0",
-                "-i",
-                "1@dpt-none1",
-            ])
-            .args(["--", "--grpc-server-addr", &addr, "--cpu-port", "64"])
+            // no ports: entries only
+            .args(["--no-p4", "--device-id", "0", "--"])
+            .args(["--grpc-server-addr", &addr, "--cpu-port", "64"])
+            .args(["--priority-queues", "8"])
             .current_dir(&work)
             .stdout(std::fs::File::create(work.join(format!("{name}.switch.log"))).unwrap())
             .stderr(Stdio::null())
@@ -349,7 +350,7 @@ fn p4runtime_entries_load_into_simple_switch_grpc() {
             String::from_utf8_lossy(&client.stderr)
         );
         let v: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
-        assert!(v["entries_written"].as_u64().unwrap() > 10, "{report}");
+        assert!(v["entries_written"].as_u64().unwrap() > 5, "{report}");
         assert_eq!(v["entries_written"], v["entries_read"], "{report}");
     }
     let _ = std::fs::remove_dir_all(&work);
