@@ -281,14 +281,19 @@ fn main() -> Result<()> {
                     c.env(var, path);
                 }
                 run(&mut c)?;
+                // the SDE's fixed-function schemas, where the user points at them
+                let sde: Vec<&str> = ["BFRT_TM_JSON", "BFRT_PORT_JSON"]
+                    .into_iter()
+                    .filter(|v| std::env::var_os(v).is_some())
+                    .collect();
+                let names: Vec<&str> = checks.iter().map(|(v, _)| *v).chain(sde.clone()).collect();
                 println!(
                     "entries vs compiler output: checked against {}",
-                    checks
-                        .iter()
-                        .map(|(v, _)| *v)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    names.join(", ")
                 );
+                if sde.is_empty() {
+                    println!("  (the bfrt script's tm/port calls were not checked: set BFRT_TM_JSON and BFRT_PORT_JSON to the SDE's bf_rt_tm_tf1.json and bf_rt_port_tf1.json)");
+                }
             }
             Ok(())
         }
