@@ -4,9 +4,10 @@
 //! P4Runtime JSON and bfrt script shapes, and the STF tests generated from
 //! the conformance corpus (P4_STF_OUT=<dir> also writes them there).
 //! Given the tools' own descriptions (P4INFO_BMV2, P4INFO_TOFINO,
-//! BFRT_JSON_TOFINO, which `cargo xtask p4 test` sets where p4c / bf-p4c
-//! exist, and BFRT_TM_JSON, BFRT_PORT_JSON from an SDE), the outputs are
-//! checked against those too; without them those checks say so and pass.
+//! BFRT_JSON_TOFINO, DYNHASH_TOFINO, which `cargo xtask p4 test` sets where
+//! p4c / bf-p4c exist, and BFRT_TM_JSON, BFRT_PORT_JSON from an SDE), the
+//! outputs and the Tofino flow hash are checked against those too; without
+//! them those checks say so and pass.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -1065,4 +1066,92 @@ fn bfrt_script_calls_match_the_bfrt_schemas() {
         "{}",
         problems.into_iter().collect::<Vec<_>>().join("\n")
     );
+}
+
+/// The Tofino flow hash is the v1model one: bf-p4c's description of the
+/// compiled hash units (`DYNHASH_TOFINO`: pipe/dataplane.dynhash.json, from
+/// `bf-p4c -g`) must show the standard reflected CRC-32 (bmv2's `crc32`)
+/// over the same 44-byte key, field by field: seed, source and destination
+/// as 128 bits (IPv4 as ::ffff:a.b.c.d), protocol, ports, destination QP.
+/// Then a flow in hash mode takes the same bucket on both targets.
+#[test]
+fn tofino_flow_hash_is_bmv2_crc32_over_the_same_key() {
+    let Some(path) = std::env::var_os("DYNHASH_TOFINO") else {
+        eprintln!("DYNHASH_TOFINO not set (no bf-p4c -g output): skipped");
+        return;
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let calcs = v["dynamic_hash_calculations"].as_array().unwrap();
+    let ip4_tail = [
+        ("hdr.ipv4.protocol", 8),
+        ("meta.flow_sport", 16),
+        ("meta.flow_dport", 16),
+        ("meta.flow_qp", 24),
+    ];
+    let ip6_tail = [
+        ("hdr.ipv6.next_hdr", 8),
+        ("meta.flow_sport", 16),
+        ("meta.flow_dport", 16),
+        ("meta.flow_qp", 24),
+    ];
+    let mapped = |a: &'static str| [("=0", 80), ("=0xffff", 16), (a, 32)];
+    let mut want4: Vec<(&str, u64)> = vec![("meta.hash_seed", 32)];
+    want4.extend(mapped("hdr.ipv4.src_addr"));
+    want4.extend(mapped("hdr.ipv4.dst_addr"));
+    want4.extend(ip4_tail);
+    let mut want6: Vec<(&str, u64)> = vec![
+        ("meta.hash_seed", 32),
+        ("hdr.ipv6.src_addr", 128),
+        ("hdr.ipv6.dst_addr", 128),
+    ];
+    want6.extend(ip6_tail);
+    for (name, want) in [("DpIngress.hash_v4", want4), ("DpIngress.hash_v6", want6)] {
+        let c = calcs
+            .iter()
+            .find(|c| c["name"].as_str().is_some_and(|n| n.starts_with(name)))
+            .unwrap_or_else(|| panic!("{name} not in {}", path.to_string_lossy()));
+        let alg = &c["algorithms"][0];
+        assert_eq!(
+            (
+                alg["type"].as_str(),
+                alg["reverse"].as_bool(),
+                alg["poly"].as_str(),
+                alg["init"].as_str(),
+                alg["final_xor"].as_str()
+            ),
+            (
+                Some("crc"),
+                Some(true),
+                Some("0x104c11db7"),
+                Some("0xffffffff"),
+                Some("0xffffffff")
+            ),
+            "{name}: not the reflected CRC-32 of bmv2's crc32: {alg}"
+        );
+        let fields = c["field_lists"][0]["fields"].as_array().unwrap();
+        let got: Vec<(String, u64)> = fields
+            .iter()
+            .map(|f| {
+                let n = f["name"].as_str().unwrap();
+                // constants are named constantN_<width>_<value>
+                let n = if f["is_constant"].as_bool() == Some(true) {
+                    let value = n.rsplit('_').next().unwrap();
+                    let value = value.split_once('w').map_or(value, |(_, v)| v);
+                    format!("={value}")
+                } else {
+                    n.to_string()
+                };
+                (n, f["bit_width"].as_u64().unwrap())
+            })
+            .collect();
+        let want: Vec<(String, u64)> = want.iter().map(|(n, w)| (n.to_string(), *w)).collect();
+        assert_eq!(
+            got, want,
+            "{name}: the hashed fields differ from the v1model key"
+        );
+        let bytes: u64 = got.iter().map(|f| f.1).sum::<u64>() / 8;
+        assert_eq!(bytes, 44, "{name}");
+    }
+    eprintln!("hash_v4 and hash_v6: CRC-32 over the v1model program's 44-byte key");
 }

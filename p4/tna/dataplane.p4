@@ -40,7 +40,7 @@
  * bf-p4c", lists each rule.
  *
  * Compiled by bf-p4c (p4c-barefoot 9.13.4, open-source Tofino back end):
- * 11 of 12 ingress stages, 7 egress stages on Tofino 1. NOT run on the
+ * 12 of 12 ingress stages, 8 egress stages on Tofino 1. NOT run on the
  * Tofino model or a Tofino.
  */
 #include <core.p4>
@@ -69,6 +69,12 @@ const bit<4> DROP_MAC_CONTROL = 1;
 const bit<4> DROP_NO_ROUTE = 2;
 const bit<4> DROP_NO_MEMBER = 3;
 const bit<4> DROP_NO_NEIGHBOUR = 4;
+
+/* A flowlet's next hop and whether the slot holds one. */
+struct flowlet_nh_t {
+    bit<16> nh;
+    bit<16> valid;
+}
 
 struct ig_meta_t {
     parse_meta_t pm;
@@ -107,9 +113,10 @@ struct ig_meta_t {
     bit<2> lb_mode;
     bit<32> flowlet_timeout;
     bit<32> now;
-    bit<32> flowlet_deadline;
+    bit<32> flowlet_gap;
+    bit<32> gap_over;
+    bit<16> flowlet_new;   /* 16 bits: read by flowlet_pick's 16-bit SALU */
     bit<13> flowlet_slot;
-    bit<1> new_flowlet;
     bit<7> bucket;
     bit<7> rand_bucket;
     bit<1> bucket_hit;
@@ -160,7 +167,8 @@ struct eg_meta_t {
     meta.to_cpu = 0;                                                    \
     meta.route_kind = 0;                                                \
     meta.group_hit = 0;                                                 \
-    meta.new_flowlet = 0;                                               \
+    meta.gap_over = 0;                                                  \
+    meta.flowlet_new = 0;                                               \
     meta.bucket_hit = 0;                                                \
     meta.band_a = 0;                                                    \
     meta.band_b = 0;                                                    \
@@ -241,30 +249,46 @@ control DpIngress(
     Hash<bit<13>>(HashAlgorithm_t.CRC16) hash_slot;
 
     /* Flowlets: time of the flow's last packet (ns, low 32 bits) and its
-     * next hop. */
+     * next hop. flowlet_touch returns the gap since that packet (wrap-safe
+     * modulo 2^32 ns, as v1model's now - last); flowlet_pick keeps the
+     * stored next hop while the flowlet runs and stores the frame's
+     * candidate when a new one starts or the slot was never written
+     * (valid = 0: next hop 0 is a real next hop). */
     Register<bit<32>, bit<13>>(FLOWLET_SLOTS, 0) flowlet_seen;
-    RegisterAction<bit<32>, bit<13>, bit<1>>(flowlet_seen) flowlet_touch = {
-        void apply(inout bit<32> last, out bit<1> is_new) {
-            /* a gap longer than the timeout starts a new flowlet */
-            if (last >= meta.flowlet_deadline) {
-                is_new = 0;
-            } else {
-                is_new = 1;
-            }
+    RegisterAction<bit<32>, bit<13>, bit<32>>(flowlet_seen) flowlet_touch = {
+        void apply(inout bit<32> last, out bit<32> gap) {
+            gap = meta.now - last;
             last = meta.now;
         }
     };
-    Register<bit<16>, bit<13>>(FLOWLET_SLOTS, 0) flowlet_nh;
-    RegisterAction<bit<16>, bit<13>, bit<16>>(flowlet_nh) flowlet_nh_read = {
-        void apply(inout bit<16> v, out bit<16> rv) {
-            rv = v;
+    Register<flowlet_nh_t, bit<13>>(FLOWLET_SLOTS, { 0, 0 }) flowlet_nh;
+    RegisterAction<flowlet_nh_t, bit<13>, bit<16>>(flowlet_nh) flowlet_pick = {
+        void apply(inout flowlet_nh_t v, out bit<16> nh) {
+            if (meta.flowlet_new != 0 || v.valid == 0) {
+                v.nh = meta.nh;
+                v.valid = 1;
+            }
+            nh = v.nh;
         }
     };
-    RegisterAction<bit<16>, bit<13>, bit<16>>(flowlet_nh) flowlet_nh_write = {
-        void apply(inout bit<16> v) {
-            v = meta.nh;
+
+    /* Whether the flowlet is new: the gap exceeded the timeout (a table: a
+     * 32-bit test does not fit the gateway here). */
+    action flowlet_runs() {
+        meta.flowlet_new = 0;
+    }
+    action flowlet_starts() {
+        meta.flowlet_new = 1;
+    }
+    table flowlet_age {
+        key = { meta.gap_over : exact; }
+        actions = { flowlet_runs; flowlet_starts; }
+        const default_action = flowlet_starts();
+        const entries = {
+            0 : flowlet_runs();
         }
-    };
+        size = 1;
+    }
 
     /* What to do with the frame, decided once from everything the earlier
      * stages found, in dataplane_common's order (the first matching entry
@@ -791,7 +815,10 @@ control DpIngress(
         /* ---- frame checks, in dataplane_common::parse's order; those
          * that need the frame length are not made here ------------------- */
         meta.malformed = meta.pm.malformed;
-        if (meta.pm.malformed == MAL_NONE && ig_prsr_md.parser_err != 0) {
+        /* a header cut short (other parser error bits, e.g. a bad FCS,
+         * are not a truncation) */
+        if (meta.pm.malformed == MAL_NONE
+                && (ig_prsr_md.parser_err & PARSER_ERROR_PARTIAL_HDR) != 0) {
             truncation_point.apply(hdr, meta.malformed);
         }
         if (hdr.ipv4.isValid()) {
@@ -819,7 +846,10 @@ control DpIngress(
 
         /* ---- load balancing inputs (side-effect free) --------------------- */
         if (hdr.ipv4.isValid()) {
-            meta.flow_hash = hash_v4.get({ meta.hash_seed, hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
+            /* the v1model program's 44-byte key: IPv4 addresses as
+             * ::ffff:a.b.c.d, so both targets hash the same bytes */
+            meta.flow_hash = hash_v4.get({ meta.hash_seed, 80w0, 16w0xffff, hdr.ipv4.src_addr,
+                                           80w0, 16w0xffff, hdr.ipv4.dst_addr,
                                            hdr.ipv4.protocol, meta.flow_sport, meta.flow_dport,
                                            meta.flow_qp });
         } else {
@@ -838,7 +868,6 @@ control DpIngress(
             } else {
                 meta.bucket = meta.rand_bucket;
             }
-            meta.flowlet_deadline = meta.now - meta.flowlet_timeout;
         }
 
         verdict.apply();
@@ -875,26 +904,26 @@ control DpIngress(
             }
             if (meta.route_kind == ROUTE_GROUP) {
                 if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
-                    meta.new_flowlet = flowlet_touch.execute(meta.flowlet_slot);
+                    meta.flowlet_gap = flowlet_touch.execute(meta.flowlet_slot);
                 }
                 group_bucket.apply();
                 if (meta.bucket_hit == 0) {
                     drop_for(DROP_NO_MEMBER);
                 } else {
                     meta.use_nh = 1;
-                    if ((meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH)
-                            && meta.new_flowlet == 0) {
-                        meta.nh = flowlet_nh_read.execute(meta.flowlet_slot);
-                    } else {
-                        meta.nh = meta.nh_a;
-                        if (meta.lb_mode == LB_MODE_BANDWIDTH || meta.lb_mode == LB_MODE_SPRAY) {
-                            load_a.apply();
-                            load_b.apply();
-                            prefer_b.apply();
-                        }
-                        if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
-                            flowlet_nh_write.execute(meta.flowlet_slot);
-                        }
+                    /* saturating: non-zero when the gap exceeds the timeout */
+                    meta.gap_over = meta.flowlet_gap |-| meta.flowlet_timeout;
+                    /* the candidate: the bucket's member, or the less
+                     * utilised of its two (ties keep the bucket's) */
+                    meta.nh = meta.nh_a;
+                    if (meta.lb_mode == LB_MODE_BANDWIDTH || meta.lb_mode == LB_MODE_SPRAY) {
+                        load_a.apply();
+                        load_b.apply();
+                        prefer_b.apply();
+                    }
+                    flowlet_age.apply();
+                    if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                        meta.nh = flowlet_pick.execute(meta.flowlet_slot);
                     }
                 }
             } else {
@@ -962,6 +991,7 @@ control DpEgress(
     /* Bytes sent per port: the control plane turns them into load_a/load_b
      * bands (the script's poll_loads()). */
     Counter<bit<64>, PortId_t>(512, CounterType_t.BYTES) port_tx;
+    Counter<bit<64>, bit<12>>(4096, CounterType_t.PACKETS_AND_BYTES) tx_tc_count; /* port ++ tc */
     Counter<bit<32>, bit<12>>(4096, CounterType_t.PACKETS) ecn_marked_count;  /* port ++ tc */
     Counter<bit<32>, bit<12>>(4096, CounterType_t.PACKETS) wred_drop_count;
     Random<bit<8>>() rnd;
@@ -992,6 +1022,7 @@ control DpEgress(
     apply {
         if (hdr.bridge.to_cpu == 0) {
             port_tx.count(eg_intr_md.egress_port);
+            tx_tc_count.count(eg_intr_md.egress_port ++ hdr.bridge.tc);
             meta.rnd = rnd.get();
             wred.apply();
             if (hdr.ipv4.isValid()) {

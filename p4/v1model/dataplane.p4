@@ -584,7 +584,9 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                     meta.bucket = meta.flow_hash[6:0];
 
                     bit<32> now = (bit<32>)standard_metadata.ingress_global_timestamp;
-                    bit<32> slot = (meta.flow_hash ^ ((bit<32>)meta.grp << 20)) & (FLOWLET_SLOTS - 1);
+                    /* (flow, group): the group's low bits are XORed into the
+                     * slot index, so a flow in two groups keeps two slots */
+                    bit<32> slot = (meta.flow_hash ^ (bit<32>)meta.grp) & (FLOWLET_SLOTS - 1);
                     bit<32> last = 0;
                     bit<16> kept_nh_plus1 = 0;
                     bit<32> flowlets = 0;

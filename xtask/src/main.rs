@@ -221,6 +221,7 @@ fn main() -> Result<()> {
                         "tna",
                         "--verbose",
                         "1",
+                        "-g",
                         "-o",
                     ])
                     .arg(&out)
@@ -230,6 +231,7 @@ fn main() -> Result<()> {
                     .arg(root().join("p4/tna/dataplane.p4")))?;
                 checks.push(("P4INFO_TOFINO", out.join("p4info.json")));
                 checks.push(("BFRT_JSON_TOFINO", out.join("bfrt.json")));
+                checks.push(("DYNHASH_TOFINO", out.join("pipe/dataplane.dynhash.json")));
                 // the stages the program takes (12 on Tofino 1): the last
                 // allocation's ingress and egress lines of bf-p4c's summary
                 let summary = std::fs::read_to_string(out.join("pipe/logs/table_summary.log"))
@@ -276,6 +278,7 @@ fn main() -> Result<()> {
                     "--nocapture",
                     "p4runtime_entries_match_the_compilers_p4info",
                     "bfrt_script_calls_match_the_bfrt_schemas",
+                    "tofino_flow_hash_is_bmv2_crc32_over_the_same_key",
                 ]);
                 for (var, path) in &checks {
                     c.env(var, path);
