@@ -13,6 +13,7 @@ pub mod log;
 pub mod lossless_ctl;
 pub mod metrics;
 pub mod p4;
+pub mod p4stats;
 pub mod pfc;
 pub mod stats;
 pub mod sys;

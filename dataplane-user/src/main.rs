@@ -140,6 +140,25 @@ enum P4Cmd {
         #[arg(long, default_value_t = 80)]
         tofino_cell_bytes: u32,
     },
+    /// Read the P4 program's counters from a running switch and show them
+    /// as pfcstat does: PFC received/sent per priority, packets per class
+    /// in and out, ECN marked, WRED dropped, malformed frames and drops by
+    /// reason. bmv2 (simple_switch, over its Thrift port) only.
+    Stats {
+        /// bmv2 (Tofino: read the program's counters with bfrt_python).
+        #[arg(long, default_value = "bmv2")]
+        target: String,
+        /// The configuration the entries were generated from (port names
+        /// and numbers).
+        #[arg(short, long)]
+        config: PathBuf,
+        /// simple_switch's Thrift port.
+        #[arg(long, default_value_t = 9090)]
+        thrift_port: u16,
+        /// One JSON document instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -332,6 +351,31 @@ fn run(cli: Cli) -> Result<()> {
             }
             for w in written {
                 println!("wrote {}", w.display());
+            }
+            Ok(())
+        }
+        Cmd::P4 {
+            cmd:
+                P4Cmd::Stats {
+                    target,
+                    config,
+                    thrift_port,
+                    json,
+                },
+        } => {
+            use dataplane_user::{p4, p4stats};
+            let t: p4::Target = target
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("--target: {e}"))?;
+            if t != p4::Target::Bmv2 {
+                anyhow::bail!("--target {target}: counters are read from bmv2 only; on Tofino read them with bfrt_python (e.g. bfrt.dataplane.pipe.DpIngress.rx_tc_count.dump(from_hw=True))");
+            }
+            let plan = plan_of(&config)?;
+            let c = p4stats::read_bmv2(thrift_port, &plan)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&c)?);
+            } else {
+                print!("{}", p4stats::render(&c));
             }
             Ok(())
         }

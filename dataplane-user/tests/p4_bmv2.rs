@@ -177,6 +177,8 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
     std::thread::sleep(Duration::from_secs_f64(
         2.0 + FRAMES as f64 / RATE_PPS as f64 + 1.5,
     ));
+    // the program's own counters, read as `dataplane p4 stats` reads them
+    let counters = dataplane_user::p4stats::read_bmv2(thrift.parse().unwrap(), &plan);
     let _ = sw.kill();
     let _ = sw.wait();
     assert!(
@@ -257,6 +259,28 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
     assert!(
         pfc.iter().all(|d| d["dst"] == "01:80:c2:00:00:01"),
         "PFC to the MAC control address"
+    );
+    // the counters agree with what the wire showed
+    let c = counters.expect("reading the counters as `dataplane p4 stats` does");
+    eprintln!("{}", dataplane_user::p4stats::render(&c));
+    assert_eq!(
+        c[0].rx_packets[3], FRAMES as u64,
+        "received on port 0, class 3"
+    );
+    assert_eq!(
+        c[1].tx_packets[3],
+        tx.len() as u64,
+        "sent on port 1, class 3"
+    );
+    assert_eq!(
+        c[1].ecn_marked[3],
+        ecn.iter().filter(|&&e| e == 3).count() as u64,
+        "ECN-marked on port 1, class 3"
+    );
+    assert_eq!(
+        c[0].tx_pfc[3],
+        pfc.len() as u64,
+        "PFC frames sent on port 0"
     );
     let _ = std::fs::remove_dir_all(&work);
 }
