@@ -34,6 +34,21 @@ fn nice_max(v: f64) -> f64 {
     10.0 * p
 }
 
+/// The SVG element, a white background and the centred title.
+fn svg_open(out: &mut String, height: f64, title: &str) {
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        W / 2.0,
+        esc(title)
+    );
+}
+
 fn frame(
     out: &mut String,
     title: &str,
@@ -43,17 +58,7 @@ fn frame(
     xmax: f64,
     xticks: bool,
 ) {
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        W / 2.0,
-        esc(title)
-    );
+    svg_open(out, H, title);
     let _ = writeln!(
         out,
         r#"<line x1="{L}" y1="{}" x2="{}" y2="{}" stroke="black"/>"#,
@@ -203,17 +208,7 @@ pub fn timeline(
     let height = T + B + row_h * n;
     let sx = |x: f64| LT + (W - LT - R) * x / xmax;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        W / 2.0,
-        esc(title)
-    );
+    svg_open(&mut out, height, title);
     for i in 0..=5 {
         let xv = xmax * f64::from(i) / 5.0;
         let x = sx(xv);
