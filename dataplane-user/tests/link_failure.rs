@@ -80,11 +80,12 @@ fn wait_live(sw: &Netns, instance: &str, n: u64) {
     }
 }
 
-#[test]
-fn only_the_failed_uplinks_flows_move_and_it_rejoins() {
-    let sw = Netns::create("lfsw").unwrap();
-    let h = Netns::create("lfh").unwrap();
-    let sink = Netns::create("lfsink").unwrap();
+/// The switch namespace with a host on sw-d0 and the three uplinks to one
+/// sink namespace (s1..s3), named after `tag`.
+fn switch_host_sink(tag: &str) -> (Netns, Netns, Netns) {
+    let sw = Netns::create(&format!("{tag}sw")).unwrap();
+    let h = Netns::create(&format!("{tag}h")).unwrap();
+    let sink = Netns::create(&format!("{tag}sink")).unwrap();
     veth(
         &sw,
         "sw-d0",
@@ -105,6 +106,12 @@ fn only_the_failed_uplinks_flows_move_and_it_rejoins() {
         )
         .unwrap();
     }
+    (sw, h, sink)
+}
+
+#[test]
+fn only_the_failed_uplinks_flows_move_and_it_rejoins() {
+    let (sw, h, sink) = switch_host_sink("lf");
     let instance = format!("lf{}", std::process::id());
     let cfg = format!(
         r#"
@@ -194,29 +201,7 @@ group = "up"
 /// anything.
 #[test]
 fn reload_moves_only_the_changed_routes_traffic() {
-    let sw = Netns::create("rlsw").unwrap();
-    let h = Netns::create("rlh").unwrap();
-    let sink = Netns::create("rlsink").unwrap();
-    veth(
-        &sw,
-        "sw-d0",
-        "02:00:00:00:0a:00",
-        &h,
-        "eth0",
-        "02:00:00:00:0b:00",
-    )
-    .unwrap();
-    for (i, u) in UPLINKS.iter().enumerate() {
-        veth(
-            &sw,
-            u,
-            &format!("02:00:00:00:0a:0{}", i + 1),
-            &sink,
-            &format!("s{}", i + 1),
-            &format!("02:00:00:00:0c:0{}", i + 1),
-        )
-        .unwrap();
-    }
+    let (sw, h, sink) = switch_host_sink("rl");
     let instance = format!("rl{}", std::process::id());
     let cfg = |route2: &str| {
         format!(
