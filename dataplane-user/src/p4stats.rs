@@ -76,21 +76,34 @@ pub struct PortCounters {
     pub events: BTreeMap<String, u64>,
 }
 
-/// Every (counter, index) read for ports `0..n`, in order.
-fn reads(n: u32) -> Vec<(&'static str, u32)> {
+/// One counter slot: the counter, the port, the slot within the port
+/// (class, MAL_* code or EV_*) and the counter index.
+struct Read {
+    counter: &'static str,
+    port: usize,
+    slot: usize,
+    index: u32,
+}
+
+/// Every counter slot of ports `0..n`, in order.
+fn reads(n: u32) -> Vec<Read> {
     let mut out = Vec::new();
+    let mut add = |counter, port: u32, per_port: u32, slots: std::ops::Range<u32>| {
+        for slot in slots {
+            out.push(Read {
+                counter,
+                port: port as usize,
+                slot: slot as usize,
+                index: port * per_port + slot,
+            });
+        }
+    };
     for p in 0..n {
         for c in PER_CLASS {
-            for t in 0..8 {
-                out.push((c, p * 8 + t));
-            }
+            add(c, p, 8, 0..8);
         }
-        for m in 1..=ParseError::ALL.len() as u32 {
-            out.push((MALFORMED, p * 16 + m));
-        }
-        for e in 0..EVENTS.len() as u32 {
-            out.push((PORT_EVENTS, p * 16 + e));
-        }
+        add(MALFORMED, p, 16, 1..ParseError::ALL.len() as u32 + 1);
+        add(PORT_EVENTS, p, 16, 0..EVENTS.len() as u32);
     }
     out
 }
@@ -98,8 +111,8 @@ fn reads(n: u32) -> Vec<(&'static str, u32)> {
 /// The simple_switch_CLI commands that read the counters of ports `0..n`.
 pub fn cli_script(n: u32) -> String {
     let mut s = String::new();
-    for (c, i) in reads(n) {
-        let _ = writeln!(s, "counter_read {c} {i}");
+    for r in reads(n) {
+        let _ = writeln!(s, "counter_read {} {}", r.counter, r.index);
     }
     s
 }
@@ -142,17 +155,18 @@ pub fn parse_cli_output(text: &str, plan: &Plan) -> Result<Vec<PortCounters>> {
             ..PortCounters::default()
         });
     }
-    for (c, i) in reads(n) {
-        let &(bytes, packets) = got
-            .get(&(c.to_string(), i))
-            .with_context(|| format!("simple_switch_CLI did not answer counter_read {c} {i}"))?;
-        let pc = &mut out[(i / if c == MALFORMED || c == PORT_EVENTS {
-            16
-        } else {
-            8
-        }) as usize];
-        let t = (i % 8) as usize;
-        match c {
+    for Read {
+        counter,
+        port,
+        slot: t,
+        index,
+    } in reads(n)
+    {
+        let &(bytes, packets) = got.get(&(counter.to_string(), index)).with_context(|| {
+            format!("simple_switch_CLI did not answer counter_read {counter} {index}")
+        })?;
+        let pc = &mut out[port];
+        match counter {
             "DpIngress.rx_tc_count" => {
                 pc.rx_packets[t] = packets;
                 pc.rx_bytes[t] = bytes;
@@ -167,12 +181,11 @@ pub fn parse_cli_output(text: &str, plan: &Plan) -> Result<Vec<PortCounters>> {
             "DpEgress.wred_drop_count" => pc.wred_dropped[t] = packets,
             MALFORMED if packets > 0 => {
                 // MAL_* = ParseError + 1
-                let e = ParseError::ALL[(i % 16) as usize - 1];
+                let e = ParseError::ALL[t - 1];
                 pc.malformed.insert(e.name().to_string(), packets);
             }
             PORT_EVENTS if packets > 0 => {
-                pc.events
-                    .insert(EVENTS[(i % 16) as usize].to_string(), packets);
+                pc.events.insert(EVENTS[t].to_string(), packets);
             }
             _ => {}
         }
@@ -294,7 +307,8 @@ mod tests {
     /// What simple_switch_CLI answers: every read zero except a few.
     fn answers(n: u32, set: &[(&str, u32, u64, u64)]) -> String {
         let mut s = String::from("Obtaining JSON from switch...\nDone\n");
-        for (c, i) in reads(n) {
+        for r in reads(n) {
+            let (c, i) = (r.counter, r.index);
             let (b, p) = set
                 .iter()
                 .find(|x| x.0 == c && x.1 == i)

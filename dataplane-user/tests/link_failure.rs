@@ -201,7 +201,7 @@ group = "up"
 /// anything.
 #[test]
 fn reload_moves_only_the_changed_routes_traffic() {
-    let (sw, h, sink) = switch_host_sink("rl");
+    let (sw, h, _sink) = switch_host_sink("rl");
     let instance = format!("rl{}", std::process::id());
     let cfg = |route2: &str| {
         format!(
