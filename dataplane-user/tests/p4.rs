@@ -642,6 +642,13 @@ fn unbase64(s: &str) -> Vec<u8> {
     out
 }
 
+/// The element of a p4info array (match fields, parameters) with `id`.
+fn with_id(list: &serde_json::Value, id: u64) -> Option<&serde_json::Value> {
+    list.as_array()?
+        .iter()
+        .find(|x| x["id"].as_u64() == Some(id))
+}
+
 /// Whether a P4Runtime value (big-endian bytes) fits `width` bits.
 fn fits_bits(bytes: &[u8], width: u64) -> bool {
     let lead = bytes.iter().take_while(|&&b| b == 0).count();
@@ -705,10 +712,7 @@ fn p4runtime_entries_match_the_compilers_p4info() {
                     .unwrap_or_default()
                 {
                     let fid = m["fieldId"].as_u64().unwrap();
-                    let Some(f) = pt["matchFields"]
-                        .as_array()
-                        .and_then(|fs| fs.iter().find(|f| f["id"].as_u64() == Some(fid)))
-                    else {
+                    let Some(f) = with_id(&pt["matchFields"], fid) else {
                         problems.insert(format!("{t} {name}: {tname} has no match field {fid}"));
                         continue;
                     };
@@ -756,10 +760,7 @@ fn p4runtime_entries_match_the_compilers_p4info() {
                 }
                 for p in got {
                     let pid = p["paramId"].as_u64().unwrap();
-                    let Some(pp) = pa["params"]
-                        .as_array()
-                        .and_then(|ps| ps.iter().find(|x| x["id"].as_u64() == Some(pid)))
-                    else {
+                    let Some(pp) = with_id(&pa["params"], pid) else {
                         problems.insert(format!("{t} {name}: {aname} has no parameter {pid}"));
                         continue;
                     };
@@ -819,7 +820,7 @@ fn split_args(args: &str) -> Vec<(String, String)> {
 }
 
 /// Problems of one bfrt_python call `<object>.<table>.<method>(<args>)`
-/// against a schema; None when the call is not to one of its tables.
+/// against a schema; false when the call is not to one of its tables.
 fn check_bfrt_call(line: &str, schema: &BfrtSchema, problems: &mut BTreeSet<String>) -> bool {
     let Some((prefix, rest)) = schema
         .prefixes
