@@ -20,10 +20,8 @@ fn root() -> PathBuf {
 }
 
 fn plan_of(path: &Path) -> Plan {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let src = path.display().to_string();
-    Config::parse(&text, &src)
-        .and_then(|c| c.validate(&src))
+    Config::load(path)
+        .and_then(|c| c.validate(&path.display().to_string()))
         .unwrap_or_else(|e| panic!("{e}"))
 }
 

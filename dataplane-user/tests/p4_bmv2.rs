@@ -42,6 +42,13 @@ fn on_path(t: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// A configuration file, validated.
+fn plan_of(path: &Path) -> dataplane_user::config::Plan {
+    Config::load(path)
+        .and_then(|c| c.validate(&path.display().to_string()))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// A fresh work directory with the v1model program compiled by p4c into
 /// it: dataplane.json and its p4info (p4info.json).
 fn compile_v1model(tag: &str) -> PathBuf {
@@ -99,10 +106,7 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
     }
     let work = compile_v1model("bmv2");
 
-    let text = std::fs::read_to_string(root().join("p4/tests/bmv2/lossless.toml")).unwrap();
-    let plan = Config::parse(&text, "lossless.toml")
-        .and_then(|c| c.validate("lossless.toml"))
-        .unwrap();
+    let plan = plan_of(&root().join("p4/tests/bmv2/lossless.toml"));
     let e = entries_with(
         &plan,
         Target::Bmv2,
@@ -334,10 +338,7 @@ fn p4runtime_entries_load_into_simple_switch_grpc() {
     ] {
         let path = root().join(rel);
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let plan = Config::parse(&text, &path.display().to_string())
-            .and_then(|c| c.validate(&path.display().to_string()))
-            .unwrap();
+        let plan = plan_of(&path);
         let e = entries_with(&plan, Target::Bmv2, &Options::default()).unwrap();
         let updates = work.join(format!("{name}.p4runtime.json"));
         std::fs::write(&updates, &e.p4runtime_json).unwrap();
