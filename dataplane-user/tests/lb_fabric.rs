@@ -27,9 +27,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use dataplane_common::lb::{flow_hash, pick_hash};
 use dataplane_user::config::Config;
-use dataplane_user::groups::group_value;
 use testbed::lbfabric::{LbFabric, LbResult, LbSpec, RunOpts};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
@@ -44,10 +42,9 @@ fn hash_placement(spec: &LbSpec) -> Vec<usize> {
         .validate("lbfabric")
         .unwrap();
     assert_eq!(plan.hash_seed, spec.hash_seed);
-    let g = group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
     let mut count = vec![0usize; spec.uplinks];
-    for k in spec.flow_keys() {
-        count[pick_hash(&g, flow_hash(&k, plan.hash_seed)).unwrap().slot as usize] += 1;
+    for slot in dataplane_user::groups::hash_placement(&plan, 0, &spec.flow_keys()).unwrap() {
+        count[slot as usize] += 1;
     }
     count
 }
