@@ -97,6 +97,7 @@ use dataplane_common::wire::bth::{
 
 use crate::controller::Controller;
 use crate::netns::{veth, Netns};
+use crate::raw::RawSocket;
 
 /// Source of every flow (the one sending host).
 pub const SRC_IP: [u8; 4] = [198, 18, 0, 1];
@@ -1136,7 +1137,7 @@ impl SenderPlan {
         stop: &AtomicBool,
         stats: &SenderStats,
     ) -> Result<f64> {
-        let sock = RawSocket::open(ifname)?;
+        let sock = RawSocket::open(ifname, true)?;
         // fine-grained sleeps: the default timer slack is 50 us
         // SAFETY: prctl on the calling thread.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
@@ -1244,73 +1245,6 @@ fn wait_until(t: Instant) {
         } else {
             std::hint::spin_loop();
         }
-    }
-}
-
-/// An AF_PACKET socket bound to one interface, bypassing the qdisc.
-struct RawSocket {
-    fd: libc::c_int,
-}
-
-impl RawSocket {
-    fn open(ifname: &str) -> Result<RawSocket> {
-        let c = CString::new(ifname)?;
-        // SAFETY: plain syscalls with checked results; the fd is closed on drop.
-        unsafe {
-            let ix = libc::if_nametoindex(c.as_ptr());
-            if ix == 0 {
-                bail!("no interface {ifname}");
-            }
-            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0);
-            if fd < 0 {
-                bail!("AF_PACKET socket: {}", std::io::Error::last_os_error());
-            }
-            let s = RawSocket { fd };
-            let one: libc::c_int = 1;
-            libc::setsockopt(
-                fd,
-                libc::SOL_PACKET,
-                libc::PACKET_QDISC_BYPASS,
-                &one as *const libc::c_int as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as u32,
-            );
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_ifindex = ix as i32;
-            // protocol 0: bound for sending only, receives nothing
-            if libc::bind(
-                fd,
-                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            ) != 0
-            {
-                bail!(
-                    "bind AF_PACKET to {ifname}: {}",
-                    std::io::Error::last_os_error()
-                );
-            }
-            Ok(s)
-        }
-    }
-
-    fn send(&self, frame: &[u8]) -> bool {
-        // SAFETY: send from a live buffer on our socket.
-        let n = unsafe {
-            libc::send(
-                self.fd,
-                frame.as_ptr() as *const libc::c_void,
-                frame.len(),
-                0,
-            )
-        };
-        n == frame.len() as isize
-    }
-}
-
-impl Drop for RawSocket {
-    fn drop(&mut self) {
-        // SAFETY: closing our own fd once.
-        unsafe { libc::close(self.fd) };
     }
 }
 
