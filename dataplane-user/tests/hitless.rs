@@ -78,10 +78,7 @@ fn no_frame_lost_across_kill_restart_and_upgrade() {
     let h1 = Netns::create("hlh1").unwrap();
     let h2 = Netns::create("hlh2").unwrap();
     for ns in [&sw, &h1, &h2] {
-        ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
-            .unwrap();
-        ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
-            .unwrap();
+        ns.disable_ipv6().unwrap();
     }
     veth(
         &sw,

@@ -154,10 +154,7 @@ impl Fabric {
         }
         for ns in std::iter::once(&sw).chain(&hosts) {
             // keep router solicitations and MLD off the counted ports
-            ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
-                .unwrap();
-            ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
-                .unwrap();
+            ns.disable_ipv6().unwrap();
         }
         for (i, h) in hosts.iter().enumerate() {
             veth(

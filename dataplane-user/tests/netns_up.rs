@@ -40,14 +40,6 @@ fn dataplane(args: &[&str]) -> std::process::Output {
         .expect("run dataplane")
 }
 
-fn no_ipv6(ns: &Netns) {
-    // keep router solicitations and MLD off the counted ports
-    ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
-        .unwrap();
-    ns.exec(&["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
-        .unwrap();
-}
-
 fn config(instance: &str) -> String {
     format!(
         r#"
@@ -84,7 +76,7 @@ fn controller_counts_real_frames_on_veth_ports() {
     let h1 = Netns::create("h1").unwrap();
     let h2 = Netns::create("h2").unwrap();
     for ns in [&sw, &h1, &h2] {
-        no_ipv6(ns);
+        ns.disable_ipv6().unwrap();
     }
     veth(
         &sw,

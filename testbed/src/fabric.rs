@@ -177,12 +177,7 @@ impl Fabric {
             let ns = Netns::create(&format!("{tag}{}", s.name))?;
             // the switch's kernel stays quiet: no IPv6 autoconfiguration,
             // router solicitations or MLD reports on its ports
-            ns.exec(&[
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ])?;
+            ns.disable_ipv6()?;
             switch_ns.push(ns);
         }
         let mut host_ns = Vec::new();

@@ -636,16 +636,6 @@ pub struct LbFabric {
     pub interrupt: Option<&'static AtomicBool>,
 }
 
-fn no_ipv6(ns: &Netns) -> Result<()> {
-    ns.exec(&[
-        "sysctl",
-        "-qw",
-        "net.ipv6.conf.all.disable_ipv6=1",
-        "net.ipv6.conf.default.disable_ipv6=1",
-    ])?;
-    Ok(())
-}
-
 impl LbFabric {
     /// Builds the namespaces and links. `dataplane` is the controller
     /// binary.
@@ -667,7 +657,7 @@ impl LbFabric {
             interrupt: None,
         };
         for ns in [&fabric.host, &fabric.switch, &fabric.sink] {
-            no_ipv6(ns)?;
+            ns.disable_ipv6()?;
         }
         veth(
             &fabric.host,

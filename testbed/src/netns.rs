@@ -97,6 +97,19 @@ impl Netns {
         exec(&self.name, cmd)
     }
 
+    /// Turns IPv6 off inside (existing and new interfaces): no
+    /// autoconfiguration, router solicitations or MLD reports on ports whose
+    /// traffic is counted.
+    pub fn disable_ipv6(&self) -> Result<()> {
+        self.exec(&[
+            "sysctl",
+            "-qw",
+            "net.ipv6.conf.all.disable_ipv6=1",
+            "net.ipv6.conf.default.disable_ipv6=1",
+        ])?;
+        Ok(())
+    }
+
     /// Adds veth pairs `<name>` / `<name>-peer` inside this namespace, all
     /// up: ports for programs driven by BPF_PROG_RUN, whose peers nothing
     /// uses.

@@ -478,12 +478,7 @@ fn main() -> Result<()> {
     let sink = Netns::create("fwdk")?;
     // no IPv6: no router solicitations or MLD reports counted as traffic
     for ns in [&gen, &sw, &sink] {
-        ns.exec(&[
-            "sysctl",
-            "-qw",
-            "net.ipv6.conf.all.disable_ipv6=1",
-            "net.ipv6.conf.default.disable_ipv6=1",
-        ])?;
+        ns.disable_ipv6()?;
     }
     veth(&gen, "g0", &mac(MAC_G0), &sw, "sw0", &mac(MAC_SW0))?;
     veth(&sw, "up1", &mac(MAC_UP1), &sink, "s1", &mac(MAC_S1))?;

@@ -514,12 +514,7 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
     }
     let ns = Netns::create("lbcost")?;
     let _in = ns.enter()?;
-    ns.exec(&[
-        "sysctl",
-        "-qw",
-        "net.ipv6.conf.all.disable_ipv6=1",
-        "net.ipv6.conf.default.disable_ipv6=1",
-    ])?;
+    ns.disable_ipv6()?;
     let quiet = ["c-q0", "c-q1"];
     for p in std::iter::once("c-d0".to_string())
         .chain((0..UPLINKS).map(|i| format!("c-u{i}")))
