@@ -105,6 +105,12 @@ fn real_main() -> Result<()> {
 
 fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
     let elephants = Scenario::Elephants { bytes: 1 << 20 };
+    // run twice: PFC on, then off on a rebuilt fabric
+    let incast = Scenario::Incast {
+        receiver: "h0".into(),
+        senders: None,
+        bytes: 256 << 10,
+    };
     let mut topo = Topology::default();
     check_configs(&topo)?;
     let (seed, placement) = polarising_seed(&topo, &elephants)?;
@@ -132,17 +138,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
         )?);
         check_stop()?;
         println!("\n[3/6] incast: h1..h7 write 256 KB each to h0, PFC and ECN on");
-        runs.push(run_scenario(
-            &fabric,
-            &Scenario::Incast {
-                receiver: "h0".into(),
-                senders: None,
-                bytes: 256 << 10,
-            },
-            &opts,
-            out,
-            "incast_pfc_on",
-        )?);
+        runs.push(run_scenario(&fabric, &incast, &opts, out, "incast_pfc_on")?);
         check_stop()?;
         println!("\n[4/6] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth");
         println!(
@@ -174,11 +170,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
         )?;
         runs.push(run_scenario(
             &fabric,
-            &Scenario::Incast {
-                receiver: "h0".into(),
-                senders: None,
-                bytes: 256 << 10,
-            },
+            &incast,
             &opts,
             out,
             "incast_pfc_off",
