@@ -108,6 +108,21 @@ pub fn polarising_seed(topo: &Topology, sc: &Scenario) -> Result<(u32, Vec<Vec<u
     best.ok_or_else(|| anyhow::anyhow!("no seed"))
 }
 
+/// Flows per uplink that hash mode gives the single-switch LB fabric's
+/// flows (`testbed::lbfabric`), with the group the controller builds from
+/// the config that fabric writes.
+pub fn lb_hash_placement(spec: &testbed::lbfabric::LbSpec) -> Result<Vec<usize>> {
+    let text = spec.config_text("lbplace", "hash");
+    let plan = Config::parse(&text, "lbfabric")
+        .and_then(|c| c.validate("lbfabric"))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut count = vec![0usize; spec.uplinks];
+    for slot in hash_placement(&plan, 0, &spec.flow_keys())? {
+        count[slot as usize] += 1;
+    }
+    Ok(count)
+}
+
 /// Runs `sc`, prints its table, writes `<out>/<stem>_{queue,pfc,rates}.svg`
 /// when there is something to draw, and returns the result.
 pub fn run_scenario(

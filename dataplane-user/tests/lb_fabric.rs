@@ -34,7 +34,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
 const SECONDS: f64 = 5.0;
 
 /// Flows per member that hash mode gives `spec`'s flows, with the group
-/// the controller builds from the config the fabric writes.
+/// the controller builds from the config the fabric writes (the seed it
+/// writes is the spec's).
 fn hash_placement(spec: &LbSpec) -> Vec<usize> {
     let text = spec.config_text("lbplace", "hash");
     let plan = Config::parse(&text, "lbfabric")
@@ -42,11 +43,7 @@ fn hash_placement(spec: &LbSpec) -> Vec<usize> {
         .validate("lbfabric")
         .unwrap();
     assert_eq!(plan.hash_seed, spec.hash_seed);
-    let mut count = vec![0usize; spec.uplinks];
-    for slot in dataplane_user::groups::hash_placement(&plan, 0, &spec.flow_keys()).unwrap() {
-        count[slot as usize] += 1;
-    }
-    count
+    dataplane_user::fabricrun::lb_hash_placement(spec).unwrap()
 }
 
 fn sane(r: &LbResult) {

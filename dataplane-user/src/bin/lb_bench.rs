@@ -48,13 +48,11 @@ use aya::programs::{Xdp, XdpMode};
 use aya::Ebpf;
 use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
-use dataplane_common::lb::{flow_hash, pick_hash};
 use dataplane_common::route::FwdCounters;
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::bench::{machine, merge_results, Record};
-use dataplane_user::config::Config;
 use dataplane_user::dataplane::{apply_config_text, load_object, read_fwd_counters};
-use dataplane_user::groups::group_value;
+use dataplane_user::fabricrun::lb_hash_placement;
 use dataplane_user::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
 use testbed::lbfabric::{self, LbFabric, LbResult, LbSpec, RunOpts, MODES};
 use testbed::netns::Netns;
@@ -113,25 +111,11 @@ extern "C" fn on_signal(_: libc::c_int) {
 const UPLINKS: usize = 4;
 const FLOWS: usize = 8;
 
-/// Flows per member under hash mode for `spec` (the group as the
-/// controller builds it from the config lbfabric writes).
-fn hash_placement(spec: &LbSpec) -> Result<Vec<usize>> {
-    let text = spec.config_text("lbplace", "hash");
-    let plan = Config::parse(&text, "lbfabric")?.validate("lbfabric")?;
-    let g = group_value(&plan, &plan.groups[0], &|_| true, None)?;
-    let mut count = vec![0usize; spec.uplinks];
-    for k in spec.flow_keys() {
-        let c = pick_hash(&g, flow_hash(&k, plan.hash_seed)).ok_or_else(|| anyhow!("no member"))?;
-        count[c.slot as usize] += 1;
-    }
-    Ok(count)
-}
-
 fn first_polarised_seed(spec: &LbSpec, at_least: usize) -> Result<u32> {
     let mut s = spec.clone();
     for seed in 0..10_000 {
         s.hash_seed = seed;
-        if hash_placement(&s)?.into_iter().max().unwrap_or(0) >= at_least {
+        if lb_hash_placement(&s)?.into_iter().max().unwrap_or(0) >= at_least {
             return Ok(seed);
         }
     }
@@ -145,7 +129,10 @@ fn hash_expectation(spec: &LbSpec, n: u32) -> Result<(f64, f64, f64, f64)> {
     let (mut u, mut im, mut ge3, mut ge4) = (0.0, 0.0, 0u32, 0u32);
     for seed in 0..n {
         s.hash_seed = seed.wrapping_mul(0x9e37_79b9);
-        let c: Vec<u64> = hash_placement(&s)?.into_iter().map(|x| x as u64).collect();
+        let c: Vec<u64> = lb_hash_placement(&s)?
+            .into_iter()
+            .map(|x| x as u64)
+            .collect();
         u += lbfabric::utilisation_pct(&c);
         im += lbfabric::imbalance(&c);
         let m = *c.iter().max().unwrap_or(&0);
@@ -169,7 +156,7 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
         Some(s) => s,
         None => first_polarised_seed(&spec, 4)?,
     };
-    let placement = hash_placement(&spec)?;
+    let placement = lb_hash_placement(&spec)?;
     let (eu, ei, p3, p4) = hash_expectation(&spec, 10_000)?;
     eprintln!(
         "hash seed {}: hash mode places the {FLOWS} flows {:?} over the {UPLINKS} uplinks; over 10000 random seeds hash \
