@@ -46,10 +46,15 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Fails once Ctrl-C was pressed.
+/// The flag the handler sets, for runners that poll it themselves.
+pub fn interrupt_flag() -> &'static AtomicBool {
+    &INTERRUPTED
+}
+
+/// Fails once Ctrl-C (or SIGTERM) arrived.
 pub fn check_interrupt() -> Result<()> {
     if interrupted() {
-        bail!("interrupted: tearing the fabric down");
+        bail!("interrupted: tearing down");
     }
     Ok(())
 }

@@ -44,7 +44,6 @@
 //! (baseline `fwd.linux_pps`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -59,6 +58,7 @@ use dataplane_user::dataplane::load_object;
 use dataplane_user::sys;
 use dataplane_user::testrun::XdpMd;
 use testbed::controller::Controller;
+use testbed::fabric::{check_interrupt, install_interrupt_handler};
 use testbed::netns::{veth, Netns};
 
 #[derive(Parser)]
@@ -90,19 +90,6 @@ struct Args {
     batch: u32,
 }
 
-/// Set by SIGINT / SIGTERM: the run stops and tears down.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-fn check_interrupted() -> Result<()> {
-    if INTERRUPTED.load(Ordering::SeqCst) {
-        bail!("interrupted");
-    }
-    Ok(())
-}
 /// Flows (RoCEv2 QPs, each with its own UDP source port).
 const FLOWS: u16 = 8;
 /// Frame length without FCS: 64 bytes on the wire.
@@ -210,7 +197,7 @@ impl Generator {
         let start = Instant::now();
         let mut calls: u64 = 0;
         while start.elapsed() < dur {
-            check_interrupted()?;
+            check_interrupt()?;
             for (frame, md) in self.frames.iter().zip(&self.ctxs) {
                 let ctx = md.as_bytes();
                 prog.test_run(TestRunOptions {
@@ -444,11 +431,8 @@ fn pipeline_counters(bin: &Path, ns: &Netns, instance: &str) -> Result<String> {
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
+    // SIGINT / SIGTERM: the run stops and tears down
+    install_interrupt_handler();
     if !(args.seconds > 0.0 && args.warmup >= 0.0) {
         bail!("--seconds must be > 0 and --warmup >= 0");
     }

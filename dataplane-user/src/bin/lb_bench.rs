@@ -39,7 +39,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -54,6 +53,7 @@ use dataplane_user::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::{apply_config_text, load_object, read_fwd_counters};
 use dataplane_user::fabricrun::lb_hash_placement;
 use dataplane_user::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
+use testbed::fabric::{check_interrupt, install_interrupt_handler, interrupt_flag};
 use testbed::lbfabric::{self, LbFabric, LbResult, LbSpec, RunOpts, MODES};
 use testbed::netns::Netns;
 
@@ -100,12 +100,6 @@ struct Args {
     /// Cost: interleaved rounds (median reported).
     #[arg(long, default_value_t = 5)]
     rounds: usize,
-}
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
 const UPLINKS: usize = 4;
@@ -167,7 +161,7 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
         100.0 * p4
     );
     let mut fabric = LbFabric::create(spec.clone(), &args.dataplane)?;
-    fabric.interrupt = Some(&INTERRUPTED);
+    fabric.interrupt = Some(interrupt_flag());
     let opts = RunOpts {
         seconds: args.seconds,
         progress: Duration::from_secs(2),
@@ -549,9 +543,7 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
     );
     let variants: Vec<&str> = std::iter::once("nexthop").chain(MODES).collect();
     for round in 0..args.rounds {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            bail!("interrupted");
-        }
+        check_interrupt()?;
         for &mode in &variants {
             let ix = apply(&mut bpf, &cost_config(mode))?;
             let bare = time_prog(&bpf, "xdp_bench_bare", &frame, ix, args.repeat, args.calls)?;
@@ -681,11 +673,8 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
+    // SIGINT / SIGTERM: the run stops and tears down
+    install_interrupt_handler();
     if args.quality_only && args.cost_only {
         bail!("--quality-only and --cost-only exclude each other");
     }
