@@ -31,7 +31,7 @@ use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
 use dataplane_user::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::controller::Controller;
-use testbed::fabric::{install_interrupt_handler, interrupted, Fabric};
+use testbed::fabric::{check_interrupt, install_interrupt_handler, Fabric};
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 use testbed::scenario::{RunOpts, RunResult, Scenario};
@@ -74,13 +74,6 @@ trust = "dot1p"
 pfc_enable = "3,4"
 malformed = "drop"
 "#;
-
-fn check_stop() -> Result<()> {
-    if interrupted() {
-        bail!("interrupted: tearing down");
-    }
-    Ok(())
-}
 
 fn main() {
     if let Err(e) = real_main() {
@@ -136,16 +129,16 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
             out,
             "all_reduce",
         )?);
-        check_stop()?;
+        check_interrupt()?;
         println!("\n[3/6] incast: h1..h7 write 256 KB each to h0, PFC and ECN on");
         runs.push(run_scenario(&fabric, &incast, &opts, out, "incast_pfc_on")?);
-        check_stop()?;
+        check_interrupt()?;
         println!("\n[4/6] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth");
         println!(
             "      hash seed {seed}: hash mode stacks the flows per leaf uplink as {placement:?}"
         );
         for m in ["hash", "flowlet", "bandwidth"] {
-            check_stop()?;
+            check_interrupt()?;
             fabric.topo.lb_mode = m.into();
             fabric.reload()?;
             runs.push(run_scenario(
@@ -157,7 +150,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
             )?);
         }
     }
-    check_stop()?;
+    check_interrupt()?;
     println!("\n[5/6] the incast again with PFC off (fabric rebuilt)");
     {
         let fabric = Fabric::build(
@@ -248,14 +241,14 @@ fn single_switch(dp: &Path, args: &Args) -> Result<()> {
     )?;
     h1.ip(&["addr", "add", "198.18.0.1/24", "dev", "eth0"])?;
     h2.ip(&["addr", "add", "198.18.0.2/24", "dev", "eth0"])?;
-    check_stop()?;
+    check_interrupt()?;
 
     println!(
         "[2/7] starting `dataplane --netns {} up -c <config>`",
         sw.name
     );
     let ctl = Controller::start(dp, &sw, "demo", CONFIG, "switch")?;
-    check_stop()?;
+    check_interrupt()?;
 
     println!("[3/7] h1 -> sw-p0: RoCEv2 WRITEs on 4 QPs (DSCP 26, ECT0), CNPs, PFC, broken frames");
     let l2 = L2::new([2, 0, 0, 0, 1, 0], [2, 0, 0, 0, 0, 1]);
@@ -298,7 +291,7 @@ fn single_switch(dp: &Path, args: &Args) -> Result<()> {
         sent += send_frames(&h1, "eth0", &frames)?;
         psn += chunk;
         print!("\r      sent {sent}/{total} RoCEv2 frames");
-        check_stop()?;
+        check_interrupt()?;
     }
     println!();
     let cnp_ip = Ip::v4([198, 18, 0, 1], [198, 18, 0, 2]).dscp(48);
@@ -352,7 +345,7 @@ fn single_switch(dp: &Path, args: &Args) -> Result<()> {
     frames.push(cut);
     send_frames(&h2, "eth0", &frames)?;
     std::thread::sleep(Duration::from_millis(300));
-    check_stop()?;
+    check_interrupt()?;
 
     println!("[5/7] `dataplane stats` on the switch:\n");
     let o = Command::new(dp)
@@ -370,9 +363,9 @@ fn single_switch(dp: &Path, args: &Args) -> Result<()> {
     ctl.stop("switch");
     drop((sw, h1, h2));
     println!("\ntorn down: controller stopped, data plane detached, namespaces removed");
-    check_stop()?;
+    check_interrupt()?;
     let lossless = lossless_part(dp)?;
-    check_stop()?;
+    check_interrupt()?;
     let lb = lb_part(dp)?;
     // the report, with stable names so runs can be compared
     let report = serde_json::json!({
@@ -443,7 +436,7 @@ fn lb_part(dp: &std::path::Path) -> Result<serde_json::Value> {
     let mut groups = Vec::new();
     let mut modes = serde_json::Map::new();
     for mode in ["hash", "bandwidth"] {
-        check_stop()?;
+        check_interrupt()?;
         let r = fabric.run(mode, &opts)?;
         let shares: Vec<String> = r
             .shares()
