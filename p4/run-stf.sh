@@ -5,7 +5,7 @@
 #   p4/run-stf.sh <dir with .stf files> [<work dir>]
 #
 # Make the .stf files (one per corpus case) with:
-#   P4_STF_OUT=<dir> cargo test -p dataplane-user --test p4 corpus_loads_and_becomes_stf_tests
+#   P4_STF_OUT=<dir> cargo test -p dataplane-p4 --test p4 corpus_loads_and_becomes_stf_tests
 # (`cargo xtask p4 test` does all of it.)
 #
 # Needs: simple_switch and simple_switch_CLI on PATH, python3 with scapy,

@@ -13,7 +13,7 @@ use dataplane_common::maps::{
 };
 use dataplane_common::route::FwdCounters;
 
-use crate::config::{Plan, XdpAttach};
+use dataplane_config::{Plan, XdpAttach};
 use crate::sys;
 
 /// The eBPF object built by build.rs.
@@ -152,7 +152,7 @@ pub fn apply_config_text(
     text: &str,
     source: &str,
 ) -> Result<(Plan, Vec<Resolved>)> {
-    let plan = crate::config::Config::parse(text, source)?.validate(source)?;
+    let plan = dataplane_config::Config::parse(text, source)?.validate(source)?;
     let resolved = resolve_ports(&plan)?;
     write_tables(bpf, &plan, &resolved)?;
     Ok((plan, resolved))

@@ -1,24 +1,24 @@
-//! The `dataplane` controller as a library: configuration model and
-//! validation, loading and attaching the eBPF programs, writing tables,
+//! The `dataplane` controller as a library: loading and attaching the eBPF
+//! programs, writing the tables a validated plan (`dataplane_config`) gives,
 //! reading counters.
 
-pub mod bench;
-pub mod config;
+
+
 pub mod dataplane;
 pub mod events;
-pub mod fabricrun;
+
 pub mod groups;
 pub mod links;
 pub mod log;
 pub mod lossless_ctl;
 pub mod metrics;
-pub mod p4;
-pub mod p4stats;
+
+
 pub mod pfc;
 pub mod stats;
 pub mod sys;
 pub mod tables;
-pub mod testrun;
+
 pub mod watchdog;
 
 use anyhow::Result;
@@ -91,7 +91,7 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
         let live = (0..n).filter(|&i| grp.eligible(i)).count();
         snap.groups.push(stats::GroupStats {
             id,
-            mode: config::MODES
+            mode: dataplane_config::MODES
                 .get(grp.mode as usize)
                 .unwrap_or(&"?")
                 .to_string(),

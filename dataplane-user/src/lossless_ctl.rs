@@ -14,7 +14,7 @@ use aya::Ebpf;
 use dataplane_common::buffer::{PfcEvent, PortBuffer, PFC_EV_XON};
 use dataplane_common::lossless::{SharedPool, MODEL_PORTS};
 
-use crate::config::Plan;
+use dataplane_config::Plan;
 use crate::dataplane::Resolved;
 use crate::pfc::PfcPort;
 

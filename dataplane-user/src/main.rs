@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use dataplane_user::config::{Config, Plan};
+use dataplane_config::{Config, Plan};
 use dataplane_user::{dataplane, snapshot, sys};
 
 #[derive(Parser)]
@@ -325,7 +325,7 @@ fn run(cli: Cli) -> Result<()> {
                     tofino_cell_bytes,
                 },
         } => {
-            use dataplane_user::p4;
+            use dataplane_p4 as p4;
             let t: p4::Target = target
                 .parse()
                 .map_err(|e: String| anyhow::anyhow!("--target: {e}"))?;
@@ -363,7 +363,8 @@ fn run(cli: Cli) -> Result<()> {
                     json,
                 },
         } => {
-            use dataplane_user::{p4, p4stats};
+            use dataplane_p4 as p4;
+            use dataplane_p4::stats as p4stats;
             let t: p4::Target = target
                 .parse()
                 .map_err(|e: String| anyhow::anyhow!("--target: {e}"))?;
@@ -426,7 +427,7 @@ fn run(cli: Cli) -> Result<()> {
                         .map(|g| format!(
                             "{} {} x{}",
                             g.name,
-                            dataplane_user::config::MODES[g.mode as usize],
+                            dataplane_config::MODES[g.mode as usize],
                             g.members.len()
                         ))
                         .collect::<Vec<_>>()

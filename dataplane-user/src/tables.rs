@@ -13,7 +13,7 @@ use aya::maps::{DevMap, HashMap, MapData};
 use aya::Ebpf;
 use dataplane_common::route::{NextHop, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP};
 
-use crate::config::{Plan, Target};
+use dataplane_config::{Plan, Target};
 use crate::dataplane::Resolved;
 
 pub const MAP_ROUTES_V4: &str = "ROUTES_V4";

@@ -21,7 +21,7 @@ use dataplane_common::lossless::{
 };
 use dataplane_common::maps::PortCounters;
 
-use crate::config::Plan;
+use dataplane_config::Plan;
 
 struct Watched {
     port: usize,

@@ -18,3 +18,30 @@ pub mod rocehost;
 pub mod scenario;
 pub mod scenes;
 pub mod topo;
+pub mod bench;
+pub mod fabricrun;
+pub mod testrun;
+
+/// The `dataplane` controller binary the lab runs: `$DATAPLANE_BIN` if
+/// set, else `dataplane` beside the running executable's profile directory
+/// (`target/<profile>/dataplane` for both `target/<profile>/deps/<test>`
+/// and `target/<profile>/<bench or demo>`). `cargo xtask test` builds it
+/// before the tests; a missing binary is a clear panic, not a skipped test.
+pub fn dataplane_bin() -> String {
+    if let Some(p) = std::env::var_os("DATAPLANE_BIN") {
+        return p.to_string_lossy().into_owned();
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut dir = exe.parent().expect("executable directory").to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let bin = dir.join("dataplane");
+    assert!(
+        bin.exists(),
+        "no controller binary at {} (cargo build -p dataplane-user --bin dataplane, \
+         or `cargo xtask test`, or set DATAPLANE_BIN)",
+        bin.display()
+    );
+    bin.to_string_lossy().into_owned()
+}

@@ -96,6 +96,8 @@ fn main() -> Result<()> {
             setup::require_root("the tests load eBPF programs and create network namespaces")?;
             // one thread per test binary: the namespace tests move threads
             // between namespaces and share the bpffs pin root
+            // the lab's tests run the controller binary (testbed::dataplane_bin)
+            run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
             run(cargo().args(["test", "--workspace", "--", "--test-threads=1"]))?;
             println!("xtask test: all tests passed");
             Ok(())
@@ -103,7 +105,15 @@ fn main() -> Result<()> {
         Cmd::Bench { repeat, rounds } => {
             setup::setup()?;
             setup::require_root("the benchmarks run eBPF programs")?;
-            run(cargo().args(["build", "--release", "-p", "dataplane-user", "--bins"]))?;
+            run(cargo().args([
+                "build",
+                "--release",
+                "-p",
+                "dataplane-user",
+                "-p",
+                "testbed",
+                "--bins",
+            ]))?;
             let out = root()
                 .join("target/bench/results.json")
                 .display()
@@ -157,13 +167,21 @@ fn main() -> Result<()> {
             run(cargo().args([
                 "test",
                 "-p",
-                "dataplane-user",
+                "dataplane-p4",
                 "--test",
                 "p4",
                 "--test",
-                "p4_corpus",
-                "--test",
                 "p4_bmv2",
+                "--",
+                "--nocapture",
+            ]))?;
+            run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
+            run(cargo().args([
+                "test",
+                "-p",
+                "testbed",
+                "--test",
+                "p4_corpus",
                 "--",
                 "--nocapture",
             ]))?;
@@ -172,7 +190,7 @@ fn main() -> Result<()> {
                 .args([
                     "test",
                     "-p",
-                    "dataplane-user",
+                    "dataplane-p4",
                     "--test",
                     "p4",
                     "corpus_loads_and_becomes_stf_tests",
@@ -271,7 +289,7 @@ fn main() -> Result<()> {
                 c.args([
                     "test",
                     "-p",
-                    "dataplane-user",
+                    "dataplane-p4",
                     "--test",
                     "p4",
                     "--",

@@ -15,7 +15,7 @@ use dataplane_common::build;
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 /// Kills the controller if the test leaves early.
 struct Controller(Option<Child>, Option<String>);
@@ -28,13 +28,13 @@ impl Drop for Controller {
         }
         // whatever happened, leave no data plane pinned behind
         if let Some(i) = &self.1 {
-            let _ = Command::new(BIN).args(["down", "--instance", i]).output();
+            let _ = Command::new(BIN.as_str()).args(["down", "--instance", i]).output();
         }
     }
 }
 
 fn dataplane(args: &[&str]) -> std::process::Output {
-    Command::new(BIN)
+    Command::new(BIN.as_str())
         .args(args)
         .output()
         .expect("run dataplane")
@@ -131,7 +131,7 @@ fn controller_counts_real_frames_on_veth_ports() {
 
     let good = dir.join("good.toml");
     std::fs::write(&good, config(&instance)).unwrap();
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(BIN.as_str())
         .args(["--netns", &sw.name, "up", "-c", good.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -307,7 +307,7 @@ fn controller_counts_real_frames_on_veth_ports() {
     }
 
     // a new controller adopts it: counters continue where they were
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(BIN.as_str())
         .args(["--netns", &sw.name, "up", "-c", good.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

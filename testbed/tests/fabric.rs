@@ -22,13 +22,13 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use dataplane_user::fabricrun::{check_configs, polarising_seed};
+use testbed::fabricrun::{check_configs, polarising_seed};
 use testbed::fabric::Fabric;
 use testbed::host::{ack_frame, data_frame, HostCfg, SendJob, SendQp, AETH_ACK, AETH_NAK_SEQ};
 use testbed::scenario::{run, RunOpts, RunResult, Scenario};
 use testbed::topo::{Shape, Topology};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 const FABRIC_BIN: &str = env!("CARGO_BIN_EXE_dataplane-fabric");
 
 fn our_namespaces() -> Vec<String> {
@@ -60,7 +60,7 @@ fn with_fabric(
     f: impl FnOnce(&mut Fabric) -> Vec<RunResult>,
 ) -> Vec<RunResult> {
     check_configs(&topo).expect("generated configs are valid");
-    let mut fabric = Fabric::build(topo, Path::new(BIN), tag).expect("fabric");
+    let mut fabric = Fabric::build(topo, Path::new(BIN.as_str()), tag).expect("fabric");
     let instances: Vec<String> = fabric.switches.iter().map(|s| s.instance.clone()).collect();
     assert_eq!(
         our_namespaces().len(),
@@ -246,7 +246,7 @@ fn bad_input_is_refused_before_anything_is_created() {
     for (args, want) in cases {
         let out = Command::new(FABRIC_BIN)
             .arg("--dataplane")
-            .arg(BIN)
+            .arg(BIN.as_str())
             .args(*args)
             .output()
             .unwrap();
@@ -269,7 +269,7 @@ fn bad_input_is_refused_before_anything_is_created() {
             "--clear-groups",
             FABRIC_BIN,
             "--dataplane",
-            BIN,
+            BIN.as_str(),
         ])
         .output()
         .expect("setpriv (util-linux)");
@@ -470,7 +470,7 @@ fn ring_all_reduce_completes_on_a_star_and_a_leaf_spine() {
         ..Topology::default()
     };
     check_configs(&star).unwrap();
-    let fabric = Fabric::build(star, Path::new(BIN), "tstar").expect("star");
+    let fabric = Fabric::build(star, Path::new(BIN.as_str()), "tstar").expect("star");
     let r = run(&fabric, &sc, &quick()).expect("all-reduce on a star");
     drop(fabric);
     assert!(r.complete && r.uplinks.is_empty() && r.uplink_imbalance().is_none());
@@ -484,7 +484,7 @@ fn start_long_run(out: &Path) -> (std::process::Child, u32) {
     let mut child = Command::new(FABRIC_BIN)
         .args([
             "--dataplane",
-            BIN,
+            BIN.as_str(),
             "--scenario",
             "all-reduce",
             "--bytes",
@@ -584,7 +584,7 @@ fn a_killed_run_is_cleaned_up_by_the_next() {
         shape: Shape::Star { hosts: 2 },
         ..Topology::default()
     };
-    let fabric = Fabric::build(star, Path::new(BIN), "tclean").expect("the next run");
+    let fabric = Fabric::build(star, Path::new(BIN.as_str()), "tclean").expect("the next run");
     let (ns, pins) = left_by(pid);
     drop(fabric);
     assert!(

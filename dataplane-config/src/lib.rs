@@ -33,6 +33,9 @@ use dataplane_common::maps::{
 };
 use serde::Deserialize;
 
+mod group;
+pub use group::{group_value, hash_placement};
+
 /// Name of the built-in maps (SONiC's default).
 pub const AZURE: &str = "AZURE";
 /// Longest Linux interface name.

@@ -22,11 +22,11 @@ use clap::Parser;
 use dataplane_common::buffer::{PfcEvent, TcRow};
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use dataplane_user::bench::{machine, merge_results, Record};
+use testbed::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::{apply_config_text, load_object};
 use dataplane_user::lossless_ctl::percentile;
 use dataplane_user::pfc::PfcPort;
-use dataplane_user::testrun::run_xdp;
+use testbed::testrun::run_xdp;
 use testbed::netns::Netns;
 
 #[derive(Parser)]
@@ -132,10 +132,10 @@ fn main() -> Result<()> {
             rows.set(3, row, 0)?;
         }
         let r = run_xdp(&bpf, "xdp_forward", &frame, ix[0].ifindex, 1)?;
-        if r.action != dataplane_user::testrun::XDP_REDIRECT {
+        if r.action != testbed::testrun::XDP_REDIRECT {
             bail!(
                 "frame not routed: {}",
-                dataplane_user::testrun::action_name(r.action)
+                testbed::testrun::action_name(r.action)
             );
         }
         std::thread::sleep(Duration::from_millis(1));

@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use dataplane_common::parse::ParseError;
 use serde::Serialize;
 
-use crate::config::Plan;
+use dataplane_config::Plan;
 
 /// The program's per-port event slots (`port_events`, index port * 16 +
 /// EV_*), by name. The program defines but does not count `punted` (punts
@@ -299,7 +299,7 @@ mod tests {
         for p in ports {
             text.push_str(&format!("[[port]]\nname = \"{p}\"\n"));
         }
-        crate::config::Config::parse(&text, "t.toml")
+        dataplane_config::Config::parse(&text, "t.toml")
             .and_then(|c| c.validate("t.toml"))
             .unwrap()
     }

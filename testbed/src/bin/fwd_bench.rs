@@ -53,10 +53,10 @@ use aya::Ebpf;
 use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use dataplane_user::bench::{machine, merge_results, Record};
+use testbed::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::load_object;
 use dataplane_user::sys;
-use dataplane_user::testrun::XdpMd;
+use testbed::testrun::XdpMd;
 use testbed::controller::Controller;
 use testbed::fabric::{check_interrupt, install_interrupt_handler};
 use testbed::netns::{veth, Netns};
@@ -453,7 +453,7 @@ fn main() -> Result<()> {
         .collect::<Vec<_>>()
         .join(" ");
     if !args.dataplane.exists() {
-        bail!("no controller binary at {} (cargo build --release -p dataplane-user --bins, or give --dataplane)", args.dataplane.display());
+        bail!("no controller binary at {} (cargo build --release -p dataplane-user --bin dataplane, or give --dataplane)", args.dataplane.display());
     }
 
     eprintln!("setting up namespaces gen - sw - sink");

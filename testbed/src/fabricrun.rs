@@ -9,12 +9,12 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use testbed::fabric::Fabric;
-use testbed::scenario::{run, RunOpts, RunResult, Scenario};
-use testbed::topo::Topology;
+use crate::fabric::Fabric;
+use crate::scenario::{run, RunOpts, RunResult, Scenario};
+use crate::topo::Topology;
 
-use crate::config::Config;
-use crate::groups::hash_placement;
+use dataplane_config::Config;
+use dataplane_config::hash_placement;
 
 /// Every switch config `topo` generates, checked by the controller's own
 /// config model: a fabric the controllers would refuse is refused before
@@ -29,7 +29,7 @@ pub fn check_configs(topo: &Topology) -> Result<()> {
 
 /// The plan of the config `topo` generates for `sw`, by the controller's
 /// config model.
-fn switch_plan(topo: &Topology, sw: &testbed::topo::SwitchNode) -> Result<crate::config::Plan> {
+fn switch_plan(topo: &Topology, sw: &crate::topo::SwitchNode) -> Result<dataplane_config::Plan> {
     let text = topo.switch_config(sw, "check");
     Config::parse(&text, &sw.name)
         .and_then(|c| c.validate(&sw.name))
@@ -43,7 +43,7 @@ pub fn predicted_hash_placement(topo: &Topology, sc: &Scenario) -> Result<Vec<Ve
 }
 
 /// Each leaf's index and plan.
-fn leaf_plans(topo: &Topology) -> Result<Vec<(usize, crate::config::Plan)>> {
+fn leaf_plans(topo: &Topology) -> Result<Vec<(usize, dataplane_config::Plan)>> {
     topo.leaves()
         .iter()
         .map(|leaf| Ok((leaf.index, switch_plan(topo, leaf)?)))
@@ -52,7 +52,7 @@ fn leaf_plans(topo: &Topology) -> Result<Vec<(usize, crate::config::Plan)>> {
 
 /// Flows per uplink (of `s`) on each leaf, hashed by its plan.
 fn placement(
-    plans: &[(usize, crate::config::Plan)],
+    plans: &[(usize, dataplane_config::Plan)],
     keys: &[(usize, dataplane_common::lb::FlowKey)],
     s: usize,
 ) -> Result<Vec<Vec<usize>>> {
@@ -109,9 +109,9 @@ pub fn polarising_seed(topo: &Topology, sc: &Scenario) -> Result<(u32, Vec<Vec<u
 }
 
 /// Flows per uplink that hash mode gives the single-switch LB fabric's
-/// flows (`testbed::lbfabric`), with the group the controller builds from
+/// flows (`crate::lbfabric`), with the group the controller builds from
 /// the config that fabric writes.
-pub fn lb_hash_placement(spec: &testbed::lbfabric::LbSpec) -> Result<Vec<usize>> {
+pub fn lb_hash_placement(spec: &crate::lbfabric::LbSpec) -> Result<Vec<usize>> {
     let text = spec.config_text("lbplace", "hash");
     let plan = Config::parse(&text, "lbfabric")
         .and_then(|c| c.validate("lbfabric"))
@@ -185,7 +185,7 @@ pub fn lb_modes_svg(title: &str, runs: &[&RunResult]) -> Option<String> {
         .iter()
         .map(|(n, v)| (n.as_str(), v.clone()))
         .collect();
-    Some(testbed::plot::bars(title, "% of uplink bytes", &l, &g))
+    Some(crate::plot::bars(title, "% of uplink bytes", &l, &g))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
-use dataplane_user::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
+use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::fabric::{install_interrupt_handler, Fabric};
 use testbed::scenario::{RunOpts, Scenario};
 use testbed::topo::{Shape, Topology};

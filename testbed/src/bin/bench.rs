@@ -18,9 +18,9 @@ use anyhow::Result;
 use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use dataplane_user::bench::{machine, merge_results, Record};
+use testbed::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::{apply_config_text, load_object};
-use dataplane_user::testrun::run_xdp;
+use testbed::testrun::run_xdp;
 use testbed::netns::Netns;
 
 #[derive(Parser)]
@@ -142,10 +142,10 @@ fn main() -> Result<()> {
             }
         }
         let r = run_xdp(&bpf, "xdp_forward", &full_frame, ifindex, FULL_REPEAT)?;
-        if r.action != dataplane_user::testrun::XDP_REDIRECT {
+        if r.action != testbed::testrun::XDP_REDIRECT {
             anyhow::bail!(
                 "full pipeline frame was not routed ({})",
-                dataplane_user::testrun::action_name(r.action)
+                testbed::testrun::action_name(r.action)
             );
         }
         full.push(r.per_run.as_nanos() as f64);

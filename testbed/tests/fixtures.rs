@@ -23,9 +23,9 @@ use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::lossless::EgressQueue;
 use dataplane_common::parse::{parse, ParseError};
 use dataplane_common::wire::bth;
-use dataplane_user::config::Config;
+use dataplane_config::Config;
 use dataplane_user::dataplane::{apply_config_text, load_object};
-use dataplane_user::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
+use testbed::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
 use testbed::netns::Netns;
 
 /// p0: DSCP trust with NVIDIA's RoCE map (26 -> 3, 48 -> 6), lossless 3,
@@ -196,7 +196,7 @@ fn routed(tc: usize, frame: &[u8], egress: &str, flags: &[&str]) -> Vec<(String,
 }
 
 fn routing_table() -> Vec<Fixture> {
-    use dataplane_user::testrun::XDP_REDIRECT;
+    use testbed::testrun::XDP_REDIRECT;
     let redirect = |deltas| Expect::Run {
         verdict: XDP_REDIRECT,
         deltas,
@@ -241,7 +241,7 @@ fn routing_table() -> Vec<Fixture> {
         .validate("fixture")
         .unwrap();
     let group =
-        dataplane_user::groups::group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
+        dataplane_config::group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
     let key = dataplane_common::lb::FlowKey::ipv4(V4_SRC, [198, 18, 2, 7], 17, 49152, 4791, 0x42);
     let slot = dataplane_common::lb::pick_hash(
         &group,
@@ -1183,7 +1183,7 @@ impl Harness {
     /// Every counter of every port slot and the global ones, by
     /// "#<slot>:<name>" and "global:<name>".
     fn snapshot(&self) -> anyhow::Result<BTreeMap<String, u64>> {
-        dataplane_user::testrun::counter_snapshot(&self.bpf, true)
+        testbed::testrun::counter_snapshot(&self.bpf, true)
     }
 
     /// "p1:tx_tc_pkts[3]" -> "#<slot of p1>:tx_tc_pkts[3]"; unprefixed names
@@ -1206,7 +1206,7 @@ impl Harness {
     /// preloads one queue.
     fn model(&mut self, preload: Option<(&'static str, usize, u32, bool)>) -> anyhow::Result<()> {
         use aya::maps::Array;
-        dataplane_user::testrun::reset_model(&mut self.bpf)?;
+        testbed::testrun::reset_model(&mut self.bpf)?;
         let mut q: Array<&mut MapData, EgressQueue> =
             Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
         if let Some((port, tc, bytes, paused)) = preload {

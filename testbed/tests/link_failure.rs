@@ -15,7 +15,7 @@ use testbed::controller::Controller;
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 const UPLINKS: [&str; 3] = ["sw-u1", "sw-u2", "sw-u3"];
 
@@ -148,7 +148,7 @@ group = "up"
 "#
     );
     let _ctl =
-        Controller::start(std::path::Path::new(BIN), &sw, &instance, &cfg, "switch").unwrap();
+        Controller::start(std::path::Path::new(BIN.as_str()), &sw, &instance, &cfg, "switch").unwrap();
     wait_live(&sw, &instance, 3);
 
     // 24 RoCEv2 flows, one UDP source port, different QPs, DSCP 3 (AZURE: TC3)
@@ -214,7 +214,7 @@ fn reload_moves_only_the_changed_routes_traffic() {
         )
     };
     let ctl = Controller::start(
-        std::path::Path::new(BIN),
+        std::path::Path::new(BIN.as_str()),
         &sw,
         &instance,
         &cfg("n1"),
@@ -236,7 +236,7 @@ fn reload_moves_only_the_changed_routes_traffic() {
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, cfg("n9")).unwrap();
-    let o = Command::new(BIN)
+    let o = Command::new(BIN.as_str())
         .args(["reload", "-c", bad.to_str().unwrap()])
         .output()
         .unwrap();
@@ -252,7 +252,7 @@ fn reload_moves_only_the_changed_routes_traffic() {
     // valid, but the ports change: the controller refuses, nothing changes
     let ports = dir.join("ports.toml");
     std::fs::write(&ports, cfg("n3").replace("\"sw-d0\"", "\"sw-dX\"")).unwrap();
-    let o = Command::new(BIN)
+    let o = Command::new(BIN.as_str())
         .args(["reload", "-c", ports.to_str().unwrap()])
         .output()
         .unwrap();
@@ -267,7 +267,7 @@ fn reload_moves_only_the_changed_routes_traffic() {
     // a changed route: only its traffic moves
     let new = dir.join("new.toml");
     std::fs::write(&new, cfg("n3")).unwrap();
-    let o = Command::new(BIN)
+    let o = Command::new(BIN.as_str())
         .args(["reload", "-c", new.to_str().unwrap()])
         .output()
         .unwrap();

@@ -15,7 +15,7 @@ use dataplane_common::build::{self, L2};
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 /// Kills every controller it started and detaches the instance at the end.
 struct Guard(Vec<Child>, String);
@@ -26,7 +26,7 @@ impl Drop for Guard {
             let _ = c.kill();
             let _ = c.wait();
         }
-        let _ = Command::new(BIN)
+        let _ = Command::new(BIN.as_str())
             .args(["down", "--instance", &self.1])
             .output();
     }
@@ -35,7 +35,7 @@ impl Drop for Guard {
 /// Starts `dataplane <cmd> -c <cfg>` in `ns` and waits for `ready:`;
 /// returns the child and whether it adopted a running data plane.
 fn start(ns: &Netns, cmd: &str, cfg: &std::path::Path) -> (Child, bool) {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(BIN.as_str())
         .args([
             "--netns",
             &ns.name,

@@ -4,9 +4,9 @@
 use dataplane_common::maps::{
     AZURE_DSCP_TO_TC, MALFORMED_DROP, MALFORMED_PASS, TRUST_DOT1P, TRUST_DSCP,
 };
-use dataplane_user::config::{parse_pfc_enable, Config, ConfigError};
+use dataplane_config::{parse_pfc_enable, Config, ConfigError};
 
-fn check(text: &str) -> Result<dataplane_user::config::Plan, ConfigError> {
+fn check(text: &str) -> Result<dataplane_config::Plan, ConfigError> {
     Config::parse(text, "t.toml")?.validate("t.toml")
 }
 

@@ -12,8 +12,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use dataplane_user::config::{Config, Plan};
-use dataplane_user::p4::{self, Op, Target};
+use dataplane_config::{Config, Plan};
+use dataplane_p4::{self as p4, Op, Target};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -11,8 +11,6 @@
 //! Skips (passes, saying so) when p4c, simple_switch or simple_switch_CLI
 //! is not on PATH, as on CI here.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,8 +18,8 @@ use std::time::Duration;
 
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use dataplane_user::config::Config;
-use dataplane_user::p4::{entries_with, Options, Target};
+use dataplane_config::Config;
+use dataplane_p4::{entries_with, Options, Target};
 
 const FRAMES: usize = 40;
 const RATE_PPS: usize = 50;
@@ -43,7 +41,7 @@ fn on_path(t: &str) -> bool {
 }
 
 /// A configuration file, validated.
-fn plan_of(path: &Path) -> dataplane_user::config::Plan {
+fn plan_of(path: &Path) -> dataplane_config::Plan {
     Config::load(path)
         .and_then(|c| c.validate(&path.display().to_string()))
         .unwrap_or_else(|e| panic!("{e}"))
@@ -137,8 +135,8 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
             )
         })
         .collect();
-    common::write_pcap(&work.join("p0_in.pcap"), &frames).unwrap();
-    common::write_pcap(&work.join("p1_in.pcap"), &[]).unwrap();
+    write_pcap(&work.join("p0_in.pcap"), &frames).unwrap();
+    write_pcap(&work.join("p1_in.pcap"), &[]).unwrap();
 
     let thrift = (9100 + std::process::id() % 800).to_string();
     let notif = format!("ipc://{}/notifications.ipc", work.display());
@@ -182,7 +180,7 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
         2.0 + FRAMES as f64 / RATE_PPS as f64 + 1.5,
     ));
     // the program's own counters, read as `dataplane p4 stats` reads them
-    let counters = dataplane_user::p4stats::read_bmv2(thrift.parse().unwrap(), &plan);
+    let counters = dataplane_p4::stats::read_bmv2(thrift.parse().unwrap(), &plan);
     let _ = sw.kill();
     let _ = sw.wait();
     assert!(
@@ -232,9 +230,9 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
     }
     // the emulated PFC: XOFF then XON for priority 3, to the ingress port,
     // decoded by scapy
-    common::write_pcap(&work.join("pfc.pcap"), &back).unwrap();
+    write_pcap(&work.join("pfc.pcap"), &back).unwrap();
     let dec = Command::new("python3")
-        .arg(root().join("dataplane-user/tests/decode_scapy.py"))
+        .arg(root().join("testbed/tests/decode_scapy.py"))
         .arg(work.join("pfc.pcap"))
         .output()
         .unwrap();
@@ -266,7 +264,7 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
     );
     // the counters agree with what the wire showed
     let c = counters.expect("reading the counters as `dataplane p4 stats` does");
-    eprintln!("{}", dataplane_user::p4stats::render(&c));
+    eprintln!("{}", dataplane_p4::stats::render(&c));
     assert_eq!(
         c[0].rx_packets[3], FRAMES as u64,
         "received on port 0, class 3"
@@ -379,4 +377,16 @@ fn p4runtime_entries_load_into_simple_switch_grpc() {
         assert_eq!(v["entries_written"], v["entries_read"], "{report}");
     }
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// A classic pcap file (Ethernet link type) of `frames`, one per microsecond.
+fn write_pcap(path: &Path, frames: &[Vec<u8>]) -> std::io::Result<()> {
+    let file = std::fs::File::create(path)?;
+    let mut w = pcap_file::pcap::PcapWriter::new(file).map_err(std::io::Error::other)?;
+    for (i, f) in frames.iter().enumerate() {
+        let ts = Duration::from_micros(i as u64);
+        w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, f.len() as u32, f))
+            .map_err(std::io::Error::other)?;
+    }
+    Ok(())
 }

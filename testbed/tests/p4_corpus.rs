@@ -4,32 +4,24 @@
 //! verdict, egress port (by the per-port TX counters), output frame, class
 //! and reason counters checked against the case.
 //!
-//! The same cases become bmv2 STF tests (`tests/p4.rs`,
-//! `dataplane_user::p4::corpus::write_stf`), so the eBPF and P4 targets are
+//! The same cases become bmv2 STF tests (`p4/tests/p4.rs`,
+//! `dataplane_p4::corpus::write_stf`), so the eBPF and P4 targets are
 //! held to one expectation.
 //!
 //! Needs root (BPF, network namespaces). Ports are veth devices in a
 //! namespace this test creates and removes.
 
-mod config {
-    pub use dataplane_user::config::*;
-}
-mod groups {
-    pub use dataplane_user::groups::*;
-}
-#[allow(dead_code)]
-#[path = "../src/p4.rs"]
-mod p4;
+use dataplane_p4 as p4;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use aya::Ebpf;
 use dataplane_user::dataplane::{apply_config_text, load_object};
-use dataplane_user::testrun::{
+use testbed::testrun::{
     action_name, counter_snapshot, run_xdp, XDP_DROP, XDP_PASS, XDP_REDIRECT,
 };
-use p4::corpus::{Case, CpuReason, DropReason, Expect};
+use dataplane_p4::corpus::{Case, CpuReason, DropReason, Expect};
 use testbed::netns::Netns;
 
 const PORTS: [&str; 5] = ["p0", "p1", "p2", "p3", "px"];
@@ -82,7 +74,7 @@ impl Harness {
     fn run(&mut self, corpus: &p4::corpus::Corpus, c: &Case) -> anyhow::Result<String> {
         let (text, _) = &corpus.configs[&c.config];
         self.apply(&c.config, text)?;
-        dataplane_user::testrun::reset_model(&mut self.bpf)?;
+        testbed::testrun::reset_model(&mut self.bpf)?;
         let prog = if self.forwarding {
             "xdp_forward"
         } else {

@@ -27,10 +27,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use dataplane_user::config::Config;
+use dataplane_config::Config;
 use testbed::lbfabric::{LbFabric, LbResult, LbSpec, RunOpts};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 const SECONDS: f64 = 5.0;
 
 /// Flows per member that hash mode gives `spec`'s flows, with the group
@@ -43,7 +43,7 @@ fn hash_placement(spec: &LbSpec) -> Vec<usize> {
         .validate("lbfabric")
         .unwrap();
     assert_eq!(plan.hash_seed, spec.hash_seed);
-    dataplane_user::fabricrun::lb_hash_placement(spec).unwrap()
+    testbed::fabricrun::lb_hash_placement(spec).unwrap()
 }
 
 fn sane(r: &LbResult) {
@@ -78,7 +78,7 @@ fn sane(r: &LbResult) {
 
 #[test]
 fn bandwidth_mode_spreads_what_hash_mode_piles_up() {
-    let bin = Path::new(BIN);
+    let bin = Path::new(BIN.as_str());
     let mut spec = LbSpec {
         uplinks: 4,
         flows: 8,

@@ -29,7 +29,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
-use dataplane_user::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
+use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::controller::Controller;
 use testbed::fabric::{check_interrupt, install_interrupt_handler, Fabric};
 use testbed::netns::{veth, Netns};

@@ -32,7 +32,7 @@
 //!   port, drops the queue's packets (`wd_drop`), and restores once the
 //!   pausing stops.
 //!
-//! Run: `cargo test -p dataplane-user --test incast -- --nocapture --test-threads=1`
+//! Run: `cargo test -p testbed --test incast -- --nocapture --test-threads=1`
 //! (the tests also serialise themselves: the senders need the CPUs).
 
 use std::path::Path;
@@ -52,7 +52,7 @@ use testbed::rocehost::{
 };
 use testbed::topo::mac_str;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 /// Sender ports.
 const N: usize = 4;
@@ -242,12 +242,12 @@ nexthop = "receiver"
 /// The controller of a run (`testbed::controller::Controller`: its stdout
 /// lines are kept with their arrival times for the PFC-loop timeline).
 fn start_ctl(sw: &Netns, instance: &str, text: &str) -> Controller {
-    Controller::start(Path::new(BIN), sw, instance, text, "switch")
+    Controller::start(Path::new(BIN.as_str()), sw, instance, text, "switch")
         .unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 fn stats(sw: &Netns, instance: &str) -> serde_json::Value {
-    testbed::controller::stats_json(std::path::Path::new(BIN), &sw.name, instance)
+    testbed::controller::stats_json(std::path::Path::new(BIN.as_str()), &sw.name, instance)
         .expect("dataplane stats")
 }
 
@@ -1080,7 +1080,7 @@ fn pfc_storm_watchdog() {
             )),
         }
         // the controller's event log, as `dataplane events` shows it
-        let ev = Command::new(BIN)
+        let ev = Command::new(BIN.as_str())
             .args([
                 "--netns",
                 &fab.sw.name,

@@ -178,10 +178,10 @@ pub fn counter_snapshot(
     let mut all = std::collections::BTreeMap::new();
     for id in 0..MAX_PORTS as u16 {
         let mut fields: Vec<(String, u64)> =
-            crate::stats::port_fields(&crate::dataplane::read_port_counters(&pc, id)?)
+            dataplane_user::stats::port_fields(&dataplane_user::dataplane::read_port_counters(&pc, id)?)
                 .into_iter()
-                .chain(crate::stats::fwd_fields(
-                    &crate::dataplane::read_fwd_counters(&fc, id)?,
+                .chain(dataplane_user::stats::fwd_fields(
+                    &dataplane_user::dataplane::read_fwd_counters(&fc, id)?,
                 ))
                 .collect();
         if lossless {
@@ -190,7 +190,7 @@ pub fn counter_snapshot(
                 l.accumulate(c);
             }
             fields.extend(
-                crate::stats::lossless_fields(&l)
+                dataplane_user::stats::lossless_fields(&l)
                     .into_iter()
                     .filter(|(n, _)| !n.starts_with("tx_pfc[")),
             );
@@ -200,7 +200,7 @@ pub fn counter_snapshot(
         }
     }
     let gm: PerCpuArray<&MapData, GlobalCounters> = PerCpuArray::try_from(get("GLOBAL_COUNTERS")?)?;
-    let g = crate::dataplane::read_global_counters(&gm)?;
+    let g = dataplane_user::dataplane::read_global_counters(&gm)?;
     all.insert("global:unknown_port".into(), g.unknown_port);
     all.insert("global:bad_port_id".into(), g.bad_port_id);
     Ok(all)

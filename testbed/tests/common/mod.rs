@@ -113,7 +113,7 @@ pub fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) -> std::io::Result
 /// `dataplane stats --json` of a running instance (panics with its error).
 pub fn stats(ns: &str, instance: &str) -> serde_json::Value {
     testbed::controller::stats_json(
-        std::path::Path::new(env!("CARGO_BIN_EXE_dataplane")),
+        std::path::Path::new(&testbed::dataplane_bin()),
         ns,
         instance,
     )

@@ -12,7 +12,7 @@ use testbed::controller::Controller;
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 #[test]
 fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
@@ -44,7 +44,7 @@ fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
          [[route]]\nprefix = \"198.18.1.0/24\"\nnexthop = \"n\"\n"
     );
     let _ctl =
-        Controller::start(std::path::Path::new(BIN), &sw, &instance, &cfg, "switch").unwrap();
+        Controller::start(std::path::Path::new(BIN.as_str()), &sw, &instance, &cfg, "switch").unwrap();
 
     // a RoCEv2 WRITE to an address with no route
     let l2 = L2::new([2, 0, 0, 0, 0x0e, 0], [2, 0, 0, 0, 0x0e, 0x10]);
@@ -60,7 +60,7 @@ fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
     let reader = std::thread::spawn({
         let (ns, inst, pcap) = (sw.name.clone(), instance.clone(), pcap.clone());
         move || {
-            Command::new(BIN)
+            Command::new(BIN.as_str())
                 .args([
                     "--netns",
                     &ns,
@@ -147,7 +147,7 @@ fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
     let reader = std::thread::spawn({
         let (ns, inst) = (sw.name.clone(), instance.clone());
         move || {
-            Command::new(BIN)
+            Command::new(BIN.as_str())
                 .args([
                     "--netns",
                     &ns,

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use testbed::scenes::dcqcn_one_switch;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 #[test]
 fn cnps_follow_ce_marks_and_the_sender_slows_down() {
     let instance = format!("dq{}", std::process::id());
     let scene = dcqcn_one_switch(
-        std::path::Path::new(BIN),
+        std::path::Path::new(BIN.as_str()),
         "dq",
         &instance,
         Duration::from_secs(3),
