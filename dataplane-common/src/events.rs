@@ -2,37 +2,18 @@
 //! first bytes of the frame, the port, the reason and the time, so an
 //! operator sees which RDMA packet was lost and why.
 
-use crate::parse::ParseError;
+use crate::reason::{code_name, Reason};
 
 /// Bytes of the frame kept in a snapshot.
 pub const SNAP_LEN: usize = 128;
 
-/// Drop reasons of events. Parse errors keep their own codes (0..16).
-pub const REASON_NO_ROUTE: u8 = 32;
-pub const REASON_NO_MEMBER: u8 = 33;
-pub const REASON_NO_NEIGHBOUR: u8 = 34;
-pub const REASON_REDIRECT: u8 = 35;
-pub const REASON_WRED: u8 = 40;
-pub const REASON_SHARED_FULL: u8 = 41;
-pub const REASON_HEADROOM: u8 = 42;
-pub const REASON_WATCHDOG: u8 = 43;
-
-/// Stable name of a reason code (`malformed.<parse error>` for 0..16).
+/// Stable name of an event's reason code (see [`crate::reason`]); a
+/// headroom drop says it is a lossless drop.
 pub fn reason_name(code: u8) -> &'static str {
-    match code {
-        REASON_NO_ROUTE => "no_route",
-        REASON_NO_MEMBER => "no_live_member",
-        REASON_NO_NEIGHBOUR => "no_neighbour",
-        REASON_REDIRECT => "redirect_failed",
-        REASON_WRED => "wred",
-        REASON_SHARED_FULL => "shared_buffer_full",
-        REASON_HEADROOM => "headroom_exhausted (lossless drop)",
-        REASON_WATCHDOG => "pfc_watchdog",
-        c => match ParseError::ALL.get(c as usize) {
-            Some(e) => e.name(),
-            None => "unknown",
-        },
+    if code == Reason::HeadroomExhausted.code() {
+        return "headroom_exhausted (lossless drop)";
     }
+    code_name(code)
 }
 
 /// A drop snapshot (ring buffer record).

@@ -11,7 +11,11 @@
 //!   detection, lossless priorities;
 //! * [`maps`]: the `#[repr(C)]` keys and values the programs and the
 //!   controller exchange (no implicit padding; `aya::Pod` with the `user`
-//!   feature).
+//!   feature);
+//! * [`reason`]: the one table of reason codes (malformed, to the kernel,
+//!   dropped) that counters, events, metrics, the P4 programs and the
+//!   conformance corpus share;
+//! * [`names`]: every map and program name of the eBPF object.
 #![no_std]
 
 #[cfg(feature = "user")]
@@ -24,7 +28,9 @@ pub mod events;
 pub mod lb;
 pub mod lossless;
 pub mod maps;
+pub mod names;
 pub mod parse;
+pub mod reason;
 pub mod route;
 pub mod verdict;
 pub mod wire;

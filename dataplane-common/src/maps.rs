@@ -11,17 +11,6 @@ pub const MAX_PORTS: u32 = 64;
 /// Traffic classes / priorities.
 pub const NUM_TC: usize = 8;
 
-/// Map names (the eBPF symbols and the pin file names).
-pub const MAP_PORT_CONFIG: &str = "PORT_CONFIG";
-pub const MAP_PORT_COUNTERS: &str = "PORT_COUNTERS";
-pub const MAP_GLOBAL_COUNTERS: &str = "GLOBAL_COUNTERS";
-
-/// Program names (hook + stage).
-pub const PROG_XDP_CLASSIFY: &str = "xdp_classify";
-pub const PROG_XDP_FORWARD: &str = "xdp_forward";
-pub const PROG_XDP_BENCH_BARE: &str = "xdp_bench_bare";
-pub const PROG_XDP_BENCH_PARSE: &str = "xdp_bench_parse";
-
 /// Trust the IP DSCP (non-IP frames fall back to the PCP of a tag, then to
 /// `default_tc`).
 pub const TRUST_DSCP: u8 = 0;

@@ -6,6 +6,7 @@
 //! the controller from its static neighbour configuration.
 
 use crate::parse::{Parsed, L3};
+use crate::reason::Reason;
 use crate::wire::csum;
 
 /// The route points at one next hop (`id` = next-hop index).
@@ -48,19 +49,31 @@ pub struct NextHop {
     pub _pad: u8,
 }
 
-/// Why a frame is not routed by the data plane.
+/// Why a frame is not routed by the data plane: the subset of
+/// [`Reason`] that routing's pre-checks give (same codes).
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NotRouted {
     /// Not IPv4/IPv6 (ARP, LLDP, ...): the kernel's.
-    NotIp = 0,
+    NotIp = Reason::NotIp as u8,
     /// Not addressed to the ingress port's MAC (broadcast, multicast,
     /// another host): the kernel's.
-    NotForUs = 1,
+    NotForUs = Reason::NotForUs as u8,
     /// TTL / hop limit would expire: the kernel answers with ICMP.
-    TtlExpired = 2,
+    TtlExpired = Reason::TtlExpired as u8,
     /// An address of the switch (BGP, ping, ...): the kernel's.
-    Local = 3,
+    Local = Reason::Local as u8,
+}
+
+impl From<NotRouted> for Reason {
+    fn from(n: NotRouted) -> Reason {
+        match n {
+            NotRouted::NotIp => Reason::NotIp,
+            NotRouted::NotForUs => Reason::NotForUs,
+            NotRouted::TtlExpired => Reason::TtlExpired,
+            NotRouted::Local => Reason::Local,
+        }
+    }
 }
 
 /// Pre-route decision from the parsed headers.

@@ -9,9 +9,9 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     classify::Class,
-    events::{REASON_NO_MEMBER, REASON_NO_NEIGHBOUR, REASON_NO_ROUTE},
     maps::{PortConfig, MAX_PORTS},
     parse::{Parsed, L3},
+    reason::Reason,
     route::{
         count_not_routed, ipv4_ttl_decrement, pre_route, FwdCounters, NextHop, NotRouted,
         RouteEntry, MAX_NEXTHOPS, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
@@ -88,7 +88,7 @@ pub fn forward(
     };
     let Some(route) = route else {
         rx.drop_no_route += 1;
-        return crate::snapshot::drop_frame(ctx, cfg.port_id, REASON_NO_ROUTE);
+        return crate::snapshot::drop_frame(ctx, cfg.port_id, Reason::NoRoute.code());
     };
     let nh_id = match route.kind {
         ROUTE_NEXTHOP => route.id,
@@ -100,7 +100,7 @@ pub fn forward(
             Some(nh) => nh,
             None => {
                 rx.drop_no_member += 1;
-                return crate::snapshot::drop_frame(ctx, cfg.port_id, REASON_NO_MEMBER);
+                return crate::snapshot::drop_frame(ctx, cfg.port_id, Reason::NoLiveMember.code());
             }
         },
         _ => {
@@ -113,7 +113,7 @@ pub fn forward(
         Some(nh) if nh.valid != 0 => *nh,
         _ => {
             rx.drop_no_neighbour += 1;
-            return crate::snapshot::drop_frame(ctx, cfg.port_id, REASON_NO_NEIGHBOUR);
+            return crate::snapshot::drop_frame(ctx, cfg.port_id, Reason::NoNeighbour.code());
         }
     };
     // rewrite: MACs, then TTL / hop limit

@@ -21,10 +21,10 @@ use dataplane_common::{
         on_arrival, on_pfc_rx, pfc_event, storm_override, tick_pg, tick_queue, Arrival, BufVerdict,
         LosslessCounters, PauseStat, PortBuffer, TcRow, WdStat, NUM_TC, STORM_DROP, STORM_NONE,
     },
-    events::{REASON_HEADROOM, REASON_SHARED_FULL, REASON_WATCHDOG, REASON_WRED},
     lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
     maps::MAX_PORTS,
     parse::L3,
+    reason::Reason,
     wire::{ipv4, macctl::MacCtl, Packet},
 };
 
@@ -155,7 +155,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
             if let Some(c) = counters(out_port) {
                 c.wd_drop[tc] += 1;
             }
-            return Egress::Drop(REASON_WATCHDOG);
+            return Egress::Drop(Reason::PfcWatchdog.code());
         }
         return Egress::Forward;
     }
@@ -192,15 +192,15 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
         BufVerdict::Forward => {}
         BufVerdict::WredDrop => {
             c.wred_drop[tc] += 1;
-            return Egress::Drop(REASON_WRED);
+            return Egress::Drop(Reason::Wred.code());
         }
         BufVerdict::NoBuffer(DropReason::SharedFull) => {
             c.drop_shared_full[tc] += 1;
-            return Egress::Drop(REASON_SHARED_FULL);
+            return Egress::Drop(Reason::SharedBufferFull.code());
         }
         BufVerdict::NoBuffer(DropReason::HeadroomExhausted) => {
             c.drop_headroom[tc] += 1;
-            return Egress::Drop(REASON_HEADROOM);
+            return Egress::Drop(Reason::HeadroomExhausted.code());
         }
     }
     // routed frames are untagged or carry one tag: the L3 offset is 14 or 18

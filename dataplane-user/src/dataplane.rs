@@ -1,5 +1,6 @@
 //! Loading the programs, writing the tables, attaching, pinning.
 
+use dataplane_common::names;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -7,14 +8,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{HashMap, MapData, PerCpuArray};
 use aya::programs::{Xdp, XdpMode};
 use aya::Ebpf;
-use dataplane_common::maps::{
-    GlobalCounters, PortConfig, PortCounters, MAP_GLOBAL_COUNTERS, MAP_PORT_CONFIG,
-    MAP_PORT_COUNTERS, MAX_PORTS, PROG_XDP_CLASSIFY, PROG_XDP_FORWARD,
-};
+use dataplane_common::maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS};
 use dataplane_common::route::FwdCounters;
 
-use dataplane_config::{Plan, XdpAttach};
 use crate::sys;
+use dataplane_config::{Plan, XdpAttach};
 
 /// The eBPF object built by build.rs.
 pub static EBPF_OBJECT: &[u8] =
@@ -22,19 +20,19 @@ pub static EBPF_OBJECT: &[u8] =
 
 /// Every map the controller pins, by name.
 pub const PINNED_MAPS: [&str; 13] = [
-    "DROP_EVENTS",
-    "PAUSE_STATS",
-    "WD_STATS",
-    crate::lossless_ctl::MAP_QUEUES,
-    crate::lossless_ctl::MAP_LOSSLESS_COUNTERS,
-    crate::lossless_ctl::MAP_PORT_BUF,
-    crate::lossless_ctl::MAP_TC_ROWS,
-    MAP_PORT_CONFIG,
-    MAP_PORT_COUNTERS,
-    MAP_GLOBAL_COUNTERS,
-    crate::tables::MAP_FWD_COUNTERS,
-    crate::groups::MAP_PORT_RATE,
-    crate::groups::MAP_GROUPS,
+    names::map::DROP_EVENTS,
+    names::map::PAUSE_STATS,
+    names::map::WD_STATS,
+    names::map::QUEUES,
+    names::map::LOSSLESS_COUNTERS,
+    names::map::PORT_BUF,
+    names::map::TC_ROWS,
+    names::map::PORT_CONFIG,
+    names::map::PORT_COUNTERS,
+    names::map::GLOBAL_COUNTERS,
+    names::map::FWD_COUNTERS,
+    names::map::PORT_RATE,
+    names::map::GROUPS,
 ];
 
 /// Loads the object (all programs verified by the kernel, none attached).
@@ -135,8 +133,8 @@ pub fn write_port_table(
 pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Result<usize> {
     let n = {
         let mut table: HashMap<_, u32, PortConfig> = HashMap::try_from(
-            bpf.map_mut(MAP_PORT_CONFIG)
-                .ok_or_else(|| anyhow!("map {MAP_PORT_CONFIG} missing"))?,
+            bpf.map_mut(names::map::PORT_CONFIG)
+                .ok_or_else(|| anyhow!("map {} missing", names::map::PORT_CONFIG))?,
         )?;
         write_port_table(&mut table, plan, resolved)?
     };
@@ -298,14 +296,14 @@ impl Running {
                 bpf,
                 pin_dir: pin_dir.clone(),
                 attached: Vec::new(),
-                program: PROG_XDP_CLASSIFY,
+                program: names::prog::XDP_CLASSIFY,
                 ports: resolved.clone(),
                 adopted,
             };
             let prog_name = if plan.forwarding() {
-                PROG_XDP_FORWARD
+                names::prog::XDP_FORWARD
             } else {
-                PROG_XDP_CLASSIFY
+                names::prog::XDP_CLASSIFY
             };
             running.program = prog_name;
             let prog: &mut Xdp = running
@@ -464,28 +462,28 @@ impl Pinned {
                 format!("no running data plane {instance:?}: cannot open {} (is `dataplane up` running?)", path.display())
             })?;
             Ok(match name {
-                MAP_PORT_CONFIG | crate::groups::MAP_GROUPS => aya::maps::Map::HashMap(data),
-                crate::groups::MAP_PORT_RATE
-                | crate::lossless_ctl::MAP_QUEUES
-                | crate::lossless_ctl::MAP_PORT_BUF
-                | crate::lossless_ctl::MAP_TC_ROWS
-                | "PAUSE_STATS"
-                | "WD_STATS" => aya::maps::Map::Array(data),
+                names::map::PORT_CONFIG | names::map::GROUPS => aya::maps::Map::HashMap(data),
+                names::map::PORT_RATE
+                | names::map::QUEUES
+                | names::map::PORT_BUF
+                | names::map::TC_ROWS
+                | names::map::PAUSE_STATS
+                | names::map::WD_STATS => aya::maps::Map::Array(data),
                 _ => aya::maps::Map::PerCpuArray(data),
             })
         };
         Ok(Pinned {
-            port_config: HashMap::try_from(open(MAP_PORT_CONFIG)?)?,
-            port_counters: PerCpuArray::try_from(open(MAP_PORT_COUNTERS)?)?,
-            fwd_counters: PerCpuArray::try_from(open(crate::tables::MAP_FWD_COUNTERS)?)?,
-            port_rate: aya::maps::Array::try_from(open(crate::groups::MAP_PORT_RATE)?)?,
-            groups: HashMap::try_from(open(crate::groups::MAP_GROUPS)?)?,
-            queues: aya::maps::Array::try_from(open(crate::lossless_ctl::MAP_QUEUES)?)?,
-            lossless: PerCpuArray::try_from(open(crate::lossless_ctl::MAP_LOSSLESS_COUNTERS)?)?,
-            port_buf: aya::maps::Array::try_from(open(crate::lossless_ctl::MAP_PORT_BUF)?)?,
-            pause_stats: aya::maps::Array::try_from(open("PAUSE_STATS")?)?,
-            wd_stats: aya::maps::Array::try_from(open("WD_STATS")?)?,
-            global_counters: PerCpuArray::try_from(open(MAP_GLOBAL_COUNTERS)?)?,
+            port_config: HashMap::try_from(open(names::map::PORT_CONFIG)?)?,
+            port_counters: PerCpuArray::try_from(open(names::map::PORT_COUNTERS)?)?,
+            fwd_counters: PerCpuArray::try_from(open(names::map::FWD_COUNTERS)?)?,
+            port_rate: aya::maps::Array::try_from(open(names::map::PORT_RATE)?)?,
+            groups: HashMap::try_from(open(names::map::GROUPS)?)?,
+            queues: aya::maps::Array::try_from(open(names::map::QUEUES)?)?,
+            lossless: PerCpuArray::try_from(open(names::map::LOSSLESS_COUNTERS)?)?,
+            port_buf: aya::maps::Array::try_from(open(names::map::PORT_BUF)?)?,
+            pause_stats: aya::maps::Array::try_from(open(names::map::PAUSE_STATS)?)?,
+            wd_stats: aya::maps::Array::try_from(open(names::map::WD_STATS)?)?,
+            global_counters: PerCpuArray::try_from(open(names::map::GLOBAL_COUNTERS)?)?,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! `dataplane events`: the data plane's drop snapshots, printed with their
 //! RoCEv2 fields decoded, and written as pcapng for Wireshark / tshark.
 
+use dataplane_common::names;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -202,7 +203,7 @@ pub fn run(
     pcapng: Option<&std::path::Path>,
     history: bool,
 ) -> Result<usize> {
-    let path = crate::sys::pin_dir(instance).join("DROP_EVENTS");
+    let path = crate::sys::pin_dir(instance).join(names::map::DROP_EVENTS);
     let data = MapData::from_pin(&path).with_context(|| {
         format!(
             "no running data plane {instance:?}: cannot open {}",

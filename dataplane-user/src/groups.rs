@@ -7,14 +7,11 @@ use anyhow::{Context, Result};
 use aya::maps::{Array, HashMap, MapData};
 use aya::Ebpf;
 use dataplane_common::lb::{Group, PortRate};
+use dataplane_common::names;
 
+use crate::dataplane::Resolved;
 use dataplane_config::group_value;
 use dataplane_config::Plan;
-use crate::dataplane::Resolved;
-
-pub const MAP_GROUPS: &str = "GROUPS";
-pub const MAP_PORT_RATE: &str = "PORT_RATE";
-pub const MAP_HASH_SEED: &str = "HASH_SEED";
 
 /// Is interface `ifindex` operationally up (IFF_RUNNING) here?
 pub fn link_up(name: &str) -> bool {
@@ -44,13 +41,17 @@ pub fn link_up(name: &str) -> bool {
 /// speeds and the hash seed.
 pub fn write_groups(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<usize> {
     {
-        let mut seed: Array<&mut MapData, u32> =
-            Array::try_from(bpf.map_mut(MAP_HASH_SEED).context("HASH_SEED")?)?;
+        let mut seed: Array<&mut MapData, u32> = Array::try_from(
+            bpf.map_mut(names::map::HASH_SEED)
+                .context(names::map::HASH_SEED)?,
+        )?;
         seed.set(0, plan.hash_seed, 0)?;
     }
     {
-        let mut rate: Array<&mut MapData, PortRate> =
-            Array::try_from(bpf.map_mut(MAP_PORT_RATE).context("PORT_RATE")?)?;
+        let mut rate: Array<&mut MapData, PortRate> = Array::try_from(
+            bpf.map_mut(names::map::PORT_RATE)
+                .context(names::map::PORT_RATE)?,
+        )?;
         for r in ports {
             let id = u32::from(r.config.port_id);
             let mut cur = rate.get(&id, 0)?;
@@ -70,8 +71,10 @@ pub fn update_groups(
     plan: &Plan,
     port_up: &dyn Fn(usize) -> bool,
 ) -> Result<usize> {
-    let mut m: HashMap<&mut MapData, u32, Group> =
-        HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
+    let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(
+        bpf.map_mut(names::map::GROUPS)
+            .context(names::map::GROUPS)?,
+    )?;
     let mut n = 0;
     for (i, g) in plan.groups.iter().enumerate() {
         let prev = m.get(&(i as u32), 0).ok();
@@ -87,8 +90,10 @@ pub fn update_groups(
 
 /// Removes groups the plan no longer has (after routes stopped using them).
 pub fn remove_stale_groups(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
-    let mut m: HashMap<&mut MapData, u32, Group> =
-        HashMap::try_from(bpf.map_mut(MAP_GROUPS).context("GROUPS")?)?;
+    let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(
+        bpf.map_mut(names::map::GROUPS)
+            .context(names::map::GROUPS)?,
+    )?;
     let stale: Vec<u32> = m
         .keys()
         .filter_map(|k| k.ok())

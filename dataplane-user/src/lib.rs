@@ -2,8 +2,6 @@
 //! programs, writing the tables a validated plan (`dataplane_config`) gives,
 //! reading counters.
 
-
-
 pub mod dataplane;
 pub mod events;
 
@@ -12,7 +10,6 @@ pub mod links;
 pub mod log;
 pub mod lossless_ctl;
 pub mod metrics;
-
 
 pub mod pfc;
 pub mod stats;

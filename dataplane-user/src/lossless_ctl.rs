@@ -2,6 +2,7 @@
 //! tables, running its timer, and sending the PFC frames the data plane asks
 //! for (XDP cannot create packets).
 
+use dataplane_common::names;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,25 +15,19 @@ use aya::Ebpf;
 use dataplane_common::buffer::{PfcEvent, PortBuffer, PFC_EV_XON};
 use dataplane_common::lossless::{SharedPool, MODEL_PORTS};
 
-use dataplane_config::Plan;
 use crate::dataplane::Resolved;
 use crate::pfc::PfcPort;
-
-pub const MAP_PORT_BUF: &str = "PORT_BUF";
-pub const MAP_POOL: &str = "POOL";
-pub const MAP_QUEUES: &str = "QUEUES";
-pub const MAP_TC_ROWS: &str = "TC_ROWS";
-pub const MAP_PFC_EVENTS: &str = "PFC_EVENTS";
-pub const MAP_LOSSLESS_COUNTERS: &str = "LOSSLESS_COUNTERS";
-pub const PROG_TICK: &str = "xdp_lossless_tick";
+use dataplane_config::Plan;
 
 /// Writes PORT_BUF (every model slot: configured ports enabled, the rest
 /// disabled) and the pool size. Without a `[buffer]` section every slot is
 /// disabled and the model is off.
 pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
     let mut n = 0;
-    let mut pb: Array<&mut MapData, PortBuffer> =
-        Array::try_from(bpf.map_mut(MAP_PORT_BUF).context("PORT_BUF")?)?;
+    let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(
+        bpf.map_mut(names::map::PORT_BUF)
+            .context(names::map::PORT_BUF)?,
+    )?;
     for slot in 0..MODEL_PORTS {
         let cur = pb.get(&(slot as u32), 0)?;
         let v = plan
@@ -52,7 +47,7 @@ pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
     }
     if let Some(b) = &plan.buffer {
         let mut pool: Array<&mut MapData, SharedPool> =
-            Array::try_from(bpf.map_mut(MAP_POOL).context("POOL")?)?;
+            Array::try_from(bpf.map_mut(names::map::POOL).context(names::map::POOL)?)?;
         let cur = pool.get(&0, 0)?;
         if cur.size != b.pool_size {
             pool.set(
@@ -104,8 +99,8 @@ fn test_run_raw(fd: i32, data: &[u8]) -> std::io::Result<u32> {
 impl Ticker {
     pub fn start(bpf: &Ebpf, period: Duration) -> Result<Ticker> {
         let prog: &Xdp = bpf
-            .program(PROG_TICK)
-            .ok_or_else(|| anyhow!("program {PROG_TICK} missing"))?
+            .program(names::prog::XDP_LOSSLESS_TICK)
+            .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_LOSSLESS_TICK))?
             .try_into()?;
         let fd: OwnedFd = prog.fd()?.try_clone()?.as_fd().try_clone_to_owned()?;
         let frame = [0u8; 64];

@@ -1,5 +1,6 @@
 //! `dataplane`: the controller of the eBPF data plane.
 
+use dataplane_common::names;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -624,7 +625,7 @@ fn up(
     let ring: aya::maps::RingBuf<aya::maps::MapData> = aya::maps::RingBuf::try_from(
         running
             .bpf
-            .take_map(dataplane_user::lossless_ctl::MAP_PFC_EVENTS)
+            .take_map(names::map::PFC_EVENTS)
             .context("PFC_EVENTS map")?,
     )?;
     let late_ns = plan

@@ -4,6 +4,7 @@
 //! and next hops first, then groups, then routes; stale entries are removed
 //! in the reverse order (routes, groups, next hops).
 
+use dataplane_common::names;
 use std::collections::HashSet;
 use std::net::IpAddr;
 
@@ -13,15 +14,8 @@ use aya::maps::{DevMap, HashMap, MapData};
 use aya::Ebpf;
 use dataplane_common::route::{NextHop, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP};
 
-use dataplane_config::{Plan, Target};
 use crate::dataplane::Resolved;
-
-pub const MAP_ROUTES_V4: &str = "ROUTES_V4";
-pub const MAP_ROUTES_V6: &str = "ROUTES_V6";
-pub const MAP_NEXTHOPS: &str = "NEXTHOPS";
-pub const MAP_GROUPS: &str = "GROUPS";
-pub const MAP_TX_PORTS: &str = "TX_PORTS";
-pub const MAP_FWD_COUNTERS: &str = "FWD_COUNTERS";
+use dataplane_config::{Plan, Target};
 
 fn map<'a>(bpf: &'a mut Ebpf, name: &str) -> Result<&'a mut aya::maps::Map> {
     bpf.map_mut(name)
@@ -50,9 +44,9 @@ pub fn nexthop_entries(plan: &Plan, ports: &[Resolved]) -> Vec<NextHop> {
 /// program array, where `xdp_forward` tail-calls them.
 pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
     for (i, name) in [
-        (0u32, "xdp_forward_egress"),
-        (1, "xdp_forward_pfc_rx"),
-        (2, "xdp_drop_snapshot"),
+        (0u32, names::prog::XDP_FORWARD_EGRESS),
+        (1, names::prog::XDP_FORWARD_PFC_RX),
+        (2, names::prog::XDP_DROP_SNAPSHOT),
     ] {
         let prog: &aya::programs::Xdp = bpf
             .program(name)
@@ -94,7 +88,7 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     install_egress_stage(bpf)?;
     let mut n = 0;
     {
-        let mut tx: DevMap<&mut MapData> = DevMap::try_from(map(bpf, MAP_TX_PORTS)?)?;
+        let mut tx: DevMap<&mut MapData> = DevMap::try_from(map(bpf, names::map::TX_PORTS)?)?;
         for r in ports {
             let id = u32::from(r.config.port_id);
             if tx.get(id, 0).map(|v| v.if_index).ok() != Some(r.ifindex) {
@@ -107,7 +101,7 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     let nhs = nexthop_entries(plan, ports);
     {
         let mut m: HashMap<&mut MapData, u32, NextHop> =
-            HashMap::try_from(map(bpf, MAP_NEXTHOPS)?)?;
+            HashMap::try_from(map(bpf, names::map::NEXTHOPS)?)?;
         for (i, nh) in nhs.iter().enumerate() {
             if m.get(&(i as u32), 0).ok() != Some(*nh) {
                 m.insert(i as u32, *nh, 0)
@@ -117,12 +111,12 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
         }
     }
     n += crate::groups::write_groups(bpf, plan, ports)?;
-    n += write_routes::<4>(bpf, MAP_ROUTES_V4, plan)?;
-    n += write_routes::<16>(bpf, MAP_ROUTES_V6, plan)?;
+    n += write_routes::<4>(bpf, names::map::ROUTES_V4, plan)?;
+    n += write_routes::<16>(bpf, names::map::ROUTES_V6, plan)?;
     n += crate::groups::remove_stale_groups(bpf, plan)?;
     {
         let mut m: HashMap<&mut MapData, u32, NextHop> =
-            HashMap::try_from(map(bpf, MAP_NEXTHOPS)?)?;
+            HashMap::try_from(map(bpf, names::map::NEXTHOPS)?)?;
         let stale: Vec<u32> = m
             .keys()
             .filter_map(|k| k.ok())

@@ -20,6 +20,7 @@ use dataplane_common::lossless::{
     WD_ACTION_FORWARD,
 };
 use dataplane_common::maps::PortCounters;
+use dataplane_common::names;
 
 use dataplane_config::Plan;
 
@@ -72,9 +73,11 @@ impl Watchdog {
         let mut changes = Vec::new();
         {
             let queues: Array<&MapData, EgressQueue> =
-                Array::try_from(bpf.map("QUEUES").context("QUEUES")?)?;
-            let counters: PerCpuArray<&MapData, PortCounters> =
-                PerCpuArray::try_from(bpf.map("PORT_COUNTERS").context("PORT_COUNTERS")?)?;
+                Array::try_from(bpf.map(names::map::QUEUES).context(names::map::QUEUES)?)?;
+            let counters: PerCpuArray<&MapData, PortCounters> = PerCpuArray::try_from(
+                bpf.map(names::map::PORT_COUNTERS)
+                    .context(names::map::PORT_COUNTERS)?,
+            )?;
             for w in &mut self.watched {
                 let q = queues.get(&((w.port * NUM_TC + w.prio) as u32), 0)?;
                 let port_id = u32::from(plan.ports[w.port].config.port_id);
@@ -138,16 +141,20 @@ impl Watchdog {
         }
         if !changes.is_empty() {
             {
-                let mut pb: Array<&mut MapData, PortBuffer> =
-                    Array::try_from(bpf.map_mut("PORT_BUF").context("PORT_BUF")?)?;
+                let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(
+                    bpf.map_mut(names::map::PORT_BUF)
+                        .context(names::map::PORT_BUF)?,
+                )?;
                 for &(port, prio, action, _) in &changes {
                     let mut v = pb.get(&(port as u32), 0)?;
                     v.storm[prio] = action;
                     pb.set(port as u32, v, 0)?;
                 }
             }
-            let mut st: Array<&mut MapData, WdStat> =
-                Array::try_from(bpf.map_mut("WD_STATS").context("WD_STATS")?)?;
+            let mut st: Array<&mut MapData, WdStat> = Array::try_from(
+                bpf.map_mut(names::map::WD_STATS)
+                    .context(names::map::WD_STATS)?,
+            )?;
             for &(port, prio, _, detected) in &changes {
                 let i = (port * NUM_TC + prio) as u32;
                 let mut v = st.get(&i, 0)?;

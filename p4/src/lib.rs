@@ -960,14 +960,15 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
     // groups: the eBPF data plane's resilient table, every member live
     let mut load_tables = false;
     for (gi, g) in plan.groups.iter().enumerate() {
-        let built =
-            dataplane_config::group_value(plan, g, &|_| true, None).map_err(|e| RefusedFeature {
+        let built = dataplane_config::group_value(plan, g, &|_| true, None).map_err(|e| {
+            RefusedFeature {
                 target,
                 refusals: vec![Refusal {
                     field: format!("group[{gi}] ({})", g.name),
                     reason: e.to_string(),
                 }],
-            })?;
+            }
+        })?;
         let timeout = match target {
             // bmv2 timestamps are microseconds
             Target::Bmv2 => u128::from(g.flowlet_timeout_ns.div_ceil(1000)),

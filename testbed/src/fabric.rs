@@ -12,6 +12,7 @@
 //! creator's pid is gone), and its controllers stop with it
 //! (PR_SET_PDEATHSIG).
 
+use dataplane_common::names;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -365,8 +366,8 @@ impl Fabric {
     pub fn sampler(&self, period: Duration) -> Result<Sampler> {
         let mut maps = Vec::new();
         for s in &self.switches {
-            let q = PinnedArray::open(&s.instance, "QUEUES")?;
-            let r = PinnedArray::open(&s.instance, "TC_ROWS")?;
+            let q = PinnedArray::open(&s.instance, names::map::QUEUES)?;
+            let r = PinnedArray::open(&s.instance, names::map::TC_ROWS)?;
             maps.push((q, r, s.ports.clone()));
         }
         let stop = Arc::new(AtomicBool::new(false));

@@ -8,13 +8,13 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use crate::fabric::Fabric;
 use crate::scenario::{run, RunOpts, RunResult, Scenario};
 use crate::topo::Topology;
+use anyhow::{Context, Result};
 
-use dataplane_config::Config;
 use dataplane_config::hash_placement;
+use dataplane_config::Config;
 
 /// Every switch config `topo` generates, checked by the controller's own
 /// config model: a fabric the controllers would refuse is refused before

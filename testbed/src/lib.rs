@@ -6,8 +6,10 @@
 //! `dpt-<tag>-<pid>` so they never collide with anything the host owns.
 //! Addresses come from 198.18.0.0/15 and 2001:db8::/32 only.
 
+pub mod bench;
 pub mod controller;
 pub mod fabric;
+pub mod fabricrun;
 pub mod host;
 pub mod lbfabric;
 pub mod netns;
@@ -17,10 +19,8 @@ pub mod raw;
 pub mod rocehost;
 pub mod scenario;
 pub mod scenes;
-pub mod topo;
-pub mod bench;
-pub mod fabricrun;
 pub mod testrun;
+pub mod topo;
 
 /// The `dataplane` controller binary the lab runs: `$DATAPLANE_BIN` if
 /// set, else `dataplane` beside the running executable's profile directory

@@ -1,6 +1,7 @@
 //! Running the compiled programs on frames with BPF_PROG_TEST_RUN (aya's
 //! `TestRun`): the engine of the fixture table and the benchmarks.
 
+use dataplane_common::names;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
@@ -127,7 +128,7 @@ pub fn reset_model(bpf: &mut Ebpf) -> Result<()> {
     map(bpf, "QUEUES")?;
     {
         let mut q: Array<&mut MapData, EgressQueue> =
-            Array::try_from(bpf.map_mut("QUEUES").expect("checked"))?;
+            Array::try_from(bpf.map_mut(names::map::QUEUES).expect("checked"))?;
         for i in 0..q.len() {
             q.set(i, EgressQueue::ZERO, 0)?;
         }
@@ -135,14 +136,14 @@ pub fn reset_model(bpf: &mut Ebpf) -> Result<()> {
     map(bpf, "TC_ROWS")?;
     {
         let mut r: Array<&mut MapData, TcRow> =
-            Array::try_from(bpf.map_mut("TC_ROWS").expect("checked"))?;
+            Array::try_from(bpf.map_mut(names::map::TC_ROWS).expect("checked"))?;
         for i in 0..r.len() {
             r.set(i, TcRow::ZERO, 0)?;
         }
     }
     map(bpf, "POOL")?;
     let mut p: Array<&mut MapData, SharedPool> =
-        Array::try_from(bpf.map_mut("POOL").expect("checked"))?;
+        Array::try_from(bpf.map_mut(names::map::POOL).expect("checked"))?;
     let cur = p.get(&0, 0)?;
     p.set(
         0,
@@ -177,13 +178,14 @@ pub fn counter_snapshot(
         PerCpuArray::try_from(get("LOSSLESS_COUNTERS")?)?;
     let mut all = std::collections::BTreeMap::new();
     for id in 0..MAX_PORTS as u16 {
-        let mut fields: Vec<(String, u64)> =
-            dataplane_user::stats::port_fields(&dataplane_user::dataplane::read_port_counters(&pc, id)?)
-                .into_iter()
-                .chain(dataplane_user::stats::fwd_fields(
-                    &dataplane_user::dataplane::read_fwd_counters(&fc, id)?,
-                ))
-                .collect();
+        let mut fields: Vec<(String, u64)> = dataplane_user::stats::port_fields(
+            &dataplane_user::dataplane::read_port_counters(&pc, id)?,
+        )
+        .into_iter()
+        .chain(dataplane_user::stats::fwd_fields(
+            &dataplane_user::dataplane::read_fwd_counters(&fc, id)?,
+        ))
+        .collect();
         if lossless {
             let mut l = LosslessCounters::ZERO;
             for c in lc.get(&u32::from(id), 0)?.iter() {

@@ -43,8 +43,14 @@ fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
          [[nexthop]]\nname = \"n\"\nport = \"sw-p1\"\nmac = \"02:00:00:00:0e:11\"\n\
          [[route]]\nprefix = \"198.18.1.0/24\"\nnexthop = \"n\"\n"
     );
-    let _ctl =
-        Controller::start(std::path::Path::new(BIN.as_str()), &sw, &instance, &cfg, "switch").unwrap();
+    let _ctl = Controller::start(
+        std::path::Path::new(BIN.as_str()),
+        &sw,
+        &instance,
+        &cfg,
+        "switch",
+    )
+    .unwrap();
 
     // a RoCEv2 WRITE to an address with no route
     let l2 = L2::new([2, 0, 0, 0, 0x0e, 0], [2, 0, 0, 0, 0x0e, 0x10]);

@@ -22,8 +22,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use testbed::fabricrun::{check_configs, polarising_seed};
 use testbed::fabric::Fabric;
+use testbed::fabricrun::{check_configs, polarising_seed};
 use testbed::host::{ack_frame, data_frame, HostCfg, SendJob, SendQp, AETH_ACK, AETH_NAK_SEQ};
 use testbed::scenario::{run, RunOpts, RunResult, Scenario};
 use testbed::topo::{Shape, Topology};

@@ -13,6 +13,7 @@
 
 mod common;
 
+use dataplane_common::names;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
@@ -25,8 +26,8 @@ use dataplane_common::parse::{parse, ParseError};
 use dataplane_common::wire::bth;
 use dataplane_config::Config;
 use dataplane_user::dataplane::{apply_config_text, load_object};
-use testbed::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
 use testbed::netns::Netns;
+use testbed::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
 
 /// p0: DSCP trust with NVIDIA's RoCE map (26 -> 3, 48 -> 6), lossless 3,
 ///     malformed frames passed.
@@ -240,8 +241,7 @@ fn routing_table() -> Vec<Fixture> {
         .unwrap()
         .validate("fixture")
         .unwrap();
-    let group =
-        dataplane_config::group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
+    let group = dataplane_config::group_value(&plan, &plan.groups[0], &|_| true, None).unwrap();
     let key = dataplane_common::lb::FlowKey::ipv4(V4_SRC, [198, 18, 2, 7], 17, 49152, 4791, 0x42);
     let slot = dataplane_common::lb::pick_hash(
         &group,
@@ -1208,7 +1208,7 @@ impl Harness {
         use aya::maps::Array;
         testbed::testrun::reset_model(&mut self.bpf)?;
         let mut q: Array<&mut MapData, EgressQueue> =
-            Array::try_from(self.bpf.map_mut("QUEUES").unwrap())?;
+            Array::try_from(self.bpf.map_mut(names::map::QUEUES).unwrap())?;
         if let Some((port, tc, bytes, paused)) = preload {
             let slot = self.port_ids[port] as usize;
             let mut v = EgressQueue::ZERO;
@@ -1230,7 +1230,7 @@ impl Harness {
 
     fn queue(&self, port: &str, tc: usize) -> anyhow::Result<EgressQueue> {
         let q: aya::maps::Array<&MapData, EgressQueue> =
-            aya::maps::Array::try_from(self.bpf.map("QUEUES").unwrap())?;
+            aya::maps::Array::try_from(self.bpf.map(names::map::QUEUES).unwrap())?;
         Ok(q.get(&((self.port_ids[port] as usize * 8 + tc) as u32), 0)?)
     }
 
@@ -1240,7 +1240,7 @@ impl Harness {
         if let Some((port, tc, bytes)) = f.pg_headroom {
             use dataplane_common::buffer::TcRow;
             let mut r: aya::maps::Array<&mut MapData, TcRow> =
-                aya::maps::Array::try_from(self.bpf.map_mut("TC_ROWS").unwrap())?;
+                aya::maps::Array::try_from(self.bpf.map_mut(names::map::TC_ROWS).unwrap())?;
             let mut row = r.get(&(tc as u32), 0)?;
             row.pg[self.port_ids[port] as usize].headroom_used = bytes;
             r.set(tc as u32, row, 0)?;

@@ -35,6 +35,7 @@
 //! Run: `cargo test -p testbed --test incast -- --nocapture --test-threads=1`
 //! (the tests also serialise themselves: the senders need the CPUs).
 
+use dataplane_common::names;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -318,9 +319,11 @@ impl Sampler {
         let t0_mono = dataplane_user::sys::monotonic_ns();
         let handle = std::thread::spawn(move || {
             let open = |n: &str| MapData::from_pin(dir.join(n));
-            let (Ok(q), Ok(r), Ok(c)) =
-                (open("QUEUES"), open("TC_ROWS"), open("LOSSLESS_COUNTERS"))
-            else {
+            let (Ok(q), Ok(r), Ok(c)) = (
+                open(names::map::QUEUES),
+                open(names::map::TC_ROWS),
+                open(names::map::LOSSLESS_COUNTERS),
+            ) else {
                 eprintln!("sampler: cannot open the pins in {}", dir.display());
                 return Trace::default();
             };

@@ -147,8 +147,14 @@ prefix = "198.18.2.0/24"
 group = "up"
 "#
     );
-    let _ctl =
-        Controller::start(std::path::Path::new(BIN.as_str()), &sw, &instance, &cfg, "switch").unwrap();
+    let _ctl = Controller::start(
+        std::path::Path::new(BIN.as_str()),
+        &sw,
+        &instance,
+        &cfg,
+        "switch",
+    )
+    .unwrap();
     wait_live(&sw, &instance, 3);
 
     // 24 RoCEv2 flows, one UDP source port, different QPs, DSCP 3 (AZURE: TC3)

@@ -28,7 +28,9 @@ impl Drop for Controller {
         }
         // whatever happened, leave no data plane pinned behind
         if let Some(i) = &self.1 {
-            let _ = Command::new(BIN.as_str()).args(["down", "--instance", i]).output();
+            let _ = Command::new(BIN.as_str())
+                .args(["down", "--instance", i])
+                .output();
         }
     }
 }

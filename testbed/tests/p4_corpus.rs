@@ -17,12 +17,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use aya::Ebpf;
-use dataplane_user::dataplane::{apply_config_text, load_object};
-use testbed::testrun::{
-    action_name, counter_snapshot, run_xdp, XDP_DROP, XDP_PASS, XDP_REDIRECT,
-};
 use dataplane_p4::corpus::{Case, CpuReason, DropReason, Expect};
+use dataplane_user::dataplane::{apply_config_text, load_object};
 use testbed::netns::Netns;
+use testbed::testrun::{action_name, counter_snapshot, run_xdp, XDP_DROP, XDP_PASS, XDP_REDIRECT};
 
 const PORTS: [&str; 5] = ["p0", "p1", "p2", "p3", "px"];
 

@@ -18,10 +18,10 @@ use anyhow::Result;
 use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use testbed::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::{apply_config_text, load_object};
-use testbed::testrun::run_xdp;
+use testbed::bench::{machine, merge_results, Record};
 use testbed::netns::Netns;
+use testbed::testrun::run_xdp;
 
 #[derive(Parser)]
 struct Args {

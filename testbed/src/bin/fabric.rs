@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
-use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::fabric::{install_interrupt_handler, Fabric};
+use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::scenario::{RunOpts, Scenario};
 use testbed::topo::{Shape, Topology};
 

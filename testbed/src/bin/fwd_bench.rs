@@ -43,6 +43,7 @@
 //! Figures merged into `--out`: `fwd.linux_pps` and `fwd.pipeline_pps`
 //! (baseline `fwd.linux_pps`).
 
+use dataplane_common::names;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -53,13 +54,13 @@ use aya::Ebpf;
 use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use testbed::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::load_object;
 use dataplane_user::sys;
-use testbed::testrun::XdpMd;
+use testbed::bench::{machine, merge_results, Record};
 use testbed::controller::Controller;
 use testbed::fabric::{check_interrupt, install_interrupt_handler};
 use testbed::netns::{veth, Netns};
+use testbed::testrun::XdpMd;
 
 #[derive(Parser)]
 #[command(
@@ -243,7 +244,7 @@ impl Sink {
     fn frames(&self) -> Result<u64> {
         let m: PerCpuArray<_, u64> = PerCpuArray::try_from(
             self.bpf
-                .map("BENCH_SINK")
+                .map(names::map::BENCH_SINK)
                 .ok_or_else(|| anyhow!("no map BENCH_SINK"))?,
         )?;
         Ok(m.get(&0, 0).context("reading BENCH_SINK")?.iter().sum())

@@ -37,6 +37,7 @@
 //! new flow instead (one run per call, baseline the bare program with one
 //! run per call, `cost.bare_1run.ns_per_pkt`).
 
+use dataplane_common::names;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -49,13 +50,13 @@ use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::route::FwdCounters;
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use testbed::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::{apply_config_text, load_object, read_fwd_counters};
-use testbed::fabricrun::lb_hash_placement;
-use testbed::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
+use testbed::bench::{machine, merge_results, Record};
 use testbed::fabric::{check_interrupt, install_interrupt_handler, interrupt_flag};
+use testbed::fabricrun::lb_hash_placement;
 use testbed::lbfabric::{self, LbFabric, LbResult, LbSpec, RunOpts, MODES};
 use testbed::netns::Netns;
+use testbed::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
 
 #[derive(Parser)]
 #[command(
@@ -408,8 +409,10 @@ fn apply(bpf: &mut Ebpf, text: &str) -> Result<u32> {
 }
 
 fn downlink_counters(bpf: &Ebpf) -> Result<FwdCounters> {
-    let m: PerCpuArray<&MapData, FwdCounters> =
-        PerCpuArray::try_from(bpf.map("FWD_COUNTERS").context("FWD_COUNTERS")?)?;
+    let m: PerCpuArray<&MapData, FwdCounters> = PerCpuArray::try_from(
+        bpf.map(names::map::FWD_COUNTERS)
+            .context(names::map::FWD_COUNTERS)?,
+    )?;
     read_fwd_counters(&m, 0)
 }
 

@@ -10,6 +10,7 @@
 //! `pfc.emit_latency_p99_us` in target/bench/results.json. The headroom
 //! formula's `response_us` should cover the p99.
 
+use dataplane_common::names;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,12 +23,12 @@ use clap::Parser;
 use dataplane_common::buffer::{PfcEvent, TcRow};
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use testbed::bench::{machine, merge_results, Record};
 use dataplane_user::dataplane::{apply_config_text, load_object};
 use dataplane_user::lossless_ctl::percentile;
 use dataplane_user::pfc::PfcPort;
-use testbed::testrun::run_xdp;
+use testbed::bench::{machine, merge_results, Record};
 use testbed::netns::Netns;
+use testbed::testrun::run_xdp;
 
 #[derive(Parser)]
 struct Args {
@@ -72,8 +73,10 @@ fn main() -> Result<()> {
     ns.add_ports(&["b0", "b1"])?;
     let mut bpf = load_object()?;
     let (_, ix) = apply_config_text(&mut bpf, CONFIG, "pfcbench")?;
-    let mut ring: RingBuf<MapData> =
-        RingBuf::try_from(bpf.take_map("PFC_EVENTS").context("PFC_EVENTS")?)?;
+    let mut ring: RingBuf<MapData> = RingBuf::try_from(
+        bpf.take_map(names::map::PFC_EVENTS)
+            .context(names::map::PFC_EVENTS)?,
+    )?;
     let port = PfcPort::open("b0", ix[0].config.mac)?;
 
     let lat: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(Vec::new()));
@@ -125,8 +128,10 @@ fn main() -> Result<()> {
     for i in 0..args.samples {
         {
             // the ingress PG (b0 = slot 0, TC3) in headroom, PFC state reset
-            let mut rows: Array<&mut MapData, TcRow> =
-                Array::try_from(bpf.map_mut("TC_ROWS").context("TC_ROWS")?)?;
+            let mut rows: Array<&mut MapData, TcRow> = Array::try_from(
+                bpf.map_mut(names::map::TC_ROWS)
+                    .context(names::map::TC_ROWS)?,
+            )?;
             let mut row = TcRow::ZERO;
             row.pg[0].headroom_used = 1000;
             rows.set(3, row, 0)?;

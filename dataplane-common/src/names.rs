@@ -1,0 +1,135 @@
+//! Every map and program name of the eBPF object, in one place.
+//!
+//! A map's name is its static's identifier in `dataplane-ebpf` and the file
+//! name it is pinned under (`/sys/fs/bpf/dataplane/<instance>/<name>`); a
+//! program's name is its function's (hook + stage). The eBPF side cannot
+//! take these constants (the `#[map]` and `#[xdp]` macros name the symbol),
+//! so the lab's fixture table checks that the built object holds exactly
+//! [`map::ALL`] and [`prog::ALL`].
+
+/// Map names.
+pub mod map {
+    /// Per-port configuration (classification, trust, forwarding flags).
+    pub const PORT_CONFIG: &str = "PORT_CONFIG";
+    /// Per-port, per-CPU RX/TX/class/malformed counters.
+    pub const PORT_COUNTERS: &str = "PORT_COUNTERS";
+    /// Per-CPU counters of frames no configured port owns.
+    pub const GLOBAL_COUNTERS: &str = "GLOBAL_COUNTERS";
+    /// IPv4 routes (LPM).
+    pub const ROUTES_V4: &str = "ROUTES_V4";
+    /// IPv6 routes (LPM).
+    pub const ROUTES_V6: &str = "ROUTES_V6";
+    /// Next hops (egress port, MACs).
+    pub const NEXTHOPS: &str = "NEXTHOPS";
+    /// The redirect devmap (port id -> ifindex).
+    pub const TX_PORTS: &str = "TX_PORTS";
+    /// Per-port, per-CPU forwarding counters.
+    pub const FWD_COUNTERS: &str = "FWD_COUNTERS";
+    /// Scratch between the forward and egress stages (per CPU).
+    pub const EGRESS_CTX: &str = "EGRESS_CTX";
+    /// Tail-call table of the egress stages.
+    pub const EGRESS_STAGE: &str = "EGRESS_STAGE";
+    /// Next-hop groups (members, buckets, mode).
+    pub const GROUPS: &str = "GROUPS";
+    /// Flowlet table (flow -> member, last seen).
+    pub const FLOWLETS: &str = "FLOWLETS";
+    /// Per-port rate estimators (bandwidth mode, utilisation).
+    pub const PORT_RATE: &str = "PORT_RATE";
+    /// The switch's ECMP hash seed.
+    pub const HASH_SEED: &str = "HASH_SEED";
+    /// The buffer model's lock.
+    pub const MODEL_LOCK: &str = "MODEL_LOCK";
+    /// Egress queues of the buffer model (port x TC).
+    pub const QUEUES: &str = "QUEUES";
+    /// Per-TC rows of the buffer model (WRED, lossless, PG).
+    pub const TC_ROWS: &str = "TC_ROWS";
+    /// Per-port buffer state (PG use, headroom, pause state).
+    pub const PORT_BUF: &str = "PORT_BUF";
+    /// The shared buffer pool.
+    pub const POOL: &str = "POOL";
+    /// Received-PAUSE time per port x TC.
+    pub const PAUSE_STATS: &str = "PAUSE_STATS";
+    /// PFC watchdog state and counters per port x TC.
+    pub const WD_STATS: &str = "WD_STATS";
+    /// PFC XOFF/XON requests to the controller (ring buffer).
+    pub const PFC_EVENTS: &str = "PFC_EVENTS";
+    /// Per-port, per-CPU buffer-model counters.
+    pub const LOSSLESS_COUNTERS: &str = "LOSSLESS_COUNTERS";
+    /// Drop snapshots (ring buffer).
+    pub const DROP_EVENTS: &str = "DROP_EVENTS";
+    /// Scratch handed to the snapshot program (per CPU).
+    pub const DROP_CTX: &str = "DROP_CTX";
+    /// Per-CPU rate limit of drop snapshots.
+    pub const DROP_RATE: &str = "DROP_RATE";
+    /// Sink of the benchmark programs.
+    pub const BENCH_SINK: &str = "BENCH_SINK";
+
+    /// Every map of the object.
+    pub const ALL: [&str; 27] = [
+        PORT_CONFIG,
+        PORT_COUNTERS,
+        GLOBAL_COUNTERS,
+        ROUTES_V4,
+        ROUTES_V6,
+        NEXTHOPS,
+        TX_PORTS,
+        FWD_COUNTERS,
+        EGRESS_CTX,
+        EGRESS_STAGE,
+        GROUPS,
+        FLOWLETS,
+        PORT_RATE,
+        HASH_SEED,
+        MODEL_LOCK,
+        QUEUES,
+        TC_ROWS,
+        PORT_BUF,
+        POOL,
+        PAUSE_STATS,
+        WD_STATS,
+        PFC_EVENTS,
+        LOSSLESS_COUNTERS,
+        DROP_EVENTS,
+        DROP_CTX,
+        DROP_RATE,
+        BENCH_SINK,
+    ];
+}
+
+/// Program names (`<hook>_<stage>`).
+pub mod prog {
+    /// Ingress: parse, classify, count; tail-calls forwarding.
+    pub const XDP_CLASSIFY: &str = "xdp_classify";
+    /// Route, pick a next hop, rewrite, redirect.
+    pub const XDP_FORWARD: &str = "xdp_forward";
+    /// Received PFC/PAUSE frames (tail call).
+    pub const XDP_FORWARD_PFC_RX: &str = "xdp_forward_pfc_rx";
+    /// The buffer model at egress (tail call).
+    pub const XDP_FORWARD_EGRESS: &str = "xdp_forward_egress";
+    /// Drop snapshots (tail call).
+    pub const XDP_DROP_SNAPSHOT: &str = "xdp_drop_snapshot";
+    /// The buffer model's timer, run by the controller (BPF_PROG_RUN).
+    pub const XDP_LOSSLESS_TICK: &str = "xdp_lossless_tick";
+    /// Benchmark baseline: returns XDP_PASS.
+    pub const XDP_BENCH_BARE: &str = "xdp_bench_bare";
+    /// Benchmark: the parser alone.
+    pub const XDP_BENCH_PARSE: &str = "xdp_bench_parse";
+    /// Benchmark traffic source (XDP_TX, live frames).
+    pub const XDP_BENCH_TX: &str = "xdp_bench_tx";
+    /// Benchmark receiver: counts and drops.
+    pub const XDP_BENCH_SINK: &str = "xdp_bench_sink";
+
+    /// Every program of the object.
+    pub const ALL: [&str; 10] = [
+        XDP_CLASSIFY,
+        XDP_FORWARD,
+        XDP_FORWARD_PFC_RX,
+        XDP_FORWARD_EGRESS,
+        XDP_DROP_SNAPSHOT,
+        XDP_LOSSLESS_TICK,
+        XDP_BENCH_BARE,
+        XDP_BENCH_PARSE,
+        XDP_BENCH_TX,
+        XDP_BENCH_SINK,
+    ];
+}
