@@ -18,8 +18,8 @@ use dataplane_common::{
     wire::{ipv4, ipv6, Packet},
 };
 
-use crate::forward::NEXTHOPS;
 use crate::packet::XdpPacket;
+use crate::tables::NEXTHOPS;
 
 /// Next-hop groups by index (hash map: an update replaces a group whole).
 #[map]

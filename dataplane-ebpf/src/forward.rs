@@ -1,53 +1,22 @@
 //! The forwarding stage of `xdp_forward`: route lookup, next hop (or group
 //! member), MAC rewrite, TTL / hop-limit decrement, redirect.
 
-use aya_ebpf::{
-    bindings::xdp_action,
-    macros::map,
-    maps::{lpm_trie::Key, DevMap, HashMap, LpmTrie, PerCpuArray, ProgramArray},
-    programs::XdpContext,
-};
+use aya_ebpf::{bindings::xdp_action, maps::lpm_trie::Key, programs::XdpContext};
 use dataplane_common::{
     classify::Class,
-    maps::{PortConfig, MAX_PORTS},
+    maps::PortConfig,
     parse::{Parsed, L3},
     reason::Reason,
     route::{
-        count_not_routed, ipv4_ttl_decrement, pre_route, FwdCounters, NextHop, NotRouted,
-        RouteEntry, MAX_NEXTHOPS, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
+        count_not_routed, ipv4_ttl_decrement, pre_route, NextHop, NotRouted, ROUTE_GROUP,
+        ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
 };
 
 use crate::packet::XdpPacket;
-
-/// IPv4 routes (longest prefix match).
-#[map]
-static ROUTES_V4: LpmTrie<[u8; 4], RouteEntry> = LpmTrie::with_max_entries(16384, 0);
-
-/// IPv6 routes (longest prefix match).
-#[map]
-static ROUTES_V6: LpmTrie<[u8; 16], RouteEntry> = LpmTrie::with_max_entries(16384, 0);
-
-/// Next hops by index. A hash map so an update replaces an entry whole.
-#[map]
-pub(crate) static NEXTHOPS: HashMap<u32, NextHop> = HashMap::with_max_entries(MAX_NEXTHOPS, 0);
-
-/// Egress ports for XDP_REDIRECT, indexed by port id.
-#[map]
-static TX_PORTS: DevMap = DevMap::with_max_entries(MAX_PORTS, 0);
-
-/// Forwarding counters per port (per CPU).
-#[map]
-static FWD_COUNTERS: PerCpuArray<FwdCounters> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
-
-#[inline(always)]
-fn fwd_counters(port_id: u16) -> Option<&'static mut FwdCounters> {
-    // SAFETY: per-CPU slot, only this program on this CPU touches it.
-    FWD_COUNTERS
-        .get_ptr_mut(u32::from(port_id))
-        .map(|p| unsafe { &mut *p })
-}
+use crate::stages::{enter_egress, EgressCtx};
+use crate::tables::{fwd_counters, NEXTHOPS, ROUTES_V4, ROUTES_V6, TX_PORTS};
 
 /// Routes a classified frame. Returns the XDP action.
 #[inline(always)]
@@ -148,62 +117,12 @@ pub fn forward(
         cnp: u8::from(class.cnp),
         _pad: [0; 3],
     };
-    // The egress stage (buffer model, redirect) is its own program, entered
-    // by tail call, so the verifier checks each half on its own: together
-    // their paths multiply past its limit.
-    if let Some(slot) = EGRESS_CTX.get_ptr_mut(0) {
-        // SAFETY: per-CPU slot, read by the tail-called program on this CPU.
-        unsafe { *slot = ec };
-        // SAFETY: tail call with our own context; returns only on failure.
-        unsafe { EGRESS_STAGE.tail_call(ctx, 0) };
-    }
+    enter_egress(ctx, &ec);
     // the egress stage is not installed: send without the buffer model
     if let Some(c) = crate::lossless::counters(ec.out_port) {
         c.model_busy += 1;
     }
     finish(&ec)
-}
-
-/// What the ingress half hands to the egress half.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct EgressCtx {
-    pub in_port: u16,
-    pub out_port: u16,
-    pub len: u32,
-    pub l3_off: u16,
-    /// `L3` as u8.
-    pub l3: u8,
-    pub ecn: u8,
-    pub tc: u8,
-    pub lossless: u8,
-    pub cnp: u8,
-    pub _pad: [u8; 3],
-}
-
-/// Per-CPU hand-over slot between `xdp_forward` and `xdp_forward_egress`.
-#[map]
-pub(crate) static EGRESS_CTX: PerCpuArray<EgressCtx> = PerCpuArray::with_max_entries(1, 0);
-
-/// Entry 0: `xdp_forward_egress`; entry 1: `xdp_forward_pfc_rx`; entry 2:
-/// `xdp_drop_snapshot`; installed by the controller.
-#[map]
-static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(3, 0);
-
-/// Hands a frame to be dropped to `xdp_drop_snapshot`; returns if that
-/// stage is not installed.
-#[inline(always)]
-pub fn tail_call_snapshot(ctx: &XdpContext) {
-    // SAFETY: tail call with our own context; returns only on failure.
-    unsafe { EGRESS_STAGE.tail_call(ctx, 2) };
-}
-
-/// Hands a MAC control frame to `xdp_forward_pfc_rx`; returns if that
-/// stage is not installed.
-#[inline(always)]
-pub fn tail_call_pfc_rx(ctx: &XdpContext) {
-    // SAFETY: tail call with our own context; returns only on failure.
-    unsafe { EGRESS_STAGE.tail_call(ctx, 1) };
 }
 
 /// Rate estimator, redirect and counters of a routed packet.

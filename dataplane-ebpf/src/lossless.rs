@@ -119,7 +119,7 @@ pub enum Egress {
 /// Runs the buffer model for a packet from port `in_port` to `out_port`;
 /// marks CE in the packet when the model says so.
 #[inline(always)]
-pub fn egress(pkt: &XdpPacket, ec: &crate::forward::EgressCtx) -> Egress {
+pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
     // frames are at most 16 KiB (bounded so the verifier's ranges stay small)
     let (in_port, out_port, len) = (ec.in_port, ec.out_port, u64::from(ec.len & 0x3fff));
     let (ip, op) = (in_port as usize, out_port as usize);

@@ -14,6 +14,8 @@ mod forward;
 mod lossless;
 mod packet;
 mod snapshot;
+mod stages;
+mod tables;
 
 use aya_ebpf::{
     bindings::xdp_action,
@@ -131,7 +133,7 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
     if let Outcome::MacControl(_) = &decision.outcome {
         // honoured by `xdp_forward_pfc_rx` (its own program: the model's
         // stack would not fit beside this one's); counted above already
-        forward::tail_call_pfc_rx(&ctx);
+        stages::tail_call_pfc_rx(&ctx);
         return xdp_action::XDP_DROP;
     }
     let (Ok(p), Outcome::Classified { class, .. }) = (&parsed, decision.outcome) else {
@@ -174,7 +176,7 @@ pub fn xdp_forward_pfc_rx(ctx: XdpContext) -> u32 {
 /// no-buffer / watchdog drop, PFC decisions), then redirect.
 #[xdp]
 pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
-    let Some(ec) = forward::EGRESS_CTX.get(0).copied() else {
+    let Some(ec) = stages::EGRESS_CTX.get(0).copied() else {
         return xdp_action::XDP_DROP;
     };
     let pkt = XdpPacket::new(&ctx);

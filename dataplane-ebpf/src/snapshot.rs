@@ -36,7 +36,7 @@ pub fn drop_frame(ctx: &XdpContext, port_id: u16, reason: u8) -> u32 {
                 _pad: 0,
             }
         };
-        crate::forward::tail_call_snapshot(ctx);
+        crate::stages::tail_call_snapshot(ctx);
     }
     xdp_action::XDP_DROP
 }

@@ -1,0 +1,39 @@
+//! The forwarding tables the controller writes (routes, next hops, the
+//! redirect devmap) and the per-port forwarding counters.
+
+use aya_ebpf::{
+    macros::map,
+    maps::{DevMap, HashMap, LpmTrie, PerCpuArray},
+};
+use dataplane_common::{
+    maps::MAX_PORTS,
+    route::{FwdCounters, NextHop, RouteEntry, MAX_NEXTHOPS},
+};
+
+/// IPv4 routes (longest prefix match).
+#[map]
+pub(crate) static ROUTES_V4: LpmTrie<[u8; 4], RouteEntry> = LpmTrie::with_max_entries(16384, 0);
+
+/// IPv6 routes (longest prefix match).
+#[map]
+pub(crate) static ROUTES_V6: LpmTrie<[u8; 16], RouteEntry> = LpmTrie::with_max_entries(16384, 0);
+
+/// Next hops by index. A hash map so an update replaces an entry whole.
+#[map]
+pub(crate) static NEXTHOPS: HashMap<u32, NextHop> = HashMap::with_max_entries(MAX_NEXTHOPS, 0);
+
+/// Egress ports for XDP_REDIRECT, indexed by port id.
+#[map]
+pub(crate) static TX_PORTS: DevMap = DevMap::with_max_entries(MAX_PORTS, 0);
+
+/// Forwarding counters per port (per CPU).
+#[map]
+static FWD_COUNTERS: PerCpuArray<FwdCounters> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
+
+#[inline(always)]
+pub(crate) fn fwd_counters(port_id: u16) -> Option<&'static mut FwdCounters> {
+    // SAFETY: per-CPU slot, only this program on this CPU touches it.
+    FWD_COUNTERS
+        .get_ptr_mut(u32::from(port_id))
+        .map(|p| unsafe { &mut *p })
+}
