@@ -1,0 +1,230 @@
+//! The egress queue of one (egress port, TC): bytes held, drained at the port
+//! rate, frozen while paused.
+
+use super::*;
+
+/// The model of one egress queue (egress port, TC), a map value.
+///
+/// Invariant: `bytes` equals the sum of `ingress` (every function keeps it;
+/// a drain that releases bytes resynchronises `bytes` to the sum if a
+/// corrupted value broke it).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EgressQueue {
+    /// Bytes held.
+    pub bytes: u32,
+    /// Sub-byte drain credit carried between updates, in millibits (< 8000),
+    /// so frequent updates drain exactly as much as one long one.
+    pub drain_frac: u32,
+    /// Time of the last update.
+    pub last_ns: u64,
+    /// The queue is paused (a PFC frame for its priority was received on the
+    /// egress port) until this time; `<= now` means not paused.
+    pub paused_until_ns: u64,
+    /// Bytes transmitted (drained) since creation, wrapping; the watchdog
+    /// reads its delta with `wrapping_sub`.
+    pub tx_bytes: u64,
+    /// Bytes held per ingress slot (ingress port id `& (MODEL_PORTS-1)`).
+    pub ingress: [u32; MODEL_PORTS],
+    /// Peak of `bytes` (watermark); the controller clears it.
+    pub peak_bytes: u32,
+    /// Rotating start of the rounding-remainder pass (0..MODEL_PORTS).
+    pub cursor: u32,
+}
+
+impl EgressQueue {
+    pub const ZERO: EgressQueue = EgressQueue {
+        bytes: 0,
+        drain_frac: 0,
+        last_ns: 0,
+        paused_until_ns: 0,
+        tx_bytes: 0,
+        ingress: [0; MODEL_PORTS],
+        peak_bytes: 0,
+        cursor: 0,
+    };
+
+    /// The queue is paused at `now_ns`.
+    #[inline(always)]
+    pub fn is_paused(&self, now_ns: u64) -> bool {
+        self.paused_until_ns > now_ns
+    }
+
+    /// Drains the queue up to `now_ns` at `speed_mbps` and returns the bytes
+    /// drained; `released[i]` receives the bytes released from ingress slot
+    /// `i` (overwritten; they sum exactly to the return value).
+    ///
+    /// Only the un-paused part of `(last_ns, now_ns]` drains: a pause that
+    /// ended inside the interval (timer expiry) leaves `(paused_until_ns,
+    /// now_ns]`. A pause or XON that starts inside the interval is an event
+    /// the caller applies at its own time with [`EgressQueue::apply_pfc`],
+    /// which drains up to that time first, so the interval before it drains
+    /// at full rate. A port of speed 0 never drains. An empty queue forgets
+    /// its sub-byte credit (an idle link earns none).
+    #[inline(always)]
+    pub fn drain(
+        &mut self,
+        now_ns: u64,
+        speed_mbps: u32,
+        released: &mut [u32; MODEL_PORTS],
+    ) -> u32 {
+        *released = [0; MODEL_PORTS];
+        if now_ns <= self.last_ns {
+            return 0;
+        }
+        let start = if self.paused_until_ns > self.last_ns {
+            if self.paused_until_ns < now_ns {
+                self.paused_until_ns
+            } else {
+                now_ns
+            }
+        } else {
+            self.last_ns
+        };
+        self.last_ns = now_ns;
+        if self.bytes == 0 {
+            self.drain_frac = 0;
+            return 0;
+        }
+        let (avail, frac) = bytes_in(now_ns - start, speed_mbps, self.drain_frac);
+        let want = if avail < u64::from(self.bytes) {
+            avail as u32
+        } else {
+            self.bytes
+        };
+        if want == 0 {
+            // Paused, or less than a byte of credit: keep the fraction.
+            self.drain_frac = frac;
+            return 0;
+        }
+        let done = self.release_proportional(want, released);
+        self.drain_frac = if self.bytes == 0 { 0 } else { frac };
+        self.tx_bytes = self.tx_bytes.wrapping_add(u64::from(done));
+        done
+    }
+
+    /// Applies a received PFC time for this queue's priority at `now_ns`
+    /// (802.1Qbb: a new time reloads the timer, even a shorter one; 0 is
+    /// XON). Drains up to `now_ns` first (see [`EgressQueue::drain`]) and
+    /// returns the bytes drained. The pause lasts `quanta x 512` bit times at
+    /// `speed_mbps` ([`quanta_to_nanos`]).
+    #[inline(always)]
+    pub fn apply_pfc(
+        &mut self,
+        now_ns: u64,
+        quanta: u16,
+        speed_mbps: u32,
+        released: &mut [u32; MODEL_PORTS],
+    ) -> u32 {
+        let done = self.drain(now_ns, speed_mbps, released);
+        // `last_ns` is now `now_ns`, or later when `now_ns` was out of order:
+        // the event then applies at the state's time, so a pause never
+        // starts in the already-drained past.
+        let at = self.last_ns;
+        if quanta == 0 {
+            if self.paused_until_ns > at {
+                self.paused_until_ns = at;
+            }
+        } else {
+            self.paused_until_ns =
+                at.saturating_add(quanta_to_nanos(quanta, u64::from(speed_mbps)));
+        }
+        done
+    }
+
+    /// Adds `len` bytes from ingress slot `slot` (masked to
+    /// `0..MODEL_PORTS`) and returns the bytes accepted: all of them unless
+    /// the queue would exceed 4 GiB - 1 (the caller counts a shortfall as a
+    /// drop). Call [`EgressQueue::drain`] up to now first, so the new bytes
+    /// do not drain over the past.
+    #[inline(always)]
+    pub fn enqueue(&mut self, slot: usize, len: u32) -> u32 {
+        let room = u32::MAX - self.bytes;
+        let take = if len < room { len } else { room };
+        let s = &mut self.ingress[slot & SLOT_MASK];
+        // `*s <= bytes` by the invariant, so `*s + take` fits; saturate in
+        // case a corrupted value broke it.
+        let s_room = u32::MAX - *s;
+        let take = if take < s_room { take } else { s_room };
+        *s += take;
+        self.bytes += take;
+        if self.bytes > self.peak_bytes {
+            self.peak_bytes = self.bytes;
+        }
+        take
+    }
+
+    /// Releases `want` bytes from the ingress slots in proportion to their
+    /// shares and returns the bytes released.
+    ///
+    /// FIFO order is not modelled: each slot `i` holding `c_i` of the `Q`
+    /// bytes gives back `floor(c_i * D / Q)`, which is exactly what a FIFO
+    /// releases when the slots' arrivals are steadily interleaved in those
+    /// proportions; after a burst from one port, FIFO would release that
+    /// port first and this model spreads it (no slot is ever released more
+    /// than it holds). The rounding remainder `r = D - sum(floor)` is fewer
+    /// than the slots whose share had a fraction, and each of those holds at
+    /// least one byte more than its floor, so one pass gives one byte to
+    /// each such slot, starting at the rotating `cursor`, until `r` is 0:
+    /// the released bytes sum exactly to `D`, deterministically, and no slot
+    /// is favoured over time.
+    #[inline(always)]
+    fn release_proportional(&mut self, want: u32, released: &mut [u32; MODEL_PORTS]) -> u32 {
+        let mut total: u64 = 0;
+        let mut i = 0;
+        while i < MODEL_PORTS {
+            total += u64::from(self.ingress[i & SLOT_MASK]);
+            i += 1;
+        }
+        if total == 0 {
+            self.bytes = 0;
+            return 0;
+        }
+        let d = if u64::from(want) < total {
+            u64::from(want)
+        } else {
+            total
+        };
+        // c_i <= 2^32 - 1 and d <= want <= 2^32 - 1, so c_i * d < 2^64.
+        // r <= c_i since d <= total (the clamp guards a corrupted value only).
+        let mut given: u64 = 0;
+        let mut frac_mask: u32 = 0;
+        i = 0;
+        while i < MODEL_PORTS {
+            let c = u64::from(self.ingress[i & SLOT_MASK]);
+            let p = c * d;
+            let mut r = p / total;
+            if r > c {
+                r = c;
+            }
+            if p % total != 0 && r < c {
+                frac_mask |= 1 << i;
+            }
+            released[i & SLOT_MASK] = r as u32;
+            given += r;
+            i += 1;
+        }
+        let mut rem = d.saturating_sub(given);
+        let start = self.cursor as usize;
+        i = 0;
+        while i < MODEL_PORTS && rem > 0 {
+            let j = (start + i) & SLOT_MASK;
+            if frac_mask & (1 << j) != 0 {
+                released[j] += 1;
+                given += 1;
+                rem -= 1;
+            }
+            i += 1;
+        }
+        self.cursor = ((start + 1) & SLOT_MASK) as u32;
+        i = 0;
+        while i < MODEL_PORTS {
+            let j = i & SLOT_MASK;
+            self.ingress[j] -= released[j];
+            i += 1;
+        }
+        // given <= total; resynchronise `bytes` with the slots.
+        self.bytes = (total - given) as u32;
+        given as u32
+    }
+}
