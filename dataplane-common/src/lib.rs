@@ -15,7 +15,8 @@
 //! * [`reason`]: the one table of reason codes (malformed, to the kernel,
 //!   dropped) that counters, events, metrics, the P4 programs and the
 //!   conformance corpus share;
-//! * [`names`]: every map and program name of the eBPF object.
+//! * [`names`]: every map and program name of the eBPF object;
+//! * [`rand`]: seeded generators for tests, the lab and simulations.
 #![no_std]
 
 #[cfg(feature = "user")]
@@ -30,6 +31,7 @@ pub mod lossless;
 pub mod maps;
 pub mod names;
 pub mod parse;
+pub mod rand;
 pub mod reason;
 pub mod route;
 pub mod verdict;

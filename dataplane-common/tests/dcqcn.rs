@@ -8,26 +8,13 @@ use std::collections::BinaryHeap;
 
 use dataplane_common::dcqcn::*;
 use dataplane_common::lossless::{red_hit, WredProfile, ECN_ALL};
+use dataplane_common::rand::XorShift32;
 
 const G40: u64 = 40_000_000_000;
 const G100: u64 = 100_000_000_000;
 const M100: u64 = 100_000_000;
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
-
-/// Marsaglia xorshift32, fixed seed: deterministic draws.
-struct XorShift(u32);
-
-impl XorShift {
-    fn next(&mut self) -> u32 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.0 = x;
-        x
-    }
-}
 
 /// Every invariant a reaction point keeps.
 fn assert_rp_invariants(st: &RpState, p: &DcqcnParams) {
@@ -352,7 +339,7 @@ mod rp {
 
     #[test]
     fn rate_cut_is_exact_for_any_rate() {
-        let mut rng = XorShift(0x1234_5678);
+        let mut rng = XorShift32(0x1234_5678);
         for _ in 0..10_000 {
             let rate = (u64::from(rng.next()) << 32) | u64::from(rng.next());
             let alpha = rng.next() % (ALPHA_ONE + 1);
@@ -729,7 +716,7 @@ mod rp {
 
     #[test]
     fn random_calls_keep_invariants_and_never_panic() {
-        let mut rng = XorShift(0xdcc0_0001);
+        let mut rng = XorShift32(0xdcc0_0001);
         for round in 0..300 {
             let line = match round % 4 {
                 0 => G40,
@@ -873,7 +860,7 @@ fn simulate(p: &DcqcnParams, k: u64, frame: u64, seed: u32, react: bool) -> SimR
     };
     let c = u128::from(p.line_rate_bps);
     let unit = 8 * 1_000_000_000u128; // queue in bit-ns per second units: bytes * 8e9
-    let mut rng = XorShift(seed);
+    let mut rng = XorShift32(seed);
     let mut rp = [RpState::new(p); N];
     let mut np = [NpState::new(p.cnp_interval_ns); N];
     let mut pacer = [Pacer::NEW; N];

@@ -6,6 +6,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 
 use dataplane_common::lb::*;
+use dataplane_common::rand::XorShift32;
 
 const SRC4: [u8; 4] = [10, 0, 0, 1];
 const DST4: [u8; 4] = [10, 0, 1, 1];
@@ -24,25 +25,6 @@ fn roce4(qp: u32) -> FlowKey {
 
 fn roce6(qp: u32) -> FlowKey {
     FlowKey::ipv6(SRC6, DST6, UDP, SPORT, ROCE_PORT, qp)
-}
-
-/// xorshift32: a deterministic stream for tests and the simulation.
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.0 = x;
-        x
-    }
-
-    /// Uniform in lo..=hi.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() as u64 % (hi - lo + 1)
-    }
 }
 
 /// Pearson's chi-square statistic of `counts` against a uniform spread.
@@ -278,7 +260,7 @@ mod groups {
 
     #[test]
     fn weights_are_honoured() {
-        let mut rng = Rng(12345);
+        let mut rng = XorShift32(12345);
         let mut sets: Vec<Vec<u8>> = vec![
             vec![1],
             vec![1, 1],
@@ -377,7 +359,7 @@ mod groups {
     /// minimum any table with the new counts allows.
     #[test]
     fn random_changes_move_only_what_they_must() {
-        let mut rng = Rng(777);
+        let mut rng = XorShift32(777);
         let mut m = members(&[10; 8]);
         let mut n = 8u8;
         let mut prev = build_buckets(&m, n, None).unwrap();
@@ -734,7 +716,7 @@ mod rate {
             assert!(dre_decay(x, 1) < x);
         }
         assert_eq!((dre_decay(10, 7), dre_decay(10, 8)), (0, 1));
-        let mut rng = Rng(99);
+        let mut rng = XorShift32(99);
         for x0 in (0..2000).map(|i| {
             if i < 1000 {
                 i
@@ -1180,7 +1162,7 @@ mod modes {
     fn spray_picks_per_packet() {
         let g = group(MODE_SPRAY, &[1, 1, 1, 1]);
         let h = 7;
-        let mut rng = Rng(3);
+        let mut rng = XorShift32(3);
         let mut c = [0u64; 4];
         for _ in 0..8000 {
             let p = select(&g, h, None, T0, rng.next(), || bands(&[1, 1, 3, 1])).unwrap();
@@ -1204,7 +1186,7 @@ mod modes {
     /// eligible member or nothing, and never panic.
     #[test]
     fn garbage_groups_are_safe() {
-        let mut rng = Rng(0xbad);
+        let mut rng = XorShift32(0xbad);
         for _ in 0..20_000 {
             let mut g = Group::new(rng.next() as u8 & 7, rng.next() & 0x3ffff);
             g.n_members = rng.next() as u8 % 20;
@@ -1268,7 +1250,7 @@ mod low_entropy {
         hash: u32,
         next_ns: u64,
         left_in_burst: u64,
-        rng: Rng,
+        rng: XorShift32,
     }
 
     struct Outcome {
@@ -1300,10 +1282,10 @@ mod low_entropy {
         let g = group(mode, &[1; UPLINKS]);
         let mut ports = [PortRate::new(100_000); UPLINKS];
         let mut flowlets: HashMap<u32, Flowlet> = HashMap::new();
-        let mut spray = Rng(0x5a5a_5a5a);
+        let mut spray = XorShift32(0x5a5a_5a5a);
         let mut flows: Vec<Flow> = (0..FLOWS)
             .map(|i| {
-                let mut rng = Rng(0x1234_5678 ^ (i as u32 + 1).wrapping_mul(0x9e37_79b9));
+                let mut rng = XorShift32(0x1234_5678 ^ (i as u32 + 1).wrapping_mul(0x9e37_79b9));
                 Flow {
                     hash: flow_hash(&roce4(QP_BASE + i as u32), seed),
                     next_ns: START_NS + rng.range(0, 400_000),

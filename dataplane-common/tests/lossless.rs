@@ -7,21 +7,8 @@ mod common;
 use common::*;
 use dataplane_common::build::{self, Ip};
 use dataplane_common::lossless::*;
+use dataplane_common::rand::XorShift32;
 use dataplane_common::wire::{csum, ipv4, ipv6, macctl};
-
-/// Marsaglia xorshift32, fixed seed: deterministic draws.
-struct XorShift(u32);
-
-impl XorShift {
-    fn next(&mut self) -> u32 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.0 = x;
-        x
-    }
-}
 
 const G100: u32 = 100_000;
 const G25: u32 = 25_000;
@@ -235,7 +222,7 @@ mod release {
     fn released_bytes_sum_exactly_to_drained_bytes() {
         // Random contributions over 16 slots and random drains: nothing lost
         // or created by rounding, no slot released more than it held.
-        let mut rng = XorShift(0x1234_5678);
+        let mut rng = XorShift32(0x1234_5678);
         let mut q = EgressQueue::ZERO;
         let mut now = 0u64;
         let (mut total_in, mut total_out) = (0u64, 0u64);
@@ -287,7 +274,7 @@ mod wred {
     };
 
     fn fraction(p: &WredProfile, q: u32, n: u32, seed: u32) -> f64 {
-        let mut rng = XorShift(seed);
+        let mut rng = XorShift32(seed);
         let hits = (0..n)
             .filter(|_| wred(p, q, ECN_ECT0, true, false, rng.next()) == EcnAction::MarkCe)
             .count();
@@ -296,7 +283,7 @@ mod wred {
 
     #[test]
     fn below_min_never_marks() {
-        let mut rng = XorShift(1);
+        let mut rng = XorShift32(1);
         for q in [0, 1, 399_999] {
             for _ in 0..10_000 {
                 assert_eq!(
@@ -311,7 +298,7 @@ mod wred {
 
     #[test]
     fn at_or_above_max_always_marks() {
-        let mut rng = XorShift(2);
+        let mut rng = XorShift32(2);
         for q in [1_600_000, 1_600_001, u32::MAX] {
             for _ in 0..10_000 {
                 assert_eq!(
