@@ -29,14 +29,14 @@ impl FlowKey {
         dport: u16,
         dest_qp: u32,
     ) -> Self {
-        FlowKey {
-            src: ipv4_mapped(src),
-            dst: ipv4_mapped(dst),
+        Self::ipv6(
+            ipv4_mapped(src),
+            ipv4_mapped(dst),
+            proto,
             sport,
             dport,
-            proto,
             dest_qp,
-        }
+        )
     }
 
     /// A flow between two IPv6 addresses.
