@@ -8,7 +8,7 @@ pub struct XorShift32(pub u32);
 
 impl XorShift32 {
     /// The next value (never 0 for a non-zero seed).
-    pub fn next(&mut self) -> u32 {
+    pub fn next_u32(&mut self) -> u32 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 17;
@@ -19,7 +19,7 @@ impl XorShift32 {
 
     /// Uniform (up to modulo bias) in `lo..=hi`.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + u64::from(self.next()) % (hi - lo + 1)
+        lo + u64::from(self.next_u32()) % (hi - lo + 1)
     }
 }
 

@@ -1,101 +1,28 @@
-//! The `dataplane` controller as a library: loading and attaching the eBPF
-//! programs, writing the tables a validated plan (`dataplane_config`) gives,
-//! reading counters.
+//! The `dataplane` controller as a library: a validated plan
+//! (`dataplane_config`) becomes the eBPF data plane's tables; the lossless
+//! control loop (buffer-model timer, PFC emission, watchdog) runs beside
+//! it; telemetry reads it back.
+//!
+//! | module | concern |
+//! |---|---|
+//! | [`object`] | the eBPF object: load, map layouts, adopt pinned maps |
+//! | [`ports`] | planned ports bound to interfaces; the port table |
+//! | [`tables`] | plan -> tables: forwarding, groups, and the writer of all |
+//! | [`attach`] | attaching through pinned links, pinning, `down` |
+//! | [`lossless`] | buffer-model tables and timer, PFC emission, watchdog |
+//! | [`telemetry`] | counters, stats, metrics, drop events |
+//! | [`links`] | link-state notifications (netlink) |
+//! | [`sys`] | interfaces, namespaces, bpffs, the instance lock |
+//! | [`log`] | levels, plain or JSON lines |
 
-pub mod dataplane;
-pub mod events;
-
-pub mod groups;
+pub mod attach;
 pub mod links;
 pub mod log;
-pub mod lossless_ctl;
-pub mod metrics;
-
-pub mod pfc;
-pub mod stats;
+pub mod lossless;
+pub mod object;
+pub mod ports;
 pub mod sys;
 pub mod tables;
+pub mod telemetry;
 
-pub mod watchdog;
-
-use anyhow::Result;
-
-/// Reads every configured port's counters from a running instance.
-pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
-    let pinned = dataplane::Pinned::open(instance)?;
-    let mut ports = Vec::new();
-    for item in pinned.port_config.iter() {
-        let (ifindex, cfg) = item?;
-        let c = dataplane::read_port_counters(&pinned.port_counters, cfg.port_id)?;
-        let f = dataplane::read_fwd_counters(&pinned.fwd_counters, cfg.port_id)?;
-        let name = sys::ifname(ifindex).unwrap_or_else(|| format!("ifindex{ifindex}"));
-        ports.push((name, ifindex, cfg.port_id, c, f));
-    }
-    ports.sort_by_key(|p| p.2);
-    let g = dataplane::read_global_counters(&pinned.global_counters)?;
-    let mut snap = stats::Snapshot::new(instance, ports, g);
-    let now = sys::monotonic_ns();
-    for p in &mut snap.ports {
-        let per_cpu = pinned.lossless.get(&u32::from(p.port_id), 0)?;
-        let mut lc = dataplane_common::buffer::LosslessCounters::ZERO;
-        for c in per_cpu.iter() {
-            lc.accumulate(c);
-        }
-        p.counters.extend(stats::lossless_fields(&lc));
-        let slot = usize::from(p.port_id);
-        let modelled = slot < dataplane_common::lossless::MODEL_PORTS
-            && pinned
-                .port_buf
-                .get(&(slot as u32), 0)
-                .map(|b| b.enabled != 0)
-                .unwrap_or(false);
-        if modelled {
-            for tc in 0..8usize {
-                if let Ok(q) = pinned.queues.get(&((slot * 8 + tc) as u32), 0) {
-                    p.counters
-                        .insert(format!("queue_bytes[{tc}]"), u64::from(q.bytes));
-                    p.counters
-                        .insert(format!("queue_watermark[{tc}]"), u64::from(q.peak_bytes));
-                    p.counters
-                        .insert(format!("queue_paused[{tc}]"), u64::from(q.is_paused(now)));
-                    p.counters
-                        .insert(format!("queue_tx_bytes[{tc}]"), q.tx_bytes);
-                }
-                if let Ok(st) = pinned.pause_stats.get(&((slot * 8 + tc) as u32), 0) {
-                    p.counters
-                        .insert(format!("rx_pause_ns[{tc}]"), st.total_at(now));
-                }
-                if let Ok(w) = pinned.wd_stats.get(&((slot * 8 + tc) as u32), 0) {
-                    p.counters
-                        .insert(format!("pfcwd_storm_detected[{tc}]"), w.storm_detected);
-                    p.counters
-                        .insert(format!("pfcwd_storm_restored[{tc}]"), w.storm_restored);
-                    p.counters
-                        .insert(format!("pfcwd_in_storm[{tc}]"), w.in_storm);
-                }
-            }
-        }
-        if let Ok(r) = pinned.port_rate.get(&u32::from(p.port_id), 0) {
-            p.speed_mbps = r.speed_mbps;
-            let u = r.utilisation(now);
-            p.tx_utilisation_pct =
-                (u != dataplane_common::lb::UTIL_UNKNOWN).then(|| f64::from(u) / 10.0);
-        }
-    }
-    for item in pinned.groups.iter() {
-        let (id, grp) = item?;
-        let n = grp.n_members.min(dataplane_common::lb::MAX_MEMBERS as u8);
-        let live = (0..n).filter(|&i| grp.eligible(i)).count();
-        snap.groups.push(stats::GroupStats {
-            id,
-            mode: dataplane_config::MODES
-                .get(grp.mode as usize)
-                .unwrap_or(&"?")
-                .to_string(),
-            members: n as usize,
-            live,
-        });
-    }
-    snap.groups.sort_by_key(|g| g.id);
-    Ok(snap)
-}
+pub use telemetry::snapshot::snapshot;

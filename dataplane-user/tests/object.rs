@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use dataplane_common::names;
-use dataplane_user::dataplane::EBPF_OBJECT;
+use dataplane_user::object::EBPF_OBJECT;
 
 #[test]
 fn object_maps_and_programs_are_the_named_ones() {

@@ -178,12 +178,12 @@ pub fn counter_snapshot(
         PerCpuArray::try_from(get("LOSSLESS_COUNTERS")?)?;
     let mut all = std::collections::BTreeMap::new();
     for id in 0..MAX_PORTS as u16 {
-        let mut fields: Vec<(String, u64)> = dataplane_user::stats::port_fields(
-            &dataplane_user::dataplane::read_port_counters(&pc, id)?,
+        let mut fields: Vec<(String, u64)> = dataplane_user::telemetry::stats::port_fields(
+            &dataplane_user::telemetry::counters::read_port_counters(&pc, id)?,
         )
         .into_iter()
-        .chain(dataplane_user::stats::fwd_fields(
-            &dataplane_user::dataplane::read_fwd_counters(&fc, id)?,
+        .chain(dataplane_user::telemetry::stats::fwd_fields(
+            &dataplane_user::telemetry::counters::read_fwd_counters(&fc, id)?,
         ))
         .collect();
         if lossless {
@@ -192,7 +192,7 @@ pub fn counter_snapshot(
                 l.accumulate(c);
             }
             fields.extend(
-                dataplane_user::stats::lossless_fields(&l)
+                dataplane_user::telemetry::stats::lossless_fields(&l)
                     .into_iter()
                     .filter(|(n, _)| !n.starts_with("tx_pfc[")),
             );
@@ -202,7 +202,7 @@ pub fn counter_snapshot(
         }
     }
     let gm: PerCpuArray<&MapData, GlobalCounters> = PerCpuArray::try_from(get("GLOBAL_COUNTERS")?)?;
-    let g = dataplane_user::dataplane::read_global_counters(&gm)?;
+    let g = dataplane_user::telemetry::counters::read_global_counters(&gm)?;
     all.insert("global:unknown_port".into(), g.unknown_port);
     all.insert("global:bad_port_id".into(), g.bad_port_id);
     Ok(all)

@@ -25,7 +25,8 @@ use dataplane_common::lossless::EgressQueue;
 use dataplane_common::parse::{parse, ParseError};
 use dataplane_common::wire::bth;
 use dataplane_config::Config;
-use dataplane_user::dataplane::{apply_config_text, load_object};
+use dataplane_user::object::load_object;
+use dataplane_user::tables::apply_config_text;
 use testbed::netns::Netns;
 use testbed::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS};
 

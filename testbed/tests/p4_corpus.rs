@@ -18,7 +18,8 @@ use std::path::Path;
 
 use aya::Ebpf;
 use dataplane_p4::corpus::{Case, CpuReason, DropReason, Expect};
-use dataplane_user::dataplane::{apply_config_text, load_object};
+use dataplane_user::object::load_object;
+use dataplane_user::tables::apply_config_text;
 use testbed::netns::Netns;
 use testbed::testrun::{action_name, counter_snapshot, run_xdp, XDP_DROP, XDP_PASS, XDP_REDIRECT};
 

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dataplane_user::pfc::PfcPort;
+use dataplane_user::lossless::pfc::PfcPort;
 use testbed::netns::{veth, Netns};
 
 #[test]

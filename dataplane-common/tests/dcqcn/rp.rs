@@ -72,8 +72,8 @@ fn cnp_cuts_by_alpha_over_two() {
 fn rate_cut_is_exact_for_any_rate() {
     let mut rng = XorShift32(0x1234_5678);
     for _ in 0..10_000 {
-        let rate = (u64::from(rng.next()) << 32) | u64::from(rng.next());
-        let alpha = rng.next() % (ALPHA_ONE + 1);
+        let rate = (u64::from(rng.next_u32()) << 32) | u64::from(rng.next_u32());
+        let alpha = rng.next_u32() % (ALPHA_ONE + 1);
         assert_eq!(
             rate_cut(rate, alpha),
             ref_cut(rate, alpha),
@@ -451,8 +451,8 @@ fn random_calls_keep_invariants_and_never_panic() {
         let line = match round % 4 {
             0 => G40,
             1 => M100,
-            2 => u64::from(rng.next()) << (rng.next() % 32),
-            _ => u64::MAX >> (rng.next() % 64),
+            2 => u64::from(rng.next_u32()) << (rng.next_u32() % 32),
+            _ => u64::MAX >> (rng.next_u32() % 64),
         };
         let mut p = if round % 2 == 0 {
             DcqcnParams::new(line)
@@ -461,32 +461,32 @@ fn random_calls_keep_invariants_and_never_panic() {
         };
         if round % 5 == 0 {
             // hostile parameters
-            p.g = rng.next();
-            p.initial_alpha = rng.next();
-            p.fast_recovery_events = rng.next() % 8;
-            p.rate_increase_period_ns = u64::from(rng.next() % 4);
-            p.alpha_update_period_ns = u64::from(rng.next() % 4);
-            p.byte_counter_bytes = u64::from(rng.next() % 3);
-            p.rai_bps = u64::MAX >> (rng.next() % 64);
-            p.rhai_bps = u64::MAX >> (rng.next() % 64);
-            p.min_rate_bps = u64::MAX >> (rng.next() % 64);
+            p.g = rng.next_u32();
+            p.initial_alpha = rng.next_u32();
+            p.fast_recovery_events = rng.next_u32() % 8;
+            p.rate_increase_period_ns = u64::from(rng.next_u32() % 4);
+            p.alpha_update_period_ns = u64::from(rng.next_u32() % 4);
+            p.byte_counter_bytes = u64::from(rng.next_u32() % 3);
+            p.rai_bps = u64::MAX >> (rng.next_u32() % 64);
+            p.rhai_bps = u64::MAX >> (rng.next_u32() % 64);
+            p.min_rate_bps = u64::MAX >> (rng.next_u32() % 64);
         }
         let mut st = RpState::new(&p);
-        let mut now = u64::from(rng.next());
+        let mut now = u64::from(rng.next_u32());
         for _ in 0..200 {
-            now = match rng.next() % 8 {
-                0 => now.saturating_sub(u64::from(rng.next() % 1000)),
-                1 => now.saturating_add(u64::from(rng.next()) << 16),
-                _ => now.saturating_add(u64::from(rng.next() % 100_000)),
+            now = match rng.next_u32() % 8 {
+                0 => now.saturating_sub(u64::from(rng.next_u32() % 1000)),
+                1 => now.saturating_add(u64::from(rng.next_u32()) << 16),
+                _ => now.saturating_add(u64::from(rng.next_u32() % 100_000)),
             };
-            match rng.next() % 3 {
+            match rng.next_u32() % 3 {
                 0 => rp_on_cnp(&mut st, &p, now),
-                1 => rp_on_sent(&mut st, &p, now, u64::from(rng.next()) << (rng.next() % 40)),
+                1 => rp_on_sent(&mut st, &p, now, u64::from(rng.next_u32()) << (rng.next_u32() % 40)),
                 _ => rp_tick(&mut st, &p, now),
             };
             assert_rp_invariants(&st, &p);
             let mut pacer = Pacer::NEW;
-            pacer.on_send(now, rp_rate(&st), u64::from(rng.next()));
+            pacer.on_send(now, rp_rate(&st), u64::from(rng.next_u32()));
         }
     }
 }

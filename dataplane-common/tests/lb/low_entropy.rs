@@ -90,7 +90,7 @@ fn simulate(mode: u8, seed: u32) -> Outcome {
             }
             b
         };
-        let pick = select(&g, f.hash, entry, now, spray.next(), load).expect("live uplinks");
+        let pick = select(&g, f.hash, entry, now, spray.next_u32(), load).expect("live uplinks");
         if pick.flowlet.is_some_and(FlowletEvent::is_new) {
             out.flowlets += 1;
         }

@@ -235,7 +235,7 @@ fn spray_picks_per_packet() {
     let mut rng = XorShift32(3);
     let mut c = [0u64; 4];
     for _ in 0..8000 {
-        let p = select(&g, h, None, T0, rng.next(), || bands(&[1, 1, 3, 1])).unwrap();
+        let p = select(&g, h, None, T0, rng.next_u32(), || bands(&[1, 1, 3, 1])).unwrap();
         assert_eq!(p.flowlet, None);
         c[p.slot as usize] += 1;
     }
@@ -258,30 +258,30 @@ fn spray_picks_per_packet() {
 fn garbage_groups_are_safe() {
     let mut rng = XorShift32(0xbad);
     for _ in 0..20_000 {
-        let mut g = Group::new(rng.next() as u8 & 7, rng.next() & 0x3ffff);
-        g.n_members = rng.next() as u8 % 20;
+        let mut g = Group::new(rng.next_u32() as u8 & 7, rng.next_u32() & 0x3ffff);
+        g.n_members = rng.next_u32() as u8 % 20;
         for m in g.members.iter_mut() {
             *m = Member {
-                id: rng.next() as u16,
-                weight: rng.next() as u8 % 3,
-                live: rng.next() as u8 % 3,
+                id: rng.next_u32() as u16,
+                weight: rng.next_u32() as u8 % 3,
+                live: rng.next_u32() as u8 % 3,
             };
         }
         for b in g.buckets.iter_mut() {
-            *b = rng.next() as u8 % 20;
+            *b = rng.next_u32() as u8 % 20;
         }
         let mut bands = [0u8; MAX_MEMBERS];
         for b in bands.iter_mut() {
-            *b = rng.next() as u8 % 10;
+            *b = rng.next_u32() as u8 % 10;
         }
         let mut e = Flowlet {
-            last_seen_ns: rng.next() as u64,
-            flowlets: rng.next(),
-            slot: rng.next() as u8 % 20,
+            last_seen_ns: rng.next_u32() as u64,
+            flowlets: rng.next_u32(),
+            slot: rng.next_u32() as u8 % 20,
             _pad: [0; 3],
         };
-        let h = rng.next();
-        if let Some(p) = select(&g, h, Some(&mut e), rng.next() as u64, rng.next(), || bands) {
+        let h = rng.next_u32();
+        if let Some(p) = select(&g, h, Some(&mut e), rng.next_u32() as u64, rng.next_u32(), || bands) {
             assert!(g.eligible(p.slot), "{p:?}");
             assert!(p.slot < g.n_members && (p.slot as usize) < MAX_MEMBERS);
             assert_eq!(p.id, g.members[p.slot as usize].id);

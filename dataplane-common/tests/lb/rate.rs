@@ -41,7 +41,7 @@ fn decay_steps() {
         if i < 1000 {
             i
         } else {
-            (rng.next() as u64) << (i % 9)
+            (rng.next_u32() as u64) << (i % 9)
         }
     }) {
         for k in 0..DRE_MAX_STEPS {

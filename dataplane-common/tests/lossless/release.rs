@@ -44,14 +44,14 @@ fn released_bytes_sum_exactly_to_drained_bytes() {
     let mut now = 0u64;
     let (mut total_in, mut total_out) = (0u64, 0u64);
     for _ in 0..20_000 {
-        for _ in 0..(rng.next() % 4) {
-            let slot = (rng.next() % 16) as usize;
-            let len = 64 + rng.next() % 9000;
+        for _ in 0..(rng.next_u32() % 4) {
+            let slot = (rng.next_u32() % 16) as usize;
+            let len = 64 + rng.next_u32() % 9000;
             assert_eq!(q.enqueue(slot, len), len);
             total_in += u64::from(len);
         }
         let before = q;
-        now += u64::from(rng.next() % 2000);
+        now += u64::from(rng.next_u32() % 2000);
         let (d, rel) = drain(&mut q, now, G25);
         let sum: u64 = rel.iter().map(|&r| u64::from(r)).sum();
         assert_eq!(sum, u64::from(d));

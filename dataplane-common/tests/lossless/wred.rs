@@ -13,7 +13,7 @@ const HPCC_100G: WredProfile = WredProfile {
 fn fraction(p: &WredProfile, q: u32, n: u32, seed: u32) -> f64 {
     let mut rng = XorShift32(seed);
     let hits = (0..n)
-        .filter(|_| wred(p, q, ECN_ECT0, true, false, rng.next()) == EcnAction::MarkCe)
+        .filter(|_| wred(p, q, ECN_ECT0, true, false, rng.next_u32()) == EcnAction::MarkCe)
         .count();
     hits as f64 / f64::from(n)
 }
@@ -24,7 +24,7 @@ fn below_min_never_marks() {
     for q in [0, 1, 399_999] {
         for _ in 0..10_000 {
             assert_eq!(
-                wred(&HPCC_100G, q, ECN_ECT0, true, false, rng.next()),
+                wred(&HPCC_100G, q, ECN_ECT0, true, false, rng.next_u32()),
                 EcnAction::Forward
             );
         }
@@ -39,7 +39,7 @@ fn at_or_above_max_always_marks() {
     for q in [1_600_000, 1_600_001, u32::MAX] {
         for _ in 0..10_000 {
             assert_eq!(
-                wred(&HPCC_100G, q, ECN_ECT1, true, false, rng.next()),
+                wred(&HPCC_100G, q, ECN_ECT1, true, false, rng.next_u32()),
                 EcnAction::MarkCe
             );
         }

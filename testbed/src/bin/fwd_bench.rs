@@ -54,7 +54,7 @@ use aya::Ebpf;
 use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
-use dataplane_user::dataplane::load_object;
+use dataplane_user::object::load_object;
 use dataplane_user::sys;
 use testbed::bench::{machine, merge_results, Record};
 use testbed::controller::Controller;

@@ -14,7 +14,7 @@ use aya::maps::{DevMap, HashMap, MapData};
 use aya::Ebpf;
 use dataplane_common::route::{NextHop, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP};
 
-use crate::dataplane::Resolved;
+use crate::ports::Resolved;
 use dataplane_config::{Plan, Target};
 
 fn map<'a>(bpf: &'a mut Ebpf, name: &str) -> Result<&'a mut aya::maps::Map> {
@@ -110,10 +110,10 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
             }
         }
     }
-    n += crate::groups::write_groups(bpf, plan, ports)?;
+    n += crate::tables::groups::write_groups(bpf, plan, ports)?;
     n += write_routes::<4>(bpf, names::map::ROUTES_V4, plan)?;
     n += write_routes::<16>(bpf, names::map::ROUTES_V6, plan)?;
-    n += crate::groups::remove_stale_groups(bpf, plan)?;
+    n += crate::tables::groups::remove_stale_groups(bpf, plan)?;
     {
         let mut m: HashMap<&mut MapData, u32, NextHop> =
             HashMap::try_from(map(bpf, names::map::NEXTHOPS)?)?;

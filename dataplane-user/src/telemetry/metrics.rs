@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::stats::Snapshot;
+use crate::telemetry::stats::Snapshot;
 
 /// How a stats counter name maps to a metric.
 struct Family {

@@ -9,7 +9,7 @@ use aya::Ebpf;
 use dataplane_common::lb::{Group, PortRate};
 use dataplane_common::names;
 
-use crate::dataplane::Resolved;
+use crate::ports::Resolved;
 use dataplane_config::group_value;
 use dataplane_config::Plan;
 

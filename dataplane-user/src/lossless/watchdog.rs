@@ -33,7 +33,7 @@ struct Watched {
 }
 
 pub struct Watchdog {
-    log: crate::events::EventLog,
+    log: crate::telemetry::events::EventLog,
     cfg: PfcWdConfig,
     watched: Vec<Watched>,
     pub detected: u64,
@@ -59,7 +59,7 @@ impl Watchdog {
             }
         }
         Some(Watchdog {
-            log: crate::events::EventLog::open(&plan.instance),
+            log: crate::telemetry::events::EventLog::open(&plan.instance),
             cfg,
             watched,
             detected: 0,

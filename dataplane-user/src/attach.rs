@@ -1,0 +1,222 @@
+//! Loading the programs, writing the tables, attaching, pinning.
+
+use crate::object::{check_pinned_layouts, load_object_pinned, object_maps};
+use crate::ports::{resolve_ports, Resolved};
+use crate::tables::write_tables;
+use dataplane_common::names;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use aya::programs::{Xdp, XdpMode};
+use aya::Ebpf;
+
+use crate::sys;
+use dataplane_config::{Plan, XdpAttach};
+
+/// Every map the controller pins, by name.
+pub const PINNED_MAPS: [&str; 13] = [
+    names::map::DROP_EVENTS,
+    names::map::PAUSE_STATS,
+    names::map::WD_STATS,
+    names::map::QUEUES,
+    names::map::LOSSLESS_COUNTERS,
+    names::map::PORT_BUF,
+    names::map::TC_ROWS,
+    names::map::PORT_CONFIG,
+    names::map::PORT_COUNTERS,
+    names::map::GLOBAL_COUNTERS,
+    names::map::FWD_COUNTERS,
+    names::map::PORT_RATE,
+    names::map::GROUPS,
+];
+
+/// Where the XDP link of a port is pinned.
+pub fn link_pin(dir: &Path, ifname: &str) -> PathBuf {
+    dir.join("links").join(ifname)
+}
+
+/// A running data plane: programs loaded, tables written, ports attached
+/// through bpf_links pinned under `/sys/fs/bpf/dataplane/<instance>/links`,
+/// every map pinned beside them. The pins, not this process, keep it
+/// running: dropping this (the controller stopping, even by SIGKILL)
+/// leaves forwarding untouched; [`down`] detaches.
+pub struct Running {
+    pub bpf: Ebpf,
+    pub pin_dir: PathBuf,
+    pub attached: Vec<(String, &'static str)>,
+    /// The program attached to the ports.
+    pub program: &'static str,
+    /// The ports as resolved at start.
+    pub ports: Vec<Resolved>,
+    /// A running data plane was adopted (not created).
+    pub adopted: bool,
+}
+
+impl Running {
+    /// Applies a validated plan in the current namespace: adopts the data
+    /// plane pinned for this instance if there is one (new programs swapped
+    /// in atomically on its links, maps and their state kept, tables
+    /// rewritten), otherwise creates it.
+    pub fn start(plan: &Plan) -> Result<Running> {
+        let resolved = resolve_ports(plan)?;
+        sys::ensure_bpffs()?;
+        let pin_dir = sys::pin_dir(&plan.instance);
+        let links_dir = pin_dir.join("links");
+        let adopted = links_dir.exists()
+            && std::fs::read_dir(&links_dir)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false);
+        if pin_dir.exists() {
+            check_pinned_layouts(&pin_dir)?;
+        }
+        std::fs::create_dir_all(&links_dir)
+            .with_context(|| format!("creating {}", links_dir.display()))?;
+        let fresh = !adopted;
+        let started = (|| -> Result<Running> {
+            let mut bpf = load_object_pinned(&pin_dir)?;
+            write_tables(&mut bpf, plan, &resolved)?;
+            let mut running = Running {
+                bpf,
+                pin_dir: pin_dir.clone(),
+                attached: Vec::new(),
+                program: names::prog::XDP_CLASSIFY,
+                ports: resolved.clone(),
+                adopted,
+            };
+            let prog_name = if plan.forwarding() {
+                names::prog::XDP_FORWARD
+            } else {
+                names::prog::XDP_CLASSIFY
+            };
+            running.program = prog_name;
+            let prog: &mut Xdp = running
+                .bpf
+                .program_mut(prog_name)
+                .ok_or_else(|| anyhow!("program {prog_name} missing"))?
+                .try_into()?;
+            for (p, ix) in plan.ports.iter().zip(resolved.iter().map(|r| r.ifindex)) {
+                let pin = link_pin(&pin_dir, &p.name);
+                // a pinned link: swap the program on it (atomic, no packet
+                // sees no program); if the link is gone (interface
+                // recreated), attach anew
+                if pin.exists() {
+                    let swapped = aya::programs::links::PinnedLink::from_pin(&pin)
+                        .map_err(|e| anyhow!("{e}"))
+                        .and_then(|pl| {
+                            Ok(aya::programs::xdp::XdpLink::try_from(
+                                aya::programs::links::FdLink::from(pl),
+                            )?)
+                        })
+                        .and_then(|xl| Ok(prog.attach_to_link(xl)?))
+                        .and_then(|id| Ok(prog.take_link(id)?));
+                    match swapped {
+                        Ok(owned) => {
+                            drop(owned); // the pin keeps it
+                            running
+                                .attached
+                                .push((p.name.clone(), "kept, program swapped"));
+                            continue;
+                        }
+                        Err(_) => {
+                            let _ = std::fs::remove_file(&pin);
+                        }
+                    }
+                }
+                let id = match p.attach {
+                    XdpAttach::Native => prog
+                        .attach_to_if_index(ix, XdpMode::Driver)
+                        .map(|id| (id, "native")),
+                    XdpAttach::Generic => prog
+                        .attach_to_if_index(ix, XdpMode::Skb)
+                        .map(|id| (id, "generic")),
+                    XdpAttach::Auto => prog
+                        .attach_to_if_index(ix, XdpMode::Driver)
+                        .map(|id| (id, "native"))
+                        .or_else(|_| {
+                            prog.attach_to_if_index(ix, XdpMode::Skb)
+                                .map(|id| (id, "generic"))
+                        }),
+                };
+                let (id, mode) =
+                    id.with_context(|| format!("attaching {prog_name} to {}", p.name))?;
+                let link = prog.take_link(id)?;
+                let fd_link = aya::programs::links::FdLink::try_from(link).map_err(|e| {
+                    anyhow!(
+                        "{}: XDP attached without a bpf_link, which cannot be pinned: {e}",
+                        p.name
+                    )
+                })?;
+                fd_link.pin(&pin).with_context(|| {
+                    format!("pinning the XDP link of {} at {}", p.name, pin.display())
+                })?;
+                running.attached.push((p.name.clone(), mode));
+            }
+            // ports no longer in the config: their links go
+            if let Ok(d) = std::fs::read_dir(&links_dir) {
+                for e in d.flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if !plan.ports.iter().any(|p| p.name == name) {
+                        detach_pinned_link(&e.path());
+                    }
+                }
+            }
+            Ok(running)
+        })();
+        if started.is_err() && fresh {
+            // nothing half-applied: a new data plane that failed goes away
+            let _ = down_dir(&pin_dir);
+        }
+        started
+    }
+}
+
+fn detach_pinned_link(path: &Path) {
+    if let Ok(pl) = aya::programs::links::PinnedLink::from_pin(path) {
+        // unpin, then drop the last reference: the link (and XDP) go
+        if let Ok(fd_link) = pl.unpin() {
+            drop(fd_link);
+        }
+    }
+    let _ = std::fs::remove_file(path);
+}
+
+/// Detaches an instance's data plane: its pinned links (so its programs
+/// leave the ports) and its pinned maps. Refused while a controller runs it.
+pub fn down(instance: &str) -> Result<usize> {
+    let _lock = sys::InstanceLock::acquire(instance)?;
+    let dir = sys::pin_dir(instance);
+    if !dir.exists() {
+        bail!("no data plane {instance:?} is pinned in {}", dir.display());
+    }
+    let _ = std::fs::remove_file(crate::telemetry::events::log_path(instance));
+    let _ = std::fs::remove_file(sys::reload_request(instance));
+    down_dir(&dir)
+}
+
+fn down_dir(dir: &Path) -> Result<usize> {
+    let mut n = 0;
+    let links = dir.join("links");
+    if let Ok(d) = std::fs::read_dir(&links) {
+        for e in d.flatten() {
+            detach_pinned_link(&e.path());
+            n += 1;
+        }
+    }
+    let _ = std::fs::remove_dir(&links);
+    clear_pins(dir)?;
+    Ok(n)
+}
+
+/// Removes the map pins of an instance.
+pub fn clear_pins(dir: &Path) -> Result<()> {
+    for (name, ..) in object_maps()? {
+        let p = dir.join(&name);
+        if p.exists() {
+            std::fs::remove_file(&p).with_context(|| format!("removing pin {}", p.display()))?;
+        }
+    }
+    if dir.exists() {
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! The `dataplane` command line: subcommands and their flags (clap).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use dataplane_config::{Config, Plan};
+
+#[derive(Parser)]
+#[command(
+    name = "dataplane",
+    version,
+    about = "Lossless RoCEv2 switch data plane (XDP) controller"
+)]
+pub struct Cli {
+    /// Run inside this network namespace (an `ip netns` name). bpffs stays
+    /// the host's, so pins are shared with `stats` run the same way.
+    #[arg(long, global = true)]
+    pub netns: Option<String>,
+    /// Controller log level: error, warn, info, debug (debug: every PFC
+    /// frame sent).
+    #[arg(long, global = true, default_value = "info")]
+    pub log_level: String,
+    /// Log one JSON object per line (time, level, msg).
+    #[arg(long, global = true)]
+    pub log_json: bool,
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Validate the config, attach the programs to its ports, load the
+    /// tables and run until interrupted (Ctrl-C / SIGTERM detaches).
+    Up {
+        #[arg(short, long)]
+        config: PathBuf,
+        /// Print the counters every N seconds while running.
+        #[arg(long)]
+        stats_interval: Option<u64>,
+        /// Prometheus endpoint (GET /metrics); "off" to disable.
+        #[arg(long, default_value = "127.0.0.1:9464")]
+        metrics: String,
+    },
+    /// Replace the running controller by this binary without stopping
+    /// forwarding: the old controller is stopped (its data plane keeps
+    /// running), then this build adopts the pinned data plane and swaps its
+    /// programs in atomically on the links, keeping every map.
+    Upgrade {
+        #[arg(short, long)]
+        config: PathBuf,
+        #[arg(long)]
+        stats_interval: Option<u64>,
+        #[arg(long, default_value = "127.0.0.1:9464")]
+        metrics: String,
+    },
+    /// Apply a changed config to the running controller (SIGHUP): validated
+    /// first; tables rewritten entry by entry, each entry atomically; an
+    /// invalid config or one that changes the ports changes nothing.
+    Reload {
+        #[arg(short, long)]
+        config: PathBuf,
+    },
+    /// Detach a data plane: its programs leave the ports and its pinned
+    /// maps go. The only command that stops forwarding; refused while a
+    /// controller runs the instance.
+    Down {
+        #[command(flatten)]
+        which: Instance,
+    },
+    /// Print the counters of a running data plane.
+    Stats {
+        #[command(flatten)]
+        which: Instance,
+        /// JSON with stable counter names instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print drop snapshots (reason, port, RoCEv2 fields) as they happen;
+    /// optionally write them to a pcapng file.
+    Events {
+        #[command(flatten)]
+        which: Instance,
+        /// Stop after this many events.
+        #[arg(long)]
+        count: Option<usize>,
+        /// Stop after this many seconds.
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// Also write the snapshots to this pcapng file.
+        #[arg(long)]
+        pcapng: Option<PathBuf>,
+        /// Start with the controller events already logged (PFC XOFF/XON
+        /// sent, watchdog storms) instead of only new ones.
+        #[arg(long)]
+        history: bool,
+    },
+    /// Refresh the counters in the terminal, with per-second rates.
+    Watch {
+        #[command(flatten)]
+        which: Instance,
+        /// Seconds between refreshes.
+        #[arg(long, default_value_t = 1.0)]
+        interval: f64,
+    },
+    /// The P4 targets (bmv2, Tofino): table entries from the same config.
+    P4 {
+        #[command(subcommand)]
+        cmd: P4Cmd,
+    },
+    /// Configuration commands.
+    Config {
+        #[command(subcommand)]
+        cmd: ConfigCmd,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum P4Cmd {
+    /// Write simple_switch_CLI commands (bmv2), P4Runtime entries (JSON) and
+    /// a bfrt-python script (Tofino, with PFC/ECN/buffer settings). A
+    /// feature the target cannot express is refused, naming the field.
+    Entries {
+        /// bmv2 or tofino.
+        #[arg(long)]
+        target: String,
+        #[arg(short, long)]
+        config: PathBuf,
+        /// Output directory.
+        #[arg(short, long, default_value = ".")]
+        out: PathBuf,
+        /// bmv2 counts queue depth in packets: bytes per packet for the
+        /// WRED thresholds.
+        #[arg(long, default_value_t = 4096)]
+        bmv2_packet_bytes: u32,
+        /// Tofino traffic-manager cell size (80 on Tofino 1, 176 on Tofino 2).
+        #[arg(long, default_value_t = 80)]
+        tofino_cell_bytes: u32,
+    },
+    /// Read the P4 program's counters from a running switch and show them
+    /// as pfcstat does: PFC received/sent per priority, packets per class
+    /// in and out, ECN marked, WRED dropped, malformed frames and drops by
+    /// reason. bmv2 (simple_switch, over its Thrift port) only.
+    Stats {
+        /// bmv2 (Tofino: read the program's counters with bfrt_python).
+        #[arg(long, default_value = "bmv2")]
+        target: String,
+        /// The configuration the entries were generated from (port names
+        /// and numbers).
+        #[arg(short, long)]
+        config: PathBuf,
+        /// simple_switch's Thrift port.
+        #[arg(long, default_value_t = 9090)]
+        thrift_port: u16,
+        /// One JSON document instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ConfigCmd {
+    /// Validate a config file; prints every error with its field.
+    Check {
+        #[arg(short, long)]
+        config: PathBuf,
+        /// Also check that every port's interface exists here.
+        #[arg(long)]
+        resolve: bool,
+    },
+}
+
+#[derive(Args)]
+pub struct Instance {
+    /// Instance name ([switch] name in the config).
+    #[arg(long, conflicts_with = "config")]
+    pub instance: Option<String>,
+    /// Take the instance name from this config.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+}
+
+impl Instance {
+    pub fn name(&self) -> Result<String> {
+        if let Some(i) = &self.instance {
+            return Ok(i.clone());
+        }
+        if let Some(c) = &self.config {
+            let cfg = Config::load(c)?;
+            return Ok(cfg.switch.name);
+        }
+        Ok("default".into())
+    }
+}
+
+/// Loads and validates a configuration file (every error names its field).
+pub fn plan_of(path: &std::path::Path) -> Result<Plan> {
+    let source = path.display().to_string();
+    let cfg = Config::load(path)?;
+    Ok(cfg.validate(&source)?)
+}

@@ -1,0 +1,81 @@
+//! `dataplane config check`: validation, and what the plan holds (ports,
+//! headroom, routing, buffer model, watchdog).
+
+use std::path::Path;
+
+use anyhow::Result;
+use dataplane_user::ports;
+
+use super::args::plan_of;
+
+/// Validates a file (and resolves its ports when asked) and summarises it.
+pub fn check(config: &Path, resolve: bool) -> Result<()> {
+    let plan = plan_of(config)?;
+    if resolve {
+        ports::resolve_ports(&plan)?;
+    }
+    println!(
+        "{}: valid, instance {:?}, {} port(s)",
+        config.display(),
+        plan.instance,
+        plan.ports.len()
+    );
+    for (i, p) in plan.ports.iter().enumerate() {
+        let c = &p.config;
+        let lossless: Vec<String> = (0..8)
+            .filter(|i| c.pfc_enable & (1 << i) != 0)
+            .map(|i| i.to_string())
+            .collect();
+        let head = plan
+            .buffer
+            .as_ref()
+            .and_then(|b| b.headroom.get(i))
+            .map(|(h, how)| format!(" headroom xoff {} xon {} ({how})", h.xoff, h.xon))
+            .unwrap_or_default();
+        println!(
+            "  {:<16} {:>7} Mb/s trust {:<5} lossless [{}] cnp_tc {} default_tc {} malformed {}{head}",
+            p.name,
+            c.speed_mbps,
+            if c.trust == 0 { "dscp" } else { "dot1p" },
+            lossless.join(","),
+            c.cnp_tc,
+            c.default_tc,
+            if c.malformed_action == 0 { "pass" } else { "drop" }
+        );
+    }
+    if plan.forwarding() {
+        println!(
+            "  routing: {} route(s), {} next hop(s), {} group(s) [{}], hash seed {}",
+            plan.routes.len(),
+            plan.nexthops.len(),
+            plan.groups.len(),
+            plan.groups
+                .iter()
+                .map(|g| format!(
+                    "{} {} x{}",
+                    g.name,
+                    dataplane_config::MODES[g.mode as usize],
+                    g.members.len()
+                ))
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.hash_seed
+        );
+    }
+    if let Some(b) = &plan.buffer {
+        println!(
+            "  buffer model: pool {} bytes, tick {} us",
+            b.pool_size,
+            b.tick_ns / 1000
+        );
+    }
+    if let Some((w, poll)) = &plan.pfcwd {
+        println!(
+            "  pfcwd: detection {} ms, restoration {} ms, poll {poll} ms, action {}",
+            w.detection_time_ms,
+            w.restoration_time_ms,
+            ["drop", "forward", "alert"][usize::from(w.action.min(2))]
+        );
+    }
+    Ok(())
+}

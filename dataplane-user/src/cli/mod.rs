@@ -1,0 +1,94 @@
+//! One function per `dataplane` subcommand; [`run`] sets up logging and the
+//! namespace, then dispatches.
+
+pub mod args;
+mod config;
+mod p4;
+mod show;
+mod up;
+
+use anyhow::Result;
+use dataplane_user::sys;
+
+use args::{plan_of, Cli, Cmd, ConfigCmd, P4Cmd};
+
+/// Runs one command line.
+pub fn run(cli: Cli) -> Result<()> {
+    let level = dataplane_user::log::parse_level(&cli.log_level).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--log-level: expected error, warn, info or debug, got {:?}",
+            cli.log_level
+        )
+    })?;
+    dataplane_user::log::set(level, cli.log_json);
+    // Validate before anything touches the system.
+    let up_plan = match &cli.cmd {
+        Cmd::Up { config, .. } | Cmd::Upgrade { config, .. } => Some(plan_of(config)?),
+        _ => None,
+    };
+    // setns before any thread exists, so every thread lives in the namespace
+    if let Some(ns) = &cli.netns {
+        sys::enter_netns(ns)?;
+    }
+    match cli.cmd {
+        Cmd::Up {
+            stats_interval,
+            metrics,
+            config,
+        } => up::up(
+            up_plan.expect("validated above"),
+            config,
+            stats_interval,
+            metrics,
+        ),
+        Cmd::Upgrade {
+            stats_interval,
+            metrics,
+            config,
+        } => up::upgrade(
+            up_plan.expect("validated above"),
+            config,
+            stats_interval,
+            metrics,
+        ),
+        Cmd::Reload { config } => up::request_reload(&config),
+        Cmd::Stats { which, json } => show::stats(&which.name()?, json),
+        Cmd::Watch { which, interval } => show::watch(&which.name()?, interval),
+        Cmd::Down { which } => show::down(&which.name()?),
+        Cmd::Events {
+            which,
+            count,
+            timeout,
+            pcapng,
+            history,
+        } => show::events(&which.name()?, count, timeout, pcapng.as_deref(), history),
+        Cmd::P4 {
+            cmd:
+                P4Cmd::Entries {
+                    target,
+                    config,
+                    out,
+                    bmv2_packet_bytes,
+                    tofino_cell_bytes,
+                },
+        } => p4::entries(&target, &config, &out, bmv2_packet_bytes, tofino_cell_bytes),
+        Cmd::P4 {
+            cmd:
+                P4Cmd::Stats {
+                    target,
+                    config,
+                    thrift_port,
+                    json,
+                },
+        } => p4::stats(&target, &config, thrift_port, json),
+        Cmd::Config {
+            cmd: ConfigCmd::Check { config, resolve },
+        } => config::check(&config, resolve),
+    }
+}
+
+/// Prints a line (info level); a closed stdout (the reader went away) is
+/// not an error for a long-running controller.
+fn say(line: &str) {
+    dataplane_user::log::info(line);
+}

@@ -1,0 +1,409 @@
+//! Running the controller: `up`, `upgrade` (take over from the running
+//! one), `reload` (ask it to apply a changed file) and what it serves
+//! while it runs (metrics).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use dataplane_common::names;
+use dataplane_config::Plan;
+use dataplane_user::{attach, lossless, ports, snapshot, sys, tables};
+
+use super::args::plan_of;
+use super::say;
+
+/// `dataplane upgrade`: stops the running controller of the instance (its
+/// data plane keeps forwarding), then runs `up` with this build.
+pub fn upgrade(
+    plan: Plan,
+    config: PathBuf,
+    stats_interval: Option<u64>,
+    metrics: String,
+) -> Result<()> {
+    if let Ok(pid) = sys::InstanceLock::holder(&plan.instance) {
+        say(&format!(
+            "upgrade: stopping controller {pid} of instance {} (its data plane keeps forwarding)",
+            plan.instance
+        ));
+        // SAFETY: signalling the controller that holds the instance lock.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while sys::InstanceLock::holder(&plan.instance).is_ok() {
+            if std::time::Instant::now() > deadline {
+                anyhow::bail!("controller {pid} did not stop within 10 s; nothing changed");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    up(plan, config, stats_interval, metrics)
+}
+
+/// `dataplane reload`: validates the file, then asks the running
+/// controller (SIGHUP) to apply it.
+pub fn request_reload(config: &Path) -> Result<()> {
+    // validate here first: a bad file gets its errors at once and the
+    // running controller is not even asked
+    let plan = plan_of(config)?;
+    let pid = sys::InstanceLock::holder(&plan.instance)?;
+    // which file to apply: the controller reads it from here on SIGHUP
+    let abs = std::fs::canonicalize(config)?;
+    std::fs::write(
+        sys::reload_request(&plan.instance),
+        abs.to_string_lossy().as_bytes(),
+    )?;
+    // SAFETY: signalling the controller that holds the instance lock.
+    if unsafe { libc::kill(pid, libc::SIGHUP) } != 0 {
+        anyhow::bail!(
+            "signalling the controller (pid {pid}): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    println!("{}: valid; controller {pid} of instance {:?} asked to reload it (its output says what it applied)", config.display(), plan.instance);
+    Ok(())
+}
+
+/// Applies a changed config to a running data plane, or says why not.
+fn reload(
+    running: &mut attach::Running,
+    current: &Plan,
+    path: &std::path::Path,
+) -> Result<(Plan, usize)> {
+    let new = plan_of(path)?;
+    if new.instance != current.instance {
+        anyhow::bail!(
+            "switch.name changed ({:?} -> {:?}): start a controller for the new instance instead",
+            current.instance,
+            new.instance
+        );
+    }
+    let names = |p: &Plan| p.ports.iter().map(|x| x.name.clone()).collect::<Vec<_>>();
+    if names(&new) != names(current) {
+        anyhow::bail!(
+            "the ports changed ({:?} -> {:?}): restart `up` to attach or detach ports",
+            names(current),
+            names(&new)
+        );
+    }
+    if new.forwarding() != current.forwarding()
+        || new.buffer.is_some() != current.buffer.is_some()
+        || new.pfcwd.is_some() != current.pfcwd.is_some()
+    {
+        anyhow::bail!("routing, [buffer] or [pfcwd] was added or removed: restart `up` for that");
+    }
+    let resolved = ports::resolve_ports(&new)?;
+    let changed = tables::write_tables(&mut running.bpf, &new, &resolved)?;
+    Ok((new, changed))
+}
+
+pub fn up(
+    plan: Plan,
+    config_path: PathBuf,
+    stats_interval: Option<u64>,
+    metrics: String,
+) -> Result<()> {
+    let _lock = sys::InstanceLock::acquire(&plan.instance)?;
+    // bind the metrics port first: a port in use is refused before anything
+    // is attached
+    let metrics_listener = bind_metrics(&metrics)?;
+    let mut running = attach::Running::start(&plan)?;
+    // link changes: the kernel tells us on NETLINK_ROUTE / RTMGRP_LINK
+    let links = dataplane_user::links::LinkWatch::open().context("netlink link watch")?;
+    let lossless = Lossless::start(&plan, &mut running)?;
+    say_ready(&plan, &running);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    let mut ctl = Controller {
+        plan,
+        config_path,
+        running,
+        watchdog: None,
+        port_up: Vec::new(),
+    };
+    ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
+    ctl.port_up = ports_up(&ctl.plan);
+    rt.block_on(ctl.run(links, metrics_listener, stats_interval))?;
+    lossless.stop();
+    let instance = ctl.plan.instance.clone();
+    drop(ctl);
+    say(&format!(
+        "controller stopped; instance {instance} keeps forwarding (`dataplane down --instance {instance}` detaches it)"
+    ));
+    Ok(())
+}
+
+/// Binds the metrics endpoint (`off`: none).
+fn bind_metrics(metrics: &str) -> Result<Option<std::net::TcpListener>> {
+    if metrics == "off" {
+        return Ok(None);
+    }
+    let l = std::net::TcpListener::bind(metrics)
+        .with_context(|| format!("--metrics {metrics}: cannot listen (in use?)"))?;
+    l.set_nonblocking(true)?;
+    Ok(Some(l))
+}
+
+/// Says what was attached or adopted, then `ready:` (tests wait for it).
+fn say_ready(plan: &Plan, running: &attach::Running) {
+    if running.adopted {
+        say(&format!(
+            "adopted the running data plane of instance {} (maps and their state kept)",
+            plan.instance
+        ));
+    }
+    for (name, mode) in &running.attached {
+        say(&format!("attached {} to {name} ({mode})", running.program));
+    }
+    say(&format!(
+        "ready: instance {} pinned at {}",
+        plan.instance,
+        running.pin_dir.display()
+    ));
+}
+
+/// Is each planned port's link up?
+fn ports_up(plan: &Plan) -> Vec<bool> {
+    plan.ports
+        .iter()
+        .map(|p| tables::groups::link_up(&p.name))
+        .collect()
+}
+
+/// The lossless control threads: the buffer model's timer and the PFC
+/// emitter.
+struct Lossless {
+    _ticker: Option<lossless::buffer::Ticker>,
+    emitter: lossless::emitter::EmitterThread,
+}
+
+impl Lossless {
+    fn start(plan: &Plan, running: &mut attach::Running) -> Result<Lossless> {
+        let ticker = match &plan.buffer {
+            Some(b) => {
+                for (p, (h, how)) in plan.ports.iter().zip(&b.headroom) {
+                    say(&format!(
+                        "buffer {}: headroom xoff {} xon {} bytes ({how})",
+                        p.name, h.xoff, h.xon
+                    ));
+                }
+                Some(lossless::buffer::Ticker::start(
+                    &running.bpf,
+                    Duration::from_nanos(b.tick_ns),
+                )?)
+            }
+            None => None,
+        };
+        let emitter = lossless::emitter::Emitter::open(plan, &running.ports)?;
+        if let Some((c, poll)) = &plan.pfcwd {
+            say(&format!(
+                "pfcwd: on, detection {} ms, restoration {} ms, poll {poll} ms, action {}",
+                c.detection_time_ms,
+                c.restoration_time_ms,
+                ["drop", "forward", "alert"][usize::from(c.action.min(2))]
+            ));
+        }
+        let ring: aya::maps::RingBuf<aya::maps::MapData> = aya::maps::RingBuf::try_from(
+            running
+                .bpf
+                .take_map(names::map::PFC_EVENTS)
+                .context("PFC_EVENTS map")?,
+        )?;
+        let late_ns = plan
+            .buffer
+            .as_ref()
+            .map(|_| plan.buffer_response_ns)
+            .unwrap_or(0);
+        let emitter = lossless::emitter::EmitterThread::start(emitter, ring, late_ns)?;
+        Ok(Lossless {
+            _ticker: ticker,
+            emitter,
+        })
+    }
+
+    /// Stops the emitter and reports its decision-to-wire latency.
+    fn stop(self) {
+        let Some(emitter) = self.emitter.stop() else {
+            return;
+        };
+        let pct = |p| lossless::emitter::percentile(&emitter.latencies_ns, p);
+        if let (Some(p50), Some(p99), Some(max)) = (
+            pct(50.0),
+            pct(99.0),
+            emitter.latencies_ns.iter().copied().max(),
+        ) {
+            say(&format!(
+                "pfc: {} frames sent ({} failed, {} later than the headroom's response time), decision-to-wire latency p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                emitter.sent,
+                emitter.failed,
+                emitter.late,
+                p50 as f64 / 1000.0,
+                p99 as f64 / 1000.0,
+                max as f64 / 1000.0
+            ));
+        }
+    }
+}
+
+/// The running controller's state between events.
+struct Controller {
+    plan: Plan,
+    config_path: PathBuf,
+    running: attach::Running,
+    watchdog: Option<lossless::watchdog::Watchdog>,
+    port_up: Vec<bool>,
+}
+
+impl Controller {
+    /// The event loop: signals, link changes, watchdog polls, stats, until
+    /// SIGINT / SIGTERM.
+    async fn run(
+        &mut self,
+        links: dataplane_user::links::LinkWatch,
+        metrics: Option<std::net::TcpListener>,
+        stats_interval: Option<u64>,
+    ) -> Result<()> {
+        if let Some(l) = metrics {
+            let listener = tokio::net::TcpListener::from_std(l)?;
+            say(&format!(
+                "metrics: http://{}/metrics",
+                listener.local_addr()?
+            ));
+            tokio::spawn(serve_metrics(listener, self.plan.instance.clone()));
+        }
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+        let period = Duration::from_secs(stats_interval.unwrap_or(0).max(1));
+        let mut tick = tokio::time::interval(period);
+        tick.tick().await;
+        // SAFETY: the value owns its fd for as long as the AsyncFd lives.
+        let links = unsafe { tokio::io::unix::AsyncFd::register(links) }
+            .map_err(|e| anyhow::anyhow!("netlink watch: {e}"))?;
+        // a slow re-check as well, in case a notification was missed
+        let mut recheck = tokio::time::interval(Duration::from_secs(1));
+        let wd_poll = self.plan.pfcwd.map(|(_, p)| p).unwrap_or(1000);
+        let mut wd_tick = tokio::time::interval(Duration::from_millis(wd_poll));
+        loop {
+            let mut changed = false;
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => break,
+                _ = term.recv() => break,
+                _ = hup.recv() => self.on_reload_request(),
+                r = links.readable() => {
+                    let mut guard = r?;
+                    guard.get_inner().drain();
+                    guard.clear_ready();
+                    changed = true;
+                }
+                _ = recheck.tick() => changed = true,
+                _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
+                _ = tick.tick(), if stats_interval.is_some() => self.print_stats(),
+            }
+            if changed && self.plan.forwarding() {
+                self.on_links_changed();
+            }
+        }
+        Ok(())
+    }
+
+    /// SIGHUP: `dataplane reload -c FILE` leaves FILE's path; a bare SIGHUP
+    /// re-reads the file we run.
+    fn on_reload_request(&mut self) {
+        let req = sys::reload_request(&self.plan.instance);
+        let path = std::fs::read_to_string(&req)
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| self.config_path.clone());
+        let _ = std::fs::remove_file(&req);
+        match reload(&mut self.running, &self.plan, &path) {
+            Ok((new, changed)) => {
+                say(&format!(
+                    "reload: applied {}: {changed} entries changed ({} route(s), {} group(s))",
+                    path.display(),
+                    new.routes.len(),
+                    new.groups.len()
+                ));
+                self.plan = new;
+                self.config_path = path;
+            }
+            Err(e) => say(&format!("reload: refused, nothing changed: {e:#}")),
+        }
+    }
+
+    fn poll_watchdog(&mut self) {
+        if let Some(w) = self.watchdog.as_mut() {
+            match w.poll(&mut self.running.bpf, &self.plan, sys::monotonic_ns()) {
+                Ok(lines) => lines.iter().for_each(|l| say(l)),
+                Err(e) => dataplane_user::log::error(&format!("pfcwd: {e:#}")),
+            }
+        }
+    }
+
+    fn print_stats(&self) {
+        match snapshot(&self.plan.instance) {
+            Ok(s) => say(&s.render()),
+            Err(e) => dataplane_user::log::error(&format!("stats: {e:#}")),
+        }
+    }
+
+    /// A port went down or came back: its next hops leave or rejoin their
+    /// groups (only its flows move).
+    fn on_links_changed(&mut self) {
+        let now = ports_up(&self.plan);
+        if now == self.port_up {
+            return;
+        }
+        for (i, (a, b)) in self.port_up.iter().zip(&now).enumerate() {
+            if a != b {
+                say(&format!(
+                    "link {} {}",
+                    self.plan.ports[i].name,
+                    if *b {
+                        "up: its next hops rejoin their groups"
+                    } else {
+                        "down: its next hops leave their groups"
+                    }
+                ));
+            }
+        }
+        match tables::groups::update_groups(&mut self.running.bpf, &self.plan, &|i| now[i]) {
+            Ok(_) => self.port_up = now,
+            Err(e) => dataplane_user::log::error(&format!("updating groups: {e:#}")),
+        }
+    }
+}
+
+/// Serves GET /metrics (Prometheus text) from the pinned maps.
+async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    loop {
+        let Ok((mut sock, _)) = listener.accept().await else {
+            continue;
+        };
+        let instance = instance.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 2048];
+            let n = match tokio::time::timeout(Duration::from_secs(5), sock.read(&mut buf)).await {
+                Ok(Ok(n)) => n,
+                _ => return,
+            };
+            let req = String::from_utf8_lossy(&buf[..n]);
+            let path = req.split_whitespace().nth(1).unwrap_or("");
+            let (status, ctype, body) =
+                if req.starts_with("GET ") && (path == "/metrics" || path == "/") {
+                    match snapshot(&instance) {
+                        Ok(s) => (
+                            "200 OK",
+                            "text/plain; version=0.0.4",
+                            dataplane_user::telemetry::metrics::render(&s),
+                        ),
+                        Err(e) => ("503 Service Unavailable", "text/plain", format!("{e:#}\n")),
+                    }
+                } else {
+                    ("404 Not Found", "text/plain", "GET /metrics\n".to_string())
+                };
+            let resp = format!("HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+            let _ = sock.write_all(resp.as_bytes()).await;
+        });
+    }
+}

@@ -1,0 +1,136 @@
+//! The controller's half of the lossless stage: writing the buffer model's
+//! tables, running its timer, and sending the PFC frames the data plane asks
+//! for (XDP cannot create packets).
+
+use crate::lossless::emitter::realtime;
+use dataplane_common::names;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use aya::maps::{Array, MapData};
+use aya::programs::Xdp;
+use aya::Ebpf;
+use dataplane_common::buffer::PortBuffer;
+use dataplane_common::lossless::{SharedPool, MODEL_PORTS};
+
+use dataplane_config::Plan;
+
+/// Writes PORT_BUF (every model slot: configured ports enabled, the rest
+/// disabled) and the pool size. Without a `[buffer]` section every slot is
+/// disabled and the model is off.
+pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
+    let mut n = 0;
+    let mut pb: Array<&mut MapData, PortBuffer> = Array::try_from(
+        bpf.map_mut(names::map::PORT_BUF)
+            .context(names::map::PORT_BUF)?,
+    )?;
+    for slot in 0..MODEL_PORTS {
+        let cur = pb.get(&(slot as u32), 0)?;
+        let v = plan
+            .buffer
+            .as_ref()
+            .and_then(|b| b.ports.get(slot).copied())
+            .unwrap_or(PortBuffer { enabled: 0, ..cur });
+        // the watchdog's storm state belongs to the running controller
+        let v = PortBuffer {
+            storm: cur.storm,
+            ..v
+        };
+        if v != cur {
+            pb.set(slot as u32, v, 0)?;
+            n += 1;
+        }
+    }
+    if let Some(b) = &plan.buffer {
+        let mut pool: Array<&mut MapData, SharedPool> =
+            Array::try_from(bpf.map_mut(names::map::POOL).context(names::map::POOL)?)?;
+        let cur = pool.get(&0, 0)?;
+        if cur.size != b.pool_size {
+            pool.set(
+                0,
+                SharedPool {
+                    size: b.pool_size,
+                    used: cur.used,
+                },
+                0,
+            )?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Runs `xdp_lossless_tick` every `period` on its own thread, with the
+/// BPF_PROG_TEST_RUN syscall on a clone of the program's fd.
+pub struct Ticker {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+fn test_run_raw(fd: i32, data: &[u8]) -> std::io::Result<u32> {
+    // union bpf_attr, the `test` member: prog_fd, retval, data_size_in,
+    // data_size_out, data_in, data_out, repeat, duration, ...
+    let mut attr = [0u8; 128];
+    attr[0..4].copy_from_slice(&(fd as u32).to_ne_bytes());
+    attr[8..12].copy_from_slice(&(data.len() as u32).to_ne_bytes());
+    attr[16..24].copy_from_slice(&(data.as_ptr() as u64).to_ne_bytes());
+    attr[32..36].copy_from_slice(&1u32.to_ne_bytes());
+    const BPF_PROG_TEST_RUN: libc::c_long = 10;
+    // SAFETY: bpf(2) with a zeroed attr of the documented layout; the data
+    // pointer outlives the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_PROG_TEST_RUN,
+            attr.as_mut_ptr(),
+            attr.len() as u32,
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(u32::from_ne_bytes([attr[4], attr[5], attr[6], attr[7]]))
+}
+
+impl Ticker {
+    pub fn start(bpf: &Ebpf, period: Duration) -> Result<Ticker> {
+        let prog: &Xdp = bpf
+            .program(names::prog::XDP_LOSSLESS_TICK)
+            .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_LOSSLESS_TICK))?
+            .try_into()?;
+        let fd: OwnedFd = prog.fd()?.try_clone()?.as_fd().try_clone_to_owned()?;
+        let frame = [0u8; 64];
+        test_run_raw(fd.as_raw_fd(), &frame).context("running xdp_lossless_tick")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("lossless-tick".into())
+            .spawn(move || {
+                // refreshes and XON come from this timer: keep it punctual
+                let _ = realtime(40);
+                while !s.load(Ordering::Relaxed) {
+                    if let Err(e) = test_run_raw(fd.as_raw_fd(), &frame) {
+                        crate::log::error(&format!("lossless tick: {e}"));
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                    std::thread::sleep(period);
+                }
+            })?;
+        Ok(Ticker {
+            stop,
+            handle: Some(handle),
+        })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

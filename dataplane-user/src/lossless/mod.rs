@@ -1,0 +1,7 @@
+//! Lossless control: the buffer model's tables and timer, PFC emission,
+//! the PFC watchdog.
+
+pub mod buffer;
+pub mod emitter;
+pub mod pfc;
+pub mod watchdog;

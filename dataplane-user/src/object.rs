@@ -1,0 +1,122 @@
+//! The eBPF object built by build.rs: loading it, its map layouts, and
+//! loading it against a pinned data plane's maps (refused when they differ).
+
+use anyhow::{anyhow, bail, Context, Result};
+use aya::maps::MapData;
+use aya::programs::Xdp;
+use aya::Ebpf;
+use std::path::{Path, PathBuf};
+
+/// The eBPF object built by build.rs.
+pub static EBPF_OBJECT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/dataplane-ebpf"));
+
+/// Loads the object (all programs verified by the kernel, none attached).
+pub fn load_object() -> Result<Ebpf> {
+    if EBPF_OBJECT.is_empty() {
+        bail!("this binary was built with AYA_BUILD_SKIP=1 and carries no eBPF programs; rebuild without it");
+    }
+    let mut bpf = Ebpf::load(EBPF_OBJECT).context("loading the eBPF object")?;
+    let names: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
+    for name in names {
+        let p: &mut Xdp = bpf
+            .program_mut(&name)
+            .ok_or_else(|| anyhow!("program {name} vanished"))?
+            .try_into()
+            .with_context(|| format!("program {name} is not XDP"))?;
+        p.load()
+            .with_context(|| format!("verifier rejected {name}"))?;
+    }
+    Ok(bpf)
+}
+
+/// A map's layout: (name, type, key size, value size, max entries).
+pub type MapLayout = (String, u32, u32, u32, u32);
+
+/// Every map of the eBPF object with its layout, from the ELF.
+pub fn object_maps() -> Result<Vec<MapLayout>> {
+    if EBPF_OBJECT.is_empty() {
+        bail!("this binary was built with AYA_BUILD_SKIP=1 and carries no eBPF programs; rebuild without it");
+    }
+    let obj = aya_obj::Object::parse(EBPF_OBJECT).context("parsing the eBPF object")?;
+    // data sections (.rodata, .bss: the compiler's constants) hold no state
+    // and are not pinned
+    let mut v: Vec<_> = obj
+        .maps
+        .iter()
+        .filter(|(n, _)| !n.starts_with('.'))
+        .map(|(n, m)| {
+            (
+                n.clone(),
+                m.map_type(),
+                m.key_size(),
+                m.value_size(),
+                m.max_entries(),
+            )
+        })
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Refuses to adopt pinned maps whose layout differs from this build's: a
+/// data plane of another version is running there, and reusing its maps
+/// would corrupt them.
+pub fn check_pinned_layouts(dir: &Path) -> Result<()> {
+    let mut bad = Vec::new();
+    for (name, ty, k, v, n) in object_maps()? {
+        let path = dir.join(&name);
+        if !path.exists() {
+            continue;
+        }
+        let info = MapData::from_pin(&path)
+            .with_context(|| format!("opening {}", path.display()))?
+            .info()?;
+        let got = (
+            info.map_type().map(|t| t as u32).unwrap_or(u32::MAX),
+            info.key_size(),
+            info.value_size(),
+            info.max_entries(),
+        );
+        if got != (ty, k, v, n) {
+            bad.push(format!(
+                "{name}: pinned type {} key {} value {} entries {}, this build expects type {ty} key {k} value {v} entries {n}",
+                got.0, got.1, got.2, got.3
+            ));
+        }
+    }
+    if !bad.is_empty() {
+        bail!(
+            "the data plane pinned in {} has another layout than this build (another version runs there); nothing was changed:\n  {}\n\
+             detach it with `dataplane down` (its state is lost) or use the binary that matches it",
+            dir.display(),
+            bad.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+/// Loads the object with every map pinned under `dir`: maps already pinned
+/// there are reused (state, counters, flowlets and the buffer model
+/// survive), the others are created and pinned.
+pub fn load_object_pinned(dir: &Path) -> Result<Ebpf> {
+    let names: Vec<String> = object_maps()?.into_iter().map(|m| m.0).collect();
+    let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    let mut loader = aya::EbpfLoader::new();
+    for (n, p) in names.iter().zip(&paths) {
+        loader.map_pin_path(n.as_str(), p.as_path());
+    }
+    let mut bpf = loader
+        .load(EBPF_OBJECT)
+        .context("loading the eBPF object with pinned maps")?;
+    let progs: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
+    for name in progs {
+        let p: &mut Xdp = bpf
+            .program_mut(&name)
+            .ok_or_else(|| anyhow!("program {name} vanished"))?
+            .try_into()?;
+        p.load()
+            .with_context(|| format!("verifier rejected {name}"))?;
+    }
+    Ok(bpf)
+}

@@ -1,0 +1,8 @@
+//! What the controller reports: counters read from the pins, stats
+//! tables, Prometheus metrics, drop events.
+
+pub mod counters;
+pub mod events;
+pub mod metrics;
+pub mod snapshot;
+pub mod stats;
