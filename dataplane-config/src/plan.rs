@@ -1,0 +1,101 @@
+//! The plan: a validated configuration, resolved into what every target
+//! (the eBPF tables, the P4 entries) is configured from.
+
+use dataplane_common::maps::PortConfig;
+
+/// XDP attach mode of a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XdpAttach {
+    /// Native (driver) mode, falling back to generic when unsupported.
+    Auto,
+    Native,
+    Generic,
+}
+
+/// A port ready to be written to the data plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortPlan {
+    pub name: String,
+    pub attach: XdpAttach,
+    /// MAC from the config; `None`: read from the interface when applied.
+    pub mac: Option<[u8; 6]>,
+    pub config: PortConfig,
+}
+
+/// Members a group may have (the data plane's group entry size).
+pub const MAX_GROUP_MEMBERS: usize = 16;
+
+/// Load-balancing modes of a group.
+pub const MODES: [&str; 4] = ["hash", "flowlet", "bandwidth", "spray"];
+
+/// A next hop: index = position in `Plan::nexthops`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextHopPlan {
+    pub name: String,
+    /// Index into `Plan::ports`.
+    pub port: usize,
+    pub mac: [u8; 6],
+}
+
+/// A group: index = position in `Plan::groups`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupPlan {
+    pub name: String,
+    /// Index into [`MODES`].
+    pub mode: u8,
+    pub flowlet_timeout_ns: u32,
+    /// (next-hop index, weight 1..=255).
+    pub members: Vec<(u16, u8)>,
+}
+
+/// Where a route points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    NextHop(u16),
+    Group(u16),
+    Local,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutePlan {
+    pub addr: std::net::IpAddr,
+    pub len: u8,
+    pub target: Target,
+}
+
+/// The buffer model's tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferPlan {
+    pub pool_size: u32,
+    pub tick_ns: u64,
+    /// Per port (index = port id).
+    pub ports: Vec<dataplane_common::buffer::PortBuffer>,
+    /// Headroom per port and how it was obtained.
+    pub headroom: Vec<(dataplane_common::lossless::Headroom, &'static str)>,
+}
+
+/// A validated configuration, resolved to map values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub instance: String,
+    pub hash_seed: u32,
+    /// The buffer model, when configured.
+    pub buffer: Option<BufferPlan>,
+    /// The PFC watchdog: its configuration and poll interval.
+    pub pfcwd: Option<(dataplane_common::lossless::PfcWdConfig, u64)>,
+    /// The PFC decision-to-wire time the headroom covers (`[buffer]
+    /// response_us`), ns.
+    pub buffer_response_ns: u64,
+    pub ports: Vec<PortPlan>,
+    pub nexthops: Vec<NextHopPlan>,
+    pub groups: Vec<GroupPlan>,
+    pub routes: Vec<RoutePlan>,
+}
+
+impl Plan {
+    /// Routing is on when the config has routes: ports then run
+    /// `xdp_forward` instead of `xdp_classify`.
+    pub fn forwarding(&self) -> bool {
+        !self.routes.is_empty()
+    }
+}

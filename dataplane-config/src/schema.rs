@@ -1,0 +1,268 @@
+//! The TOML file as written: one struct per section, SONiC field names,
+//! serde defaults. Nothing here is checked; `validate` does that.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// Name of the built-in maps (SONiC's default).
+pub const AZURE: &str = "AZURE";
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub switch: SwitchSection,
+    /// SONiC DSCP_TO_TC_MAP tables by name.
+    #[serde(default)]
+    pub dscp_to_tc_map: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    /// SONiC DOT1P_TO_TC_MAP tables by name.
+    #[serde(default)]
+    pub dot1p_to_tc_map: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    #[serde(default, rename = "port")]
+    pub ports: Vec<PortSection>,
+    #[serde(default, rename = "nexthop")]
+    pub nexthops: Vec<NextHopSection>,
+    #[serde(default, rename = "group")]
+    pub groups: Vec<GroupSection>,
+    #[serde(default, rename = "route")]
+    pub routes: Vec<RouteSection>,
+    /// The buffer model (lossless stage); absent: no model.
+    pub buffer: Option<BufferSection>,
+    /// SONiC WRED_PROFILE tables by name; "AZURE_LOSSLESS" is built in.
+    #[serde(default)]
+    pub wred_profile: BTreeMap<String, WredSection>,
+    /// The PFC watchdog (SONiC pfcwd) on every lossless queue; absent: off.
+    pub pfcwd: Option<PfcwdSection>,
+}
+
+/// `[pfcwd]` with SONiC's defaults.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcwdSection {
+    #[serde(default = "default_wd_ms")]
+    pub detection_time_ms: i64,
+    #[serde(default = "default_wd_ms")]
+    pub restoration_time_ms: i64,
+    #[serde(default = "default_wd_ms")]
+    pub poll_interval_ms: i64,
+    #[serde(default = "default_wd_action")]
+    pub action: String,
+}
+
+fn default_wd_ms() -> i64 {
+    200
+}
+fn default_wd_action() -> String {
+    "drop".into()
+}
+
+/// `[buffer]`: the shared pool and how headroom is sized.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferSection {
+    /// Shared pool bytes (SONiC ingress_lossless_pool, shared part).
+    #[serde(default = "default_pool")]
+    pub pool_size: i64,
+    /// dynamic_th of lossless PGs (-8..7; threshold = 2^th x free).
+    #[serde(default)]
+    pub dynamic_th: i64,
+    /// dynamic_th of lossy PGs.
+    #[serde(default = "default_lossy_th")]
+    pub lossy_dynamic_th: i64,
+    /// Reserved bytes per PG.
+    #[serde(default)]
+    pub reserve: i64,
+    /// Hysteresis below the threshold before XON (bytes).
+    #[serde(default = "default_xon_offset")]
+    pub xon_offset: i64,
+    /// Headroom inputs: MTU, cable length, PFC emit latency.
+    #[serde(default = "default_mtu")]
+    pub mtu: i64,
+    #[serde(default = "default_cable")]
+    pub cable_length_m: i64,
+    #[serde(default = "default_response_us")]
+    pub response_us: i64,
+    /// Period of the model's timer (drain of quiet queues, XON, refresh).
+    #[serde(default = "default_tick_us")]
+    pub tick_us: i64,
+}
+
+fn default_pool() -> i64 {
+    16 * 1024 * 1024
+}
+fn default_lossy_th() -> i64 {
+    3
+}
+fn default_xon_offset() -> i64 {
+    3072
+}
+fn default_mtu() -> i64 {
+    9100
+}
+fn default_cable() -> i64 {
+    5
+}
+/// Default PFC decision-to-wire time the headroom must cover: above the p99
+/// measured by `dataplane-pfcbench` on the 2-vCPU reference machine
+/// (p50 19 us, p99 146 us).
+fn default_response_us() -> i64 {
+    150
+}
+fn default_tick_us() -> i64 {
+    200
+}
+
+/// `[wred_profile.NAME]` with SONiC's field names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WredSection {
+    #[serde(default = "default_ecn")]
+    pub ecn: String,
+    pub green_min_threshold: i64,
+    pub green_max_threshold: i64,
+    #[serde(default = "default_prob")]
+    pub green_drop_probability: i64,
+    #[serde(default)]
+    pub wred_green_enable: bool,
+}
+
+fn default_ecn() -> String {
+    "ecn_all".into()
+}
+fn default_prob() -> i64 {
+    5
+}
+
+/// A static neighbour: `[[nexthop]] name, port, mac`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NextHopSection {
+    pub name: String,
+    pub port: String,
+    pub mac: String,
+}
+
+/// A next-hop group: `[[group]] name, mode, members, flowlet_timeout_us`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSection {
+    pub name: String,
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    #[serde(default = "default_flowlet_us")]
+    pub flowlet_timeout_us: i64,
+    pub members: Vec<MemberSection>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemberSection {
+    pub nexthop: String,
+    #[serde(default = "default_weight")]
+    pub weight: i64,
+}
+
+/// A route: `[[route]] prefix` and one of `nexthop`, `group`, `local`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSection {
+    pub prefix: String,
+    pub nexthop: Option<String>,
+    pub group: Option<String>,
+    #[serde(default)]
+    pub local: bool,
+}
+
+fn default_mode() -> String {
+    "hash".into()
+}
+fn default_flowlet_us() -> i64 {
+    100
+}
+fn default_weight() -> i64 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSection {
+    #[serde(default = "default_instance")]
+    pub name: String,
+    #[serde(default = "default_cnp_tc")]
+    pub cnp_tc: i64,
+    #[serde(default = "default_malformed")]
+    pub malformed: String,
+    /// Seed of the ECMP hash; default: derived from `name`, so switches of
+    /// different tiers hash differently.
+    pub hash_seed: Option<i64>,
+}
+
+impl Default for SwitchSection {
+    fn default() -> Self {
+        SwitchSection {
+            name: default_instance(),
+            cnp_tc: default_cnp_tc(),
+            malformed: default_malformed(),
+            hash_seed: None,
+        }
+    }
+}
+
+fn default_instance() -> String {
+    "default".into()
+}
+fn default_cnp_tc() -> i64 {
+    6
+}
+fn default_malformed() -> String {
+    "pass".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortSection {
+    pub name: String,
+    #[serde(default = "default_trust")]
+    pub trust: String,
+    #[serde(default = "default_map")]
+    pub dscp_to_tc_map: String,
+    #[serde(default = "default_map")]
+    pub dot1p_to_tc_map: String,
+    #[serde(default = "default_pfc_enable")]
+    pub pfc_enable: String,
+    #[serde(default)]
+    pub default_tc: i64,
+    /// Overrides `switch.malformed` for this port.
+    pub malformed: Option<String>,
+    /// XDP attach mode: auto | native | generic.
+    #[serde(default = "default_xdp_mode")]
+    pub xdp_mode: String,
+    /// The port's MAC; read from the interface when absent.
+    pub mac: Option<String>,
+    /// Line rate: "100G", "25G", "400M" or Mb/s as an integer.
+    pub speed: Option<toml::Value>,
+    /// WRED/ECN profile of this port's lossless queues (default
+    /// AZURE_LOSSLESS).
+    pub wred_profile: Option<String>,
+    /// WRED/ECN profile of its lossy queues (default: none).
+    pub lossy_wred_profile: Option<String>,
+    /// Cable length for the headroom formula (default `[buffer]`'s).
+    pub cable_length_m: Option<i64>,
+    /// Explicit headroom (bytes) instead of the formula.
+    pub headroom_xoff: Option<i64>,
+    pub headroom_xon: Option<i64>,
+}
+
+fn default_trust() -> String {
+    "dscp".into()
+}
+fn default_map() -> String {
+    AZURE.into()
+}
+fn default_pfc_enable() -> String {
+    "3,4".into()
+}
+fn default_xdp_mode() -> String {
+    "auto".into()
+}
