@@ -1,0 +1,623 @@
+//! The conformance corpus shared by the targets (`p4/corpus`): named
+//! configurations (`configs/<name>.toml`) and cases (`cases.toml`), each an
+//! input frame on a port with the expected output frame(s) and port(s), or
+//! drop, or punt (the eBPF data plane's XDP_PASS, the P4 programs' CPU
+//! port).
+//!
+//! ```toml
+//! [[case]]
+//! name = "route_v4_nexthop"
+//! config = "route"                 # configs/route.toml
+//! port = "p0"                      # ingress
+//! [case.packet]                    # built by dataplane_common::build
+//! kind = "rocev2"                  # rocev2 cnp udp tcp arp pfc pause raw
+//! dst = "02:00:00:00:0f:00"
+//! src = "02:00:00:00:00:01"
+//! ip_src = "198.18.0.1"
+//! ip_dst = "198.18.1.5"
+//! dscp = 3
+//! ecn = 2
+//! dest_qp = 0x42
+//! [case.expect]
+//! tc = 3                           # traffic class (counters / cpu_h)
+//! [case.expect.forward.p1]         # out of p1: the input with these fields changed
+//! dst = "02:00:00:00:01:01"
+//! src = "02:00:00:00:0f:01"
+//! ttl = 63
+//! ```
+//!
+//! Several `forward` ports mean "exactly one of them" (a next-hop group).
+//! `drop = "<reason>"` (mac_control, malformed, no_route, no_member,
+//! no_neighbour) or `cpu = "<reason>"` (classified, unknown_port,
+//! malformed, not_ip, not_for_us, ttl_expired, local) instead of `forward`;
+//! `malformed = "<ParseError name>"` with the malformed reasons.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use dataplane_common::build::{self, Ip, Reth, L2};
+use dataplane_common::lb::MODE_SPRAY;
+use dataplane_common::parse::{parse, ParseError, L3};
+use dataplane_common::wire::bth::{self, Bth};
+use serde::Deserialize;
+
+use crate::{bmv2_flow_hash, stf_entry, table_ops, Op, Options, Target};
+use dataplane_config::{parse_mac, Config, Plan, Target as RouteTarget};
+
+/// Port number of an ingress port the configuration does not have.
+pub const UNCONFIGURED_PORT: u32 = 200;
+/// The v1model program's CPU port (its CPU_PORT default).
+pub const BMV2_CPU_PORT: u32 = 64;
+
+/// Why a frame goes to the CPU port (cpu_h.reason; eBPF: XDP_PASS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuReason {
+    Classified,
+    UnknownPort,
+    Malformed(ParseError),
+    NotIp,
+    NotForUs,
+    TtlExpired,
+    Local,
+}
+
+impl CpuReason {
+    /// The CPU_* code of headers.p4.
+    pub fn code(self) -> u8 {
+        match self {
+            CpuReason::Classified => 1,
+            CpuReason::UnknownPort => 2,
+            CpuReason::Malformed(_) => 3,
+            CpuReason::NotIp => 4,
+            CpuReason::NotForUs => 5,
+            CpuReason::TtlExpired => 6,
+            CpuReason::Local => 7,
+        }
+    }
+}
+
+/// Why a frame is dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    MacControl,
+    Malformed(ParseError),
+    NoRoute,
+    NoMember,
+    NoNeighbour,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Out of exactly one of these ports, as this frame.
+    Forward(Vec<(String, Vec<u8>)>),
+    Drop(DropReason),
+    Cpu(CpuReason),
+}
+
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub name: String,
+    pub about: String,
+    pub config: String,
+    pub port: String,
+    pub frame: Vec<u8>,
+    pub expect: Expect,
+    /// Expected traffic class (required for forward and most cpu cases).
+    pub tc: Option<u8>,
+    /// Why the case has no STF test, if it has none.
+    pub skip_stf: Option<String>,
+}
+
+/// A loaded corpus.
+#[derive(Clone, Debug)]
+pub struct Corpus {
+    /// name -> (TOML text, validated plan)
+    pub configs: BTreeMap<String, (String, Plan)>,
+    pub cases: Vec<Case>,
+}
+
+/// A frame as the corpus describes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacketSpec {
+    pub kind: String,
+    pub dst: Option<String>,
+    pub src: Option<String>,
+    /// One 802.1Q tag: [pcp, vid].
+    pub vlan: Option<[u16; 2]>,
+    /// Tags with explicit TPIDs, outer first: [[tpid, pcp, vid], ...].
+    pub tags: Option<Vec<[u16; 3]>>,
+    pub ip_src: Option<String>,
+    pub ip_dst: Option<String>,
+    pub dscp: Option<u8>,
+    pub ecn: Option<u8>,
+    pub ttl: Option<u8>,
+    /// IPv4 options bytes (a multiple of 4).
+    pub ip_options: Option<Vec<u8>>,
+    pub sport: Option<u16>,
+    pub dport: Option<u16>,
+    pub opcode: Option<u8>,
+    pub dest_qp: Option<u32>,
+    pub psn: Option<u32>,
+    pub reth: Option<bool>,
+    pub payload_len: Option<usize>,
+    pub payload_byte: Option<u8>,
+    pub class_enable: Option<u16>,
+    pub times: Option<Vec<u16>>,
+    pub pause_time: Option<u16>,
+    pub hex: Option<String>,
+    /// Byte edits after building: [[offset, value], ...].
+    pub edits: Option<Vec<[usize; 2]>>,
+    pub truncate: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CasesFile {
+    #[serde(rename = "case")]
+    cases: Vec<CaseToml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseToml {
+    name: String,
+    #[serde(default)]
+    about: String,
+    config: String,
+    port: String,
+    packet: toml::Table,
+    expect: ExpectToml,
+    skip_stf: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectToml {
+    forward: Option<BTreeMap<String, toml::Table>>,
+    drop: Option<String>,
+    cpu: Option<String>,
+    malformed: Option<String>,
+    tc: Option<u8>,
+}
+
+const RETH: Reth = Reth {
+    va: 0x7f00_0000_1000,
+    rkey: 0x1234,
+    len: 4096,
+};
+
+fn ip_of(spec: &PacketSpec) -> Result<Ip, String> {
+    let src: IpAddr = spec
+        .ip_src
+        .as_deref()
+        .ok_or("ip_src missing")?
+        .parse()
+        .map_err(|e| format!("ip_src: {e}"))?;
+    let dst: IpAddr = spec
+        .ip_dst
+        .as_deref()
+        .ok_or("ip_dst missing")?
+        .parse()
+        .map_err(|e| format!("ip_dst: {e}"))?;
+    let mut ip = match (src, dst) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => Ip::v4(s.octets(), d.octets()),
+        (IpAddr::V6(s), IpAddr::V6(d)) => Ip::v6(s.octets(), d.octets()),
+        _ => return Err("ip_src and ip_dst of different families".into()),
+    };
+    ip = ip
+        .dscp(spec.dscp.unwrap_or(0))
+        .ecn(spec.ecn.unwrap_or(0))
+        .ttl(spec.ttl.unwrap_or(64));
+    if let Some(o) = &spec.ip_options {
+        ip = ip.options(o);
+    }
+    Ok(ip)
+}
+
+use std::net::IpAddr;
+
+fn mac(s: &Option<String>, what: &str) -> Result<[u8; 6], String> {
+    let s = s.as_deref().ok_or_else(|| format!("{what} missing"))?;
+    parse_mac(s).ok_or_else(|| format!("{what}: not a MAC: {s:?}"))
+}
+
+/// Builds the frame a spec describes.
+pub fn build_frame(spec: &PacketSpec) -> Result<Vec<u8>, String> {
+    let l2 = || -> Result<L2, String> {
+        let mut l2 = L2::new(mac(&spec.dst, "dst")?, mac(&spec.src, "src")?);
+        if let Some([pcp, vid]) = spec.vlan {
+            l2 = l2.vlan(pcp as u8, vid);
+        }
+        for &[tpid, pcp, vid] in spec.tags.iter().flatten() {
+            l2 = l2.tag(tpid, pcp as u8, vid);
+        }
+        Ok(l2)
+    };
+    let payload = vec![spec.payload_byte.unwrap_or(0xab); spec.payload_len.unwrap_or(64)];
+    let ethertype = |ip: &Ip| match ip.addrs {
+        build::Addrs::V4(..) => 0x0800,
+        build::Addrs::V6(..) => 0x86dd,
+    };
+    let mut f = match spec.kind.as_str() {
+        "rocev2" => {
+            let b = Bth {
+                opcode: spec.opcode.unwrap_or(bth::OP_WRITE_FIRST),
+                pkey: 0xffff,
+                dest_qp: spec.dest_qp.unwrap_or(0),
+                psn: spec.psn.unwrap_or(0),
+                ..Bth::default()
+            };
+            let reth = spec
+                .reth
+                .unwrap_or(b.opcode == bth::OP_WRITE_FIRST || b.opcode == bth::OP_WRITE_ONLY)
+                .then_some(RETH);
+            build::rocev2_frame(
+                &l2()?,
+                &ip_of(spec)?,
+                spec.sport.unwrap_or(49152),
+                &b,
+                reth,
+                &payload,
+            )
+        }
+        "cnp" => build::cnp_frame(
+            &l2()?,
+            &ip_of(spec)?,
+            spec.sport.unwrap_or(49152),
+            spec.dest_qp.unwrap_or(0),
+        ),
+        "udp" => build::udp_frame(
+            &l2()?,
+            &ip_of(spec)?,
+            spec.sport.unwrap_or(40000),
+            spec.dport.unwrap_or(53),
+            &payload,
+        ),
+        "tcp" => {
+            let ip = ip_of(spec)?;
+            build::frame(&l2()?, ethertype(&ip), &build::ip_packet(&ip, 6, &[0; 20]))
+        }
+        "arp" => build::frame(&l2()?, 0x0806, &[0; 28]),
+        "pfc" => {
+            let t = spec.times.clone().unwrap_or_default();
+            let mut times = [0u16; 8];
+            for (d, s) in times.iter_mut().zip(t) {
+                *d = s;
+            }
+            build::pfc_frame(
+                mac(&spec.src, "src")?,
+                spec.class_enable.unwrap_or(0),
+                times,
+            )
+        }
+        "pause" => build::pause_frame(mac(&spec.src, "src")?, spec.pause_time.unwrap_or(0xffff)),
+        "raw" => {
+            let h: String = spec
+                .hex
+                .as_deref()
+                .ok_or("hex missing")?
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            if !h.len().is_multiple_of(2) {
+                return Err("hex: odd number of digits".into());
+            }
+            (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).map_err(|e| format!("hex: {e}")))
+                .collect::<Result<_, _>>()?
+        }
+        other => return Err(format!("unknown packet kind {other:?}")),
+    };
+    for &[off, v] in spec.edits.iter().flatten() {
+        let n = f.len();
+        let b = f
+            .get_mut(off)
+            .ok_or_else(|| format!("edit at {off} beyond the {n} byte frame"))?;
+        *b = v as u8;
+    }
+    if let Some(n) = spec.truncate {
+        f.truncate(n);
+    }
+    Ok(f)
+}
+
+fn spec_of(t: &toml::Table) -> Result<PacketSpec, String> {
+    toml::Value::Table(t.clone())
+        .try_into()
+        .map_err(|e: toml::de::Error| e.to_string().trim().to_string())
+}
+
+fn parse_error(name: &str) -> Result<ParseError, String> {
+    ParseError::ALL
+        .iter()
+        .copied()
+        .find(|e| e.name() == name)
+        .ok_or_else(|| format!("unknown malformed reason {name:?}"))
+}
+
+/// Loads `dir/configs/*.toml` and `dir/cases.toml`, validates every
+/// configuration and builds every frame.
+pub fn load(dir: &Path) -> Result<Corpus, String> {
+    let mut configs = BTreeMap::new();
+    let cdir = dir.join("configs");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&cdir)
+        .map_err(|e| format!("{}: {e}", cdir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    names.sort();
+    for p in names {
+        let name = p
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .ok_or("bad config file name")?
+            .to_string();
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let src = p.display().to_string();
+        let plan = Config::parse(&text, &src)
+            .and_then(|c| c.validate(&src))
+            .map_err(|e| e.to_string())?;
+        configs.insert(name, (text, plan));
+    }
+    let cpath = dir.join("cases.toml");
+    let text = std::fs::read_to_string(&cpath).map_err(|e| format!("{}: {e}", cpath.display()))?;
+    let file: CasesFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", cpath.display()))?;
+    let mut cases = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for c in file.cases {
+        let ctx = |e: String| format!("case {}: {e}", c.name);
+        if !seen.insert(c.name.clone()) {
+            return Err(ctx("duplicate case name".into()));
+        }
+        let (_, plan) = configs.get(&c.config).ok_or_else(|| {
+            ctx(format!(
+                "no configuration {:?} in {}",
+                c.config,
+                cdir.display()
+            ))
+        })?;
+        let spec = spec_of(&c.packet).map_err(|e| ctx(format!("packet: {e}")))?;
+        let frame = build_frame(&spec).map_err(|e| ctx(format!("packet: {e}")))?;
+        let mal = c
+            .expect
+            .malformed
+            .as_deref()
+            .map(parse_error)
+            .transpose()
+            .map_err(ctx)?;
+        let need_mal = || mal.ok_or_else(|| ctx("expect.malformed names the reason".into()));
+        let expect = match (&c.expect.forward, &c.expect.drop, &c.expect.cpu) {
+            (Some(fw), None, None) => {
+                let mut outs = Vec::new();
+                for (port, over) in fw {
+                    if !plan.ports.iter().any(|p| &p.name == port) {
+                        return Err(ctx(format!(
+                            "forward to {port:?}, not a port of {}",
+                            c.config
+                        )));
+                    }
+                    let mut t = c.packet.clone();
+                    for (k, v) in over {
+                        t.insert(k.clone(), v.clone());
+                    }
+                    let s = spec_of(&t).map_err(|e| ctx(format!("expect.forward.{port}: {e}")))?;
+                    outs.push((
+                        port.clone(),
+                        build_frame(&s).map_err(|e| ctx(format!("expect.forward.{port}: {e}")))?,
+                    ));
+                }
+                if outs.is_empty() {
+                    return Err(ctx("expect.forward names no port".into()));
+                }
+                Expect::Forward(outs)
+            }
+            (None, Some(d), None) => Expect::Drop(match d.as_str() {
+                "mac_control" => DropReason::MacControl,
+                "malformed" => DropReason::Malformed(need_mal()?),
+                "no_route" => DropReason::NoRoute,
+                "no_member" => DropReason::NoMember,
+                "no_neighbour" => DropReason::NoNeighbour,
+                other => return Err(ctx(format!("unknown drop reason {other:?}"))),
+            }),
+            (None, None, Some(r)) => Expect::Cpu(match r.as_str() {
+                "classified" => CpuReason::Classified,
+                "unknown_port" => CpuReason::UnknownPort,
+                "malformed" => CpuReason::Malformed(need_mal()?),
+                "not_ip" => CpuReason::NotIp,
+                "not_for_us" => CpuReason::NotForUs,
+                "ttl_expired" => CpuReason::TtlExpired,
+                "local" => CpuReason::Local,
+                other => return Err(ctx(format!("unknown cpu reason {other:?}"))),
+            }),
+            _ => return Err(ctx("expect needs exactly one of forward, drop, cpu".into())),
+        };
+        let needs_tc = match expect {
+            Expect::Forward(_) => true,
+            Expect::Cpu(r) => !matches!(r, CpuReason::UnknownPort | CpuReason::Malformed(_)),
+            Expect::Drop(_) => false,
+        };
+        if needs_tc && c.expect.tc.is_none() {
+            return Err(ctx(
+                "expect.tc is required (forwarded and classified frames)".into(),
+            ));
+        }
+        cases.push(Case {
+            name: c.name,
+            about: c.about,
+            config: c.config,
+            port: c.port,
+            frame,
+            expect,
+            tc: c.expect.tc,
+            skip_stf: c.skip_stf,
+        });
+    }
+    Ok(Corpus { configs, cases })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
+}
+
+/// Longest-prefix match over the plan's routes.
+fn lookup(plan: &Plan, dst: IpAddr) -> Option<RouteTarget> {
+    let bits = |a: IpAddr| -> (u128, u32) {
+        match a {
+            IpAddr::V4(v) => (u128::from(u32::from(v)), 32),
+            IpAddr::V6(v) => (u128::from(v), 128),
+        }
+    };
+    let (d, w) = bits(dst);
+    plan.routes
+        .iter()
+        .filter(|r| {
+            let (a, aw) = bits(r.addr);
+            let len = u32::from(r.len);
+            aw == w && (len == 0 || (a >> (w - len)) == (d >> (w - len)))
+        })
+        .max_by_key(|r| r.len)
+        .map(|r| r.target)
+}
+
+/// The port bmv2 sends `frame` out of, for a case routed through a group
+/// (first packet of its flow, idle ports): the member of the bucket of
+/// the v1model program's CRC-32 flow hash. `Err` when the program's
+/// choice is random (spray) or the frame is not routed by a group.
+pub fn bmv2_group_port(plan: &Plan, frame: &[u8]) -> Result<Option<usize>, String> {
+    let p = parse(frame).map_err(|e| format!("does not parse: {e:?}"))?;
+    let l3 = usize::from(p.l3_off);
+    let (src, dst, daddr) = match p.l3 {
+        L3::Ipv4 => {
+            let s: [u8; 4] = frame[l3 + 12..l3 + 16].try_into().unwrap();
+            let d: [u8; 4] = frame[l3 + 16..l3 + 20].try_into().unwrap();
+            (
+                dataplane_common::lb::ipv4_mapped(s),
+                dataplane_common::lb::ipv4_mapped(d),
+                IpAddr::from(d),
+            )
+        }
+        L3::Ipv6 => {
+            let s: [u8; 16] = frame[l3 + 8..l3 + 24].try_into().unwrap();
+            let d: [u8; 16] = frame[l3 + 24..l3 + 40].try_into().unwrap();
+            (s, d, IpAddr::from(d))
+        }
+        _ => return Ok(None),
+    };
+    let Some(RouteTarget::Group(gi)) = lookup(plan, daddr) else {
+        return Ok(None);
+    };
+    let g = &plan.groups[usize::from(gi)];
+    if g.mode == MODE_SPRAY {
+        return Err(format!(
+            "group {} sprays: bmv2 picks a random bucket per packet",
+            g.name
+        ));
+    }
+    let qp = if p.roce { p.bth.dest_qp } else { 0 };
+    let (sport, dport) = if p.udp { (p.sport, p.dport) } else { (0, 0) };
+    let h = bmv2_flow_hash(plan.hash_seed, src, dst, p.ip_proto, sport, dport, qp);
+    let built =
+        dataplane_config::group_value(plan, g, &|_| true, None).map_err(|e| e.to_string())?;
+    let slot = built.buckets[(h & 127) as usize];
+    let nh = built.members[usize::from(slot) & 15].id;
+    Ok(Some(plan.nexthops[usize::from(nh)].port))
+}
+
+/// The STF test of a case for the v1model program (p4c's
+/// run-bmv2-test.py): its configuration's entries, the input packet and
+/// the expected output. `Err` when the case has no STF form.
+pub fn stf(corpus: &Corpus, case: &Case, opts: &Options) -> Result<String, String> {
+    if let Some(why) = &case.skip_stf {
+        return Err(format!("skipped: {why}"));
+    }
+    let (_, plan) = &corpus.configs[&case.config];
+    let ops = table_ops(plan, Target::Bmv2, opts).map_err(|e| e.to_string())?;
+    let port_no = |name: &str| -> u32 {
+        plan.ports
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| i as u32)
+            .unwrap_or(UNCONFIGURED_PORT)
+    };
+    let mut s = String::new();
+    s.push_str(&format!("# {}: {}\n", case.name, case.about));
+    s.push_str(&format!(
+        "# conformance corpus case, configuration {:?}; program p4/v1model/dataplane.p4\n",
+        case.config
+    ));
+    s.push_str(
+        "# generated by dataplane_p4::corpus::stf; WRED entries (range keys) have no STF form\n",
+    );
+    for op in &ops {
+        match op {
+            Op::Entry(e) => {
+                if let Some(line) = stf_entry(e) {
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            }
+            Op::CloneSession { session, port } => {
+                s.push_str(&format!("mirroring_add {session} {port}\n"))
+            }
+            Op::QueueRate { .. } | Op::QueueDepth { .. } => {}
+        }
+    }
+    let inport = port_no(&case.port);
+    s.push_str(&format!("packet {inport} {}\n", hex(&case.frame)));
+    match &case.expect {
+        Expect::Forward(outs) => {
+            let (port, frame) = if outs.len() == 1 {
+                (outs[0].0.clone(), outs[0].1.clone())
+            } else {
+                let p = bmv2_group_port(plan, &case.frame)?
+                    .ok_or("several forward ports but the frame is not routed by a group")?;
+                let name = &plan.ports[p].name;
+                let f = outs.iter().find(|(n, _)| n == name).ok_or_else(|| {
+                    format!("bmv2 would pick {name}, which the case does not list")
+                })?;
+                (f.0.clone(), f.1.clone())
+            };
+            s.push_str(&format!("expect {} {}$\n", port_no(&port), hex(&frame)));
+        }
+        Expect::Drop(r) => s.push_str(&format!(
+            "# dropped ({r:?}): no packet expected on the ports this test opens\n"
+        )),
+        Expect::Cpu(r) => {
+            let detail = match r {
+                CpuReason::UnknownPort => 0,
+                CpuReason::Malformed(e) => *e as u8 + 1,
+                _ => case.tc.unwrap_or(0),
+            };
+            let mut out = vec![r.code(), detail];
+            out.extend_from_slice(&(inport as u16).to_be_bytes());
+            out.extend_from_slice(&case.frame);
+            s.push_str(&format!("expect {BMV2_CPU_PORT} {}$\n", hex(&out)));
+        }
+    }
+    Ok(s)
+}
+
+/// The STF files written and the cases skipped, with the reason.
+pub type StfFiles = (Vec<PathBuf>, Vec<(String, String)>);
+
+/// Writes `<case>.stf` for every case that has an STF form into `dir`;
+/// returns the files written and the cases skipped with the reason.
+pub fn write_stf(corpus: &Corpus, dir: &Path, opts: &Options) -> Result<StfFiles, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut written = Vec::new();
+    let mut skipped = Vec::new();
+    for c in &corpus.cases {
+        match stf(corpus, c, opts) {
+            Ok(text) => {
+                let p = dir.join(format!("{}.stf", c.name));
+                std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+                written.push(p);
+            }
+            Err(why) if c.skip_stf.is_some() => skipped.push((c.name.clone(), why)),
+            Err(e) => return Err(format!("case {}: {e}", c.name)),
+        }
+    }
+    Ok((written, skipped))
+}
