@@ -1127,7 +1127,7 @@ impl SenderPlan {
         stop: &AtomicBool,
         stats: &SenderStats,
     ) -> Result<f64> {
-        let sock = RawSocket::open(ifname, true)?;
+        let sock = RawSocket::open_sender(ifname, true)?;
         // fine-grained sleeps: the default timer slack is 50 us
         // SAFETY: prctl on the calling thread.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
@@ -1191,7 +1191,7 @@ impl SenderPlan {
                 _ => 1,
             };
             let frame = &self.frames[f][variant];
-            if sock.send(frame) {
+            if sock.send(frame).unwrap_or(false) {
                 pkts += 1;
                 bytes += frame.len() as u64;
             } else {

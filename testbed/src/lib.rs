@@ -16,7 +16,7 @@ pub mod netns;
 pub mod pins;
 pub mod plot;
 pub mod raw;
-pub mod rocehost;
+
 pub mod scenario;
 pub mod scenes;
 pub mod testrun;

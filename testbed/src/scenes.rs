@@ -8,8 +8,8 @@ use anyhow::{anyhow, Result};
 use dataplane_common::dcqcn::DcqcnParams;
 
 use crate::controller::{stats_json, Controller};
+use crate::host::{run_dcqcn_sender, run_np_receiver, DcqcnSenderReport, NpReport, SenderSpec};
 use crate::netns::{veth, Netns};
-use crate::rocehost::{run_dcqcn_sender, run_np_receiver, DcqcnSenderReport, NpReport, SenderSpec};
 
 /// The switch of the DCQCN scene: a 100 Mb/s ingress, a 10 Mb/s egress,
 /// WRED marking (no drop) from 20 KB on the lossy RoCE class, routes both

@@ -46,11 +46,11 @@ use aya::maps::{Array, Map, MapData, PerCpuArray};
 use dataplane_common::buffer::{LosslessCounters, TcRow};
 use dataplane_common::lossless::EgressQueue;
 use testbed::controller::Controller;
-use testbed::netns::{veth, Netns};
-use testbed::rocehost::{
+use testbed::host::{
     run_mac_ctl_tap, run_pfc_storm, run_receiver, run_sender, ReceiverReport, RxLive, SenderReport,
     SenderSpec, TapEvent,
 };
+use testbed::netns::{veth, Netns};
 use testbed::topo::mac_str;
 
 static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
@@ -408,8 +408,7 @@ fn print_pfc_loop(t: &Trace, senders: &[SenderReport], tap: &[TapEvent]) {
         decided: u64,
     }
     // kernel time stamps are CLOCK_REALTIME; the decisions CLOCK_MONOTONIC
-    let off =
-        testbed::rocehost::realtime_ns() as i128 - dataplane_user::sys::monotonic_ns() as i128;
+    let off = testbed::host::realtime_ns() as i128 - dataplane_user::sys::monotonic_ns() as i128;
     let mono = |r: u64| (r as i128 - off) as u64;
     let mut lat: Vec<Loop> = Vec::new();
     for &(i, d) in &t.decisions {

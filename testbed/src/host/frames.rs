@@ -1,0 +1,103 @@
+//! What every role of the host emulator shares: frame constants, the MAC
+//! control decoder, the RoCEv2 frame reader, the kernel receive clock.
+
+use dataplane_common::wire::bth::{self};
+use dataplane_common::wire::macctl::{OPCODE_PAUSE, OPCODE_PFC};
+
+/// EtherType of MAC control frames.
+pub const ETH_P_MAC_CONTROL: u16 = 0x8808;
+
+/// RoCEv2 UDP destination port.
+pub(crate) const ROCEV2_PORT: u16 = 4791;
+
+/// CLOCK_REALTIME in ns (the clock of the kernel's receive time stamps).
+pub fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime into a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A decoded MAC control frame: (opcode, class-enable vector, times).
+pub(crate) fn mac_control(f: &[u8]) -> Option<(u16, u16, [u16; 8])> {
+    if f.len() < 14 + 4 || u16::from_be_bytes([f[12], f[13]]) != ETH_P_MAC_CONTROL {
+        return None;
+    }
+    let be = |o: usize| u16::from_be_bytes([f[o], f[o + 1]]);
+    let opcode = be(14);
+    let mut times = [0u16; 8];
+    match opcode {
+        OPCODE_PFC if f.len() >= 14 + 20 => {
+            for (i, t) in times.iter_mut().enumerate() {
+                *t = be(18 + 2 * i);
+            }
+            Some((opcode, be(16), times))
+        }
+        OPCODE_PAUSE => {
+            times[0] = be(16);
+            Some((opcode, 0, times))
+        }
+        _ => Some((opcode, 0, times)),
+    }
+}
+
+/// The fields of a RoCEv2 frame over IPv4 the emulator acts on.
+pub(crate) struct Seen {
+    pub(crate) ecn: u8,
+    pub(crate) op: u8,
+    pub(crate) qp: u32,
+    pub(crate) psn: u32,
+    pub(crate) src: [u8; 4],
+    pub(crate) sport: u16,
+    /// AETH syndrome of an ACK/NAK, else 0.
+    pub(crate) syndrome: u8,
+    /// Payload bytes after BTH, RETH or AETH, up to the ICRC.
+    pub(crate) payload: usize,
+}
+
+/// A RoCEv2-over-IPv4 frame, read by the data plane's own parser
+/// (`dataplane_common::parse`); `None` for anything else, malformed
+/// frames included.
+pub(crate) fn parse(f: &[u8]) -> Option<Seen> {
+    use dataplane_common::parse::{parse as parse_frame, L3};
+    let p = parse_frame(f).ok()?;
+    if !p.roce || p.l3 != L3::Ipv4 {
+        return None;
+    }
+    let l3 = usize::from(p.l3_off);
+    let b = usize::from(p.l4_off) + 8;
+    let op = p.bth.opcode;
+    let hdr =
+        12 + if op == bth::OP_WRITE_FIRST || op == bth::OP_WRITE_ONLY {
+            16
+        } else {
+            0
+        } + if op == bth::OP_ACK { 4 } else { 0 };
+    let end = (usize::from(p.l4_off) + usize::from(p.ip_payload_len)).min(f.len());
+    Some(Seen {
+        ecn: p.ecn,
+        op,
+        qp: p.bth.dest_qp,
+        psn: p.bth.psn,
+        src: f.get(l3 + 12..l3 + 16)?.try_into().ok()?,
+        sport: p.sport,
+        syndrome: if op == bth::OP_ACK {
+            f.get(b + 12).copied().unwrap_or(0)
+        } else {
+            0
+        },
+        payload: end.saturating_sub(b + hdr + 4),
+    })
+}
+
+/// AETH syndrome of an ACK with no credit count (0b000_11111).
+pub const AETH_ACK: u8 = 0x1f;
+
+/// AETH syndrome of a NAK, PSN sequence error (0b011_00000).
+pub const AETH_NAK_SEQ: u8 = 0x60;
+
+/// Largest PSN the emulator uses (PSNs are 24 bits; a run stays below).
+pub const PSN_MASK: u32 = 0x00ff_ffff;
