@@ -130,3 +130,45 @@ pub const fn code_name(code: u8) -> &'static str {
 pub const fn malformed(e: ParseError) -> u8 {
     e as u8
 }
+
+/// Any code of the table: a parse error (malformed frame) or a [`Reason`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    Malformed(ParseError),
+    Other(Reason),
+}
+
+impl Why {
+    /// The code of the table.
+    pub const fn code(self) -> u8 {
+        match self {
+            Why::Malformed(e) => malformed(e),
+            Why::Other(r) => r.code(),
+        }
+    }
+
+    /// `malformed` for a parse error (its name is [`ParseError::name`]),
+    /// else the reason's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Why::Malformed(_) => "malformed",
+            Why::Other(r) => r.name(),
+        }
+    }
+
+    /// The reason named `name` (`malformed` needs the parse error, which
+    /// `malformed_as` gives by name).
+    pub fn from_name(name: &str, malformed_as: Option<&str>) -> Option<Why> {
+        if name == "malformed" {
+            let e = malformed_as?;
+            return ParseError::ALL
+                .iter()
+                .find(|p| p.name() == e)
+                .map(|p| Why::Malformed(*p));
+        }
+        Reason::ALL
+            .iter()
+            .find(|r| r.name() == name)
+            .map(|r| Why::Other(*r))
+    }
+}

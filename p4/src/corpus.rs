@@ -27,9 +27,11 @@
 //! ```
 //!
 //! Several `forward` ports mean "exactly one of them" (a next-hop group).
-//! `drop = "<reason>"` (mac_control, malformed, no_route, no_member,
-//! no_neighbour) or `cpu = "<reason>"` (classified, unknown_port,
-//! malformed, not_ip, not_for_us, ttl_expired, local) instead of `forward`;
+//! `drop = "<reason>"` (mac_control, malformed, no_route, no_live_member,
+//! no_neighbour)
+//! or `cpu = "<reason>"` (classified, unknown_port, malformed, not_ip,
+//! not_for_us, ttl_expired, local) instead of `forward`, named as the one
+//! reason table (`dataplane_common::reason`) names them;
 //! `malformed = "<ParseError name>"` with the malformed reasons.
 
 use std::collections::BTreeMap;
@@ -38,6 +40,7 @@ use std::path::{Path, PathBuf};
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::lb::MODE_SPRAY;
 use dataplane_common::parse::{parse, ParseError, L3};
+use dataplane_common::reason::{Reason, Why};
 use dataplane_common::wire::bth::{self, Bth};
 use serde::Deserialize;
 
@@ -49,49 +52,65 @@ pub const UNCONFIGURED_PORT: u32 = 200;
 /// The v1model program's CPU port (its CPU_PORT default).
 pub const BMV2_CPU_PORT: u32 = 64;
 
-/// Why a frame goes to the CPU port (cpu_h.reason; eBPF: XDP_PASS).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CpuReason {
-    Classified,
-    UnknownPort,
-    Malformed(ParseError),
-    NotIp,
-    NotForUs,
-    TtlExpired,
-    Local,
+/// The reasons a frame may be dropped for, in the corpus.
+pub const DROP_REASONS: [Reason; 4] = [
+    Reason::MacControl,
+    Reason::NoRoute,
+    Reason::NoLiveMember,
+    Reason::NoNeighbour,
+];
+
+/// The reasons a frame may go to the CPU port for (eBPF: XDP_PASS).
+pub const CPU_REASONS: [Reason; 6] = [
+    Reason::Classified,
+    Reason::UnknownPort,
+    Reason::NotIp,
+    Reason::NotForUs,
+    Reason::TtlExpired,
+    Reason::Local,
+];
+
+/// The CPU_* code of headers.p4 for a reason (cpu_h.reason). The P4
+/// programs keep these compact codes (TNA counts punts by their low bits);
+/// this is their one mapping to the reason table, and `tests/p4.rs` holds
+/// headers.p4's constants to it.
+pub fn cpu_code(w: Why) -> Option<u8> {
+    Some(match w {
+        Why::Malformed(_) => 3,
+        Why::Other(Reason::Classified) => 1,
+        Why::Other(Reason::UnknownPort) => 2,
+        Why::Other(Reason::NotIp) => 4,
+        Why::Other(Reason::NotForUs) => 5,
+        Why::Other(Reason::TtlExpired) => 6,
+        Why::Other(Reason::Local) => 7,
+        Why::Other(_) => return None,
+    })
 }
 
-impl CpuReason {
-    /// The CPU_* code of headers.p4.
-    pub fn code(self) -> u8 {
-        match self {
-            CpuReason::Classified => 1,
-            CpuReason::UnknownPort => 2,
-            CpuReason::Malformed(_) => 3,
-            CpuReason::NotIp => 4,
-            CpuReason::NotForUs => 5,
-            CpuReason::TtlExpired => 6,
-            CpuReason::Local => 7,
-        }
+/// The reason a case names (`drop = ` / `cpu = `), if it is one of
+/// `allowed` (or malformed, with `malformed = "<parse error>"`).
+fn named_reason(
+    name: &str,
+    malformed: Option<&str>,
+    allowed: &[Reason],
+    what: &str,
+) -> Result<Why, String> {
+    match Why::from_name(name, malformed) {
+        Some(Why::Other(r)) if allowed.contains(&r) => Ok(Why::Other(r)),
+        Some(w @ Why::Malformed(_)) => Ok(w),
+        None if name == "malformed" => Err("expect.malformed names the reason".into()),
+        _ => Err(format!("unknown {what} reason {name:?}")),
     }
-}
-
-/// Why a frame is dropped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropReason {
-    MacControl,
-    Malformed(ParseError),
-    NoRoute,
-    NoMember,
-    NoNeighbour,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expect {
     /// Out of exactly one of these ports, as this frame.
     Forward(Vec<(String, Vec<u8>)>),
-    Drop(DropReason),
-    Cpu(CpuReason),
+    /// Dropped, for this reason.
+    Drop(Why),
+    /// To the CPU port (eBPF: the kernel), for this reason.
+    Cpu(Why),
 }
 
 #[derive(Clone, Debug)]
@@ -329,14 +348,6 @@ fn spec_of(t: &toml::Table) -> Result<PacketSpec, String> {
         .map_err(|e: toml::de::Error| e.to_string().trim().to_string())
 }
 
-fn parse_error(name: &str) -> Result<ParseError, String> {
-    ParseError::ALL
-        .iter()
-        .copied()
-        .find(|e| e.name() == name)
-        .ok_or_else(|| format!("unknown malformed reason {name:?}"))
-}
-
 /// Loads `dir/configs/*.toml` and `dir/cases.toml`, validates every
 /// configuration and builds every frame.
 pub fn load(dir: &Path) -> Result<Corpus, String> {
@@ -380,14 +391,12 @@ pub fn load(dir: &Path) -> Result<Corpus, String> {
         })?;
         let spec = spec_of(&c.packet).map_err(|e| ctx(format!("packet: {e}")))?;
         let frame = build_frame(&spec).map_err(|e| ctx(format!("packet: {e}")))?;
-        let mal = c
-            .expect
-            .malformed
-            .as_deref()
-            .map(parse_error)
-            .transpose()
-            .map_err(ctx)?;
-        let need_mal = || mal.ok_or_else(|| ctx("expect.malformed names the reason".into()));
+        if let Some(m) = &c.expect.malformed {
+            if !ParseError::ALL.iter().any(|e| e.name() == m) {
+                return Err(ctx(format!("unknown malformed reason {m:?}")));
+            }
+        }
+        let mal = c.expect.malformed.as_deref();
         let expect = match (&c.expect.forward, &c.expect.drop, &c.expect.cpu) {
             (Some(fw), None, None) => {
                 let mut outs = Vec::new();
@@ -413,29 +422,17 @@ pub fn load(dir: &Path) -> Result<Corpus, String> {
                 }
                 Expect::Forward(outs)
             }
-            (None, Some(d), None) => Expect::Drop(match d.as_str() {
-                "mac_control" => DropReason::MacControl,
-                "malformed" => DropReason::Malformed(need_mal()?),
-                "no_route" => DropReason::NoRoute,
-                "no_member" => DropReason::NoMember,
-                "no_neighbour" => DropReason::NoNeighbour,
-                other => return Err(ctx(format!("unknown drop reason {other:?}"))),
-            }),
-            (None, None, Some(r)) => Expect::Cpu(match r.as_str() {
-                "classified" => CpuReason::Classified,
-                "unknown_port" => CpuReason::UnknownPort,
-                "malformed" => CpuReason::Malformed(need_mal()?),
-                "not_ip" => CpuReason::NotIp,
-                "not_for_us" => CpuReason::NotForUs,
-                "ttl_expired" => CpuReason::TtlExpired,
-                "local" => CpuReason::Local,
-                other => return Err(ctx(format!("unknown cpu reason {other:?}"))),
-            }),
+            (None, Some(d), None) => {
+                Expect::Drop(named_reason(d, mal, &DROP_REASONS, "drop").map_err(ctx)?)
+            }
+            (None, None, Some(r)) => {
+                Expect::Cpu(named_reason(r, mal, &CPU_REASONS, "cpu").map_err(ctx)?)
+            }
             _ => return Err(ctx("expect needs exactly one of forward, drop, cpu".into())),
         };
         let needs_tc = match expect {
             Expect::Forward(_) => true,
-            Expect::Cpu(r) => !matches!(r, CpuReason::UnknownPort | CpuReason::Malformed(_)),
+            Expect::Cpu(r) => !matches!(r, Why::Other(Reason::UnknownPort) | Why::Malformed(_)),
             Expect::Drop(_) => false,
         };
         if needs_tc && c.expect.tc.is_none() {
@@ -586,11 +583,12 @@ pub fn stf(corpus: &Corpus, case: &Case, opts: &Options) -> Result<String, Strin
         )),
         Expect::Cpu(r) => {
             let detail = match r {
-                CpuReason::UnknownPort => 0,
-                CpuReason::Malformed(e) => *e as u8 + 1,
+                Why::Other(Reason::UnknownPort) => 0,
+                Why::Malformed(e) => *e as u8 + 1,
                 _ => case.tc.unwrap_or(0),
             };
-            let mut out = vec![r.code(), detail];
+            let code = cpu_code(*r).ok_or("no CPU code for this reason")?;
+            let mut out = vec![code, detail];
             out.extend_from_slice(&(inport as u16).to_be_bytes());
             out.extend_from_slice(&case.frame);
             s.push_str(&format!("expect {BMV2_CPU_PORT} {}$\n", hex(&out)));

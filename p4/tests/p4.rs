@@ -1154,3 +1154,41 @@ fn tofino_flow_hash_is_bmv2_crc32_over_the_same_key() {
     }
     eprintln!("hash_v4 and hash_v6: CRC-32 over the v1model program's 44-byte key");
 }
+
+/// headers.p4's CPU_* constants are the corpus's `cpu_code` of the reason
+/// they are named after (the P4 programs' one mapping to the reason table).
+#[test]
+fn cpu_codes_in_headers_p4_are_the_reason_tables() {
+    use dataplane_common::parse::ParseError;
+    use dataplane_common::reason::{Reason, Why};
+    use dataplane_p4::corpus::{cpu_code, CPU_REASONS};
+    let text = std::fs::read_to_string(root().join("p4/include/headers.p4")).unwrap();
+    let mut found = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim().strip_prefix("const bit<8> CPU_") else {
+            continue;
+        };
+        let (name, value) = rest.split_once('=').expect("CPU_X = n");
+        let value: u8 = value
+            .split(';')
+            .next()
+            .and_then(|v| v.trim().parse().ok())
+            .expect("CPU_X = <number>;");
+        found.insert(name.trim().to_lowercase(), value);
+    }
+    let mut want: Vec<(String, Why)> = CPU_REASONS
+        .iter()
+        .map(|r| (r.name().to_string(), Why::Other(*r)))
+        .collect();
+    want.push(("malformed".into(), Why::Malformed(ParseError::EthTruncated)));
+    for (name, why) in &want {
+        assert_eq!(
+            found.get(name.as_str()).copied(),
+            cpu_code(*why),
+            "CPU_{} in headers.p4 vs cpu_code({why:?})",
+            name.to_uppercase()
+        );
+    }
+    assert_eq!(found.len(), want.len(), "CPU_* constants {found:?}");
+    assert_eq!(cpu_code(Why::Other(Reason::NoRoute)), None);
+}

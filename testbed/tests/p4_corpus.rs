@@ -17,7 +17,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use aya::Ebpf;
-use dataplane_p4::corpus::{Case, CpuReason, DropReason, Expect};
+use dataplane_common::reason::{Reason, Why};
+use dataplane_p4::corpus::{Case, Expect};
 use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
 use testbed::netns::Netns;
@@ -166,11 +167,11 @@ impl Harness {
             Expect::Drop(reason) => {
                 outcome = format!("dropped ({reason:?})");
                 let key = match reason {
-                    DropReason::MacControl => me("verdict_drop"),
-                    DropReason::Malformed(e) => me(&format!("malformed.{}", e.name())),
-                    DropReason::NoRoute => me("drop_no_route"),
-                    DropReason::NoMember => me("drop_no_member"),
-                    DropReason::NoNeighbour => me("drop_no_neighbour"),
+                    Why::Other(Reason::MacControl) => me("verdict_drop"),
+                    Why::Malformed(e) => me(&format!("malformed.{}", e.name())),
+                    // the forwarding counter of this reason
+                    Why::Other(Reason::NoLiveMember) => me("drop_no_member"),
+                    Why::Other(r) => me(&format!("drop_{}", r.name())),
                 };
                 if !bumped(&key) {
                     problems.push(format!("{key} not counted (deltas {delta:?})"));
@@ -182,13 +183,11 @@ impl Harness {
             Expect::Cpu(reason) => {
                 outcome = format!("to the kernel ({reason:?})");
                 let key = match reason {
-                    CpuReason::Classified => me("verdict_pass"),
-                    CpuReason::UnknownPort => "global:unknown_port".to_string(),
-                    CpuReason::Malformed(e) => me(&format!("malformed.{}", e.name())),
-                    CpuReason::NotIp => me("pass_not_ip"),
-                    CpuReason::NotForUs => me("pass_not_for_us"),
-                    CpuReason::TtlExpired => me("pass_ttl_expired"),
-                    CpuReason::Local => me("pass_local"),
+                    Why::Other(Reason::Classified) => me("verdict_pass"),
+                    Why::Other(Reason::UnknownPort) => "global:unknown_port".to_string(),
+                    Why::Malformed(e) => me(&format!("malformed.{}", e.name())),
+                    // not routed: the forwarding counter pass_<reason>
+                    Why::Other(r) => me(&format!("pass_{}", r.name())),
                 };
                 if !bumped(&key) {
                     problems.push(format!("{key} not counted (deltas {delta:?})"));
@@ -201,7 +200,7 @@ impl Harness {
         // the class the frame was given (ingress counters)
         let classified = !matches!(
             c.expect,
-            Expect::Cpu(CpuReason::UnknownPort | CpuReason::Malformed(_)) | Expect::Drop(_)
+            Expect::Cpu(Why::Other(Reason::UnknownPort) | Why::Malformed(_)) | Expect::Drop(_)
         );
         if classified {
             if let Some(tc) = c.tc {

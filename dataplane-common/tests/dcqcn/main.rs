@@ -153,7 +153,11 @@ fn simulate(p: &DcqcnParams, k: u64, frame: u64, seed: u32, react: bool) -> SimR
         q = q.saturating_sub(drained);
         q_time = now;
         let q_bytes = (q / unit) as u64;
-        let ce = red_hit(&prof, q_bytes.min(u64::from(u32::MAX)) as u32, rng.next_u32());
+        let ce = red_hit(
+            &prof,
+            q_bytes.min(u64::from(u32::MAX)) as u32,
+            rng.next_u32(),
+        );
         q += u128::from(frame) * unit;
         let q_after = (q / unit) as u64;
         res.max_queue = res.max_queue.max(q_after);

@@ -481,7 +481,12 @@ fn random_calls_keep_invariants_and_never_panic() {
             };
             match rng.next_u32() % 3 {
                 0 => rp_on_cnp(&mut st, &p, now),
-                1 => rp_on_sent(&mut st, &p, now, u64::from(rng.next_u32()) << (rng.next_u32() % 40)),
+                1 => rp_on_sent(
+                    &mut st,
+                    &p,
+                    now,
+                    u64::from(rng.next_u32()) << (rng.next_u32() % 40),
+                ),
                 _ => rp_tick(&mut st, &p, now),
             };
             assert_rp_invariants(&st, &p);

@@ -281,7 +281,14 @@ fn garbage_groups_are_safe() {
             _pad: [0; 3],
         };
         let h = rng.next_u32();
-        if let Some(p) = select(&g, h, Some(&mut e), rng.next_u32() as u64, rng.next_u32(), || bands) {
+        if let Some(p) = select(
+            &g,
+            h,
+            Some(&mut e),
+            rng.next_u32() as u64,
+            rng.next_u32(),
+            || bands,
+        ) {
             assert!(g.eligible(p.slot), "{p:?}");
             assert!(p.slot < g.n_members && (p.slot as usize) < MAX_MEMBERS);
             assert_eq!(p.id, g.members[p.slot as usize].id);

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use dataplane_common::maps::{GlobalCounters, PortCounters, NUM_TC};
 use dataplane_common::parse::ParseError;
+use dataplane_common::reason::Reason;
 use dataplane_common::route::FwdCounters;
 use serde::Serialize;
 
@@ -56,13 +57,17 @@ pub fn fwd_fields(c: &FwdCounters) -> Vec<(String, u64)> {
         v.push((format!("tx_tc_bytes[{tc}]"), c.tx_tc_bytes[tc]));
     }
     v.push(("rx_routed".into(), c.rx_routed));
-    v.push(("pass_not_ip".into(), c.pass_not_ip));
-    v.push(("pass_not_for_us".into(), c.pass_not_for_us));
-    v.push(("pass_ttl_expired".into(), c.pass_ttl_expired));
-    v.push(("pass_local".into(), c.pass_local));
-    v.push(("drop_no_route".into(), c.drop_no_route));
+    // pass_<reason> / drop_<reason>, named by the reason table
+    let named = |what: &str, r: Reason, n: u64| (format!("{what}_{}", r.name()), n);
+    v.push(named("pass", Reason::NotIp, c.pass_not_ip));
+    v.push(named("pass", Reason::NotForUs, c.pass_not_for_us));
+    v.push(named("pass", Reason::TtlExpired, c.pass_ttl_expired));
+    v.push(named("pass", Reason::Local, c.pass_local));
+    v.push(named("drop", Reason::NoRoute, c.drop_no_route));
+    // Reason::NoLiveMember and RedirectFailed: counter names older than the
+    // table, kept (dashboards read them)
     v.push(("drop_no_member".into(), c.drop_no_member));
-    v.push(("drop_no_neighbour".into(), c.drop_no_neighbour));
+    v.push(named("drop", Reason::NoNeighbour, c.drop_no_neighbour));
     v.push(("drop_redirect".into(), c.drop_redirect));
     v
 }
