@@ -1,59 +1,36 @@
-//! Link-state notifications from the kernel (NETLINK_ROUTE, RTMGRP_LINK):
-//! a readable socket means "some link changed"; the controller then reads
-//! the ports' state and rewrites the groups whose members changed.
+//! Link-state notifications from the kernel (NETLINK_ROUTE, RTMGRP_LINK,
+//! on `netlink-sys`'s socket): a readable socket means "some link changed";
+//! the controller then reads the ports' state and rewrites the groups whose
+//! members changed.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 
-use anyhow::{bail, Result};
+use anyhow::{Context, Result};
+use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
 pub struct LinkWatch {
-    fd: OwnedFd,
+    sock: Socket,
 }
 
 impl LinkWatch {
     /// Subscribes to link notifications in the current namespace.
     pub fn open() -> Result<LinkWatch> {
-        // SAFETY: plain syscalls with checked results; the fd is owned below.
-        unsafe {
-            let fd = libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                libc::NETLINK_ROUTE,
-            );
-            if fd < 0 {
-                bail!("netlink socket: {}", std::io::Error::last_os_error());
-            }
-            let fd = OwnedFd::from_raw_fd(fd);
-            let mut sa: libc::sockaddr_nl = std::mem::zeroed();
-            sa.nl_family = libc::AF_NETLINK as u16;
-            sa.nl_groups = libc::RTMGRP_LINK as u32;
-            let rc = libc::bind(
-                fd.as_raw_fd(),
-                &sa as *const libc::sockaddr_nl as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_nl>() as u32,
-            );
-            if rc != 0 {
-                bail!("netlink bind: {}", std::io::Error::last_os_error());
-            }
-            Ok(LinkWatch { fd })
-        }
+        let mut sock = Socket::new(NETLINK_ROUTE).context("netlink socket")?;
+        sock.bind(&SocketAddr::new(0, libc::RTMGRP_LINK as u32))
+            .context("netlink bind (RTMGRP_LINK)")?;
+        sock.set_non_blocking(true)
+            .context("netlink socket: non-blocking")?;
+        Ok(LinkWatch { sock })
     }
 
     /// Reads and discards every pending notification.
     pub fn drain(&self) {
-        let mut buf = [0u8; 8192];
+        let mut buf = Vec::with_capacity(8192);
         loop {
-            // SAFETY: recv into our buffer on our non-blocking fd.
-            let n = unsafe {
-                libc::recv(
-                    self.fd.as_raw_fd(),
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    0,
-                )
-            };
-            if n <= 0 {
-                break;
+            buf.clear();
+            match self.sock.recv(&mut buf, 0) {
+                Ok(n) if n > 0 => continue,
+                _ => break,
             }
         }
     }
@@ -61,6 +38,6 @@ impl LinkWatch {
 
 impl AsRawFd for LinkWatch {
     fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+        self.sock.as_raw_fd()
     }
 }

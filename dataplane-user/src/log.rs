@@ -1,76 +1,102 @@
-//! The controller's log: levels set from the command line (`--log-level`),
-//! plain lines by default or one JSON object per line (`--log-json`) for
-//! log collectors. Info goes to stdout, warnings and errors to stderr; a
-//! closed stream is not an error for a long-running controller.
+//! The controller's log on `tracing`: levels set from the command line
+//! (`--log-level`), plain lines by default or one JSON object per line
+//! (`--log-json`: time, level, msg) for log collectors. Info and debug go
+//! to stdout, warnings and errors to stderr; a closed stream is not an
+//! error for a long-running controller. `info`/`warn`/`error`/`debug` are
+//! the call sites' short names for tracing events.
 
-use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    Error = 0,
-    Warn = 1,
-    Info = 2,
-    Debug = 3,
-}
+use tracing::{Event, Subscriber};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::writer::MakeWriterExt;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
 
-static LEVEL: AtomicU8 = AtomicU8::new(Level::Info as u8);
-static JSON: AtomicBool = AtomicBool::new(false);
+pub use tracing::Level;
 
 /// Parses "error" / "warn" / "info" / "debug".
 pub fn parse_level(s: &str) -> Option<Level> {
     match s {
-        "error" => Some(Level::Error),
-        "warn" => Some(Level::Warn),
-        "info" => Some(Level::Info),
-        "debug" => Some(Level::Debug),
+        "error" => Some(Level::ERROR),
+        "warn" => Some(Level::WARN),
+        "info" => Some(Level::INFO),
+        "debug" => Some(Level::DEBUG),
         _ => None,
     }
 }
 
+/// Installs the process's subscriber (once; later calls change nothing).
 pub fn set(level: Level, json: bool) {
-    LEVEL.store(level as u8, Ordering::Relaxed);
-    JSON.store(json, Ordering::Relaxed);
+    let out = std::io::stderr
+        .with_max_level(Level::WARN)
+        .or_else(std::io::stdout);
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(out)
+        .event_format(Lines { json })
+        .try_init();
 }
 
-pub fn enabled(level: Level) -> bool {
-    level as u8 <= LEVEL.load(Ordering::Relaxed)
+/// Our line format: the message alone, or `{"time","level","msg"}`.
+pub struct Lines {
+    pub json: bool,
 }
 
-pub fn log(level: Level, msg: &str) {
-    if !enabled(level) {
-        return;
+impl<S, N> FormatEvent<S, N> for Lines
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        _ctx: &FmtContext<'_, S, N>,
+        mut w: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let mut msg = Message(String::new());
+        event.record(&mut msg);
+        let msg = msg.0.trim_end_matches('\n');
+        if self.json {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64();
+            let level = event.metadata().level().as_str().to_lowercase();
+            let line = serde_json::json!({ "time": t, "level": level, "msg": msg });
+            writeln!(w, "{line}")
+        } else {
+            writeln!(w, "{msg}")
+        }
     }
-    let msg = msg.trim_end_matches('\n');
-    let line = if JSON.load(Ordering::Relaxed) {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs_f64();
-        let lv = ["error", "warn", "info", "debug"][level as usize];
-        serde_json::json!({ "time": t, "level": lv, "msg": msg }).to_string()
-    } else {
-        msg.to_string()
-    };
-    if level <= Level::Warn {
-        let mut e = std::io::stderr().lock();
-        let _ = writeln!(e, "{line}");
-    } else {
-        let mut o = std::io::stdout().lock();
-        let _ = writeln!(o, "{line}");
-        let _ = o.flush();
+}
+
+/// The `message` field of an event.
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.0 = value.to_string();
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
     }
 }
 
 pub fn info(msg: &str) {
-    log(Level::Info, msg)
+    tracing::info!("{msg}")
 }
 pub fn warn(msg: &str) {
-    log(Level::Warn, msg)
+    tracing::warn!("{msg}")
 }
 pub fn error(msg: &str) {
-    log(Level::Error, msg)
+    tracing::error!("{msg}")
 }
 pub fn debug(msg: &str) {
-    log(Level::Debug, msg)
+    tracing::debug!("{msg}")
 }

@@ -5,10 +5,18 @@ use dataplane_common::names;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use std::borrow::Cow;
+
 use anyhow::{Context, Result};
 use aya::maps::{MapData, RingBuf};
 use dataplane_common::events::{reason_name, DropEvent};
 use dataplane_common::wire::{bth, ethernet as eth, ipv4, ipv6, udp, Packet};
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::DataLink;
 
 /// What a snapshot says about RoCEv2 (decoded leniently: the capture may
 /// end before the lengths the headers announce).
@@ -88,70 +96,42 @@ pub fn describe(data: &[u8]) -> String {
     }
 }
 
-/// A pcapng file (Ethernet, microsecond timestamps), one enhanced packet
-/// block per snapshot with the reason and port as its comment.
+/// A pcapng file (Ethernet, nanosecond time stamps), one enhanced packet
+/// block per snapshot with the reason and port as its comment (written by
+/// the `pcap-file` crate).
 pub struct Pcapng {
-    out: std::io::BufWriter<std::fs::File>,
-}
-
-fn pad4(n: usize) -> usize {
-    (n + 3) & !3
+    out: PcapNgWriter<std::io::BufWriter<std::fs::File>>,
 }
 
 impl Pcapng {
     pub fn create(path: &std::path::Path) -> Result<Pcapng> {
         let f =
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        let mut out = std::io::BufWriter::new(f);
-        // section header block
-        let mut shb = Vec::new();
-        shb.extend_from_slice(&0x0A0D_0D0Au32.to_le_bytes());
-        shb.extend_from_slice(&28u32.to_le_bytes());
-        shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
-        shb.extend_from_slice(&1u16.to_le_bytes());
-        shb.extend_from_slice(&0u16.to_le_bytes());
-        shb.extend_from_slice(&(-1i64).to_le_bytes());
-        shb.extend_from_slice(&28u32.to_le_bytes());
-        out.write_all(&shb)?;
-        // interface description block: Ethernet, snaplen
-        let mut idb = Vec::new();
-        idb.extend_from_slice(&1u32.to_le_bytes());
-        idb.extend_from_slice(&20u32.to_le_bytes());
-        idb.extend_from_slice(&1u16.to_le_bytes());
-        idb.extend_from_slice(&0u16.to_le_bytes());
-        idb.extend_from_slice(&(dataplane_common::events::SNAP_LEN as u32).to_le_bytes());
-        idb.extend_from_slice(&20u32.to_le_bytes());
-        out.write_all(&idb)?;
+        let mut out = PcapNgWriter::new(std::io::BufWriter::new(f))
+            .with_context(|| format!("writing {}", path.display()))?;
+        out.write_pcapng_block(InterfaceDescriptionBlock {
+            linktype: DataLink::ETHERNET,
+            snaplen: dataplane_common::events::SNAP_LEN as u32,
+            // the writer stores time stamps in nanoseconds
+            options: vec![InterfaceDescriptionOption::IfTsResol(9)],
+        })?;
         Ok(Pcapng { out })
     }
 
     /// One snapshot taken at `unix_us`.
     pub fn write(&mut self, unix_us: u64, data: &[u8], orig_len: u32, comment: &str) -> Result<()> {
-        let c = comment.as_bytes();
-        let opts_len = 4 + pad4(c.len()) + 4; // opt_comment + opt_endofopt
-        let total = 28 + pad4(data.len()) + opts_len + 4;
-        let mut b = Vec::with_capacity(total);
-        b.extend_from_slice(&6u32.to_le_bytes());
-        b.extend_from_slice(&(total as u32).to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes());
-        b.extend_from_slice(&((unix_us >> 32) as u32).to_le_bytes());
-        b.extend_from_slice(&(unix_us as u32).to_le_bytes());
-        b.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        b.extend_from_slice(&orig_len.to_le_bytes());
-        b.extend_from_slice(data);
-        b.resize(28 + pad4(data.len()), 0);
-        b.extend_from_slice(&1u16.to_le_bytes());
-        b.extend_from_slice(&(c.len() as u16).to_le_bytes());
-        b.extend_from_slice(c);
-        b.resize(28 + pad4(data.len()) + 4 + pad4(c.len()), 0);
-        b.extend_from_slice(&[0, 0, 0, 0]);
-        b.extend_from_slice(&(total as u32).to_le_bytes());
-        self.out.write_all(&b)?;
+        self.out.write_pcapng_block(EnhancedPacketBlock {
+            interface_id: 0,
+            timestamp: std::time::Duration::from_micros(unix_us),
+            original_len: orig_len,
+            data: Cow::Borrowed(data),
+            options: vec![EnhancedPacketOption::Comment(Cow::Borrowed(comment))],
+        })?;
         Ok(())
     }
 
-    pub fn finish(mut self) -> Result<()> {
-        self.out.flush()?;
+    pub fn finish(self) -> Result<()> {
+        self.out.into_inner().flush()?;
         Ok(())
     }
 }
