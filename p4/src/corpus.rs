@@ -260,13 +260,11 @@ pub fn build_frame(spec: &PacketSpec) -> Result<Vec<u8>, String> {
     };
     let mut f = match spec.kind.as_str() {
         "rocev2" => {
-            let b = Bth {
-                opcode: spec.opcode.unwrap_or(bth::OP_WRITE_FIRST),
-                pkey: 0xffff,
-                dest_qp: spec.dest_qp.unwrap_or(0),
-                psn: spec.psn.unwrap_or(0),
-                ..Bth::default()
-            };
+            let b = Bth::request(
+                spec.opcode.unwrap_or(bth::OP_WRITE_FIRST),
+                spec.dest_qp.unwrap_or(0),
+                spec.psn.unwrap_or(0),
+            );
             let reth = spec
                 .reth
                 .unwrap_or(b.opcode == bth::OP_WRITE_FIRST || b.opcode == bth::OP_WRITE_ONLY)

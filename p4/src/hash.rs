@@ -1,17 +1,7 @@
 //! bmv2's flow hash: CRC-32 over the flow key, as the P4 programs compute it.
 
-/// CRC-32 (IEEE, reflected, as zlib and bmv2's `HashAlgorithm.crc32`).
-pub fn crc32(data: &[u8]) -> u32 {
-    let mut crc = 0xffff_ffffu32;
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            let mask = (crc & 1).wrapping_neg();
-            crc = (crc >> 1) ^ (0xedb8_8320 & mask);
-        }
-    }
-    !crc
-}
+/// CRC-32 as bmv2 computes it: the one the ICRC uses.
+pub use dataplane_common::wire::bth::crc32;
 
 /// The v1model program's flow hash: CRC-32 over seed (4 bytes), source and
 /// destination (16 bytes each, IPv4 mapped as ::ffff:a.b.c.d), protocol,

@@ -618,26 +618,10 @@ fn stf_of_a_group_case_names_the_bucket_member() {
 
 /// Decodes standard base64 (the P4Runtime JSON mapping of `bytes`).
 fn unbase64(s: &str) -> Vec<u8> {
-    let val = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => panic!("not base64: {s:?}"),
-    };
-    let mut out = Vec::new();
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in s.bytes().filter(|&c| c != b'=') {
-        acc = (acc << 6) | u32::from(val(c));
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .expect("valid base64")
 }
 
 /// The element of a p4info array (match fields, parameters) with `id`.

@@ -333,47 +333,24 @@ impl LbSpec {
             rkey: 0x1000 + i as u32,
             len: self.burst_pkts * plain as u32,
         };
-        let bth = |opcode, psn| Bth {
-            opcode,
-            pkey: 0xffff,
-            dest_qp: qp,
-            psn,
-            ..Bth::default()
-        };
-        vec![
-            build::rocev2_frame(
-                &l2,
-                &ip,
-                self.sport,
-                &bth(OP_WRITE_FIRST, 0),
-                Some(reth),
-                &vec![0xa5; with_reth],
-            ),
-            build::rocev2_frame(
-                &l2,
-                &ip,
-                self.sport,
-                &bth(OP_WRITE_MIDDLE, 1),
-                None,
-                &vec![0xa5; plain],
-            ),
-            build::rocev2_frame(
-                &l2,
-                &ip,
-                self.sport,
-                &bth(OP_WRITE_LAST, 2),
-                None,
-                &vec![0xa5; plain],
-            ),
-            build::rocev2_frame(
-                &l2,
-                &ip,
-                self.sport,
-                &bth(OP_WRITE_ONLY, 0),
-                Some(reth),
-                &vec![0xa5; with_reth],
-            ),
+        let bth = |opcode, psn| Bth::request(opcode, qp, psn);
+        // FIRST (with RETH), MIDDLE, LAST, and ONLY (with RETH)
+        [
+            (OP_WRITE_FIRST, 0, true),
+            (OP_WRITE_MIDDLE, 1, false),
+            (OP_WRITE_LAST, 2, false),
+            (OP_WRITE_ONLY, 0, true),
         ]
+        .into_iter()
+        .map(|(op, psn, first)| {
+            let (r, payload) = if first {
+                (Some(reth), with_reth)
+            } else {
+                (None, plain)
+            };
+            build::rocev2_frame(&l2, &ip, self.sport, &bth(op, psn), r, &vec![0xa5; payload])
+        })
+        .collect()
     }
 }
 

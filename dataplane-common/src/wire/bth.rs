@@ -46,6 +46,20 @@ pub struct Bth {
 }
 
 impl Bth {
+    /// A request header: `opcode` to queue pair `dest_qp` at `psn`, default
+    /// partition key, no flags.
+    pub const fn request(opcode: u8, dest_qp: u32, psn: u32) -> Self {
+        Bth {
+            opcode,
+            fecn: false,
+            becn: false,
+            pkey: 0xffff,
+            dest_qp,
+            ack_req: false,
+            psn,
+        }
+    }
+
     /// Decodes the 12 header bytes.
     #[inline(always)]
     pub fn decode(b: &[u8; HEADER_LEN]) -> Self {
@@ -88,8 +102,14 @@ impl Bth {
     }
 }
 
+/// CRC-32 (IEEE 802.3, reflected, as zlib and bmv2's `HashAlgorithm.crc32`)
+/// of `data`.
+pub fn crc32(data: &[u8]) -> u32 {
+    !crc32_update(0xffff_ffff, data)
+}
+
 /// Reflected CRC-32 (IEEE 802.3 polynomial) update, bitwise.
-fn crc32_update(mut crc: u32, data: &[u8]) -> u32 {
+pub fn crc32_update(mut crc: u32, data: &[u8]) -> u32 {
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {

@@ -32,28 +32,12 @@ pub struct Cli {
 pub enum Cmd {
     /// Validate the config, attach the programs to its ports, load the
     /// tables and run until interrupted (Ctrl-C / SIGTERM detaches).
-    Up {
-        #[arg(short, long)]
-        config: PathBuf,
-        /// Print the counters every N seconds while running.
-        #[arg(long)]
-        stats_interval: Option<u64>,
-        /// Prometheus endpoint (GET /metrics); "off" to disable.
-        #[arg(long, default_value = "127.0.0.1:9464")]
-        metrics: String,
-    },
+    Up(Run),
     /// Replace the running controller by this binary without stopping
     /// forwarding: the old controller is stopped (its data plane keeps
     /// running), then this build adopts the pinned data plane and swaps its
     /// programs in atomically on the links, keeping every map.
-    Upgrade {
-        #[arg(short, long)]
-        config: PathBuf,
-        #[arg(long)]
-        stats_interval: Option<u64>,
-        #[arg(long, default_value = "127.0.0.1:9464")]
-        metrics: String,
-    },
+    Upgrade(Run),
     /// Apply a changed config to the running controller (SIGHUP): validated
     /// first; tables rewritten entry by entry, each entry atomically; an
     /// invalid config or one that changes the ports changes nothing.
@@ -168,6 +152,19 @@ pub enum ConfigCmd {
         #[arg(long)]
         resolve: bool,
     },
+}
+
+/// What `up` and `upgrade` run with.
+#[derive(Args)]
+pub struct Run {
+    #[arg(short, long)]
+    pub config: PathBuf,
+    /// Print the counters every N seconds while running.
+    #[arg(long)]
+    pub stats_interval: Option<u64>,
+    /// Prometheus endpoint (GET /metrics); "off" to disable.
+    #[arg(long, default_value = "127.0.0.1:9464")]
+    pub metrics: String,
 }
 
 #[derive(Args)]

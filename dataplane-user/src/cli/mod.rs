@@ -23,7 +23,7 @@ pub fn run(cli: Cli) -> Result<()> {
     dataplane_user::log::set(level, cli.log_json);
     // Validate before anything touches the system.
     let up_plan = match &cli.cmd {
-        Cmd::Up { config, .. } | Cmd::Upgrade { config, .. } => Some(plan_of(config)?),
+        Cmd::Up(run) | Cmd::Upgrade(run) => Some(plan_of(&run.config)?),
         _ => None,
     };
     // setns before any thread exists, so every thread lives in the namespace
@@ -31,26 +31,8 @@ pub fn run(cli: Cli) -> Result<()> {
         sys::enter_netns(ns)?;
     }
     match cli.cmd {
-        Cmd::Up {
-            stats_interval,
-            metrics,
-            config,
-        } => up::up(
-            up_plan.expect("validated above"),
-            config,
-            stats_interval,
-            metrics,
-        ),
-        Cmd::Upgrade {
-            stats_interval,
-            metrics,
-            config,
-        } => up::upgrade(
-            up_plan.expect("validated above"),
-            config,
-            stats_interval,
-            metrics,
-        ),
+        Cmd::Up(run) => up::up(up_plan.expect("validated above"), run),
+        Cmd::Upgrade(run) => up::upgrade(up_plan.expect("validated above"), run),
         Cmd::Reload { config } => up::request_reload(&config),
         Cmd::Stats { which, json } => show::stats(&which.name()?, json),
         Cmd::Watch { which, interval } => show::watch(&which.name()?, interval),

@@ -10,17 +10,12 @@ use dataplane_common::names;
 use dataplane_config::Plan;
 use dataplane_user::{attach, lossless, ports, snapshot, sys, tables};
 
-use super::args::plan_of;
+use super::args::{plan_of, Run};
 use super::say;
 
 /// `dataplane upgrade`: stops the running controller of the instance (its
 /// data plane keeps forwarding), then runs `up` with this build.
-pub fn upgrade(
-    plan: Plan,
-    config: PathBuf,
-    stats_interval: Option<u64>,
-    metrics: String,
-) -> Result<()> {
+pub fn upgrade(plan: Plan, run: Run) -> Result<()> {
     if let Ok(pid) = sys::InstanceLock::holder(&plan.instance) {
         say(&format!(
             "upgrade: stopping controller {pid} of instance {} (its data plane keeps forwarding)",
@@ -36,7 +31,7 @@ pub fn upgrade(
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    up(plan, config, stats_interval, metrics)
+    up(plan, run)
 }
 
 /// `dataplane reload`: validates the file, then asks the running
@@ -96,12 +91,12 @@ fn reload(
     Ok((new, changed))
 }
 
-pub fn up(
-    plan: Plan,
-    config_path: PathBuf,
-    stats_interval: Option<u64>,
-    metrics: String,
-) -> Result<()> {
+pub fn up(plan: Plan, run: Run) -> Result<()> {
+    let Run {
+        config: config_path,
+        stats_interval,
+        metrics,
+    } = run;
     let _lock = sys::InstanceLock::acquire(&plan.instance)?;
     // bind the metrics port first: a port in use is refused before anything
     // is attached

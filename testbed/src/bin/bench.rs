@@ -74,13 +74,7 @@ group = "g"
 fn roce_frame(total: usize) -> Vec<u8> {
     let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
     let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(26).ecn(2);
-    let bth = Bth {
-        opcode: OP_WRITE_MIDDLE,
-        pkey: 0xffff,
-        dest_qp: 0x11,
-        psn: 7,
-        ..Bth::default()
-    };
+    let bth = Bth::request(OP_WRITE_MIDDLE, 0x11, 7);
     // 14 + 20 + 8 + 12 + 4 = 58 bytes of headers; 64-byte wire frame = 60 + FCS
     build::rocev2_frame(
         &l2,
@@ -110,13 +104,7 @@ fn main() -> Result<()> {
             .dscp(3)
             .ecn(2)
             .ttl(255);
-        let bth = Bth {
-            opcode: OP_WRITE_MIDDLE,
-            pkey: 0xffff,
-            dest_qp: 0x11,
-            psn: 7,
-            ..Bth::default()
-        };
+        let bth = Bth::request(OP_WRITE_MIDDLE, 0x11, 7);
         build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0x5a; 2])
     };
     let mut full: Vec<f64> = Vec::new();

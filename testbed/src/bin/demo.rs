@@ -314,13 +314,7 @@ fn single_switch(dp: &Path, args: &Args) -> Result<()> {
     let ipb = Ip::v4([198, 18, 0, 2], [198, 18, 0, 1]).dscp(26).ecn(2);
     let mut frames: Vec<Vec<u8>> = (0..1000u32)
         .map(|i| {
-            let bth = Bth {
-                opcode: OP_WRITE_MIDDLE,
-                pkey: 0xffff,
-                dest_qp: 0x200,
-                psn: i,
-                ..Bth::default()
-            };
+            let bth = Bth::request(OP_WRITE_MIDDLE, 0x200, i);
             build::rocev2_frame(
                 &l2b.clone().vlan(4, 10),
                 &ipb,

@@ -121,13 +121,7 @@ fn frames() -> Vec<Vec<u8>> {
     (0..FLOWS)
         .map(|i| {
             let ip = Ip::v4(SRC, DST).dscp(26).ecn(2);
-            let bth = Bth {
-                opcode: OP_WRITE_MIDDLE,
-                pkey: 0xffff,
-                dest_qp: 0x100 + u32::from(i),
-                psn: 1,
-                ..Bth::default()
-            };
+            let bth = Bth::request(OP_WRITE_MIDDLE, 0x100 + u32::from(i), 1);
             // 58 bytes of headers (Eth, IPv4, UDP, BTH, ICRC) + payload
             let f = build::rocev2_frame(
                 &l2,

@@ -392,13 +392,7 @@ fn cost_config(mode: &str) -> String {
 fn cost_frame(qp: u32) -> Vec<u8> {
     let l2 = L2::new(COST_DOWN_MAC, [0x02, 0, 0, 0x18, 0, 0x01]);
     let ip = Ip::v4(COST_SRC, COST_DST).dscp(26).ecn(2).ttl(255);
-    let bth = Bth {
-        opcode: OP_WRITE_MIDDLE,
-        pkey: 0xffff,
-        dest_qp: qp,
-        psn: 1,
-        ..Bth::default()
-    };
+    let bth = Bth::request(OP_WRITE_MIDDLE, qp, 1);
     build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0x5a; 2])
 }
 
@@ -432,18 +426,7 @@ fn time_prog(
     let mut total_ns = 0u128;
     for _ in 0..calls {
         let r = run_xdp(bpf, prog, frame, ifindex, repeat)?;
-        let want = if prog == "xdp_forward" {
-            XDP_REDIRECT
-        } else {
-            XDP_PASS
-        };
-        if r.action != want {
-            bail!(
-                "{prog} returned {} (expected {})",
-                action_name(r.action),
-                action_name(want)
-            );
-        }
+        check_action(prog, r.action)?;
         if prog == "xdp_forward" && r.out.get(22).copied() != Some(255 - repeat as u8) {
             bail!(
                 "after {repeat} runs the TTL is {:?}, expected {}",
@@ -465,24 +448,30 @@ fn time_prog(
     Ok(total_ns as f64 / (f64::from(repeat) * f64::from(calls)))
 }
 
+/// `xdp_forward` must route (redirect), the bare program pass.
+fn check_action(prog: &str, action: u32) -> Result<()> {
+    let want = if prog == "xdp_forward" {
+        XDP_REDIRECT
+    } else {
+        XDP_PASS
+    };
+    if action != want {
+        bail!(
+            "{prog} returned {} (expected {})",
+            action_name(action),
+            action_name(want)
+        );
+    }
+    Ok(())
+}
+
 /// One run per call, a new flow (QP) each time: every packet starts a flow.
 fn time_newflow(bpf: &Ebpf, prog: &str, ifindex: u32, calls: u32, qp0: &mut u32) -> Result<f64> {
     let mut total = 0u128;
     for _ in 0..calls {
         *qp0 = (*qp0 + 1) & 0x00ff_ffff;
         let r = run_xdp(bpf, prog, &cost_frame(*qp0), ifindex, 1)?;
-        let want = if prog == "xdp_forward" {
-            XDP_REDIRECT
-        } else {
-            XDP_PASS
-        };
-        if r.action != want {
-            bail!(
-                "{prog} returned {} (expected {})",
-                action_name(r.action),
-                action_name(want)
-            );
-        }
+        check_action(prog, r.action)?;
         total += r.per_run.as_nanos();
     }
     Ok(total as f64 / f64::from(calls))

@@ -116,13 +116,7 @@ fn main() -> Result<()> {
     let frame = {
         let l2 = L2::new([2, 0, 0, 0, 0xb, 0], [2, 0, 0, 0, 0, 1]);
         let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2);
-        let bth = Bth {
-            opcode: OP_WRITE_MIDDLE,
-            pkey: 0xffff,
-            dest_qp: 0x11,
-            psn: 7,
-            ..Bth::default()
-        };
+        let bth = Bth::request(OP_WRITE_MIDDLE, 0x11, 7);
         build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0; 64])
     };
     eprintln!("pfcbench: {} XOFF decisions, one per ms", args.samples);

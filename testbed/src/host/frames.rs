@@ -10,16 +10,7 @@ pub const ETH_P_MAC_CONTROL: u16 = 0x8808;
 /// RoCEv2 UDP destination port.
 pub(crate) const ROCEV2_PORT: u16 = 4791;
 
-/// CLOCK_REALTIME in ns (the clock of the kernel's receive time stamps).
-pub fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime into a local.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use dataplane_user::sys::realtime_ns;
 
 /// A decoded MAC control frame: (opcode, class-enable vector, times).
 pub(crate) fn mac_control(f: &[u8]) -> Option<(u16, u16, [u16; 8])> {

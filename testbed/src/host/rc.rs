@@ -226,13 +226,7 @@ pub fn ack_frame(
     syndrome: u8,
     msn: u32,
 ) -> Vec<u8> {
-    let b = Bth {
-        opcode: bth::OP_ACK,
-        pkey: 0xffff,
-        dest_qp: qp,
-        psn: psn & PSN_MASK,
-        ..Bth::default()
-    };
+    let b = Bth::request(bth::OP_ACK, qp, psn & PSN_MASK);
     let m = msn.to_be_bytes();
     build::rocev2_frame(
         l2,
