@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use dataplane_common::build::{self, Ip, Reth, L2};
-use dataplane_common::lb::MODE_SPRAY;
+use dataplane_common::lb::{FlowKey, MODE_SPRAY};
 use dataplane_common::parse::{parse, ParseError, L3};
 use dataplane_common::reason::{Reason, Why};
 use dataplane_common::wire::bth::{self, Bth};
@@ -512,7 +512,8 @@ pub fn bmv2_group_port(plan: &Plan, frame: &[u8]) -> Result<Option<usize>, Strin
     }
     let qp = if p.roce { p.bth.dest_qp } else { 0 };
     let (sport, dport) = if p.udp { (p.sport, p.dport) } else { (0, 0) };
-    let h = bmv2_flow_hash(plan.hash_seed, src, dst, p.ip_proto, sport, dport, qp);
+    let key = FlowKey::ipv6(src, dst, p.ip_proto, sport, dport, qp);
+    let h = bmv2_flow_hash(plan.hash_seed, &key);
     let built =
         dataplane_config::group_value(plan, g, &|_| true, None).map_err(|e| e.to_string())?;
     let slot = built.buckets[(h & 127) as usize];

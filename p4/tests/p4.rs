@@ -480,8 +480,10 @@ fn bmv2_hash_is_crc32() {
     assert_eq!(p4::crc32(b"123456789"), 0xcbf4_3926);
     assert_eq!(p4::crc32(b""), 0);
     // the key layout: 4 + 16 + 16 + 1 + 2 + 2 + 3 bytes
-    let a = p4::bmv2_flow_hash(7, [1; 16], [2; 16], 17, 49152, 4791, 0x42);
-    let b = p4::bmv2_flow_hash(7, [1; 16], [2; 16], 17, 49152, 4791, 0x43);
+    use dataplane_common::lb::FlowKey;
+    let key = |qp| FlowKey::ipv6([1; 16], [2; 16], 17, 49152, 4791, qp);
+    let a = p4::bmv2_flow_hash(7, &key(0x42));
+    let b = p4::bmv2_flow_hash(7, &key(0x43));
     assert_ne!(a, b, "the destination QP is part of the hash");
     let mut key = vec![0, 0, 0, 7];
     key.extend([1; 16]);

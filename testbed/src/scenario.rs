@@ -71,6 +71,29 @@ fn split(bytes: u64) -> Vec<u64> {
     v
 }
 
+/// One write of `messages` from host `from` to host `to` (address
+/// `to_ip`) on queue pair `qp`: the sender's job and the receiver's.
+fn write(
+    plans: &mut [HostPlan],
+    (from, to): (usize, usize),
+    to_ip: [u8; 4],
+    qp: u32,
+    udp_sport: u16,
+    messages: Vec<u64>,
+) {
+    plans[to].recvs.push(RecvJob {
+        qp,
+        messages: messages.len() as u64,
+    });
+    plans[from].sends.push(SendJob {
+        qp,
+        dst_ip: to_ip,
+        udp_sport,
+        messages,
+        gate_qp: None,
+    });
+}
+
 impl Scenario {
     pub fn name(&self) -> &'static str {
         match self {
@@ -117,18 +140,14 @@ impl Scenario {
                 }
                 for (k, &i) in s.iter().enumerate() {
                     let qp = 0x100 + k as u32;
-                    let msgs = split(*bytes);
-                    plans[r].recvs.push(RecvJob {
+                    write(
+                        &mut plans,
+                        (i, r),
+                        hosts[r].ipv4,
                         qp,
-                        messages: msgs.len() as u64,
-                    });
-                    plans[i].sends.push(SendJob {
-                        qp,
-                        dst_ip: hosts[r].ipv4,
-                        udp_sport: qp_sport(qp),
-                        messages: msgs,
-                        gate_qp: None,
-                    });
+                        qp_sport(qp),
+                        split(*bytes),
+                    );
                 }
             }
             Scenario::AllReduce { bytes } => {
@@ -167,18 +186,7 @@ impl Scenario {
                     } else {
                         qp_sport(qp)
                     };
-                    let msgs = split(*bytes);
-                    plans[j].recvs.push(RecvJob {
-                        qp,
-                        messages: msgs.len() as u64,
-                    });
-                    plans[i].sends.push(SendJob {
-                        qp,
-                        dst_ip: hosts[j].ipv4,
-                        udp_sport: sport,
-                        messages: msgs,
-                        gate_qp: None,
-                    });
+                    write(&mut plans, (i, j), hosts[j].ipv4, qp, sport, split(*bytes));
                 }
             }
         }
