@@ -450,7 +450,3 @@ pub fn check_p4_source(target: Target, sym: &P4Symbols) -> Vec<String> {
     }
     problems
 }
-
-// ---------------------------------------------------------------------------
-// Hash of the v1model program (for predicting bmv2's choice)
-// ---------------------------------------------------------------------------

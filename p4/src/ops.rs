@@ -83,6 +83,7 @@ pub enum Op {
 /// Deepest queue the `enq_qdepth` range key can name (bit<19>).
 pub(crate) const MAX_QDEPTH: u128 = (1 << 19) - 1;
 
+/// Tofino port speeds (bfrt `BF_SPEED_*`); 200G and 400G need Tofino 2.
 pub(crate) const TOFINO_SPEEDS: [(u32, &str); 7] = [
     (10_000, "BF_SPEED_10G"),
     (25_000, "BF_SPEED_25G"),
@@ -481,15 +482,4 @@ pub(crate) fn map_id_pcp(maps: &mut Vec<[u8; 8]>, m: [u8; 8]) -> usize {
             maps.len()
         }
     }
-}
-
-// ---------------------------------------------------------------------------
-// Renderers
-// ---------------------------------------------------------------------------
-
-pub(crate) fn mac_str(m: &[u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
 }

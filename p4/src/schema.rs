@@ -387,7 +387,3 @@ pub(crate) fn action(target: Target, name: &str) -> &'static ActionSpec {
         .find(|a| a.name == name && a.on(target))
         .unwrap_or_else(|| panic!("p4 schema: no action {name} on {target}"))
 }
-
-// ---------------------------------------------------------------------------
-// Entries, target-neutral
-// ---------------------------------------------------------------------------

@@ -158,11 +158,6 @@ pub fn entries_with(
     })
 }
 
-// ---------------------------------------------------------------------------
-// Schema: the tables and actions of the P4 programs
-// ---------------------------------------------------------------------------
-
-/// Tofino port speeds (bfrt `BF_SPEED_*`); 200G and 400G need Tofino 2.
 /// Prefixes the LPM tables hold (`size` of ipv4_lpm / ipv6_lpm): the TNA
 /// program's are smaller so that both fit the TCAM of its first stages.
 pub fn lpm_capacity(target: Target) -> (usize, usize) {

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::ops::*;
+use crate::render::mac_str;
 
 /// simple_switch_CLI spelling of a value.
 pub(crate) fn cli_val(v: &Val) -> String {
