@@ -24,8 +24,9 @@ use dataplane_common::lossless::EgressQueue;
 
 use crate::controller::{stats_json, Controller};
 use crate::netns::{cleanup_stale, veth, Netns};
-use crate::pins::PinnedArray;
 use crate::topo::{ipv4_str, ipv6_str, mac_str, SwitchNode, Topology, ROCE_TC};
+use aya::maps::{Array, MapData};
+use dataplane_user::telemetry::counters::open_pinned;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -77,7 +78,7 @@ pub fn require_root() -> Result<()> {
 /// this.) Returns the instances removed.
 pub fn cleanup_stale_pins() -> Vec<String> {
     let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir(crate::pins::PIN_ROOT) else {
+    let Ok(dir) = std::fs::read_dir(dataplane_user::sys::PIN_ROOT) else {
         return out;
     };
     for e in dir.flatten() {
@@ -366,8 +367,10 @@ impl Fabric {
     pub fn sampler(&self, period: Duration) -> Result<Sampler> {
         let mut maps = Vec::new();
         for s in &self.switches {
-            let q = PinnedArray::open(&s.instance, names::map::QUEUES)?;
-            let r = PinnedArray::open(&s.instance, names::map::TC_ROWS)?;
+            let q: Array<MapData, EgressQueue> =
+                Array::try_from(open_pinned(&s.instance, names::map::QUEUES)?)?;
+            let r: Array<MapData, TcRow> =
+                Array::try_from(open_pinned(&s.instance, names::map::TC_ROWS)?)?;
             maps.push((q, r, s.ports.clone()));
         }
         let stop = Arc::new(AtomicBool::new(false));
@@ -381,12 +384,12 @@ impl Fabric {
                 let now = monotonic_ns();
                 let mut ports = Vec::new();
                 for (q, r, names) in &maps {
-                    let row: Option<TcRow> = r.get(u32::from(ROCE_TC)).ok();
+                    let row: Option<TcRow> = r.get(&u32::from(ROCE_TC), 0).ok();
                     let mut v = Vec::new();
                     for (_, id) in names {
                         let slot = id & (model - 1);
                         let qu: Option<EgressQueue> =
-                            q.get(u32::from(slot) * 8 + u32::from(ROCE_TC)).ok();
+                            q.get(&(u32::from(slot) * 8 + u32::from(ROCE_TC)), 0).ok();
                         let (pg, xoff) = row
                             .map(|r| {
                                 (

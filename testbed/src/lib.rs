@@ -13,7 +13,6 @@ pub mod fabricrun;
 pub mod host;
 pub mod lbfabric;
 pub mod netns;
-pub mod pins;
 pub mod plot;
 pub mod raw;
 

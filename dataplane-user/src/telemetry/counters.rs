@@ -8,6 +8,28 @@ use dataplane_common::maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS
 use dataplane_common::names;
 use dataplane_common::route::FwdCounters;
 
+/// A running instance's pinned map `name`, typed as the object declares
+/// it.
+pub fn open_pinned(instance: &str, name: &str) -> Result<aya::maps::Map> {
+    let path = sys::pin_dir(instance).join(name);
+    let data = MapData::from_pin(&path).with_context(|| {
+        format!(
+            "no running data plane {instance:?}: cannot open {} (is `dataplane up` running?)",
+            path.display()
+        )
+    })?;
+    Ok(match name {
+        names::map::PORT_CONFIG | names::map::GROUPS => aya::maps::Map::HashMap(data),
+        names::map::PORT_RATE
+        | names::map::QUEUES
+        | names::map::PORT_BUF
+        | names::map::TC_ROWS
+        | names::map::PAUSE_STATS
+        | names::map::WD_STATS => aya::maps::Map::Array(data),
+        _ => aya::maps::Map::PerCpuArray(data),
+    })
+}
+
 /// Read access to a running instance's maps through its pins.
 pub struct Pinned {
     pub port_config: HashMap<MapData, u32, PortConfig>,
@@ -25,23 +47,7 @@ pub struct Pinned {
 
 impl Pinned {
     pub fn open(instance: &str) -> Result<Pinned> {
-        let dir = sys::pin_dir(instance);
-        let open = |name: &str| -> Result<aya::maps::Map> {
-            let path = dir.join(name);
-            let data = MapData::from_pin(&path).with_context(|| {
-                format!("no running data plane {instance:?}: cannot open {} (is `dataplane up` running?)", path.display())
-            })?;
-            Ok(match name {
-                names::map::PORT_CONFIG | names::map::GROUPS => aya::maps::Map::HashMap(data),
-                names::map::PORT_RATE
-                | names::map::QUEUES
-                | names::map::PORT_BUF
-                | names::map::TC_ROWS
-                | names::map::PAUSE_STATS
-                | names::map::WD_STATS => aya::maps::Map::Array(data),
-                _ => aya::maps::Map::PerCpuArray(data),
-            })
-        };
+        let open = |name: &str| open_pinned(instance, name);
         Ok(Pinned {
             port_config: HashMap::try_from(open(names::map::PORT_CONFIG)?)?,
             port_counters: PerCpuArray::try_from(open(names::map::PORT_COUNTERS)?)?,
