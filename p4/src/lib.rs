@@ -34,7 +34,8 @@
 //!
 //! | module | concern |
 //! |---|---|
-//! | [`target`] | targets, options, refusals, `entries` |
+//! | [`target`] | targets, options, refusal types, LPM sizes |
+//! | [`entries`] | a plan's entries for a target, every format |
 //! | [`schema`] | tables, keys, actions of the P4 programs |
 //! | [`ops`] | the plan as table operations |
 //! | [`render`] | CLI, P4Runtime JSON, bfrt_python, STF |
@@ -45,6 +46,7 @@
 
 pub mod check;
 pub mod corpus;
+pub mod entries;
 pub mod hash;
 pub mod ops;
 pub mod render;
@@ -53,6 +55,7 @@ pub mod stats;
 pub mod target;
 
 pub use check::*;
+pub use entries::*;
 pub use hash::*;
 pub use ops::*;
 pub use render::{bfrt::*, cli::*, p4runtime::*, stf::*};

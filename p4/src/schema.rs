@@ -3,10 +3,6 @@
 
 use crate::target::*;
 
-pub(crate) const BMV2: u8 = 1;
-pub(crate) const TOFINO: u8 = 2;
-pub(crate) const BOTH: u8 = BMV2 | TOFINO;
-
 pub(crate) const ING: &str = "DpIngress";
 pub(crate) const EG: &str = "DpEgress";
 

@@ -1,3 +1,4 @@
+// Over 800 lines: every check of the P4 generator that needs no P4 tools, against one set of plans and golden files.
 //! The P4 targets, everything that needs no P4 tools: the entry generator
 //! against golden files (UPDATE_GOLDEN=1 rewrites them), the generator's
 //! tables, keys, actions and ids against the P4 sources, refusals, the

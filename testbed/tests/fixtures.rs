@@ -1,3 +1,4 @@
+// Over 800 lines: one table of 78 cases (input, expected output, counter deltas) and its runner; the rows are the file.
 //! The fixture table, run through the compiled eBPF programs with
 //! BPF_PROG_TEST_RUN.
 //!

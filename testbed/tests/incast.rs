@@ -1,3 +1,4 @@
+// Over 800 lines: three incast runs (PFC on, PFC off, watchdog storm) share one switch/host harness and its measurements.
 //! 4:1 incast on a lossless class through the real data plane: a switch
 //! namespace with four sender ports and one receiver port, four RoCEv2
 //! sender hosts and one receiver host (veth pairs), the controller
