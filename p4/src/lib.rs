@@ -38,6 +38,7 @@
 //! | [`entries`] | a plan's entries for a target, every format |
 //! | [`schema`] | tables, keys, actions of the P4 programs |
 //! | [`ops`] | the plan as table operations |
+//! | [`refusals`] | what a target cannot express, by field |
 //! | [`render`] | CLI, P4Runtime JSON, bfrt_python, STF |
 //! | [`check`] | the P4 sources against the schema |
 //! | [`hash`] | bmv2's CRC-32 flow hash |
@@ -49,6 +50,7 @@ pub mod corpus;
 pub mod entries;
 pub mod hash;
 pub mod ops;
+pub mod refusals;
 pub mod render;
 pub mod schema;
 pub mod stats;
@@ -58,6 +60,7 @@ pub use check::*;
 pub use entries::*;
 pub use hash::*;
 pub use ops::*;
+pub use refusals::*;
 pub use render::{bfrt::*, cli::*, p4runtime::*, stf::*};
 pub use schema::*;
 pub use target::*;

@@ -1,9 +1,9 @@
-//! The generator's schema: the P4 programs' tables, keys, actions and
-//! parameters (names, widths, ids) per target.
+//! The schema: the tables and actions of the P4 programs that the generator
+//! fills (names, `@id`s, key fields, parameters, which targets have them).
 
-use crate::target::*;
+use crate::target::{Target, BMV2, BOTH, TOFINO};
 
-pub(crate) const ING: &str = "DpIngress";
+const ING: &str = "DpIngress";
 pub(crate) const EG: &str = "DpEgress";
 
 /// Match kind of a key field.
@@ -46,16 +46,24 @@ pub struct TableSpec {
     targets: u8,
 }
 
-impl TableSpec {
-    /// `Control.table`, as bmv2 and P4Runtime name it.
-    pub fn qualified(&self) -> String {
-        format!("{}.{}", self.control, self.name)
-    }
+/// `qualified` and `on` of a table or action spec.
+macro_rules! declared_in_a_control {
+    ($spec:ty) => {
+        impl $spec {
+            /// `Control.name`, as bmv2 and P4Runtime name it.
+            pub fn qualified(&self) -> String {
+                format!("{}.{}", self.control, self.name)
+            }
 
-    pub fn on(&self, t: Target) -> bool {
-        self.targets & t.mask() != 0
-    }
+            /// Whether `t`'s program has it.
+            pub fn on(&self, t: Target) -> bool {
+                self.targets & t.mask() != 0
+            }
+        }
+    };
 }
+
+declared_in_a_control!(TableSpec);
 
 /// An action of a P4 program: parameters (name, width) in declaration
 /// order (P4Runtime parameter ids are 1, 2, ...).
@@ -68,26 +76,17 @@ pub struct ActionSpec {
     targets: u8,
 }
 
-impl ActionSpec {
-    pub fn qualified(&self) -> String {
-        format!("{}.{}", self.control, self.name)
-    }
+declared_in_a_control!(ActionSpec);
 
-    pub fn on(&self, t: Target) -> bool {
-        self.targets & t.mask() != 0
-    }
-}
-
-pub(crate) const fn k(name: &'static str, width: u32, kind: MatchKind) -> KeySpec {
+const fn k(name: &'static str, width: u32, kind: MatchKind) -> KeySpec {
     KeySpec { name, width, kind }
 }
 
-pub(crate) use MatchKind::{Exact, Lpm, Range};
+use MatchKind::{Exact, Lpm, Range};
 
-pub(crate) const ROUTE_ACTIONS: &[&str] =
-    &["route_nexthop", "route_group", "route_local", "route_miss"];
+const ROUTE_ACTIONS: &[&str] = &["route_nexthop", "route_group", "route_local", "route_miss"];
 
-pub(crate) static TABLES: &[TableSpec] = &[
+static TABLES: &[TableSpec] = &[
     TableSpec {
         control: ING,
         name: "switch_cfg",
@@ -214,7 +213,7 @@ pub(crate) static TABLES: &[TableSpec] = &[
     },
 ];
 
-pub(crate) static ACTIONS: &[ActionSpec] = &[
+static ACTIONS: &[ActionSpec] = &[
     ActionSpec {
         control: ING,
         name: "set_switch",

@@ -1,5 +1,6 @@
-//! Targets and options, what a configuration asks that a target cannot
-//! express, and the entry point: the entries of a plan for a target.
+//! Targets and options: which program, the target facts the configuration
+//! does not hold, what a target refuses, and [`entries`], the generator's
+//! entry point.
 
 use std::fmt;
 
@@ -122,6 +123,52 @@ pub fn lpm_capacity(target: Target) -> (usize, usize) {
     match target {
         Target::Bmv2 => (16384, 16384),
         Target::Tofino => (4096, 1024),
+    }
+}
+
+/// Tofino port speeds (bfrt `BF_SPEED_*`); 200G and 400G need Tofino 2.
+pub(crate) const TOFINO_SPEEDS: [(u32, &str); 7] = [
+    (10_000, "BF_SPEED_10G"),
+    (25_000, "BF_SPEED_25G"),
+    (40_000, "BF_SPEED_40G"),
+    (50_000, "BF_SPEED_50G"),
+    (100_000, "BF_SPEED_100G"),
+    (200_000, "BF_SPEED_200G"),
+    (400_000, "BF_SPEED_400G"),
+];
+
+/// Tofino's dynamic burst absorption factors: the share alpha / (1 + alpha)
+/// of the free buffer one queue can reach with SONiC's dynamic_th
+/// (alpha = 2^dynamic_th).
+pub(crate) fn tofino_baf(dynamic_th: i8) -> Option<&'static str> {
+    Some(match dynamic_th {
+        -6 => "1.5%",
+        -5 => "3%",
+        -4 => "6%",
+        -3 => "11%",
+        -2 => "20%",
+        -1 => "33%",
+        0 => "50%",
+        1 => "66%",
+        2 => "80%",
+        _ => return None,
+    })
+}
+
+/// The factor of a lossy queue: exact for dynamic_th -6..2, else the
+/// nearest (the eBPF default lossy_dynamic_th 3 asks for 89 %: 80 %), with
+/// a note saying so.
+pub(crate) fn lossy_baf(dynamic_th: i8) -> (&'static str, Option<String>) {
+    match tofino_baf(dynamic_th) {
+        Some(b) => (b, None),
+        None => {
+            let (b, th) = if dynamic_th > 2 {
+                ("80%", 2)
+            } else {
+                ("1.5%", -6)
+            };
+            (b, Some(format!("lossy_dynamic_th {dynamic_th} has no Tofino factor: the nearest, {b} (dynamic_th {th})")))
+        }
     }
 }
 

@@ -1,12 +1,19 @@
-//! simple_switch_CLI commands (bmv2).
+//! simple_switch_CLI commands (bmv2): `table_add`, `table_set_default`,
+//! `mirroring_add` and the queue settings.
 
 use std::fmt::Write as _;
 
-use crate::ops::*;
-use crate::render::mac_str;
+use crate::ops::{KeyVal, Op, Val};
+
+fn mac_str(m: &[u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
 
 /// simple_switch_CLI spelling of a value.
-pub(crate) fn cli_val(v: &Val) -> String {
+fn cli_val(v: &Val) -> String {
     match v {
         Val::Int(n) => n.to_string(),
         Val::Port(i) => i.to_string(),

@@ -1,14 +1,31 @@
-//! A P4Runtime WriteRequest in the protobuf JSON mapping (ids from the P4
-//! sources).
+//! P4Runtime: a `WriteRequest` in the protobuf JSON mapping (table entries
+//! and clone sessions), with its base64 canonical byte strings.
 
 use std::fmt::Write as _;
 
-use crate::ops::*;
+use crate::ops::{KeyVal, Op};
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Standard base64 with padding (the protobuf JSON mapping of `bytes`).
 pub fn base64(data: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.encode(data)
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// P4Runtime's canonical binary string of a number: big-endian, no leading
@@ -19,7 +36,7 @@ pub fn canonical_bytes(n: u128) -> Vec<u8> {
     b[first..].to_vec()
 }
 
-pub(crate) fn p4rt_bytes(n: u128) -> serde_json::Value {
+fn p4rt_bytes(n: u128) -> serde_json::Value {
     serde_json::Value::String(base64(&canonical_bytes(n)))
 }
 

@@ -1,17 +1,15 @@
-//! Table entries as p4c STF `add` lines.
+//! p4c STF entries (`add` / `setdefault`) of the table entries; the corpus
+//! writes the rest of an STF test.
 
-use crate::ops::*;
+use super::small_or_hex;
+use crate::ops::{Entry, KeyVal, Val};
 
 /// An entry in p4c's STF syntax (`add` / `setdefault`); keys by their
 /// field name, values in hex where wide, prefixes as binary digits with
 /// `*` for the bits the prefix leaves out (how p4c's STF reader takes them). Range keys have no STF form:
 /// `None` for those entries.
 pub fn stf_entry(e: &Entry) -> Option<String> {
-    let val = |v: &Val| match v {
-        Val::Int(n) if *n < 65536 => n.to_string(),
-        Val::Port(i) => i.to_string(),
-        other => format!("0x{:x}", other.number()),
-    };
+    let val = |v: &Val| small_or_hex(v, |i| i.to_string());
     let args: Vec<String> = e
         .action
         .params

@@ -1,0 +1,71 @@
+//! What a target cannot express in a plan, each refusal naming its
+//! configuration field.
+
+use dataplane_config::Plan;
+
+use crate::target::{lpm_capacity, tofino_baf, Refusal, Target, TOFINO_SPEEDS};
+
+/// What `target` cannot express in `plan`.
+pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let mut refuse = |field: String, reason: String| out.push(Refusal { field, reason });
+    if plan.pfcwd.is_some() {
+        let why = match target {
+            Target::Bmv2 => "bmv2 queues are never paused by a received PFC frame, so there is no storm to watch",
+            Target::Tofino => "the watchdog is part of the switch OS on Tofino (SONiC pfcwd over SAI), not of this program's tables",
+        };
+        refuse(
+            "pfcwd".into(),
+            format!("the PFC watchdog is the eBPF controller's loop over its buffer model and has no {target} counterpart here ({why}); remove [pfcwd] to generate {target} entries"),
+        );
+    }
+    if plan.forwarding() || plan.buffer.is_some() {
+        for (i, p) in plan.ports.iter().enumerate() {
+            if p.mac.is_none() {
+                refuse(
+                    format!("port[{i}] ({}).mac", p.name),
+                    format!("{target} has no interface to read the MAC from: routed frames are matched against it and leave with it as source (and so do PFC frames); give it in the config"),
+                );
+            }
+        }
+    }
+    let (cap4, cap6) = lpm_capacity(target);
+    let v4 = plan.routes.iter().filter(|r| r.addr.is_ipv4()).count();
+    let v6 = plan.routes.len() - v4;
+    for (n, cap, fam) in [(v4, cap4, "IPv4"), (v6, cap6, "IPv6")] {
+        if n > cap {
+            refuse(
+                "route".into(),
+                format!("{n} {fam} routes, but the {target} program's LPM table holds {cap}"),
+            );
+        }
+    }
+    if target == Target::Tofino {
+        for (i, p) in plan.ports.iter().enumerate() {
+            let s = p.config.speed_mbps;
+            if !TOFINO_SPEEDS.iter().any(|&(v, _)| v == s) {
+                refuse(
+                    format!("port[{i}] ({}).speed", p.name),
+                    format!("a Tofino port runs at 10G, 25G, 40G, 50G, 100G, 200G or 400G, not {s} Mb/s"),
+                );
+            }
+        }
+        // Lossless PGs: the threshold decides when XOFF goes out, which the
+        // headroom is sized for, so it must be exact. (Lossy queues take the
+        // nearest factor, see `lossy_baf`.)
+        if let Some(b) = &plan.buffer {
+            let bad = b
+                .ports
+                .iter()
+                .flat_map(|pb| pb.pg_profile.iter())
+                .find(|p| p.lossless != 0 && tofino_baf(p.dynamic_th).is_none());
+            if let Some(prof) = bad {
+                refuse(
+                    "buffer.dynamic_th".into(),
+                    format!("Tofino's dynamic thresholds are the burst absorption factors 1.5%..80%, i.e. dynamic_th -6..2; {} has none", prof.dynamic_th),
+                );
+            }
+        }
+    }
+    out
+}
