@@ -40,12 +40,11 @@
 //! | [`ops`] | the plan as table operations |
 //! | [`refusals`] | what a target cannot express, by field |
 //! | [`render`] | CLI, P4Runtime JSON, bfrt_python, STF |
-//! | [`check`] | the P4 sources against the schema |
+//! | [`source`] | reading the P4 sources; their names against the schema |
 //! | [`hash`] | bmv2's CRC-32 flow hash |
 //! | [`corpus`] | the conformance corpus shared with eBPF |
 //! | [`stats`] | bmv2 counters, pfcstat-style |
 
-pub mod check;
 pub mod corpus;
 pub mod entries;
 pub mod hash;
@@ -53,14 +52,17 @@ pub mod ops;
 pub mod refusals;
 pub mod render;
 pub mod schema;
+pub mod source;
 pub mod stats;
 pub mod target;
 
-pub use check::*;
 pub use entries::*;
 pub use hash::*;
 pub use ops::*;
 pub use refusals::*;
 pub use render::{bfrt::*, cli::*, p4runtime::*, stf::*};
 pub use schema::*;
+pub use source::check::check_p4_source;
+pub use source::read::table_names_in_p4;
+pub use source::{P4Action, P4Key, P4Symbols, P4Table};
 pub use target::*;
