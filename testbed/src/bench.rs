@@ -2,7 +2,7 @@
 //! `{"figure", "value", "unit", "baseline", "ratio", "machine"}`; every
 //! benchmark of the project merges its figures into it by name.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,41 @@ pub struct Record {
     pub machine: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// What the benches that run the controller take: its binary and the
+/// results file.
+#[derive(clap::Args, Debug)]
+pub struct BenchPaths {
+    /// The controller binary.
+    #[arg(long, default_value = "target/release/dataplane")]
+    pub dataplane: PathBuf,
+    /// Results file (records are merged by figure name).
+    #[arg(long, default_value = "target/bench/results.json")]
+    pub out: PathBuf,
+}
+
+impl Record {
+    /// A figure measured in the same run as `baseline` (whose value is
+    /// `base`): the ratio is value / base when base is positive.
+    pub fn against(
+        figure: String,
+        value: f64,
+        unit: &str,
+        (baseline, base): (&str, f64),
+        machine: &str,
+        note: String,
+    ) -> Record {
+        Record {
+            figure,
+            value,
+            unit: unit.into(),
+            baseline: Some(baseline.into()),
+            ratio: (base > 0.0).then(|| value / base),
+            machine: machine.into(),
+            note: Some(note),
+        }
+    }
 }
 
 /// One line describing the machine: CPU model, cores, kernel, date.

@@ -89,21 +89,10 @@ fn frame(
         if xticks {
             let xv = xmax * f64::from(i) / 5.0;
             let x = L + (W - L - R) * f64::from(i) / 5.0;
-            let _ = writeln!(
-                out,
-                r#"<text x="{x}" y="{}" text-anchor="middle">{}</text>"#,
-                H - B + 16.0,
-                fmt(xv)
-            );
+            centred(out, x, H - B + 16.0, fmt(xv));
         }
     }
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        (W + L) / 2.0,
-        H - 12.0,
-        esc(xlabel)
-    );
+    centred(out, (W + L) / 2.0, H - 12.0, esc(xlabel));
     let _ = writeln!(
         out,
         r#"<text transform="translate(16,{}) rotate(-90)" text-anchor="middle">{}</text>"#,
@@ -217,12 +206,7 @@ pub fn timeline(
             r##"<line x1="{x}" y1="{T}" x2="{x}" y2="{}" stroke="#ddd"/>"##,
             height - B
         );
-        let _ = writeln!(
-            out,
-            r#"<text x="{x}" y="{}" text-anchor="middle">{}</text>"#,
-            height - B + 16.0,
-            fmt(xv)
-        );
+        centred(&mut out, x, height - B + 16.0, fmt(xv));
     }
     for (i, (label, spans)) in rows.iter().enumerate() {
         let y = T + row_h * i as f64;
@@ -251,13 +235,7 @@ pub fn timeline(
         height - B,
         W - R
     );
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        (W + LT) / 2.0,
-        height - 12.0,
-        esc(xlabel)
-    );
+    centred(&mut out, (W + LT) / 2.0, height - 12.0, esc(xlabel));
     out.push_str("</svg>\n");
     out
 }
@@ -335,4 +313,12 @@ mod tests {
         );
         assert_eq!(b.matches("<rect ").count(), 1 + 4);
     }
+}
+
+/// A text centred on (x, y).
+fn centred(out: &mut String, x: f64, y: f64, text: impl std::fmt::Display) {
+    let _ = writeln!(
+        out,
+        r#"<text x="{x}" y="{y}" text-anchor="middle">{text}</text>"#
+    );
 }

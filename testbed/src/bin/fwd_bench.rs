@@ -44,7 +44,7 @@
 //! (baseline `fwd.linux_pps`).
 
 use dataplane_common::names;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -56,7 +56,7 @@ use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::object::load_object;
 use dataplane_user::sys;
-use testbed::bench::{machine, merge_results, Record};
+use testbed::bench::{machine, merge_results, BenchPaths, Record};
 use testbed::controller::Controller;
 use testbed::fabric::{check_interrupt, install_interrupt_handler};
 use testbed::netns::{veth, Netns};
@@ -68,18 +68,14 @@ use testbed::testrun::XdpMd;
     about = "Forwarding throughput: XDP pipeline vs Linux multipath routing"
 )]
 struct Args {
-    /// The controller binary.
-    #[arg(long, default_value = "target/release/dataplane")]
-    dataplane: PathBuf,
+    #[command(flatten)]
+    paths: BenchPaths,
     /// Measured duration per forwarder, seconds.
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
     /// Warm-up before each measurement, seconds.
     #[arg(long, default_value_t = 0.5)]
     warmup: f64,
-    /// Results file (records are merged by figure name).
-    #[arg(long, default_value = "target/bench/results.json")]
-    out: PathBuf,
     /// Frames per BPF_PROG_RUN call. Keep it <= --batch: the kernel
     /// recycles a call's pages without restoring their contents, so with
     /// more frames than one batch, later frames carry the forwarder's
@@ -447,8 +443,8 @@ fn main() -> Result<()> {
         .take(3)
         .collect::<Vec<_>>()
         .join(" ");
-    if !args.dataplane.exists() {
-        bail!("no controller binary at {} (cargo build --release -p dataplane-user --bin dataplane, or give --dataplane)", args.dataplane.display());
+    if !args.paths.dataplane.exists() {
+        bail!("no controller binary at {} (cargo build --release -p dataplane-user --bin dataplane, or give --dataplane)", args.paths.dataplane.display());
     }
 
     eprintln!("setting up namespaces gen - sw - sink");
@@ -513,12 +509,12 @@ fn main() -> Result<()> {
     let instance = format!("fwdbench-{}", std::process::id());
     eprintln!(
         "[pipeline] starting {} in {}",
-        args.dataplane.display(),
+        args.paths.dataplane.display(),
         sw.name
     );
     let (pipeline, counters, pipe_total) = {
         let ctl = Controller::start(
-            &args.dataplane,
+            &args.paths.dataplane,
             &sw,
             &instance,
             &pipeline_config(&instance),
@@ -528,7 +524,7 @@ fn main() -> Result<()> {
         let m = measure("pipeline", &gen, &generator, &sinks, &args)?;
         let end = read_sinks(&sinks)?;
         let total: u64 = end.iter().zip(&start).map(|(a, b)| a - b).sum();
-        let counters = pipeline_counters(&args.dataplane, &sw, &instance)
+        let counters = pipeline_counters(&args.paths.dataplane, &sw, &instance)
             .unwrap_or_else(|e| format!("unavailable: {e:#}"));
         let _ = ctl.drain("pipeline");
         (m, counters, total)
@@ -620,8 +616,8 @@ fn main() -> Result<()> {
         args.warmup
     );
     println!("machine: {m}; load average at start {loadavg}");
-    merge_results(&args.out, &records)?;
-    println!("written to {}", args.out.display());
+    merge_results(&args.paths.out, &records)?;
+    println!("written to {}", args.paths.out.display());
 
     // teardown: sinks and generator unload (bpf_link fds), then the
     // namespaces go (guards, reverse order)

@@ -39,7 +39,6 @@
 
 use dataplane_common::names;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -53,7 +52,7 @@ use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
 use dataplane_user::telemetry::counters::read_fwd_counters;
-use testbed::bench::{machine, merge_results, Record};
+use testbed::bench::{machine, merge_results, BenchPaths, Record};
 use testbed::fabric::{check_interrupt, install_interrupt_handler, interrupt_flag};
 use testbed::fabricrun::lb_hash_placement;
 use testbed::lbfabric::{self, LbFabric, LbResult, LbSpec, RunOpts, MODES};
@@ -66,15 +65,11 @@ use testbed::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
     about = "Load-balancing quality (namespace fabric) and per-mode cost (BPF_PROG_TEST_RUN)"
 )]
 struct Args {
-    /// The controller binary.
-    #[arg(long, default_value = "target/release/dataplane")]
-    dataplane: PathBuf,
+    #[command(flatten)]
+    paths: BenchPaths,
     /// Traffic per mode, seconds.
     #[arg(long, default_value_t = 20.0)]
     seconds: f64,
-    /// Results file (records are merged by figure name).
-    #[arg(long, default_value = "target/bench/results.json")]
-    out: PathBuf,
     /// Hash seed of the switch; default: the first seed that puts >= 4 of
     /// the 8 flows on one uplink.
     #[arg(long)]
@@ -163,7 +158,7 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
         100.0 * p3,
         100.0 * p4
     );
-    let mut fabric = LbFabric::create(spec.clone(), &args.dataplane)?;
+    let mut fabric = LbFabric::create(spec.clone(), &args.paths.dataplane)?;
     fabric.interrupt = Some(interrupt_flag());
     let opts = RunOpts {
         seconds: args.seconds,
@@ -194,7 +189,7 @@ fn quality(args: &Args, m: &str) -> Result<Vec<Record>> {
         &legend,
         &groups,
     );
-    let plot = args.out.with_file_name("lb_uplink_shares.svg");
+    let plot = args.paths.out.with_file_name("lb_uplink_shares.svg");
     std::fs::write(&plot, svg)?;
     println!("plot: {}", plot.display());
 
@@ -605,34 +600,30 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
                 v - nh
             )
         };
-        records.push(Record {
-            figure: format!("cost.route_{mode}.ns_per_pkt"),
-            value: v,
-            unit: "ns/pkt".into(),
-            baseline: Some("cost.bare_lb.ns_per_pkt".into()),
-            ratio: (bare > 0.0).then(|| v / bare),
-            machine: m.into(),
-            note: Some(format!("{what}; {note}")),
-        });
+        records.push(Record::against(
+            format!("cost.route_{mode}.ns_per_pkt"),
+            v,
+            "ns/pkt",
+            ("cost.bare_lb.ns_per_pkt", bare),
+            m,
+            format!("{what}; {note}"),
+        ));
     }
     for &mode in &variants {
         let v = median(&rep[&format!("route_{mode}_newflow")]);
-        records.push(Record {
-            figure: format!("cost.route_{mode}_newflow.ns_per_pkt"),
-            value: v,
-            unit: "ns/pkt".into(),
-            baseline: Some("cost.bare_1run.ns_per_pkt".into()),
-            ratio: (bare1 > 0.0).then(|| v / bare1),
-            machine: m.into(),
-            note: Some(format!(
-                "{}; {note1}",
-                if mode == "nexthop" {
-                    "route to one next hop, no group".to_string()
-                } else {
-                    format!("mode {mode}")
-                }
-            )),
-        });
+        let what = if mode == "nexthop" {
+            "route to one next hop, no group".to_string()
+        } else {
+            format!("mode {mode}")
+        };
+        records.push(Record::against(
+            format!("cost.route_{mode}_newflow.ns_per_pkt"),
+            v,
+            "ns/pkt",
+            ("cost.bare_1run.ns_per_pkt", bare1),
+            m,
+            format!("{what}; {note1}"),
+        ));
     }
     println!("\n(b) per-packet cost, BPF_PROG_TEST_RUN, 64-byte RoCEv2 frame routed via a 4-member group");
     println!(
@@ -684,7 +675,7 @@ fn main() -> Result<()> {
         records.extend(cost(&args, &m)?);
     }
     println!("machine: {m}");
-    merge_results(&args.out, &records)?;
-    println!("written to {}", args.out.display());
+    merge_results(&args.paths.out, &records)?;
+    println!("written to {}", args.paths.out.display());
     Ok(())
 }
