@@ -288,6 +288,14 @@ pub fn bars(title: &str, ylabel: &str, legend: &[&str], groups: &[(&str, Vec<f64
     out
 }
 
+/// A text centred on (x, y).
+fn centred(out: &mut String, x: f64, y: f64, text: impl std::fmt::Display) {
+    let _ = writeln!(
+        out,
+        r#"<text x="{x}" y="{y}" text-anchor="middle">{text}</text>"#
+    );
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -313,12 +321,4 @@ mod tests {
         );
         assert_eq!(b.matches("<rect ").count(), 1 + 4);
     }
-}
-
-/// A text centred on (x, y).
-fn centred(out: &mut String, x: f64, y: f64, text: impl std::fmt::Display) {
-    let _ = writeln!(
-        out,
-        r#"<text x="{x}" y="{y}" text-anchor="middle">{text}</text>"#
-    );
 }
