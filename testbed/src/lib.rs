@@ -16,6 +16,7 @@ pub mod netns;
 pub mod plot;
 pub mod raw;
 
+pub mod config_text;
 pub mod scenario;
 pub mod scenes;
 pub mod testrun;
