@@ -577,9 +577,15 @@ pub fn stf(corpus: &Corpus, case: &Case, opts: &Options) -> Result<String, Strin
             };
             s.push_str(&format!("expect {} {}$\n", port_no(&port), hex(&frame)));
         }
-        Expect::Drop(r) => s.push_str(&format!(
-            "# dropped ({r:?}): no packet expected on the ports this test opens\n"
-        )),
+        Expect::Drop(r) => {
+            let why = match r {
+                Why::Malformed(e) => format!("malformed.{}", e.name()),
+                Why::Other(r) => r.name().to_string(),
+            };
+            s.push_str(&format!(
+                "# dropped ({why}): no packet expected on the ports this test opens\n"
+            ))
+        }
         Expect::Cpu(r) => {
             let detail = match r {
                 Why::Other(Reason::UnknownPort) => 0,
