@@ -381,7 +381,7 @@ impl Fabric {
             let model = dataplane_common::lossless::MODEL_PORTS as u16;
             while !st.load(Ordering::Relaxed) {
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
-                let now = monotonic_ns();
+                let now = dataplane_user::sys::monotonic_ns();
                 let mut ports = Vec::new();
                 for (q, r, names) in &maps {
                     let row: Option<TcRow> = r.get(&u32::from(ROCE_TC), 0).ok();
@@ -419,16 +419,6 @@ impl Fabric {
             t0,
         })
     }
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime into a local.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// One switch port's state at one sample.
