@@ -60,15 +60,14 @@ pub const DROP_REASONS: [Reason; 4] = [
     Reason::NoNeighbour,
 ];
 
-/// The reasons a frame may go to the CPU port for (eBPF: XDP_PASS).
-pub const CPU_REASONS: [Reason; 6] = [
-    Reason::Classified,
-    Reason::UnknownPort,
-    Reason::NotIp,
-    Reason::NotForUs,
-    Reason::TtlExpired,
-    Reason::Local,
-];
+/// The reasons a frame may go to the CPU port for (eBPF: XDP_PASS): those
+/// the P4 programs have a CPU code for.
+pub fn cpu_reasons() -> Vec<Reason> {
+    Reason::ALL
+        .into_iter()
+        .filter(|r| cpu_code(Why::Other(*r)).is_some())
+        .collect()
+}
 
 /// The CPU_* code of headers.p4 for a reason (cpu_h.reason). The P4
 /// programs keep these compact codes (TNA counts punts by their low bits);
@@ -424,7 +423,7 @@ pub fn load(dir: &Path) -> Result<Corpus, String> {
                 Expect::Drop(named_reason(d, mal, &DROP_REASONS, "drop").map_err(ctx)?)
             }
             (None, None, Some(r)) => {
-                Expect::Cpu(named_reason(r, mal, &CPU_REASONS, "cpu").map_err(ctx)?)
+                Expect::Cpu(named_reason(r, mal, &cpu_reasons(), "cpu").map_err(ctx)?)
             }
             _ => return Err(ctx("expect needs exactly one of forward, drop, cpu".into())),
         };

@@ -1148,7 +1148,7 @@ fn tofino_flow_hash_is_bmv2_crc32_over_the_same_key() {
 fn cpu_codes_in_headers_p4_are_the_reason_tables() {
     use dataplane_common::parse::ParseError;
     use dataplane_common::reason::{Reason, Why};
-    use dataplane_p4::corpus::{cpu_code, CPU_REASONS};
+    use dataplane_p4::corpus::{cpu_code, cpu_reasons};
     let text = std::fs::read_to_string(root().join("p4/include/headers.p4")).unwrap();
     let mut found = std::collections::BTreeMap::new();
     for line in text.lines() {
@@ -1163,7 +1163,7 @@ fn cpu_codes_in_headers_p4_are_the_reason_tables() {
             .expect("CPU_X = <number>;");
         found.insert(name.trim().to_lowercase(), value);
     }
-    let mut want: Vec<(String, Why)> = CPU_REASONS
+    let mut want: Vec<(String, Why)> = cpu_reasons()
         .iter()
         .map(|r| (r.name().to_string(), Why::Other(*r)))
         .collect();
