@@ -4,8 +4,6 @@
 
 use std::fmt::Write;
 
-use crate::topo::mac_str;
-
 /// A configuration being written.
 #[derive(Default)]
 pub struct ConfigText(pub String);
@@ -88,4 +86,20 @@ impl ConfigText {
         );
         self
     }
+}
+
+/// `02:00:...` as the config and `ip link` write a MAC.
+pub fn mac_str(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+pub fn ipv4_str(a: [u8; 4]) -> String {
+    std::net::Ipv4Addr::from(a).to_string()
+}
+
+pub fn ipv6_str(a: [u8; 16]) -> String {
+    std::net::Ipv6Addr::from(a).to_string()
 }

@@ -1,5 +1,5 @@
-//! Builds a [`Topology`] on this machine: one namespace per switch and per
-//! host, veth links, host addresses, one `dataplane` controller per switch
+//! Builds a [`Topology`] on this machine: one namespace per switch, per
+//! host and per sink, veth links, host addresses, one `dataplane` controller per switch
 //! with the config [`Topology::switch_config`] generates; and samples the
 //! switches' buffer model while scenarios run.
 //!
@@ -158,6 +158,7 @@ pub struct Fabric {
     pub switches: Vec<SwitchRun>,
     switch_ns: Vec<Netns>,
     host_ns: Vec<Netns>,
+    sink_ns: Vec<Netns>,
     bin: PathBuf,
     tag: String,
 }
@@ -190,17 +191,30 @@ impl Fabric {
         let mut host_ns = Vec::new();
         for h in &hosts {
             let ns = Netns::create(&format!("{tag}{}", h.name))?;
-            ns.exec(&[
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.default.accept_ra=0",
-                "net.ipv6.conf.default.router_solicitations=0",
-            ])?;
+            if topo.hosts_addressed() {
+                ns.exec(&[
+                    "sysctl",
+                    "-qw",
+                    "net.ipv6.conf.default.accept_ra=0",
+                    "net.ipv6.conf.default.router_solicitations=0",
+                ])?;
+            } else {
+                ns.disable_ipv6()?;
+            }
             host_ns.push(ns);
+        }
+        let sinks = topo.sinks();
+        let mut sink_ns = Vec::new();
+        for k in &sinks {
+            let ns = Netns::create(&format!("{tag}{}", k.name))?;
+            ns.disable_ipv6()?;
+            sink_ns.push(ns);
         }
         let ns_of = |node: &str| -> &Netns {
             if let Some(i) = switches.iter().position(|s| s.name == node) {
                 &switch_ns[i]
+            } else if let Some(i) = sinks.iter().position(|k| k.name == node) {
+                &sink_ns[i]
             } else {
                 &host_ns[hosts
                     .iter()
@@ -218,7 +232,19 @@ impl Fabric {
                 &mac_str(l.b_mac),
             )?;
         }
+        for (k, ns) in sinks.iter().zip(&sink_ns) {
+            for i in &k.ifs {
+                // veth() asks for GRO best effort; a sink runs no XDP
+                // program, and without GRO the frames the switch redirects
+                // into its veth vanish: insist.
+                ns.exec(&["ethtool", "-K", i, "gro", "on"])
+                    .with_context(|| format!("GRO on {i} (XDP_REDIRECT into a veth needs it)"))?;
+            }
+        }
         for (h, ns) in hosts.iter().zip(&host_ns) {
+            if !topo.hosts_addressed() {
+                continue;
+            }
             ns.ip(&[
                 "addr",
                 "add",
@@ -242,6 +268,7 @@ impl Fabric {
             switches: Vec::new(),
             switch_ns,
             host_ns,
+            sink_ns,
             bin: bin.clone(),
             tag: tag.into(),
         };
@@ -287,6 +314,17 @@ impl Fabric {
 
     pub fn switch_ns(&self, i: usize) -> &Netns {
         &self.switch_ns[i]
+    }
+
+    /// The namespace of sink `i` (in [`Topology::sinks`] order).
+    pub fn sink_ns(&self, i: usize) -> &Netns {
+        &self.sink_ns[i]
+    }
+
+    /// Prints what switch `i`'s controller logged since the last call
+    /// (prefixed with `label`), and returns it.
+    pub fn drain_log(&self, i: usize, label: &str) -> Vec<String> {
+        self.controllers[i].drain(label)
     }
 
     /// `stats --json` of every switch, in [`Topology::switches`] order.

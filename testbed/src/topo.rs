@@ -13,7 +13,22 @@
 //!     h0 .. h{H-1}                  leaf port h<k> -> host k of that leaf
 //!      |
 //!     eth0 of host h<l*H+k>
+//!
+//!  fan (U uplinks): the load-balancing fabric
+//!
+//!     h0 eth0 ── d0  sw  u0 ── k0  sink
+//!                        u1 ── k1
+//!                        ..
+//!                    u{U-1} ── k{U-1}
 //! ```
+//!
+//! A fan's one host sends raw frames only: it has no address and its IPv6
+//! is off (nothing but the test's frames reach the switch); its frames carry
+//! [`FAN_SRC_IP`] to [`FAN_DST_PREFIX`], which the switch routes to the
+//! group of its uplinks. The sink is one namespace with an interface per
+//! uplink and no address: it counts what arrives (the kernel drops it). The
+//! fan's switch runs forwarding and balancing only (no `[buffer]`): it
+//! measures placement, not queues.
 //!
 //! Addresses: host `k` of leaf `l` is `198.18.<l+1>.<k+1>/24` and
 //! `2001:db8:0:<l+1>::<k+1>/64`; a star's hosts are on leaf 0. Leaves
@@ -24,6 +39,7 @@
 //! static neighbours.
 
 use crate::config_text::ConfigText;
+pub use crate::config_text::{ipv4_str, ipv6_str, mac_str};
 use anyhow::{bail, Result};
 
 /// Ports one switch's buffer model covers (`dataplane_common` MODEL_PORTS).
@@ -41,11 +57,21 @@ pub const ROCE_TC: u8 = 3;
 /// The DSCP of CNPs (AZURE: TC 6).
 pub const CNP_DSCP: u8 = 48;
 
+/// Source address of a fan's frames.
+pub const FAN_SRC_IP: [u8; 4] = [198, 18, 0, 1];
+/// Behind a fan's uplinks: routed to the group of them.
+pub const FAN_DST_PREFIX: &str = "198.18.100.0/24";
+/// The group of a fan's uplinks.
+pub const FAN_GROUP: &str = "uplinks";
+
 /// The shape of a fabric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
     /// `hosts` hosts around one switch.
     Star { hosts: usize },
+    /// One host, one switch, `uplinks` links into one sink (see the module
+    /// docs).
+    Fan { uplinks: usize },
     /// `spines` spines, `leaves` leaves, `hosts_per_leaf` hosts on each.
     LeafSpine {
         spines: usize,
@@ -140,6 +166,15 @@ pub enum SwitchKind {
     Spine,
 }
 
+/// A node that only receives: one namespace, an interface per link into
+/// it, no address (a fan's sink).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SinkNode {
+    pub name: String,
+    /// Its interfaces, in link order.
+    pub ifs: Vec<String>,
+}
+
 /// A host of a fabric.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostNode {
@@ -166,24 +201,30 @@ pub struct Link {
     pub b_mac: [u8; 6],
 }
 
-/// `[2, 0, kind, node, port, 1]`: kind 1 leaf port, 2 spine port, 3 host.
+/// `[2, 0, kind, node, port, 1]`: kind 1 leaf port, 2 spine port, 3 host,
+/// 4 sink interface.
 pub fn mac(kind: u8, node: usize, port: usize) -> [u8; 6] {
     [2, 0, kind, node as u8, port as u8, 1]
 }
 
-pub fn mac_str(m: [u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
+/// A fan's uplink port `i`.
+pub fn fan_uplink(i: usize) -> String {
+    format!("u{i}")
 }
 
-pub fn ipv4_str(a: [u8; 4]) -> String {
-    std::net::Ipv4Addr::from(a).to_string()
+/// The MAC of a fan's uplink port `i` (its host port is port 0).
+pub fn fan_uplink_mac(i: usize) -> [u8; 6] {
+    mac(1, 0, 1 + i)
 }
 
-pub fn ipv6_str(a: [u8; 16]) -> String {
-    std::net::Ipv6Addr::from(a).to_string()
+/// The sink's interface on uplink `i`.
+pub fn fan_sink_if(i: usize) -> String {
+    format!("k{i}")
+}
+
+/// The MAC of the sink's interface `i`: the next hop of uplink `i`.
+pub fn fan_sink_mac(i: usize) -> [u8; 6] {
+    mac(4, 0, i)
 }
 
 impl Topology {
@@ -191,6 +232,7 @@ impl Topology {
     pub fn dims(&self) -> (usize, usize, usize) {
         match self.shape {
             Shape::Star { hosts } => (0, 1, hosts),
+            Shape::Fan { .. } => (0, 1, 1),
             Shape::LeafSpine {
                 spines,
                 leaves,
@@ -213,6 +255,11 @@ impl Topology {
                 }
                 if hosts > MAX_SWITCH_PORTS {
                     errs.push(format!("star.hosts: {hosts} hosts need {hosts} switch ports, but a switch models at most {MAX_SWITCH_PORTS}"));
+                }
+            }
+            Shape::Fan { uplinks } => {
+                if !(1..MAX_SWITCH_PORTS).contains(&uplinks) {
+                    errs.push(format!("fan.uplinks: expected 1 to {} uplinks (with the host's port, at most {MAX_SWITCH_PORTS} switch ports), got {uplinks}", MAX_SWITCH_PORTS - 1));
                 }
             }
             Shape::LeafSpine {
@@ -286,7 +333,7 @@ impl Topology {
     pub fn leaves(&self) -> Vec<SwitchNode> {
         let (_, l, _) = self.dims();
         match self.shape {
-            Shape::Star { .. } => vec![SwitchNode {
+            Shape::Star { .. } | Shape::Fan { .. } => vec![SwitchNode {
                 name: "sw".into(),
                 kind: SwitchKind::Leaf,
                 index: 0,
@@ -328,18 +375,39 @@ impl Topology {
                 v6[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
                 v6[7] = (leaf + 1) as u8;
                 v6[15] = (k + 1) as u8;
+                let ipv4 = match self.shape {
+                    Shape::Fan { .. } => FAN_SRC_IP,
+                    _ => [198, 18, (leaf + 1) as u8, (k + 1) as u8],
+                };
                 out.push(HostNode {
                     name: format!("h{}", leaf * h + k),
                     leaf,
                     slot: k,
                     mac: mac(3, leaf, k),
-                    ipv4: [198, 18, (leaf + 1) as u8, (k + 1) as u8],
+                    ipv4,
                     ipv6: v6,
                     gw_mac: mac(1, leaf, k),
                 });
             }
         }
         out
+    }
+
+    /// Whether hosts get their addresses on `eth0` (a fan's raw sender
+    /// gets none, and no IPv6).
+    pub fn hosts_addressed(&self) -> bool {
+        !matches!(self.shape, Shape::Fan { .. })
+    }
+
+    /// The receive-only nodes: a fan's sink (none in other shapes).
+    pub fn sinks(&self) -> Vec<SinkNode> {
+        match self.shape {
+            Shape::Fan { uplinks } => vec![SinkNode {
+                name: "sink".into(),
+                ifs: (0..uplinks).map(fan_sink_if).collect(),
+            }],
+            _ => Vec::new(),
+        }
     }
 
     /// The host named `name`, or an error listing the hosts there are.
@@ -360,14 +428,28 @@ impl Topology {
         let (s, _, h) = self.dims();
         let leaves = self.leaves();
         let mut out = Vec::new();
+        let fan = match self.shape {
+            Shape::Fan { uplinks } => uplinks,
+            _ => 0,
+        };
         for host in self.hosts() {
             out.push(Link {
                 a_node: leaves[host.leaf].name.clone(),
-                a_if: format!("h{}", host.slot),
+                a_if: self.host_port(host.slot),
                 a_mac: host.gw_mac,
                 b_node: host.name.clone(),
                 b_if: "eth0".into(),
                 b_mac: host.mac,
+            });
+        }
+        for i in 0..fan {
+            out.push(Link {
+                a_node: leaves[0].name.clone(),
+                a_if: fan_uplink(i),
+                a_mac: fan_uplink_mac(i),
+                b_node: "sink".into(),
+                b_if: fan_sink_if(i),
+                b_mac: fan_sink_mac(i),
             });
         }
         for leaf in &leaves {
@@ -385,10 +467,39 @@ impl Topology {
         out
     }
 
-    /// Names of a leaf's uplink ports.
+    /// Names of a leaf's uplink ports (a fan's `u<i>`).
     pub fn uplinks(&self) -> Vec<String> {
-        let (s, _, _) = self.dims();
-        (0..s).map(|i| format!("s{i}")).collect()
+        match self.shape {
+            Shape::Fan { uplinks } => (0..uplinks).map(fan_uplink).collect(),
+            _ => {
+                let (s, _, _) = self.dims();
+                (0..s).map(|i| format!("s{i}")).collect()
+            }
+        }
+    }
+
+    /// The leaf port of host slot `k`: `h<k>`, a fan's `d0`.
+    fn host_port(&self, k: usize) -> String {
+        match self.shape {
+            Shape::Fan { .. } => format!("d{k}"),
+            _ => format!("h{k}"),
+        }
+    }
+
+    /// A fan's switch: the host's port, the uplinks, one next hop per
+    /// uplink (the sink's interface), their group, and the route to it.
+    fn fan_config(&self, out: &mut ConfigText, instance: &str, uplinks: usize) {
+        out.switch(instance, self.hash_seed, "");
+        out.port(&self.host_port(0), mac(1, 0, 0), self.host_mbps, "");
+        for i in 0..uplinks {
+            out.port(&fan_uplink(i), fan_uplink_mac(i), self.uplink_mbps, "");
+        }
+        for i in 0..uplinks {
+            out.nexthop(&format!("n{i}"), &fan_uplink(i), fan_sink_mac(i));
+        }
+        let members: Vec<String> = (0..uplinks).map(|i| format!("n{i}")).collect();
+        out.group(FAN_GROUP, &self.lb_mode, self.flowlet_timeout_us, &members);
+        out.route_group(FAN_DST_PREFIX, FAN_GROUP);
     }
 
     fn common_sections(&self, out: &mut ConfigText, instance: &str) {
@@ -425,6 +536,10 @@ impl Topology {
     pub fn switch_config(&self, sw: &SwitchNode, instance: &str) -> String {
         let (s, l, h) = self.dims();
         let mut out = ConfigText::new(&format!("testbed::topo for {} ({:?})", sw.name, self.shape));
+        if let Shape::Fan { uplinks } = self.shape {
+            self.fan_config(&mut out, instance, uplinks);
+            return out.0;
+        }
         self.common_sections(&mut out, instance);
         match sw.kind {
             SwitchKind::Leaf => {
@@ -587,5 +702,50 @@ mod tests {
                 && c.contains("ecn = \"ecn_none\"")
                 && !c.contains("ROCE")
         );
+    }
+
+    #[test]
+    fn a_fan_is_one_host_one_switch_and_a_sink_with_an_interface_per_uplink() {
+        let t = Topology {
+            shape: Shape::Fan { uplinks: 3 },
+            lb_mode: "spray".into(),
+            ..Topology::default()
+        };
+        t.check().unwrap();
+        assert_eq!(t.switches().len(), 1);
+        assert_eq!(t.hosts().len(), 1);
+        assert!(!t.hosts_addressed());
+        assert_eq!(t.sinks()[0].ifs, ["k0", "k1", "k2"]);
+        assert_eq!(t.links().len(), 4);
+        assert_eq!(t.uplinks(), ["u0", "u1", "u2"]);
+        let c = t.switch_config(&t.leaves()[0], "f");
+        assert!(c.contains("name = \"d0\""), "{c}");
+        assert!(c.contains("mode = \"spray\""), "{c}");
+        assert!(c.contains(&format!(
+            "prefix = \"{FAN_DST_PREFIX}\"\ngroup = \"{FAN_GROUP}\""
+        )));
+        // the next hop of uplink 2 is the sink's k2
+        assert!(c.contains(&format!(
+            "port = \"u2\"\nmac = \"{}\"",
+            mac_str(fan_sink_mac(2))
+        )));
+        // balancing only: no buffer model
+        assert!(!c.contains("[buffer]"), "{c}");
+        let mut macs: Vec<[u8; 6]> = t.links().iter().flat_map(|l| [l.a_mac, l.b_mac]).collect();
+        macs.sort();
+        macs.dedup();
+        assert_eq!(macs.len(), 8);
+        for bad in [0, 16] {
+            let f = Topology {
+                shape: Shape::Fan { uplinks: bad },
+                ..Topology::default()
+            };
+            let e = f.check().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("fan.uplinks: expected 1 to 15 uplinks"))
+                    && e.contains(&format!("got {bad}")),
+                "{e}"
+            );
+        }
     }
 }

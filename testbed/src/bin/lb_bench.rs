@@ -53,11 +53,13 @@ use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
 use dataplane_user::telemetry::counters::read_fwd_counters;
 use testbed::bench::{machine, merge_results, BenchPaths, Record};
+use testbed::config_text::ConfigText;
 use testbed::fabric::{check_interrupt, install_interrupt_handler, interrupt_flag};
 use testbed::fabricrun::lb_hash_placement;
 use testbed::lbfabric::{self, LbFabric, LbResult, LbSpec, RunOpts, MODES};
 use testbed::netns::Netns;
 use testbed::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
+use testbed::topo::FAN_DST_PREFIX;
 
 #[derive(Parser)]
 #[command(
@@ -357,30 +359,23 @@ const COST_DST: [u8; 4] = [198, 18, 100, 1];
 /// downlink's own MAC (see the module docs), one group in `mode`; mode
 /// "nexthop": the route points at next hop n0 directly (no group).
 fn cost_config(mode: &str) -> String {
-    let mac = lbfabric::mac_str(COST_DOWN_MAC);
-    let mut s = format!("[switch]\nname = \"lbcost\"\nhash_seed = 7\n\n[[port]]\nname = \"c-d0\"\nmac = \"{mac}\"\nspeed = \"100G\"\n");
+    let mut c = ConfigText::new("dataplane-lbbench (cost)");
+    c.switch("lbcost", 7, "");
+    c.port("c-d0", COST_DOWN_MAC, 100_000, "");
     for i in 0..UPLINKS {
-        s += &format!(
-            "[[port]]\nname = \"c-u{i}\"\nmac = \"{}\"\nspeed = \"100G\"\n",
-            lbfabric::mac_str(lbfabric::mac_uplink(i))
-        );
+        c.port(&format!("c-u{i}"), lbfabric::mac_uplink(i), 100_000, "");
     }
     for i in 0..UPLINKS {
-        s += &format!("[[nexthop]]\nname = \"n{i}\"\nport = \"c-u{i}\"\nmac = \"{mac}\"\n");
+        c.nexthop(&format!("n{i}"), &format!("c-u{i}"), COST_DOWN_MAC);
     }
     if mode == "nexthop" {
-        s += "[[route]]\nprefix = \"198.18.100.0/24\"\nnexthop = \"n0\"\n";
-        return s;
+        c.route_nexthop(FAN_DST_PREFIX, "n0");
+        return c.0;
     }
-    let members: Vec<String> = (0..UPLINKS)
-        .map(|i| format!("{{ nexthop = \"n{i}\" }}"))
-        .collect();
-    s += &format!(
-        "[[group]]\nname = \"g\"\nmode = \"{mode}\"\nflowlet_timeout_us = 100\nmembers = [{}]\n",
-        members.join(", ")
-    );
-    s += "[[route]]\nprefix = \"198.18.100.0/24\"\ngroup = \"g\"\n";
-    s
+    let members: Vec<String> = (0..UPLINKS).map(|i| format!("n{i}")).collect();
+    c.group("g", mode, 100, &members);
+    c.route_group(FAN_DST_PREFIX, "g");
+    c.0
 }
 
 /// A 60-byte (64 on the wire) RoCEv2 WRITE middle frame, TTL 255.

@@ -1,26 +1,24 @@
-//! A load-balancing fabric: one sender host, one switch running the
-//! `dataplane` controller, `U` uplinks into a sink namespace, and a paced
-//! RoCEv2 sender whose flows all share ONE UDP source port (the case that
-//! defeats 5-tuple ECMP).
+//! Load balancing measured on a fan ([`Shape::Fan`](crate::topo::Shape::Fan), built by the one
+//! fabric builder, [`crate::fabric::Fabric::build`]): one sender host, one switch running
+//! the `dataplane` controller, `U` uplinks into a sink, and a paced RoCEv2
+//! sender whose flows all share ONE UDP source port (the case that defeats
+//! 5-tuple ECMP).
 //!
 //! ```text
-//!  host ns            switch ns (dataplane up, xdp_forward)         sink ns
-//!  h0 ─────────────── sw-d0        group "uplinks" ─ sw-u0 ───────── k0
-//!  (AF_PACKET sender)              (mode under test)  sw-u1 ───────── k1
+//!  h0 ns              sw ns (dataplane up, xdp_forward)            sink ns
+//!  eth0 ───────────── d0           group "uplinks" ─ u0 ──────────── k0
+//!  (AF_PACKET sender)              (mode under test)  u1 ──────────── k1
 //!                                                     ...
-//!                                                     sw-u{U-1} ──── k{U-1}
+//!                                                     u{U-1} ─────── k{U-1}
 //! ```
 //!
-//! * Every namespace is a [`Netns`] guard and the controller a child killed
-//!   (SIGTERM, then SIGKILL) on drop, so everything goes away on success,
-//!   error and panic. Addresses are from 198.18.0.0/15 only: the flows go
-//!   from [`SRC_IP`] to [`DST_IP`] (route [`DST_PREFIX`] via the group); the
-//!   sinks have no address at all (the frames are counted by the veth and
-//!   dropped by IP, which does not forward there).
-//! * The sinks' interfaces have GRO on: XDP_REDIRECT into a veth delivers
-//!   only if the peer has an XDP program or GRO.
-//! * IPv6 is off in every namespace, so no router solicitation or MLD
-//!   report is counted as traffic.
+//! * Each mode runs on a fabric of its own (a fresh controller: no flowlet
+//!   or load state carried over), torn down by the fabric's guards on
+//!   success, error and panic. The flows go from [`SRC_IP`] to [`DST_IP`]
+//!   (route [`crate::topo::FAN_DST_PREFIX`] via the group); neither the host nor the
+//!   sink has an address, and IPv6 is off in all three namespaces, so no
+//!   router solicitation or MLD report is counted as traffic (see
+//!   [`crate::topo`]).
 //!
 //! ## Traffic
 //!
@@ -81,7 +79,7 @@
 //! Both are also computed per progress window (1 s by default), which
 //! shows whether the balance holds at shorter time scales.
 
-use crate::config_text::ConfigText;
+use crate::topo::{Shape, Topology};
 use anyhow::{bail, Result};
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::lb::FlowKey;
@@ -89,43 +87,19 @@ use dataplane_common::wire::bth::{
     Bth, OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY,
 };
 
-/// Source of every flow (the one sending host).
-pub const SRC_IP: [u8; 4] = [198, 18, 0, 1];
-/// Destination of every flow (one receiving host behind the uplinks).
+/// Source of every flow (the fan's one host).
+pub use crate::topo::FAN_SRC_IP as SRC_IP;
+/// Destination of every flow (one address behind the uplinks).
 pub const DST_IP: [u8; 4] = [198, 18, 100, 1];
-/// Routed through the group.
-pub const DST_PREFIX: &str = "198.18.100.0/24";
 /// Destination QP of flow `i` is `QP_BASE + i`.
 pub const QP_BASE: u32 = 0x100;
 /// IPv4 protocol number of UDP.
 const PROTO_UDP: u8 = 17;
 /// RoCEv2's UDP destination port.
 const ROCEV2_PORT: u16 = 4791;
-/// Group name in the generated config.
-pub const GROUP: &str = "uplinks";
-
-/// Switch port names.
-pub const DOWNLINK: &str = "sw-d0";
-pub fn uplink(i: usize) -> String {
-    format!("sw-u{i}")
-}
-/// Sink interface of uplink `i` (its peer).
-pub fn sink_if(i: usize) -> String {
-    format!("k{i}")
-}
-
-pub const MAC_HOST: [u8; 6] = [0x02, 0, 0, 0x18, 0x00, 0x01];
-pub const MAC_DOWNLINK: [u8; 6] = [0x02, 0, 0, 0x18, 0x00, 0xfe];
-/// MAC of switch uplink `i`.
-pub fn mac_uplink(i: usize) -> [u8; 6] {
-    [0x02, 0, 0, 0x18, 0x10 + i as u8, 0xfe]
-}
-/// MAC of sink `i` (the next hop of uplink `i`).
-pub fn mac_sink(i: usize) -> [u8; 6] {
-    [0x02, 0, 0, 0x18, 0x10 + i as u8, 0x01]
-}
-
-pub use crate::topo::mac_str;
+/// The fan's host port on the switch (the flows' ingress).
+pub const DOWNLINK: &str = "d0";
+pub use crate::topo::{fan_sink_if as sink_if, fan_uplink as uplink, fan_uplink_mac as mac_uplink};
 
 /// Load-balancing modes, as the config names them.
 pub use dataplane_config::MODES;
@@ -184,9 +158,6 @@ impl Default for LbSpec {
 
 impl LbSpec {
     pub fn check(&self) -> Result<()> {
-        if !(1..=16).contains(&self.uplinks) {
-            bail!("uplinks must be 1-16, got {}", self.uplinks);
-        }
         if !(1..=64).contains(&self.flows) {
             bail!("flows must be 1-64, got {}", self.flows);
         }
@@ -216,7 +187,7 @@ impl LbSpec {
         if !(1..=1_600_000).contains(&c) {
             bail!("derived uplink speed {c} Mb/s is out of the config's range; change burst_pkts or the timeout");
         }
-        Ok(())
+        self.topology("hash").check()
     }
 
     /// Mean idle gap between a flow's messages, seconds.
@@ -260,33 +231,36 @@ impl LbSpec {
         (0..self.flows).map(|i| self.flow_key(i)).collect()
     }
 
-    /// The switch config for `mode` ("hash", "flowlet", "bandwidth" or
-    /// "spray"); member `i` of the group is next hop `n<i>` = sink `i` on
-    /// uplink `sw-u<i>`.
-    pub fn config_text(&self, instance: &str, mode: &str) -> String {
+    /// The fan this spec runs on, its group in `mode` ("hash", "flowlet",
+    /// "bandwidth" or "spray"): uplinks at the scaled speed `C`, the host
+    /// link at `U x C`; member `i` of the group is next hop `n<i>` = the
+    /// sink's `k<i>` on uplink `u<i>`.
+    pub fn topology(&self, mode: &str) -> Topology {
         let c = self.uplink_speed_mbps();
-        let mut out = ConfigText::new(&format!(
-            "testbed::lbfabric: {} uplinks, {} flows",
-            self.uplinks, self.flows
-        ));
-        out.switch(instance, self.hash_seed, "");
-        out.port(DOWNLINK, MAC_DOWNLINK, c * self.uplinks as u32, "");
-        for i in 0..self.uplinks {
-            out.port(&uplink(i), mac_uplink(i), c, "");
+        Topology {
+            shape: Shape::Fan {
+                uplinks: self.uplinks,
+            },
+            host_mbps: c * self.uplinks as u32,
+            uplink_mbps: c,
+            lb_mode: mode.into(),
+            flowlet_timeout_us: self.flowlet_timeout_us,
+            hash_seed: self.hash_seed,
+            ..Topology::default()
         }
-        for i in 0..self.uplinks {
-            out.nexthop(&format!("n{i}"), &uplink(i), mac_sink(i));
-        }
-        let members: Vec<String> = (0..self.uplinks).map(|i| format!("n{i}")).collect();
-        out.group(GROUP, mode, self.flowlet_timeout_us, &members);
-        out.route_group(DST_PREFIX, GROUP);
-        out.0
+    }
+
+    /// The switch config for `mode` (see [`LbSpec::topology`]).
+    pub fn config_text(&self, instance: &str, mode: &str) -> String {
+        let t = self.topology(mode);
+        t.switch_config(&t.leaves()[0], instance)
     }
 
     /// The frames of flow `i`: [first, middle, last, only], all
-    /// `frame_len` bytes, addressed to the switch's downlink.
+    /// `frame_len` bytes, from the fan's host to its switch port.
     fn flow_frames(&self, i: usize) -> Vec<Vec<u8>> {
-        let l2 = L2::new(MAC_DOWNLINK, MAC_HOST);
+        let host = &self.topology("hash").hosts()[0];
+        let l2 = L2::new(host.gw_mac, host.mac);
         let ip = Ip::v4(SRC_IP, DST_IP).dscp(26).ecn(2).ttl(64);
         let qp = QP_BASE + i as u32;
         // 58 bytes of headers (Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4),

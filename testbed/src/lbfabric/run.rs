@@ -3,8 +3,8 @@
 
 use super::sender::{wait_until, SenderPlan, SenderStats};
 use super::*;
-use crate::controller::Controller;
-use crate::netns::{veth, Netns};
+use crate::fabric::Fabric;
+use crate::netns::Netns;
 use anyhow::{anyhow, bail, Context, Result};
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -36,72 +36,27 @@ impl Default for RunOpts {
     }
 }
 
-/// The namespaces of the fabric (torn down on drop, in reverse order).
+/// Runs the load-balancing measurement, one fresh fan per mode.
 pub struct LbFabric {
     pub spec: LbSpec,
     dataplane: PathBuf,
-    pub host: Netns,
-    pub switch: Netns,
-    pub sink: Netns,
-    runs: u32,
     /// Set by the caller (e.g. a SIGINT handler) to cut a run short.
     pub interrupt: Option<&'static AtomicBool>,
 }
 
 impl LbFabric {
-    /// Builds the namespaces and links. `dataplane` is the controller
-    /// binary.
+    /// Checks the spec and the controller binary `dataplane`; nothing is
+    /// built until [`LbFabric::run`].
     pub fn create(spec: LbSpec, dataplane: &Path) -> Result<LbFabric> {
         spec.check()?;
         if !dataplane.exists() {
             bail!("no controller binary at {}", dataplane.display());
         }
-        let host = Netns::create("lbh")?;
-        let switch = Netns::create("lbs")?;
-        let sink = Netns::create("lbk")?;
-        let fabric = LbFabric {
+        Ok(LbFabric {
             spec,
             dataplane: dataplane.to_path_buf(),
-            host,
-            switch,
-            sink,
-            runs: 0,
             interrupt: None,
-        };
-        for ns in [&fabric.host, &fabric.switch, &fabric.sink] {
-            ns.disable_ipv6()?;
-        }
-        veth(
-            &fabric.host,
-            "h0",
-            &mac_str(MAC_HOST),
-            &fabric.switch,
-            DOWNLINK,
-            &mac_str(MAC_DOWNLINK),
-        )?;
-        for i in 0..fabric.spec.uplinks {
-            veth(
-                &fabric.switch,
-                &uplink(i),
-                &mac_str(mac_uplink(i)),
-                &fabric.sink,
-                &sink_if(i),
-                &mac_str(mac_sink(i)),
-            )?;
-            // veth() asks for GRO best effort; without it (and with no XDP
-            // program on the sink) redirected frames vanish: insist.
-            fabric
-                .sink
-                .exec(&["ethtool", "-K", &sink_if(i), "gro", "on"])
-                .with_context(|| {
-                    format!("GRO on {} (XDP_REDIRECT into a veth needs it)", sink_if(i))
-                })?;
-        }
-        // the switch's kernel must not forward anything the program passes
-        fabric
-            .switch
-            .exec(&["sysctl", "-qw", "net.ipv4.ip_forward=0"])?;
-        Ok(fabric)
+        })
     }
 
     fn interrupted(&self) -> bool {
@@ -110,8 +65,8 @@ impl LbFabric {
             .unwrap_or(false)
     }
 
-    /// Runs the controller with a group in `mode`, sends for
-    /// `opts.seconds`, and measures.
+    /// Builds the fan with its group in `mode`, sends for `opts.seconds`,
+    /// measures, and tears the fan down.
     pub fn run(&mut self, mode: &str, opts: &RunOpts) -> Result<LbResult> {
         if !MODES.contains(&mode) {
             bail!(
@@ -119,9 +74,6 @@ impl LbFabric {
                 MODES.join(", ")
             );
         }
-        self.runs += 1;
-        let instance = format!("lbfab-{}-{}", std::process::id(), self.runs);
-        let text = self.spec.config_text(&instance, mode);
         let label = format!("{} {mode}", opts.label);
         eprintln!(
             "[{label}] {} flows (one UDP source port {}), {} uplinks at {} Mb/s (scaled), {} x {} B per message, gaps {:.1}-{:.1} x {} us, target load {:.0}%",
@@ -136,10 +88,10 @@ impl LbFabric {
             self.spec.flowlet_timeout_us,
             100.0 * self.spec.load
         );
-        let ctl = Controller::start(&self.dataplane, &self.switch, &instance, &text, &label)?;
-        let result = self.measure(mode, &ctl, opts, &label);
-        let _ = ctl.drain(&label);
-        drop(ctl);
+        let fabric = Fabric::build(self.spec.topology(mode), &self.dataplane, "lb")?;
+        let result = self.measure(mode, &fabric, opts, &label);
+        let _ = fabric.drain_log(0, &label);
+        drop(fabric);
         let r = result?;
         eprint!(
             "{}",
@@ -154,16 +106,18 @@ impl LbFabric {
     fn measure(
         &self,
         mode: &str,
-        ctl: &Controller,
+        fabric: &Fabric,
         opts: &RunOpts,
         label: &str,
     ) -> Result<LbResult> {
         let u = self.spec.uplinks;
         let names: Vec<String> = (0..u).map(uplink).collect();
+        let (host, switch, sink) = (fabric.host_ns(0), fabric.switch_ns(0), fabric.sink_ns(0));
+        let instance = &fabric.switches[0].instance;
         // quiet before: nothing is being sent
         std::thread::sleep(Duration::from_millis(50));
-        let sw0 = switch_stats(&self.dataplane, &self.switch, &ctl.instance)?;
-        let sk0 = sink_stats(&self.sink, u)?;
+        let sw0 = switch_stats(&self.dataplane, switch, instance)?;
+        let sk0 = sink_stats(sink, u)?;
 
         let stats = SenderStats::default();
         let stop = AtomicBool::new(false);
@@ -177,14 +131,14 @@ impl LbFabric {
                 let sender = std::thread::Builder::new()
                     .name("lb-sender".into())
                     .spawn_scoped(s, || -> Result<f64> {
-                        let _in = self.host.enter()?;
-                        plan.run("h0", dur, &stop, &stats)
+                        let _in = host.enter()?;
+                        plan.run("eth0", dur, &stop, &stats)
                     })?;
                 let sampler = (!opts.fine_window.is_zero()).then(|| {
                     std::thread::Builder::new()
                         .name("lb-sampler".into())
                         .spawn_scoped(s, || -> Result<Vec<Vec<u64>>> {
-                            let _in = self.sink.enter()?;
+                            let _in = sink.enter()?;
                             sample_windows(u, opts.fine_window, &stop, &done)
                         })
                 });
@@ -203,7 +157,7 @@ impl LbFabric {
                         continue;
                     }
                     next += opts.progress;
-                    match switch_stats(&self.dataplane, &self.switch, &ctl.instance) {
+                    match switch_stats(&self.dataplane, switch, instance) {
                         Ok(cur) => {
                             let w: Vec<u64> = names
                                 .iter()
@@ -235,7 +189,7 @@ impl LbFabric {
                         }
                         Err(e) => eprintln!("[{label}] stats: {e:#}"),
                     }
-                    let _ = ctl.drain(label);
+                    let _ = fabric.drain_log(0, label);
                 }
                 let seconds = sender.join();
                 done.store(true, Ordering::SeqCst);
@@ -260,8 +214,8 @@ impl LbFabric {
         }
         // quiet after: let the last frames drain through the switch
         std::thread::sleep(Duration::from_millis(100));
-        let sw1 = switch_stats(&self.dataplane, &self.switch, &ctl.instance)?;
-        let sk1 = sink_stats(&self.sink, u)?;
+        let sw1 = switch_stats(&self.dataplane, switch, instance)?;
+        let sk1 = sink_stats(sink, u)?;
         // the last, partial window
         let w: Vec<u64> = names
             .iter()
