@@ -592,4 +592,31 @@ mod packet_reads {
         assert!(Packet::is_empty(empty));
         assert_eq!(empty.u8_at(0), None);
     }
+
+    #[test]
+    fn a_frame_concerns_a_priority_by_its_vector_or_as_pause() {
+        use dataplane_common::wire::macctl::{MacCtl, OPCODE_PAUSE, OPCODE_PFC};
+        let pfc = MacCtl {
+            opcode: OPCODE_PFC,
+            class_enable: 0b0001_1000,
+            times: [9, 9, 9, 100, 0, 9, 9, 9],
+        };
+        assert_eq!(pfc.quanta_for_prio(3), Some(100));
+        // enabled with time 0: XON
+        assert_eq!(pfc.quanta_for_prio(4), Some(0));
+        // a time without its enable bit is ignored
+        assert_eq!(pfc.quanta_for_prio(0), None);
+        let pause = MacCtl {
+            opcode: OPCODE_PAUSE,
+            class_enable: 0,
+            times: [7, 0, 0, 0, 0, 0, 0, 0],
+        };
+        assert!((0..8).all(|p| pause.quanta_for_prio(p) == Some(7)));
+        let other = MacCtl {
+            opcode: 0x0002,
+            class_enable: 0xff,
+            times: [1; 8],
+        };
+        assert_eq!(other.quanta_for_prio(3), None);
+    }
 }

@@ -288,19 +288,11 @@ extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
         return 1;
     }
     // during a watchdog storm the queue's PFC is ignored
-    let applies = pb.storm[prio] == STORM_NONE
-        && if c.m.is_pfc() {
-            c.m.class_enable & (1 << prio) != 0
-        } else {
-            c.m.is_pause()
-        };
-    if !applies {
+    if pb.storm[prio] != STORM_NONE {
         return 0;
     }
-    let quanta = if c.m.is_pfc() {
-        c.m.times[prio]
-    } else {
-        c.m.times[0]
+    let Some(quanta) = c.m.quanta_for_prio(prio) else {
+        return 0;
     };
     let (Some(q), Some(row), Some(pool), Some(st)) = (
         QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32),

@@ -1,64 +1,51 @@
-//! Ready-made scenes shared by tests and the demo.
+//! Scenes: small fabrics the demo and the tests show one mechanism on,
+//! built by the one fabric builder and driven by the one host emulator.
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
-use dataplane_common::dcqcn::DcqcnParams;
 
-use crate::controller::{stats_json, Controller};
-use crate::host::{run_dcqcn_sender, run_np_receiver, DcqcnSenderReport, NpReport, SenderSpec};
-use crate::netns::{veth, Netns};
+use crate::controller::stats_json;
+use crate::fabric::Fabric;
+use crate::host::{run_host, HostCfg, HostPlan, HostReport, RecvJob, RunShared, SendJob};
+use crate::topo::{Shape, Topology};
 
-/// The switch of the DCQCN scene: a 100 Mb/s ingress, a 10 Mb/s egress,
-/// WRED marking (no drop) from 20 KB on the lossy RoCE class, routes both
-/// ways so CNPs return.
-pub fn dcqcn_config(instance: &str) -> String {
-    format!(
-        r#"
-[switch]
-name = "{instance}"
-[buffer]
-pool_size = 4194304
-[wred_profile.MARK]
-ecn = "ecn_all"
-green_min_threshold = 20000
-green_max_threshold = 200000
-green_drop_probability = 100
-wred_green_enable = false
-[[port]]
-name = "sw-s0"
-speed = "100M"
-pfc_enable = ""
-lossy_wred_profile = "MARK"
-[[port]]
-name = "sw-r"
-speed = "10M"
-pfc_enable = ""
-lossy_wred_profile = "MARK"
-[[nexthop]]
-name = "h0"
-port = "sw-s0"
-mac = "02:00:00:00:20:10"
-[[nexthop]]
-name = "h1"
-port = "sw-r"
-mac = "02:00:00:00:20:11"
-[[route]]
-prefix = "198.18.0.0/24"
-nexthop = "h0"
-[[route]]
-prefix = "198.18.1.0/24"
-nexthop = "h1"
-"#
-    )
+/// The DCQCN scene's sender link (Mb/s) and the receiver's, the
+/// bottleneck.
+pub const DCQCN_SENDER_MBPS: u32 = 100;
+pub const DCQCN_RECEIVER_MBPS: u32 = 10;
+/// The scene's queue pair.
+const DCQCN_QP: u32 = 0x1234;
+
+/// The DCQCN scene's fabric: two hosts on one switch, `h0` at 100 Mb/s,
+/// `h1` at 10 Mb/s; PFC off; WRED marking (no drop) from 20 KB to 200 KB,
+/// 100% at 200 KB; a 4 MiB pool.
+pub fn dcqcn_topology() -> Topology {
+    Topology {
+        shape: Shape::Star { hosts: 2 },
+        host_mbps: DCQCN_SENDER_MBPS,
+        host_speeds: vec![DCQCN_SENDER_MBPS, DCQCN_RECEIVER_MBPS],
+        pfc: false,
+        ecn: true,
+        kmin: 20_000,
+        kmax: 200_000,
+        pmax: 100,
+        pool_bytes: 4 << 20,
+        ..Topology::default()
+    }
 }
 
 /// What the DCQCN scene measured.
 pub struct DcqcnScene {
-    pub receiver: NpReport,
-    pub sender: DcqcnSenderReport,
+    /// The receiving host (notification point) and the sending one
+    /// (reaction point).
+    pub receiver: HostReport,
+    pub sender: HostReport,
+    /// How long the sender ran, ms.
+    pub run_ms: f64,
     /// The switch's `stats --json` at the end, and its table.
     pub stats: serde_json::Value,
     pub stats_text: String,
@@ -66,85 +53,111 @@ pub struct DcqcnScene {
     pub line_bps: u64,
 }
 
-/// A DCQCN sender at 100 Mb/s into a 10 Mb/s switch egress for `run`: the
+impl DcqcnScene {
+    /// The sender's average rate before the first CNP reached it, Mb/s.
+    pub fn rate_before_mbps(&self) -> f64 {
+        let (bytes, ms) = self.split();
+        bytes as f64 * 8.0 / (ms * 1e3).max(1e-9)
+    }
+
+    /// Its average rate from the first CNP to the end, Mb/s.
+    pub fn rate_after_mbps(&self) -> f64 {
+        let (bytes, ms) = self.split();
+        (self.sender.tx_bytes - bytes) as f64 * 8.0 / ((self.run_ms - ms) * 1e3).max(1e-9)
+    }
+
+    /// (bytes sent, ms) at the first CNP; the whole run without one.
+    fn split(&self) -> (u64, f64) {
+        match (self.sender.first_cnp_ms, self.sender.tx_bytes_at_first_cnp) {
+            (Some(ms), Some(b)) => (b, ms),
+            _ => (self.sender.tx_bytes, self.run_ms),
+        }
+    }
+}
+
+/// A DCQCN sender at 100 Mb/s into the switch's 10 Mb/s port for `run`: the
 /// switch's buffer model marks CE, the receiver (notification point)
-/// answers with CNPs, the sender (reaction point) slows down. Namespaces
-/// `dpt-<tag>-*`; everything is torn down on return.
-pub fn dcqcn_one_switch(
-    dataplane: &Path,
-    tag: &str,
-    instance: &str,
-    run: Duration,
-) -> Result<DcqcnScene> {
-    let sw = Netns::create(&format!("{tag}sw"))?;
-    let h0 = Netns::create(&format!("{tag}h0"))?;
-    let h1 = Netns::create(&format!("{tag}h1"))?;
-    veth(
-        &sw,
-        "sw-s0",
-        "02:00:00:00:20:00",
-        &h0,
-        "eth0",
-        "02:00:00:00:20:10",
-    )?;
-    veth(
-        &sw,
-        "sw-r",
-        "02:00:00:00:20:01",
-        &h1,
-        "eth0",
-        "02:00:00:00:20:11",
-    )?;
-    let ctl = Controller::start(dataplane, &sw, instance, &dcqcn_config(instance), "switch")?;
-    let line_bps = 100_000_000;
-    let params = DcqcnParams::scaled(line_bps);
-    let spec = SenderSpec {
-        ifname: "eth0".into(),
-        src_mac: [2, 0, 0, 0, 0x20, 0x10],
-        dst_mac: [2, 0, 0, 0, 0x20, 0x00],
-        src_ip: [198, 18, 0, 1],
-        dst_ip: [198, 18, 1, 1],
-        dscp: 3,
-        ecn: 2,
-        prio: 3,
-        rate_mbps: 100,
-        payload: 1024,
-        message_pkts: 1,
-        dest_qp: 0x1234,
-        udp_sport: 49152,
-        honour_pfc: false,
-    };
-    let (receiver, sender) = std::thread::scope(|s| -> Result<_> {
-        let np = s.spawn(|| -> Result<_> {
-            let _in = h1.enter()?;
-            run_np_receiver(
-                "eth0",
-                [2, 0, 0, 0, 0x20, 0x11],
-                [2, 0, 0, 0, 0x20, 0x01],
-                [198, 18, 1, 1],
-                48,
-                params.cnp_interval_ns,
-                run + Duration::from_millis(300),
-            )
-        });
-        std::thread::sleep(Duration::from_millis(200));
-        let rp = s.spawn(|| -> Result<_> {
-            let _in = h0.enter()?;
-            run_dcqcn_sender(&spec, &params, run)
-        });
-        let np = np.join().map_err(|_| anyhow!("receiver panicked"))??;
-        let rp = rp.join().map_err(|_| anyhow!("sender panicked"))??;
-        Ok((np, rp))
+/// answers with CNPs, the sender (reaction point) slows down. The sender
+/// is the emulator's RC host with a window large enough that only DCQCN
+/// limits it (more than `run` at line rate), PFC not honoured. Namespaces
+/// `dpt-<tag>*`; everything is torn down on return.
+pub fn dcqcn_one_switch(dataplane: &Path, tag: &str, run: Duration) -> Result<DcqcnScene> {
+    let topo = dcqcn_topology();
+    let fabric = Fabric::build(topo.clone(), dataplane, tag)?;
+    let hosts = topo.hosts();
+    let (h0, h1) = (&hosts[0], &hosts[1]);
+    let line_bps = u64::from(h0.mbps) * 1_000_000;
+    let mut sender = HostCfg::new(&h0.name, h0.mac, h0.gw_mac, h0.ipv4, line_bps);
+    sender.honour_pfc = false;
+    // one frame per message of 1 KiB, as many as `run` can carry at line
+    // rate, all in flight if DCQCN allows
+    let frames = (line_bps as f64 / 8.0 * run.as_secs_f64() / 1024.0) as u64 + 1;
+    sender.window = frames as u32;
+    let mut receiver = HostCfg::new(
+        &h1.name,
+        h1.mac,
+        h1.gw_mac,
+        h1.ipv4,
+        u64::from(h1.mbps) * 1_000_000,
+    );
+    // one DCQCN setting on both NICs (the CNP interval is the receiver's),
+    // scaled for the sender's line rate
+    receiver.params = sender.params.clone();
+    let plans = [
+        HostPlan {
+            sends: vec![SendJob {
+                qp: DCQCN_QP,
+                dst_ip: h1.ipv4,
+                udp_sport: 49152,
+                messages: vec![1024; frames as usize],
+                gate_qp: None,
+            }],
+            recvs: Vec::new(),
+        },
+        HostPlan {
+            sends: Vec::new(),
+            recvs: vec![RecvJob {
+                qp: DCQCN_QP,
+                messages: frames,
+            }],
+        },
+    ];
+    let cfgs = [sender, receiver];
+    let shared = RunShared::new(2);
+    let reports = std::thread::scope(|s| -> Result<Vec<HostReport>> {
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let (ns, cfg, plan, shared) = (fabric.host_ns(i), &cfgs[i], &plans[i], &shared);
+                s.spawn(move || -> Result<HostReport> {
+                    let _in = ns.enter()?;
+                    run_host(cfg, plan, shared, i)
+                })
+            })
+            .collect();
+        std::thread::sleep(run);
+        shared.stop.store(true, Ordering::SeqCst);
+        handles
+            .into_iter()
+            .map(|h| h.join().map_err(|_| anyhow!("a host emulator panicked"))?)
+            .collect()
     })?;
-    let stats = stats_json(dataplane, &sw.name, instance)?;
-    let o = Command::new(dataplane)
-        .args(["--netns", &sw.name, "stats", "--instance", instance])
+    let run_ms = shared.now_ns() as f64 / 1e6;
+    let (bin, ns, instance) = (
+        fabric.bin(),
+        &fabric.switch_ns(0).name,
+        &fabric.switches[0].instance,
+    );
+    let stats = stats_json(bin, ns, instance)?;
+    let o = Command::new(bin)
+        .args(["--netns", ns, "stats", "--instance", instance])
         .output()?;
     let stats_text = String::from_utf8_lossy(&o.stdout).into_owned();
-    ctl.stop("switch");
+    let mut reports = reports.into_iter();
+    let (sender, receiver) = (reports.next().expect("two"), reports.next().expect("two"));
     Ok(DcqcnScene {
         receiver,
         sender,
+        run_ms,
         stats,
         stats_text,
         line_bps,

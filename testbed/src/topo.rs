@@ -86,6 +86,9 @@ pub struct Topology {
     pub shape: Shape,
     /// Host link speed, Mb/s (hosts send at this rate).
     pub host_mbps: u32,
+    /// Per-host link speeds, Mb/s, by host index: host `i` runs at
+    /// `host_speeds[i]` where given, else at `host_mbps`.
+    pub host_speeds: Vec<u32>,
     /// Leaf-spine link speed, Mb/s.
     pub uplink_mbps: u32,
     /// Load-balancing mode of the leaves' uplink group.
@@ -133,6 +136,7 @@ impl Default for Topology {
                 hosts_per_leaf: 4,
             },
             host_mbps: 20,
+            host_speeds: Vec::new(),
             uplink_mbps: 40,
             lb_mode: "flowlet".into(),
             flowlet_timeout_us: 500,
@@ -188,6 +192,8 @@ pub struct HostNode {
     pub ipv6: [u8; 16],
     /// The leaf port's MAC (the host's gateway).
     pub gw_mac: [u8; 6],
+    /// Its link speed, Mb/s (both ends).
+    pub mbps: u32,
 }
 
 /// A link between two nodes (switch port or host `eth0`).
@@ -297,6 +303,18 @@ impl Topology {
         if self.host_mbps == 0 {
             errs.push("host_mbps: expected a link speed of at least 1 Mb/s, got 0".into());
         }
+        if let Some(i) = self.host_speeds.iter().position(|&m| m == 0) {
+            errs.push(format!(
+                "host_speeds[{i}]: expected a link speed of at least 1 Mb/s, got 0"
+            ));
+        }
+        if self.host_speeds.len() > l * h {
+            errs.push(format!(
+                "host_speeds: {} speeds for {} hosts",
+                self.host_speeds.len(),
+                l * h
+            ));
+        }
         if self.uplink_mbps == 0 && s > 0 {
             errs.push("uplink_mbps: expected a link speed of at least 1 Mb/s, got 0".into());
         }
@@ -379,14 +397,16 @@ impl Topology {
                     Shape::Fan { .. } => FAN_SRC_IP,
                     _ => [198, 18, (leaf + 1) as u8, (k + 1) as u8],
                 };
+                let i = leaf * h + k;
                 out.push(HostNode {
-                    name: format!("h{}", leaf * h + k),
+                    name: format!("h{i}"),
                     leaf,
                     slot: k,
                     mac: mac(3, leaf, k),
                     ipv4,
                     ipv6: v6,
                     gw_mac: mac(1, leaf, k),
+                    mbps: self.host_speeds.get(i).copied().unwrap_or(self.host_mbps),
                 });
             }
         }
@@ -490,7 +510,7 @@ impl Topology {
     /// uplink (the sink's interface), their group, and the route to it.
     fn fan_config(&self, out: &mut ConfigText, instance: &str, uplinks: usize) {
         out.switch(instance, self.hash_seed, "");
-        out.port(&self.host_port(0), mac(1, 0, 0), self.host_mbps, "");
+        out.port(&self.host_port(0), mac(1, 0, 0), self.hosts()[0].mbps, "");
         for i in 0..uplinks {
             out.port(&fan_uplink(i), fan_uplink_mac(i), self.uplink_mbps, "");
         }
@@ -549,7 +569,7 @@ impl Topology {
                     .filter(|x| x.leaf == sw.index)
                     .collect();
                 for x in &hosts {
-                    self.port(&mut out, &format!("h{}", x.slot), x.gw_mac, self.host_mbps);
+                    self.port(&mut out, &format!("h{}", x.slot), x.gw_mac, x.mbps);
                 }
                 for sp in 0..s {
                     self.port(

@@ -38,6 +38,27 @@ impl MacCtl {
     pub fn is_pause(&self) -> bool {
         self.opcode == OPCODE_PAUSE
     }
+
+    /// What this frame asks of priority `prio` (0..8), in quanta: a PFC
+    /// frame's time for it when its class-enable bit is set, a PAUSE
+    /// frame's one time for every priority; `None` when it does not
+    /// concern `prio`. 0 quanta is XON. (The switch's PFC reception and the
+    /// lab's hosts both honour frames by this.)
+    #[inline(always)]
+    pub fn quanta_for_prio(&self, prio: usize) -> Option<u16> {
+        let prio = prio & 7;
+        if self.is_pfc() {
+            if self.class_enable & (1 << prio) != 0 {
+                Some(self.times[prio])
+            } else {
+                None
+            }
+        } else if self.is_pause() {
+            Some(self.times[0])
+        } else {
+            None
+        }
+    }
 }
 
 /// Pause quanta (512 bit times each) that cover `nanos` at `speed_mbps`,

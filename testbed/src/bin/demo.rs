@@ -383,19 +383,18 @@ fn lossless_part(dp: &std::path::Path) -> Result<serde_json::Value> {
     use testbed::controller::sum_counters;
     println!("\n[6/7] ECN and DCQCN: a RoCEv2 sender at 100 Mb/s into a 10 Mb/s switch port (buffer model, WRED min 20 KB)");
     println!("      running 3 s ...");
-    let scene =
-        testbed::scenes::dcqcn_one_switch(dp, "demo-d", "demo-lossless", Duration::from_secs(3))?;
+    let scene = testbed::scenes::dcqcn_one_switch(dp, "demod", Duration::from_secs(3))?;
     let (np, rp) = (&scene.receiver, &scene.sender);
     println!(
         "      receiver: {} frames, {} CE-marked by the switch, {} CNPs sent back",
-        np.rx_pkts, np.ce_pkts, np.cnps_sent
+        np.rx_pkts, np.ce_rx, np.cnps_tx
     );
     println!(
         "      sender:   {} CNPs received; rate {:.1} Mb/s before the first CNP, {:.1} Mb/s after (DCQCN rate now {:.1} Mb/s)",
-        rp.cnps,
-        rp.rate_before_mbps,
-        rp.rate_after_mbps,
-        rp.final_rate_bps as f64 / 1e6
+        rp.cnps_rx,
+        scene.rate_before_mbps(),
+        scene.rate_after_mbps(),
+        rp.dcqcn_rate_bps as f64 / 1e6
     );
     if let Some(q) = scene.stats_text.split("\nQueue counters").nth(1) {
         println!(
@@ -410,10 +409,10 @@ fn lossless_part(dp: &std::path::Path) -> Result<serde_json::Value> {
     Ok(serde_json::json!({
         "lossless_drops": sum_counters(v, "drop_headroom["),
         "ecn_marked": sum_counters(v, "ecn_marked["),
-        "cnp_sent": np.cnps_sent,
+        "cnp_sent": np.cnps_tx,
         "pfc_frames": sum_counters(v, "tx_pfc[") + sum_counters(v, "rx_pfc["),
-        "sender_rate_before_first_cnp_mbps": rp.rate_before_mbps,
-        "sender_rate_after_first_cnp_mbps": rp.rate_after_mbps,
+        "sender_rate_before_first_cnp_mbps": scene.rate_before_mbps(),
+        "sender_rate_after_first_cnp_mbps": scene.rate_after_mbps(),
     }))
 }
 

@@ -1,8 +1,9 @@
 //! What every role of the host emulator shares: frame constants, the MAC
-//! control decoder, the RoCEv2 frame reader, the kernel receive clock.
+//! control and RoCEv2 frame readers (the data plane's parser), the kernel
+//! receive clock.
 
 use dataplane_common::wire::bth::{self};
-use dataplane_common::wire::macctl::{OPCODE_PAUSE, OPCODE_PFC};
+use dataplane_common::wire::macctl::MacCtl;
 
 /// EtherType of MAC control frames.
 pub const ETH_P_MAC_CONTROL: u16 = 0x8808;
@@ -12,27 +13,12 @@ pub(crate) const ROCEV2_PORT: u16 = 4791;
 
 pub use dataplane_user::sys::realtime_ns;
 
-/// A decoded MAC control frame: (opcode, class-enable vector, times).
-pub(crate) fn mac_control(f: &[u8]) -> Option<(u16, u16, [u16; 8])> {
-    if f.len() < 14 + 4 || u16::from_be_bytes([f[12], f[13]]) != ETH_P_MAC_CONTROL {
-        return None;
-    }
-    let be = |o: usize| u16::from_be_bytes([f[o], f[o + 1]]);
-    let opcode = be(14);
-    let mut times = [0u16; 8];
-    match opcode {
-        OPCODE_PFC if f.len() >= 14 + 20 => {
-            for (i, t) in times.iter_mut().enumerate() {
-                *t = be(18 + 2 * i);
-            }
-            Some((opcode, be(16), times))
-        }
-        OPCODE_PAUSE => {
-            times[0] = be(16);
-            Some((opcode, 0, times))
-        }
-        _ => Some((opcode, 0, times)),
-    }
+/// A MAC control frame (PFC or PAUSE), read by the data plane's own
+/// parser; `None` for anything else.
+pub(crate) fn mac_ctl(f: &[u8]) -> Option<MacCtl> {
+    use dataplane_common::parse::{parse as parse_frame, L3};
+    let p = parse_frame(f).ok()?;
+    (p.l3 == L3::MacControl).then_some(p.mac_ctl)
 }
 
 /// The fields of a RoCEv2 frame over IPv4 the emulator acts on.

@@ -1,29 +1,35 @@
-//! The RoCEv2 host emulator, one module per role, all on the lab's one raw
-//! socket and one frame reader ([`frames`]):
+//! The RoCEv2 host emulator, on the lab's one raw socket and the data
+//! plane's own frame parser ([`frames`]).
 //!
-//! | role | what it emulates |
+//! The host is [`rc::run_host`]: an RDMA NIC whose options
+//! ([`rc::HostCfg`]) are RC go-back-N (window, retransmission timeout,
+//! ACK coalescing), DCQCN reaction point on or off (the notification point
+//! always answers CE), PFC honouring on or off ([`pause`]), and receive at
+//! its own line rate. The fabric scenarios and the DCQCN scene run it.
+//!
+//! Beside it, instruments for the PFC timing tests, which need a
+//! check-before-every-frame loop and kernel time stamps rather than a NIC:
+//!
+//! | module | what it is |
 //! |---|---|
-//! | [`rc`] | an RDMA NIC: RC queue pairs with go-back-N, ACK/NAK, DCQCN, PFC honouring (the fabric scenarios' hosts) |
-//! | [`qp`] | RC queue-pair state: go-back-N requester, in-order responder |
-//! | [`paced`] | a line-rate WRITE sender that honours PFC and reports how late it stopped |
+//! | [`paced`] | a line-rate WRITE stream that honours PFC through the same [`pause`] gate and reports how late it stopped |
 //! | [`receiver`] | a counting receiver |
 //! | [`pfc`] | a PFC storm source (stuck NIC) and a MAC-control tap |
-//! | [`dcqcn`] | DCQCN reaction point and notification point |
+//! | [`qp`] | RC queue-pair state of the host: go-back-N requester, in-order responder |
 //!
-//! Everything runs in the calling thread's network namespace; addresses
-//! live in the frames only.
+//! Everything runs in the calling thread's network namespace.
 
-pub mod dcqcn;
 pub mod frames;
 pub mod paced;
+pub mod pause;
 pub mod pfc;
 pub mod qp;
 pub mod rc;
 pub mod receiver;
 
-pub use dcqcn::*;
 pub use frames::*;
 pub use paced::*;
+pub use pause::*;
 pub use pfc::*;
 pub use qp::*;
 pub use rc::*;

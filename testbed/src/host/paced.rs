@@ -32,9 +32,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{self, Bth};
-use dataplane_common::wire::macctl::{quanta_to_nanos, OPCODE_PAUSE, OPCODE_PFC};
 
-use super::frames::{mac_control, realtime_ns, ETH_P_MAC_CONTROL};
+use super::frames::{mac_ctl, realtime_ns, ETH_P_MAC_CONTROL};
+use super::pause::{Heard, PauseGate};
 use crate::raw::{RawSocket, Rx};
 
 /// Most frames a held-up sender sends back to back to catch up.
@@ -181,8 +181,10 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
     let start = Instant::now();
     let mut next = start;
     let mut k = 0usize;
-    let mut paused_until: Option<Instant> = None;
-    let mut pause_start = start;
+    // the gate's clock: ns since `start`
+    let ns = |t: Instant| (t - start).as_nanos() as u64;
+    let at = |ns: u64| start + Duration::from_nanos(ns);
+    let mut gate = PauseGate::new(spec.prio, rate);
     // send time stamps (CLOCK_REALTIME) of the last frames, for late_frames
     let mut recent = [0u64; 64];
     let mut recent_i = 0usize;
@@ -190,36 +192,17 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
     loop {
         let now = Instant::now();
         if now >= deadline || stop.load(Ordering::Relaxed) {
-            if paused_until.is_some() {
-                let d = now - pause_start;
-                r.paused += d;
-                r.longest_pause = r.longest_pause.max(d);
-            }
+            gate.finish(ns(now));
             break;
         }
         if let Some(ctl) = &ctl {
             while let Some(Rx { len, ts, .. }) = ctl.recv(&mut buf)? {
-                let Some((opcode, cev, times)) = mac_control(&buf[..len]) else {
+                let Some(m) = mac_ctl(&buf[..len]) else {
                     continue;
                 };
-                let p = usize::from(spec.prio & 7);
-                let quanta = match opcode {
-                    OPCODE_PFC if cev & (1 << p) != 0 => times[p],
-                    OPCODE_PAUSE => times[0],
-                    _ => {
-                        r.other_mac_ctl_rx += 1;
-                        continue;
-                    }
-                };
-                let t = Instant::now();
-                if quanta == 0 {
-                    r.xon_rx += 1;
-                    if paused_until.is_some() {
-                        paused_until = Some(t);
-                    }
+                if gate.on_frame(&m, ns(Instant::now())) != Heard::Xoff {
                     continue;
                 }
-                r.xoff_rx += 1;
                 r.xoff_rx_ns.push(ts.unwrap_or_else(realtime_ns));
                 if let Some(ts) = ts {
                     let late = recent.iter().filter(|&&s| s > ts).count() as u64;
@@ -229,32 +212,20 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
                         .max_reaction
                         .max(Duration::from_nanos(realtime_ns().saturating_sub(ts)));
                 }
-                if paused_until.is_none() {
-                    r.pause_episodes += 1;
-                    pause_start = t;
-                }
-                // 802.1Qbb: each frame reloads the timer
-                paused_until = Some(t + Duration::from_nanos(quanta_to_nanos(quanta, rate)));
             }
         }
         let now = Instant::now();
-        if let Some(until) = paused_until {
-            if now < until {
-                let wait = (until - now)
-                    .min(Duration::from_millis(2))
-                    .min(deadline.saturating_duration_since(now));
-                if let Some(ctl) = &ctl {
-                    ctl.wait(wait);
-                }
-                continue;
+        if gate.paused(ns(now)) {
+            let wait = (at(gate.until()) - now)
+                .min(Duration::from_millis(2))
+                .min(deadline.saturating_duration_since(now));
+            if let Some(ctl) = &ctl {
+                ctl.wait(wait);
             }
-            // the pause ended (timer or XON): no credit built up meanwhile
-            let d = until - pause_start;
-            r.paused += d;
-            r.longest_pause = r.longest_pause.max(d);
-            paused_until = None;
-            next = next.max(until);
+            continue;
         }
+        // after a pause (timer or XON) no credit has built up
+        next = next.max(at(gate.until()));
         if now < next {
             let wait = next - now;
             match &ctl {
@@ -283,10 +254,11 @@ pub fn run_sender(spec: &SenderSpec, deadline: Instant, stop: &AtomicBool) -> Re
         }
     }
     r.elapsed = start.elapsed();
+    r.xoff_rx = gate.xoff_rx;
+    r.xon_rx = gate.xon_rx;
+    r.other_mac_ctl_rx = gate.other_rx;
+    r.pause_episodes = gate.episodes;
+    r.paused = Duration::from_nanos(gate.paused_ns);
+    r.longest_pause = Duration::from_nanos(gate.longest_ns);
     Ok(r)
 }
-
-// ---------------------------------------------------------------------------
-// DCQCN hosts: a reaction-point sender and a notification-point receiver,
-// driven by the pure functions of `dataplane_common::dcqcn`.
-// ---------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 //! PFC on the host side: a storm source (a stuck NIC that never stops
 //! pausing) and a tap that records every MAC control frame it sees.
 
-use super::frames::{mac_control, realtime_ns};
+use super::frames::{mac_ctl, realtime_ns};
 use crate::raw::{RawSocket, Rx};
 use anyhow::Result;
 use dataplane_common::build::{self};
@@ -75,7 +75,7 @@ pub fn run_mac_ctl_tap(stop: &AtomicBool) -> Result<Vec<TapEvent>> {
             ifindex: ix,
         }) = s.recv(&mut buf)?
         {
-            let Some((_, cev, times)) = mac_control(&buf[..len.min(buf.len())]) else {
+            let Some(m) = mac_ctl(&buf[..len.min(buf.len())]) else {
                 continue;
             };
             let ifname = names
@@ -98,8 +98,8 @@ pub fn run_mac_ctl_tap(stop: &AtomicBool) -> Result<Vec<TapEvent>> {
                 ts_ns: ts.unwrap_or_else(realtime_ns),
                 ifname,
                 outgoing: pkttype == libc::PACKET_OUTGOING,
-                class_enable: cev,
-                times,
+                class_enable: m.class_enable,
+                times: m.times,
             });
         }
         s.wait(Duration::from_millis(10));

@@ -44,9 +44,9 @@ use dataplane_common::dcqcn::{
     np_on_packet, rp_on_cnp, rp_on_sent, rp_rate, rp_tick, DcqcnParams, NpState, Pacer, RpState,
 };
 use dataplane_common::wire::bth::{self, Bth};
-use dataplane_common::wire::macctl::{quanta_to_nanos, OPCODE_PAUSE, OPCODE_PFC};
 
-use super::frames::{mac_control, parse, AETH_ACK, AETH_NAK_SEQ, PSN_MASK};
+use super::frames::{mac_ctl, parse, AETH_ACK, AETH_NAK_SEQ, PSN_MASK};
+use super::pause::PauseGate;
 #[cfg(test)]
 use super::qp::PktPos;
 use super::qp::{RecvQp, RxAction, SendQp};
@@ -201,9 +201,18 @@ pub struct HostReport {
     pub finish_ms: Option<f64>,
     /// Time of the first CNP received, ms.
     pub first_cnp_ms: Option<f64>,
+    /// Bytes it had sent when that CNP arrived.
+    pub tx_bytes_at_first_cnp: Option<u64>,
+    /// Times of the first CE-marked frame received and the first CNP sent,
+    /// ms.
+    pub first_ce_ms: Option<f64>,
+    pub first_cnp_tx_ms: Option<f64>,
     /// (ms, sending rate Mb/s over the last 10 ms, DCQCN rate Mb/s of its
     /// slowest active QP).
     pub rate_series: Vec<(f64, f64, f64)>,
+    /// The DCQCN rate of its slowest unfinished QP at the end, bit/s (the
+    /// line rate when none is left).
+    pub dcqcn_rate_bps: u64,
 }
 
 struct TxQp {
@@ -328,8 +337,7 @@ pub fn run_host(
         ..Default::default()
     };
     let mut line = Pacer::NEW;
-    let mut paused_until = 0u64;
-    let mut pause_start: Option<u64> = None;
+    let mut gate = PauseGate::new(ROCE_TC, cfg.line_bps / 1_000_000);
     let mut rr = 0usize;
     let mut buf = vec![0u8; 4096];
     let mut rx_link: std::collections::VecDeque<(u64, Vec<u8>)> = std::collections::VecDeque::new();
@@ -343,23 +351,9 @@ pub fn run_host(
         for _ in 0..256 {
             let Some(r) = sock.recv(&mut buf)? else { break };
             let f = &buf[..r.len];
-            if let Some((opcode, cev, times)) = mac_control(f) {
-                if !cfg.honour_pfc {
-                    continue;
-                }
-                let t = match opcode {
-                    OPCODE_PFC if cev & (1 << ROCE_TC) != 0 => Some(times[ROCE_TC as usize]),
-                    OPCODE_PAUSE => Some(times[0]),
-                    _ => None,
-                };
-                if let Some(q) = t {
-                    rep.pfc_rx += 1;
-                    if q == 0 {
-                        // XON: the pause ends now
-                        paused_until = paused_until.min(now);
-                    } else {
-                        paused_until = now + quanta_to_nanos(q, cfg.line_bps / 1_000_000);
-                    }
+            if let Some(m) = mac_ctl(f) {
+                if cfg.honour_pfc {
+                    gate.on_frame(&m, now);
                 }
                 continue;
             }
@@ -379,6 +373,7 @@ pub fn run_host(
                 bth::OP_CNP => {
                     rep.cnps_rx += 1;
                     rep.first_cnp_ms.get_or_insert(ms(now));
+                    rep.tx_bytes_at_first_cnp.get_or_insert(rep.tx_bytes);
                     if let Some(&i) = tx_index.get(&s.qp) {
                         if cfg.dcqcn {
                             rp_on_cnp(&mut tx[i].rp, p, now);
@@ -404,6 +399,7 @@ pub fn run_host(
                     let ce = s.ecn == 3;
                     if ce {
                         rep.ce_rx += 1;
+                        rep.first_ce_ms.get_or_insert(ms(now));
                     }
                     if np_on_packet(np, now, ce) {
                         let cnp = build::cnp_frame(
@@ -414,6 +410,7 @@ pub fn run_host(
                         );
                         if sock.send(&cnp)? {
                             rep.cnps_tx += 1;
+                            rep.first_cnp_tx_ms.get_or_insert(ms(now));
                         }
                     }
                     let last = op == bth::OP_WRITE_LAST
@@ -445,18 +442,7 @@ pub fn run_host(
                 _ => {}
             }
         }
-        // -- pause bookkeeping
-        let paused = paused_until > now;
-        match (paused, pause_start) {
-            (true, None) => pause_start = Some(now),
-            (false, Some(st)) => {
-                let end = paused_until.max(st).min(now);
-                rep.paused_ns += end - st;
-                rep.pauses.push((ms(st), ms(end)));
-                pause_start = None;
-            }
-            _ => {}
-        }
+        let paused = gate.paused(now);
         // -- timers
         for (qp, (rq, _)) in rx.iter_mut() {
             if let (Some(psn), Some((src, sport))) =
@@ -514,7 +500,7 @@ pub fn run_host(
             wait_ns = wait_ns.min(t.saturating_sub(now).max(1));
         }
         if paused {
-            wait_ns = wait_ns.min(paused_until - now);
+            wait_ns = wait_ns.min(gate.until() - now);
         } else if line.ready(now) {
             let n = tx.len();
             let mut sent = false;
@@ -559,13 +545,21 @@ pub fn run_host(
             sock.wait(Duration::from_nanos(wait_ns));
         }
     }
-    let now = shared.now_ns();
-    if let Some(st) = pause_start {
-        let end = paused_until.min(now).max(st);
-        rep.paused_ns += end - st;
-        rep.pauses.push((ms(st), ms(end)));
-    }
+    gate.finish(shared.now_ns());
+    rep.pfc_rx = gate.xoff_rx + gate.xon_rx;
+    rep.paused_ns = gate.paused_ns;
+    rep.pauses = gate
+        .intervals
+        .iter()
+        .map(|&(a, b)| (ms(a), ms(b)))
+        .collect();
     rep.socket_drops = u64::from(sock.stats().1);
+    rep.dcqcn_rate_bps = tx
+        .iter()
+        .filter(|q| !q.st.done())
+        .map(|q| rp_rate(&q.rp))
+        .min()
+        .unwrap_or(cfg.line_bps);
     for q in &tx {
         rep.retransmitted_pkts += q.st.retransmitted;
         rep.timeouts += q.st.timeouts;

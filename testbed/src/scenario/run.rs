@@ -71,7 +71,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
                 h.mac,
                 h.gw_mac,
                 h.ipv4,
-                u64::from(topo.host_mbps) * 1_000_000,
+                u64::from(h.mbps) * 1_000_000,
             );
             c.dcqcn = opts.dcqcn;
             c
