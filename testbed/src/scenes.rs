@@ -102,7 +102,7 @@ pub fn dcqcn_one_switch(dataplane: &Path, tag: &str, run: Duration) -> Result<Dc
     );
     // one DCQCN setting on both NICs (the CNP interval is the receiver's),
     // scaled for the sender's line rate
-    receiver.params = sender.params.clone();
+    receiver.params = sender.params;
     let plans = [
         HostPlan {
             sends: vec![SendJob {

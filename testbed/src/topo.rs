@@ -762,7 +762,7 @@ mod tests {
             };
             let e = f.check().unwrap_err().to_string();
             assert!(
-                e.contains(&format!("fan.uplinks: expected 1 to 15 uplinks"))
+                e.contains("fan.uplinks: expected 1 to 15 uplinks")
                     && e.contains(&format!("got {bad}")),
                 "{e}"
             );
