@@ -5,12 +5,18 @@
 //! * `cost.bare.ns_per_pkt`: an XDP program that only returns (baseline);
 //! * `cost.parse.ns_per_pkt`: the shared parser alone;
 //! * `cost.classify.ns_per_pkt`: parse + port lookup + classify + per-CPU
-//!   counters (the production `xdp_classify`).
+//!   counters (the production `xdp_classify`);
+//! * `cost.full_pipeline.ns_per_pkt`: `xdp_forward` routing through a
+//!   bandwidth-mode group and the buffer model;
+//! * `cost.stage.<stage>.ns_per_pkt`: the pipeline's cost stage by stage
+//!   ([`stages`]).
 //!
 //! The kernel times `repeat` runs of the same buffer and reports the mean;
 //! none of these programs rewrites the frame, so reuse is harmless. Rounds
 //! interleave the programs so drift hits all of them alike; the median round
 //! is reported and ratios are taken within this one run.
+
+mod stages;
 
 use std::path::PathBuf;
 
@@ -140,11 +146,7 @@ fn main() -> Result<()> {
         full.push(r.per_run.as_nanos() as f64);
         eprintln!("  round {}/{} done", round + 1, args.rounds);
     }
-    let median = |v: &Vec<f64>| {
-        let mut s = v.clone();
-        s.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        s[s.len() / 2]
-    };
+    let median = |v: &Vec<f64>| stages::median(v);
     let m = machine();
     let mut records = Vec::new();
     for (fi, (suffix, frame)) in frames.iter().enumerate() {
@@ -195,6 +197,7 @@ fn main() -> Result<()> {
             )),
         });
     }
+    records.extend(stages::measure(args.rounds, &m)?);
     println!(
         "{:<32} {:>10} {:>8}   baseline",
         "figure", "ns/pkt", "ratio"
