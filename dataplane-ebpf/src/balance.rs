@@ -3,14 +3,14 @@
 //! a random number and the member ports' load bands.
 
 use aya_ebpf::{
-    helpers::{bpf_get_prandom_u32, bpf_ktime_get_ns},
+    helpers::bpf_get_prandom_u32,
     macros::map,
-    maps::{Array, HashMap, LruHashMap},
+    maps::{Array, HashMap},
 };
 use dataplane_common::{
     lb::{
-        flow_hash, select, uses_flowlets, FlowKey, Flowlet, Group, PortRate, MAX_MEMBERS,
-        MODE_HASH, MODE_SPRAY, NUM_BANDS,
+        flow_hash, flowlet_entry, flowlet_index, flowlet_tag, select, uses_flowlets, FlowKey,
+        Flowlet, FlowletSlot, Group, PortRate, FLOWLET_SLOTS, MAX_MEMBERS, MODE_SPRAY, NUM_BANDS,
     },
     maps::MAX_PORTS,
     parse::{Parsed, L3},
@@ -25,9 +25,11 @@ use crate::tables::NEXTHOPS;
 #[map]
 static GROUPS: HashMap<u32, Group> = HashMap::with_max_entries(MAX_GROUPS, 0);
 
-/// Flowlet state per (group, flow hash), least recently used evicted.
+/// Flowlet state per (group, flow hash): slots indexed by
+/// `flowlet_index`, a flow taking over another's slot when they collide (an
+/// array: no LRU list, no lock; see `FlowletSlot`).
 #[map]
-static FLOWLETS: LruHashMap<u64, Flowlet> = LruHashMap::with_max_entries(65536, 0);
+static FLOWLETS: Array<FlowletSlot> = Array::with_max_entries(FLOWLET_SLOTS, 0);
 
 /// Discounting rate estimator of every egress port (shared by all CPUs;
 /// see `PortRate` for what a race costs).
@@ -77,47 +79,40 @@ fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
     bands
 }
 
-/// The next-hop index group `group_id` gives this packet, or `None` when
-/// the group has no eligible member (or does not exist).
+/// The next-hop index group `group_id` gives this packet at `now` (the
+/// packet's one clock reading), or `None` when the group has no eligible
+/// member (or does not exist).
 #[inline(always)]
-pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16) -> Option<u16> {
+pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16> {
     // SAFETY: read-only; hash-map updates replace groups whole.
     let g = unsafe { GROUPS.get(&u32::from(group_id)) }?;
     let seed = HASH_SEED.get(0).copied().unwrap_or(0);
     let key = flow_key(pkt, p)?;
     let hash = flow_hash(&key, seed);
-    // the clock only where time matters, randomness only for spray
-    // SAFETY: helpers without preconditions.
-    let now = if g.mode == MODE_HASH {
-        0
-    } else {
-        unsafe { bpf_ktime_get_ns() }
-    };
+    // randomness only for spray
+    // SAFETY: helper without preconditions.
     let rand = if g.mode == MODE_SPRAY {
         unsafe { bpf_get_prandom_u32() }
     } else {
         0
     };
     let flowlet: Option<&mut Flowlet> = if uses_flowlets(g.mode) {
-        let fkey = (u64::from(group_id) << 32) | u64::from(hash);
-        if FLOWLETS.get_ptr_mut(&fkey).is_none() {
-            let _ = FLOWLETS.insert(&fkey, &Flowlet::NEW, 0);
-        }
-        // SAFETY: the entry lives until evicted; a race loses at most one
-        // write (see `Flowlet`).
-        FLOWLETS.get_ptr_mut(&fkey).map(|e| unsafe { &mut *e })
+        // SAFETY: an array slot lives as long as the map; a race between
+        // CPUs loses at most one write (see `Flowlet`).
+        FLOWLETS
+            .get_ptr_mut(flowlet_index(group_id, hash))
+            .map(|s| flowlet_entry(unsafe { &mut *s }, flowlet_tag(group_id, hash)))
     } else {
         None
     };
     select(g, hash, flowlet, now, rand, || member_bands(g, now)).map(|pick| pick.id)
 }
 
-/// Accounts `len` bytes sent on `port_id` in its rate estimator.
+/// Accounts `len` bytes sent on `port_id` at `now` in its rate estimator.
 #[inline(always)]
-pub fn sent(port_id: u16, len: u64) {
+pub fn sent(port_id: u16, len: u64, now: u64) {
     if let Some(r) = PORT_RATE.get_ptr_mut(u32::from(port_id)) {
         // SAFETY: shared slot; a race loses one update (see `PortRate`).
-        let now = unsafe { bpf_ktime_get_ns() };
         unsafe { (*r).update(now, len as u32) };
     }
 }

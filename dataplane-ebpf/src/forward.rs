@@ -1,7 +1,9 @@
 //! The forwarding stage of `xdp_forward`: route lookup, next hop (or group
 //! member), MAC rewrite, TTL / hop-limit decrement, redirect.
 
-use aya_ebpf::{bindings::xdp_action, maps::lpm_trie::Key, programs::XdpContext};
+use aya_ebpf::{
+    bindings::xdp_action, helpers::bpf_ktime_get_ns, maps::lpm_trie::Key, programs::XdpContext,
+};
 use dataplane_common::{
     classify::Class,
     maps::PortConfig,
@@ -59,13 +61,17 @@ pub fn forward(
         rx.drop_no_route += 1;
         return crate::snapshot::drop_frame(ctx, cfg.port_id, Reason::NoRoute.code());
     };
+    if route.kind == ROUTE_LOCAL {
+        count_not_routed(rx, NotRouted::Local);
+        return xdp_action::XDP_PASS;
+    }
+    // the packet's one clock reading: member pick, buffer model, rate
+    // estimator
+    // SAFETY: helper without preconditions.
+    let now = unsafe { bpf_ktime_get_ns() };
     let nh_id = match route.kind {
         ROUTE_NEXTHOP => route.id,
-        ROUTE_LOCAL => {
-            count_not_routed(rx, NotRouted::Local);
-            return xdp_action::XDP_PASS;
-        }
-        ROUTE_GROUP => match crate::balance::pick(pkt, p, route.id) {
+        ROUTE_GROUP => match crate::balance::pick(pkt, p, route.id, now) {
             Some(nh) => nh,
             None => {
                 rx.drop_no_member += 1;
@@ -116,6 +122,7 @@ pub fn forward(
         lossless: u8::from(class.lossless),
         cnp: u8::from(class.cnp),
         _pad: [0; 3],
+        now,
     };
     enter_egress(ctx, &ec);
     // the egress stage is not installed: send without the buffer model
@@ -132,7 +139,7 @@ pub fn finish(ec: &EgressCtx) -> u32 {
     match TX_PORTS.redirect(u32::from(ec.out_port), 0) {
         Ok(action) => {
             // only what leaves counts as load
-            crate::balance::sent(ec.out_port, len);
+            crate::balance::sent(ec.out_port, len, ec.now);
             if let Some(rx) = fwd_counters(ec.in_port) {
                 rx.rx_routed += 1;
             }

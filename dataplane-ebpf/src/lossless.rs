@@ -144,8 +144,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
         // pfcwd storm: the queue's pause is over, and for drop its contents
         // are flushed; its packets are dropped (drop) or sent unmodelled
         let drop = ob.storm[tc] == STORM_DROP;
-        // SAFETY: helper without preconditions.
-        let now = unsafe { bpf_ktime_get_ns() };
+        let now = ec.now;
         if let Some(l) = lock() {
             // SAFETY: lock held; map values.
             unsafe { storm_override(now, &mut *q, &mut *row, &mut *pool, drop) };
@@ -173,8 +172,9 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
         ecn: ec.ecn,
         len: len as u32,
     };
-    // SAFETY: helpers without preconditions.
-    let (now, rand) = unsafe { (bpf_ktime_get_ns(), bpf_get_prandom_u32()) };
+    let now = ec.now;
+    // SAFETY: helper without preconditions.
+    let rand = unsafe { bpf_get_prandom_u32() };
     let Some(l) = lock() else {
         if let Some(c) = counters(out_port) {
             c.model_busy += 1;

@@ -23,6 +23,8 @@ pub struct EgressCtx {
     pub lossless: u8,
     pub cnp: u8,
     pub _pad: [u8; 3],
+    /// The packet's clock reading (`bpf_ktime_get_ns`), taken once.
+    pub now: u64,
 }
 
 /// Per-CPU hand-over slot between `xdp_forward` and `xdp_forward_egress`.

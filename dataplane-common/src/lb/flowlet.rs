@@ -38,6 +38,46 @@ impl Flowlet {
     };
 }
 
+/// Slots of the flowlet table (a power of two).
+pub const FLOWLET_SLOTS: u32 = 65536;
+
+/// One slot of the flowlet table: an array indexed by [`flowlet_index`],
+/// each slot holding the entry of the last flow that hashed there (a map
+/// value). No LRU list and no lock: a flow whose slot another flow took
+/// starts a new flowlet ([`FlowletEvent::First`]), as after an LRU
+/// eviction.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowletSlot {
+    /// [`flowlet_tag`] of the flow the entry belongs to; 0: never used.
+    pub tag: u64,
+    pub entry: Flowlet,
+}
+
+/// The tag of flow `hash` in group `group_id`: never 0.
+#[inline(always)]
+pub const fn flowlet_tag(group_id: u16, hash: u32) -> u64 {
+    (1 << 63) | ((group_id as u64) << 32) | hash as u64
+}
+
+/// The slot of flow `hash` in group `group_id`: the groups' flows are
+/// spread over the table independently.
+#[inline(always)]
+pub const fn flowlet_index(group_id: u16, hash: u32) -> u32 {
+    crate::lb::fmix32(hash ^ (group_id as u32).wrapping_mul(0x9e37_79b9)) & (FLOWLET_SLOTS - 1)
+}
+
+/// The entry of the flow tagged `tag` in slot `s`: the slot's own if the
+/// tag matches, else the slot is taken over with a fresh entry.
+#[inline(always)]
+pub fn flowlet_entry(s: &mut FlowletSlot, tag: u64) -> &mut Flowlet {
+    if s.tag != tag {
+        s.tag = tag;
+        s.entry = Flowlet::NEW;
+    }
+    &mut s.entry
+}
+
 /// What happened to a flow's flowlet on a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlowletEvent {

@@ -11,6 +11,8 @@ const _: () = assert!(MAX_MEMBERS.is_power_of_two() && MAX_MEMBERS <= 32);
 const _: () = assert!(core::mem::size_of::<Member>() == 4);
 const _: () = assert!(core::mem::size_of::<Group>() == 8 + 4 * MAX_MEMBERS + NBUCKETS);
 const _: () = assert!(core::mem::size_of::<Flowlet>() == 16);
+const _: () = assert!(core::mem::size_of::<FlowletSlot>() == 24);
+const _: () = assert!(FLOWLET_SLOTS.is_power_of_two());
 const _: () = assert!(core::mem::size_of::<PortRate>() == 24);
 
 #[cfg(feature = "user")]
@@ -20,5 +22,6 @@ mod pod {
     unsafe impl aya::Pod for super::Member {}
     unsafe impl aya::Pod for super::Group {}
     unsafe impl aya::Pod for super::Flowlet {}
+    unsafe impl aya::Pod for super::FlowletSlot {}
     unsafe impl aya::Pod for super::PortRate {}
 }

@@ -27,11 +27,11 @@
 //! | [`MODE_SPRAY`]     | none         | every packet: lowest band, ties by the random number          |
 //!
 //! A sketch of the eBPF caller (maps: groups in a hash map, flowlets in an
-//! LRU hash keyed by the flow hash, port rates by port):
+//! array of [`FlowletSlot`]s, port rates by port):
 //!
 //! ```text
 //! let hash = flow_hash(&key, SEED);
-//! let e = FLOWLETS.get_ptr_mut(&hash) or insert Flowlet::NEW;   // only if uses_flowlets(g.mode)
+//! let e = flowlet_entry(FLOWLETS[flowlet_index(gid, hash)], flowlet_tag(gid, hash));  // only if uses_flowlets(g.mode)
 //! let pick = select(g, hash, e, now, bpf_get_prandom_u32(), || bands_of(g, now))?;  // None: drop + count
 //! PORT_RATE[port_of(pick.id)].update(now, frame_len);
 //! ```

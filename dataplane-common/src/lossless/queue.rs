@@ -185,6 +185,21 @@ impl EgressQueue {
         } else {
             total
         };
+        if d == total {
+            // everything leaves: each slot gives back all it holds, which is
+            // what the shares below come to (no fraction, no remainder),
+            // without their 2 x MODEL_PORTS divisions
+            i = 0;
+            while i < MODEL_PORTS {
+                let j = i & SLOT_MASK;
+                released[j] = self.ingress[j];
+                self.ingress[j] = 0;
+                i += 1;
+            }
+            self.cursor = ((self.cursor as usize + 1) & SLOT_MASK) as u32;
+            self.bytes = 0;
+            return total as u32;
+        }
         // c_i <= 2^32 - 1 and d <= want <= 2^32 - 1, so c_i * d < 2^64.
         // r <= c_i since d <= total (the clamp guards a corrupted value only).
         let mut given: u64 = 0;

@@ -144,3 +144,43 @@ fn no_choice_leaves_the_entry_alone() {
     assert_eq!(step(&mut e, &g, T0 + 2 * T, |_| None), None);
     assert_eq!(e, before);
 }
+
+#[test]
+fn a_slot_keeps_its_flow_and_another_flow_takes_it_over_fresh() {
+    let g = group(MODE_FLOWLET, &[1, 1]);
+    let mut s = FlowletSlot {
+        tag: 0,
+        entry: Flowlet::NEW,
+    };
+    let (a, b) = (flowlet_tag(1, 0xabcd), flowlet_tag(2, 0xabcd));
+    assert!(a != 0 && a != b, "tags are never 0 and differ by group");
+    let e = flowlet_entry(&mut s, a);
+    assert_eq!(step(e, &g, T0, |_| m(1)), Some((1, FlowletEvent::First)));
+    // the same flow finds its entry
+    let e = flowlet_entry(&mut s, a);
+    assert_eq!(step(e, &g, T0 + 1, |_| m(0)), Some((1, FlowletEvent::Same)));
+    // another flow in the slot starts afresh; the first one then does too
+    let e = flowlet_entry(&mut s, b);
+    assert_eq!(
+        step(e, &g, T0 + 2, |_| m(0)),
+        Some((0, FlowletEvent::First))
+    );
+    let e = flowlet_entry(&mut s, a);
+    assert_eq!(
+        step(e, &g, T0 + 3, |_| m(1)),
+        Some((1, FlowletEvent::First))
+    );
+}
+
+#[test]
+fn flowlet_slots_spread_a_groups_flows_and_separate_groups() {
+    let mut seen = std::collections::HashSet::new();
+    for h in 0..4096u32 {
+        let i = flowlet_index(1, h.wrapping_mul(0x9e37_79b9));
+        assert!(i < FLOWLET_SLOTS);
+        seen.insert(i);
+    }
+    // 4096 flows into 65536 slots: about 125 collide
+    assert!(seen.len() > 3900, "{} distinct slots", seen.len());
+    assert_ne!(flowlet_index(1, 7), flowlet_index(2, 7));
+}

@@ -82,7 +82,14 @@ fn frame(net: u8, v6: bool) -> Vec<u8> {
     };
     let bth = Bth::request(OP_WRITE_MIDDLE, 0x11, 7);
     let pad = if v6 { 0 } else { 2 };
-    build::rocev2_frame(&l2, &ip.dscp(3).ecn(2).ttl(255), 49152, &bth, None, &vec![0x5a; pad])
+    build::rocev2_frame(
+        &l2,
+        &ip.dscp(3).ecn(2).ttl(255),
+        49152,
+        &bth,
+        None,
+        &vec![0x5a; pad],
+    )
 }
 
 /// One measurement: program, object, frame, the action it must return.
@@ -103,14 +110,62 @@ fn probes() -> Vec<Probe> {
         expect,
     };
     let mut v = vec![
-        p("bare", "xdp_bench_bare", false, frame(LOCAL, false), XDP_PASS),
-        p("parse", "xdp_bench_parse", false, frame(LOCAL, false), XDP_PASS),
-        p("classify_v4", "xdp_classify", false, frame(LOCAL, false), XDP_PASS),
-        p("classify_v6", "xdp_classify", false, frame(LOCAL, true), XDP_PASS),
-        p("local_v4", "xdp_forward", false, frame(LOCAL, false), XDP_PASS),
-        p("local_v6", "xdp_forward", false, frame(LOCAL, true), XDP_PASS),
-        p("nexthop_v4", "xdp_forward", false, frame(NEXTHOP, false), XDP_REDIRECT),
-        p("nexthop_v4_model", "xdp_forward", true, frame(NEXTHOP, false), XDP_REDIRECT),
+        p(
+            "bare",
+            "xdp_bench_bare",
+            false,
+            frame(LOCAL, false),
+            XDP_PASS,
+        ),
+        p(
+            "parse",
+            "xdp_bench_parse",
+            false,
+            frame(LOCAL, false),
+            XDP_PASS,
+        ),
+        p(
+            "classify_v4",
+            "xdp_classify",
+            false,
+            frame(LOCAL, false),
+            XDP_PASS,
+        ),
+        p(
+            "classify_v6",
+            "xdp_classify",
+            false,
+            frame(LOCAL, true),
+            XDP_PASS,
+        ),
+        p(
+            "local_v4",
+            "xdp_forward",
+            false,
+            frame(LOCAL, false),
+            XDP_PASS,
+        ),
+        p(
+            "local_v6",
+            "xdp_forward",
+            false,
+            frame(LOCAL, true),
+            XDP_PASS,
+        ),
+        p(
+            "nexthop_v4",
+            "xdp_forward",
+            false,
+            frame(NEXTHOP, false),
+            XDP_REDIRECT,
+        ),
+        p(
+            "nexthop_v4_model",
+            "xdp_forward",
+            true,
+            frame(NEXTHOP, false),
+            XDP_REDIRECT,
+        ),
     ];
     for (i, mode) in MODES.iter().enumerate() {
         v.push(p(
@@ -237,7 +292,9 @@ pub fn measure(rounds: usize, machine: &str) -> Result<Vec<Record>> {
             baseline: None,
             ratio: None,
             machine: machine.into(),
-            note: Some(format!("xdp_bench_bare, the stage breakdown's baseline; {note}")),
+            note: Some(format!(
+                "xdp_bench_bare, the stage breakdown's baseline; {note}"
+            )),
         },
     );
     Ok(out)
