@@ -63,9 +63,13 @@ pub mod map {
     pub const DROP_RATE: &str = "DROP_RATE";
     /// Sink of the benchmark programs.
     pub const BENCH_SINK: &str = "BENCH_SINK";
+    /// The minimal forwarder's MAC rewrite.
+    pub const BENCH_FWD_MACS: &str = "BENCH_FWD_MACS";
+    /// The minimal forwarder's egress port.
+    pub const BENCH_FWD_TX: &str = "BENCH_FWD_TX";
 
     /// Every map of the object.
-    pub const ALL: [&str; 27] = [
+    pub const ALL: [&str; 29] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -93,6 +97,8 @@ pub mod map {
         DROP_CTX,
         DROP_RATE,
         BENCH_SINK,
+        BENCH_FWD_MACS,
+        BENCH_FWD_TX,
     ];
 }
 
@@ -118,9 +124,11 @@ pub mod prog {
     pub const XDP_BENCH_TX: &str = "xdp_bench_tx";
     /// Benchmark receiver: counts and drops.
     pub const XDP_BENCH_SINK: &str = "xdp_bench_sink";
+    /// Benchmark limit: a minimal forwarder (MAC rewrite, fixed redirect).
+    pub const XDP_BENCH_FORWARD: &str = "xdp_bench_forward";
 
     /// Every program of the object.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 11] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -131,5 +139,6 @@ pub mod prog {
         XDP_BENCH_PARSE,
         XDP_BENCH_TX,
         XDP_BENCH_SINK,
+        XDP_BENCH_FORWARD,
     ];
 }

@@ -20,13 +20,14 @@ mod tables;
 use aya_ebpf::{
     bindings::xdp_action,
     macros::{map, xdp},
-    maps::{HashMap, PerCpuArray},
+    maps::{Array, DevMap, HashMap, PerCpuArray},
     programs::XdpContext,
 };
 use dataplane_common::{
     maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS, PORT_F_FORWARD},
     parse::parse,
     verdict::{account, decide, Action, Outcome},
+    wire::Packet,
 };
 use packet::XdpPacket;
 
@@ -247,6 +248,32 @@ pub fn xdp_bench_sink(ctx: XdpContext) -> u32 {
         unsafe { *c += (ctx.data_end() - ctx.data()) as u64 };
     }
     xdp_action::XDP_DROP
+}
+
+/// The minimal forwarder's rewrite (entry 0): destination then source MAC.
+#[map]
+static BENCH_FWD_MACS: Array<[u8; 12]> = Array::with_max_entries(1, 0);
+
+/// The minimal forwarder's one egress port (entry 0).
+#[map]
+static BENCH_FWD_TX: DevMap = DevMap::with_max_entries(1, 0);
+
+/// Benchmark limit: the least an L3 forwarder does on this kernel (an IPv4
+/// EtherType check, the MAC rewrite, a devmap redirect to one fixed port),
+/// the physical limit the pipeline's forwarding rate is compared with.
+#[xdp]
+pub fn xdp_bench_forward(ctx: XdpContext) -> u32 {
+    let pkt = XdpPacket::new(&ctx);
+    if pkt.read::<2>(12) != Some([0x08, 0x00]) {
+        return xdp_action::XDP_PASS;
+    }
+    let Some(macs) = BENCH_FWD_MACS.get(0) else {
+        return xdp_action::XDP_PASS;
+    };
+    if !pkt.write(0, macs) {
+        return xdp_action::XDP_PASS;
+    }
+    BENCH_FWD_TX.redirect(0, 0).unwrap_or(xdp_action::XDP_DROP)
 }
 
 #[cfg(not(test))]

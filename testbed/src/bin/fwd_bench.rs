@@ -1,6 +1,7 @@
 //! `dataplane-fwdbench`: forwarding throughput through a switch network
-//! namespace, our pipeline against the Linux kernel's multipath routing, on
-//! the same veth topology in the same run.
+//! namespace, our pipeline against the Linux kernel's multipath routing and
+//! against the physical limit (a minimal XDP forwarder), on the same veth
+//! topology in the same run.
 //!
 //! ```text
 //!  gen ns          sw ns                          sink ns
@@ -33,6 +34,10 @@
 //!   the split over the uplinks is visible), counting and dropping.
 //! * Linux: `ip_forward`, a two-way multipath route with static neighbours,
 //!   `fib_multipath_hash_policy=1` (L4 hash), GRO on sw0, no XDP in sw.
+//! * Limit: `xdp_bench_forward` on sw0: an IPv4 EtherType check, the MAC
+//!   rewrite and a devmap redirect to up1; the least an XDP forwarder does
+//!   here, so `fwd.pipeline_pps / fwd.limit_pps` is the share of the
+//!   machine's forwarding capacity the pipeline keeps.
 //! * Pipeline: the `dataplane` controller (`up`) attaches `xdp_forward` to
 //!   sw0, up1, up2 with a hash group of the two uplinks; kernel forwarding
 //!   is switched off for that phase so nothing the pipeline passes up can
@@ -40,15 +45,16 @@
 //!
 //! Each forwarder runs for a warm-up, then `--seconds`; the sink counters
 //! (summed over CPUs) before and after give delivered packets per second.
-//! Figures merged into `--out`: `fwd.linux_pps` and `fwd.pipeline_pps`
-//! (baseline `fwd.linux_pps`).
+//! Figures merged into `--out`: `fwd.linux_pps`, `fwd.limit_pps` (baseline
+//! linux), `fwd.pipeline_pps` (baseline linux) and
+//! `fwd.pipeline_of_limit` (pipeline / limit, same run).
 
 use dataplane_common::names;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use aya::maps::PerCpuArray;
+use aya::maps::{Array, DevMap, PerCpuArray};
 use aya::programs::{TestRun, TestRunAttrs, TestRunOptions, Xdp, XdpMode};
 use aya::Ebpf;
 use clap::Parser;
@@ -238,6 +244,41 @@ impl Sink {
                 .ok_or_else(|| anyhow!("no map BENCH_SINK"))?,
         )?;
         Ok(m.get(&0, 0).context("reading BENCH_SINK")?.iter().sum())
+    }
+}
+
+/// The minimal forwarder attached to sw0 while this lives.
+struct Limit {
+    _bpf: Ebpf,
+}
+
+impl Limit {
+    fn attach(sw: &Netns) -> Result<Limit> {
+        let mut bpf = load_object()?;
+        let _in = sw.enter()?;
+        let ifindex = |n: &str| sys::ifindex(n).ok_or_else(|| anyhow!("no {n} in {}", sw.name));
+        let (sw0, up1) = (ifindex("sw0")?, ifindex("up1")?);
+        let mut macs = [0u8; 12];
+        macs[..6].copy_from_slice(&MAC_S1);
+        macs[6..].copy_from_slice(&MAC_UP1);
+        let no = |n: &str| anyhow!("no map {n}");
+        Array::<_, [u8; 12]>::try_from(
+            bpf.map_mut(names::map::BENCH_FWD_MACS)
+                .ok_or_else(|| no(names::map::BENCH_FWD_MACS))?,
+        )?
+        .set(0, macs, 0)?;
+        DevMap::try_from(
+            bpf.map_mut(names::map::BENCH_FWD_TX)
+                .ok_or_else(|| no(names::map::BENCH_FWD_TX))?,
+        )?
+        .set(0, up1, None, 0)?;
+        let p: &mut Xdp = bpf
+            .program_mut(names::prog::XDP_BENCH_FORWARD)
+            .ok_or_else(|| anyhow!("no program xdp_bench_forward"))?
+            .try_into()?;
+        p.attach_to_if_index(sw0, XdpMode::Driver)
+            .context("attaching xdp_bench_forward to sw0")?;
+        Ok(Limit { _bpf: bpf })
     }
 }
 
@@ -504,6 +545,12 @@ fn main() -> Result<()> {
     let linux = measure("linux", &gen, &generator, &sinks, &args)?;
     sw.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=0"])?;
 
+    // The limit: the minimal forwarder alone on sw0, kernel forwarding off.
+    let limit = {
+        let _limit = Limit::attach(&sw)?;
+        measure("limit", &gen, &generator, &sinks, &args)?
+    };
+
     // Then the pipeline; the kernel no longer forwards, so only frames the
     // pipeline redirected reach the sinks.
     let instance = format!("fwdbench-{}", std::process::id());
@@ -571,6 +618,35 @@ fn main() -> Result<()> {
             )),
         },
         Record {
+            figure: "fwd.limit_pps".into(),
+            value: limit.pps(),
+            unit: "pps".into(),
+            baseline: Some("fwd.linux_pps".into()),
+            ratio: (linux.pps() > 0.0).then(|| limit.pps() / linux.pps()),
+            machine: m.clone(),
+            note: Some(format!(
+                "the physical limit: xdp_bench_forward on sw0 (IPv4 EtherType check, MAC rewrite, devmap redirect to up1, \
+                 one uplink); offered {:.0} pps; {note}",
+                limit.offered_pps()
+            )),
+        },
+        Record {
+            figure: "fwd.pipeline_of_limit".into(),
+            value: if limit.pps() > 0.0 {
+                pipeline.pps() / limit.pps()
+            } else {
+                0.0
+            },
+            unit: "ratio".into(),
+            baseline: None,
+            ratio: None,
+            machine: m.clone(),
+            note: Some(
+                "fwd.pipeline_pps / fwd.limit_pps in the same run: the share of the minimal forwarder's rate the full pipeline keeps"
+                    .into(),
+            ),
+        },
+        Record {
             figure: "fwd.pipeline_pps".into(),
             value: pipeline.pps(),
             unit: "pps".into(),
@@ -588,7 +664,11 @@ fn main() -> Result<()> {
         "{:<10} {:>14} {:>14} {:>9} {:>10} {:>10} {:>8}",
         "forwarder", "offered pps", "delivered pps", "delivered", "s1", "s2", "vs linux"
     );
-    for (name, x) in [("linux", &linux), ("pipeline", &pipeline)] {
+    for (name, x) in [
+        ("linux", &linux),
+        ("limit", &limit),
+        ("pipeline", &pipeline),
+    ] {
         let vs = if linux.pps() > 0.0 {
             format!("{:.2}x", x.pps() / linux.pps())
         } else {
