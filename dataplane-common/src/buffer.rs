@@ -11,9 +11,16 @@
 //!   egress WRED profiles per TC;
 //! * one [`SharedPool`].
 //!
-//! Ports are model slots `0..MODEL_PORTS` (the port id). The caller
-//! serialises every step on the whole model (the eBPF programs take one
-//! lock), so the steps are plain functions of plain state.
+//! Ports are model slots `0..MODEL_PORTS` (the port id). Each event is
+//! also given as steps that touch one piece of state each, so a caller
+//! running on several CPUs can lock per piece ([`queue_lock`],
+//! [`pg_lock`]): an arrival is [`arrival_drain`] and [`arrival_wred`] on
+//! the egress queue, [`PgState::release`] of what each ingress PG got back,
+//! then [`arrival_admit`] on the packet's ingress PG (and its queue). The
+//! composed functions ([`on_arrival`], ...) are those steps in that order on
+//! one thread. The shared pool is only ever changed by the PG steps, by the
+//! bytes they charge or give back, so a concurrent caller applies each
+//! step's change of `pool.used` atomically.
 
 use crate::lossless::{
     pfc_evaluate, wred, BufferProfile, DropReason, EcnAction, EgressQueue, PfcAction, PfcTxState,
@@ -111,10 +118,107 @@ pub fn release_row(row: &mut TcRow, pool: &mut SharedPool, released: &[u32; MODE
     }
 }
 
+/// The lock of egress queue (`port`, `tc`) among the model's locks.
+#[inline(always)]
+pub const fn queue_lock(port: usize, tc: usize) -> u32 {
+    (((port & (MODEL_PORTS - 1)) * NUM_TC) + (tc & (NUM_TC - 1))) as u32
+}
+
+/// The lock of ingress PG (`slot`, `tc`): its [`PgState`] and
+/// [`PfcTxState`] in the TC's row.
+#[inline(always)]
+pub const fn pg_lock(slot: usize, tc: usize) -> u32 {
+    (MODEL_PORTS * NUM_TC + (slot & (MODEL_PORTS - 1)) * NUM_TC + (tc & (NUM_TC - 1))) as u32
+}
+
+/// The model's locks: one per egress queue, one per ingress PG. A step
+/// never holds two PG locks, and takes a queue's before a PG's.
+pub const MODEL_LOCKS: usize = 2 * MODEL_PORTS * NUM_TC;
+
+/// Arrival, step 1 (the egress queue): drain to now; `released[i]`
+/// (overwritten) is what ingress slot `i` gets back (to
+/// [`PgState::release`] on its PG).
+#[inline(always)]
+pub fn arrival_drain(
+    now_ns: u64,
+    q: &mut EgressQueue,
+    egress: &PortBuffer,
+    released: &mut [u32; MODEL_PORTS],
+) {
+    q.drain(now_ns, egress.speed_mbps, released);
+}
+
+/// Arrival, step 2 (the egress queue): WRED/ECN on the drained queue's
+/// bytes. `Ok(mark_ce)`, or the decision of a WRED drop.
+#[inline(always)]
+pub fn arrival_wred(
+    q: &EgressQueue,
+    egress: &PortBuffer,
+    a: &Arrival,
+    rand: u32,
+) -> Result<bool, Decision> {
+    let tc = (a.tc as usize) & (NUM_TC - 1);
+    match wred(
+        &egress.wred[tc],
+        q.bytes,
+        a.ecn,
+        a.lossless,
+        a.control,
+        rand,
+    ) {
+        EcnAction::Forward => Ok(false),
+        EcnAction::MarkCe => Ok(true),
+        EcnAction::Drop => Err(Decision {
+            verdict: BufVerdict::WredDrop,
+            mark_ce: false,
+            pfc: PfcAction::None,
+            queue_bytes: q.bytes,
+        }),
+    }
+}
+
+/// Arrival, step 3 (the packet's ingress PG `pg` / `pfc`, and its queue):
+/// admission (reserve, shared, headroom), enqueue, then the PG's PFC state.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the pieces of state one step touches; bundling them would copy in eBPF
+pub fn arrival_admit(
+    now_ns: u64,
+    q: &mut EgressQueue,
+    pg: &mut PgState,
+    pfc: &mut PfcTxState,
+    ingress: &PortBuffer,
+    pool: &mut SharedPool,
+    a: &Arrival,
+    mark_ce: bool,
+) -> Decision {
+    let tc = (a.tc as usize) & (NUM_TC - 1);
+    let slot = (a.ingress as usize) & (MODEL_PORTS - 1);
+    let prof = &ingress.pg_profile[tc];
+    let verdict = match pg.admit(pool, prof, a.len) {
+        Ok(_) => {
+            let took = q.enqueue(slot, a.len);
+            if took < a.len {
+                // the queue is at 4 GiB: give back what the PG charged
+                pg.release(pool, a.len - took);
+            }
+            BufVerdict::Forward
+        }
+        Err(r) => BufVerdict::NoBuffer(r),
+    };
+    let pfc = pfc_evaluate(pfc, pg, prof, pool, now_ns, ingress.speed_mbps);
+    Decision {
+        verdict,
+        mark_ce: mark_ce && verdict == BufVerdict::Forward,
+        pfc,
+        queue_bytes: q.bytes,
+    }
+}
+
 /// A packet arrives at egress queue `q` (of a port configured by
 /// `egress`), from an ingress port configured by `ingress`: drain the queue
 /// to now and release what left, WRED/ECN on the queue's bytes, admission
-/// (reserve, shared, headroom), enqueue, then the ingress PG's PFC state.
+/// (reserve, shared, headroom), enqueue, then the ingress PG's PFC state
+/// (the three arrival steps in order).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the model's state is four map values; bundling them would copy in eBPF
 pub fn on_arrival(
@@ -127,57 +231,16 @@ pub fn on_arrival(
     a: &Arrival,
     rand: u32,
 ) -> Decision {
-    let tc = (a.tc as usize) & (NUM_TC - 1);
     let slot = (a.ingress as usize) & (MODEL_PORTS - 1);
     let mut released = [0u32; MODEL_PORTS];
-    q.drain(now_ns, egress.speed_mbps, &mut released);
+    arrival_drain(now_ns, q, egress, &mut released);
     release_row(row, pool, &released);
-    let mut mark_ce = false;
-    match wred(
-        &egress.wred[tc],
-        q.bytes,
-        a.ecn,
-        a.lossless,
-        a.control,
-        rand,
-    ) {
-        EcnAction::Forward => {}
-        EcnAction::MarkCe => mark_ce = true,
-        EcnAction::Drop => {
-            return Decision {
-                verdict: BufVerdict::WredDrop,
-                mark_ce: false,
-                pfc: PfcAction::None,
-                queue_bytes: q.bytes,
-            }
-        }
-    }
-    let prof = &ingress.pg_profile[tc];
-    let verdict = match row.pg[slot].admit(pool, prof, a.len) {
-        Ok(_) => {
-            let took = q.enqueue(slot, a.len);
-            if took < a.len {
-                // the queue is at 4 GiB: give back what the PG charged
-                row.pg[slot].release(pool, a.len - took);
-            }
-            BufVerdict::Forward
-        }
-        Err(r) => BufVerdict::NoBuffer(r),
+    let mark_ce = match arrival_wred(q, egress, a, rand) {
+        Ok(m) => m,
+        Err(d) => return d,
     };
-    let pfc = pfc_evaluate(
-        &mut row.pfc[slot],
-        &row.pg[slot],
-        prof,
-        pool,
-        now_ns,
-        ingress.speed_mbps,
-    );
-    Decision {
-        verdict,
-        mark_ce: mark_ce && verdict == BufVerdict::Forward,
-        pfc,
-        queue_bytes: q.bytes,
-    }
+    let (pg, pfc) = (&mut row.pg[slot], &mut row.pfc[slot]);
+    arrival_admit(now_ns, q, pg, pfc, ingress, pool, a, mark_ce)
 }
 
 /// A PFC (or PAUSE) time for queue `q`'s priority arrived on its port:
@@ -193,15 +256,29 @@ pub fn on_pfc_rx(
     quanta: u16,
     stat: &mut PauseStat,
 ) {
+    let released = pfc_rx_queue(now_ns, q, egress, quanta, stat);
+    release_row(row, pool, &released);
+}
+
+/// [`on_pfc_rx`]'s step on the queue (and its pause statistics): returns
+/// what each ingress slot gets back.
+#[inline(always)]
+pub fn pfc_rx_queue(
+    now_ns: u64,
+    q: &mut EgressQueue,
+    egress: &PortBuffer,
+    quanta: u16,
+    stat: &mut PauseStat,
+) -> [u32; MODEL_PORTS] {
     let mut released = [0u32; MODEL_PORTS];
     q.apply_pfc(now_ns, quanta, egress.speed_mbps, &mut released);
-    release_row(row, pool, &released);
     let until = if q.paused_until_ns > now_ns {
         q.paused_until_ns
     } else {
         now_ns
     };
     stat.apply(now_ns, until);
+    released
 }
 
 /// A PFC watchdog storm action on queue `q`: its pause is no longer
@@ -216,6 +293,14 @@ pub fn storm_override(
     pool: &mut SharedPool,
     flush: bool,
 ) {
+    let released = storm_queue(now_ns, q, flush);
+    release_row(row, pool, &released);
+}
+
+/// [`storm_override`]'s step on the queue: returns what each ingress slot
+/// gets back (all it held, for a flush).
+#[inline(always)]
+pub fn storm_queue(now_ns: u64, q: &mut EgressQueue, flush: bool) -> [u32; MODEL_PORTS] {
     if q.paused_until_ns > now_ns {
         q.paused_until_ns = now_ns;
     }
@@ -224,8 +309,9 @@ pub fn storm_override(
         q.ingress = [0; MODEL_PORTS];
         q.bytes = 0;
         q.drain_frac = 0;
-        release_row(row, pool, &released);
+        return released;
     }
+    [0; MODEL_PORTS]
 }
 
 /// Timer step of one egress queue: drain to now and release.
@@ -238,7 +324,7 @@ pub fn tick_queue(
     pool: &mut SharedPool,
 ) {
     let mut released = [0u32; MODEL_PORTS];
-    q.drain(now_ns, egress.speed_mbps, &mut released);
+    arrival_drain(now_ns, q, egress, &mut released);
     release_row(row, pool, &released);
 }
 

@@ -37,8 +37,11 @@ pub mod map {
     pub const PORT_RATE: &str = "PORT_RATE";
     /// The switch's ECMP hash seed.
     pub const HASH_SEED: &str = "HASH_SEED";
-    /// The buffer model's lock.
+    /// The buffer model's locks: one per egress queue, one per ingress PG.
     pub const MODEL_LOCK: &str = "MODEL_LOCK";
+    /// Releases the buffer model's timer and PFC reception still owe the
+    /// PGs (per CPU, zero between programs).
+    pub const MODEL_PENDING: &str = "MODEL_PENDING";
     /// Egress queues of the buffer model (port x TC).
     pub const QUEUES: &str = "QUEUES";
     /// Per-TC rows of the buffer model (WRED, lossless, PG).
@@ -69,7 +72,7 @@ pub mod map {
     pub const BENCH_FWD_TX: &str = "BENCH_FWD_TX";
 
     /// Every map of the object.
-    pub const ALL: [&str; 29] = [
+    pub const ALL: [&str; 30] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -85,6 +88,7 @@ pub mod map {
         PORT_RATE,
         HASH_SEED,
         MODEL_LOCK,
+        MODEL_PENDING,
         QUEUES,
         TC_ROWS,
         PORT_BUF,

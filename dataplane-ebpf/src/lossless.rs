@@ -4,12 +4,16 @@
 //! controller runs so quiet queues drain and XON / refreshes happen.
 //!
 //! Every step is a function of `dataplane_common::buffer`; this file holds
-//! the maps, the lock and the packet rewrite only. The model's state is
-//! shared by all CPUs: one lock (BPF compare-and-exchange) serialises the
-//! steps; a CPU that cannot take it within a bounded spin forwards the packet
-//! unaccounted and counts `model_busy`.
+//! the maps, the locks and the packet rewrite only. The model's state is
+//! shared by all CPUs and locked per piece (BPF compare-and-exchange): one
+//! lock per egress queue, one per ingress PG (`queue_lock`, `pg_lock`), a
+//! PG's taken only inside its queue's and never two at once, so CPUs
+//! feeding different queues run in parallel. The shared pool is never
+//! locked: each PG step runs on a snapshot of it and adds its change of
+//! `used` atomically. A CPU that cannot take a queue's lock within a
+//! bounded spin forwards the packet unaccounted and counts `model_busy`.
 
-use core::intrinsics::{atomic_cxchg, atomic_xchg, AtomicOrdering};
+use core::intrinsics::{atomic_cxchg, atomic_xadd, atomic_xchg, AtomicOrdering};
 
 use aya_ebpf::{
     helpers::{bpf_get_prandom_u32, bpf_ktime_get_ns},
@@ -18,8 +22,9 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     buffer::{
-        on_arrival, on_pfc_rx, pfc_event, storm_override, tick_pg, tick_queue, Arrival, BufVerdict,
-        LosslessCounters, PauseStat, PortBuffer, TcRow, WdStat, NUM_TC, STORM_DROP, STORM_NONE,
+        arrival_admit, arrival_drain, arrival_wred, pfc_event, pfc_rx_queue, pg_lock, queue_lock,
+        storm_queue, tick_pg, Arrival, BufVerdict, LosslessCounters, PauseStat, PortBuffer, TcRow,
+        WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
     },
     lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
     maps::MAX_PORTS,
@@ -30,8 +35,16 @@ use dataplane_common::{
 
 use crate::packet::XdpPacket;
 
+/// A lock word on a cache line of its own.
+#[repr(C)]
+pub struct ModelLock {
+    word: u64,
+    _pad: [u64; 7],
+}
+
+/// The model's locks: `queue_lock(port, tc)`, `pg_lock(slot, tc)`.
 #[map]
-static MODEL_LOCK: Array<u64> = Array::with_max_entries(1, 0);
+static MODEL_LOCK: Array<ModelLock> = Array::with_max_entries(MODEL_LOCKS as u32, 0);
 /// Egress queue per (port, TC): index port * 8 + tc.
 #[map]
 static QUEUES: Array<EgressQueue> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
@@ -63,9 +76,12 @@ static LOSSLESS_COUNTERS: PerCpuArray<LosslessCounters> =
 /// microsecond; two CPUs contend).
 const SPIN: u32 = 1024;
 
+/// Takes lock `idx` of the model (see `queue_lock`, `pg_lock`).
 #[inline(always)]
-fn lock() -> Option<*mut u64> {
-    let l = MODEL_LOCK.get_ptr_mut(0)?;
+fn lock(idx: u32) -> Option<*mut u64> {
+    let m = MODEL_LOCK.get_ptr_mut(idx)?;
+    // SAFETY: a field of a map value.
+    let l = unsafe { core::ptr::addr_of_mut!((*m).word) };
     let mut i = 0;
     while i < SPIN {
         // SAFETY: a u64 in a map value; BPF cmpxchg.
@@ -84,6 +100,127 @@ fn lock() -> Option<*mut u64> {
 fn unlock(l: *mut u64) {
     // SAFETY: we hold the lock; BPF xchg publishes the release.
     unsafe { atomic_xchg::<u64, { AtomicOrdering::SeqCst }>(l, 0) };
+}
+
+/// Runs a PG step on a snapshot of the shared pool and adds the step's
+/// change of `used` to the pool atomically (the pool is never locked).
+#[inline(always)]
+fn with_pool<R>(pool: *mut SharedPool, f: impl FnOnce(&mut SharedPool) -> R) -> R {
+    // SAFETY: a map value; concurrent writers only add to `used` atomically.
+    let mut snap = unsafe { core::ptr::read_volatile(pool) };
+    let before = snap.used;
+    let r = f(&mut snap);
+    let d = snap.used.wrapping_sub(before);
+    if d != 0 {
+        // SAFETY: an aligned u32 of a map value, only ever changed
+        // atomically by the data plane; BPF atomic add (two's complement: a
+        // release adds the negated amount).
+        unsafe {
+            atomic_xadd::<u32, u32, { AtomicOrdering::SeqCst }>(
+                core::ptr::addr_of_mut!((*pool).used),
+                d,
+            )
+        };
+    }
+    r
+}
+
+/// Bytes queue steps released that the ingress PGs are still to get back,
+/// per (TC, slot), per CPU. A queue step writes (egress) or adds (steps
+/// inside a bpf_loop callback: PFC reception, the timer, which cannot start
+/// a loop of their own) here; `release` then gives them back, each under
+/// its PG's lock. Zero between programs, but for bytes whose PG lock was
+/// not taken (counted as `model_busy`).
+#[map]
+static MODEL_PENDING: PerCpuArray<[[u32; MODEL_PORTS]; NUM_TC]> =
+    PerCpuArray::with_max_entries(1, 0);
+
+/// This CPU's pending releases.
+#[inline(always)]
+fn pending() -> Option<*mut [[u32; MODEL_PORTS]; NUM_TC]> {
+    MODEL_PENDING.get_ptr_mut(0)
+}
+
+/// Adds what a queue step released to this CPU's pending releases.
+#[inline(always)]
+fn pend(tc: usize, bytes: &[u32; MODEL_PORTS]) {
+    let Some(p) = pending() else {
+        return;
+    };
+    let tc = tc & (NUM_TC - 1);
+    let mut i = 0;
+    while i < MODEL_PORTS {
+        // SAFETY: per-CPU slot, only this program on this CPU touches it.
+        unsafe { (*p)[tc][i & (MODEL_PORTS - 1)] += bytes[i & (MODEL_PORTS - 1)] };
+        i += 1;
+    }
+}
+
+/// The releases `release_one` works through: entries `first..` of the
+/// pending table (index tc x MODEL_PORTS + slot); a PG lock not taken counts
+/// as `model_busy` of `port`. Read-only in the callback, so the verifier's
+/// walk of the loop converges.
+#[repr(C)]
+struct Releasing {
+    first: u32,
+    port: u32,
+}
+
+/// bpf_loop callback: gives pending entry `first + i` back to its PG under
+/// the PG's lock.
+extern "C" fn release_one(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
+    // SAFETY: ctx is the Releasing `release` passed.
+    let r = unsafe { &*(ctx as *const Releasing) };
+    let e = (r.first as usize + i as usize) & (MODEL_PORTS * NUM_TC - 1);
+    let (tc, slot) = (e / MODEL_PORTS, e % MODEL_PORTS);
+    let Some(p) = pending() else {
+        return 1;
+    };
+    // SAFETY: per-CPU slot.
+    let bytes = unsafe { (*p)[tc][slot] };
+    if bytes == 0 {
+        return 0;
+    }
+    let (Some(row), Some(pool)) = (TC_ROWS.get_ptr_mut(tc as u32), POOL.get_ptr_mut(0)) else {
+        return 0;
+    };
+    let Some(l) = lock(pg_lock(slot, tc)) else {
+        if let Some(c) = counters(r.port as u16) {
+            c.model_busy += 1;
+        }
+        return 0;
+    };
+    // SAFETY: the PG's lock is held; a map value; the per-CPU slot.
+    unsafe {
+        with_pool(pool, |q| (*row).pg[slot].release(q, bytes));
+        (*p)[tc][slot] = 0;
+    }
+    unlock(l);
+    0
+}
+
+/// Gives the pending releases of `tc` (or of every TC with `None`) back
+/// to their PGs, at the top level of a program; counts PG locks not taken
+/// as `model_busy` of `port` (their bytes stay pending).
+#[inline(always)]
+fn release(tc: Option<usize>, port: u16) {
+    let (first, n) = match tc {
+        Some(tc) => ((tc & (NUM_TC - 1)) * MODEL_PORTS, MODEL_PORTS),
+        None => (0, MODEL_PORTS * NUM_TC),
+    };
+    let mut r = Releasing {
+        first: first as u32,
+        port: u32::from(port),
+    };
+    // SAFETY: callback and context follow bpf_loop's contract.
+    unsafe {
+        aya_ebpf::helpers::generated::bpf_loop(
+            n as u32,
+            release_one as *mut core::ffi::c_void,
+            &mut r as *mut Releasing as *mut core::ffi::c_void,
+            0,
+        )
+    };
 }
 
 #[inline(always)]
@@ -140,14 +277,16 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
     ) else {
         return Egress::Forward;
     };
+    let qlock = queue_lock(op, tc);
     if ob.storm[tc] != STORM_NONE {
         // pfcwd storm: the queue's pause is over, and for drop its contents
         // are flushed; its packets are dropped (drop) or sent unmodelled
         let drop = ob.storm[tc] == STORM_DROP;
-        let now = ec.now;
-        if let Some(l) = lock() {
-            // SAFETY: lock held; map values.
-            unsafe { storm_override(now, &mut *q, &mut *row, &mut *pool, drop) };
+        if let Some(l) = lock(qlock) {
+            // SAFETY: the queue's lock is held; a map value.
+            let released = unsafe { storm_queue(ec.now, &mut *q, drop) };
+            pend(tc, &released);
+            release(Some(tc), out_port);
             unlock(l);
         }
         if drop {
@@ -175,14 +314,62 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
     let now = ec.now;
     // SAFETY: helper without preconditions.
     let rand = unsafe { bpf_get_prandom_u32() };
-    let Some(l) = lock() else {
+    let Some(l) = lock(qlock) else {
         if let Some(c) = counters(out_port) {
             c.model_busy += 1;
         }
         return Egress::Forward;
     };
-    // SAFETY: the model lock is held; the pointers are map values.
-    let d = unsafe { on_arrival(now, &mut *q, ob, &mut *row, ib, &mut *pool, &a, rand) };
+    // the steps of `on_arrival`, each under the lock of what it touches
+    let Some(p) = pending() else {
+        unlock(l);
+        return Egress::Forward;
+    };
+    let slot = (slot as usize) & (MODEL_PORTS - 1);
+    // SAFETY: the queue's lock is held; a map value; the per-CPU slot
+    // (drained into: it holds no pending bytes of this TC but those of a PG
+    // lock not taken, already counted).
+    let own = unsafe {
+        let released = &mut (*p)[tc];
+        arrival_drain(now, &mut *q, ob, released);
+        // the packet's own PG gets its bytes back under the lock the
+        // admission takes anyway; a loop only for the other PGs
+        let own = released[slot];
+        released[slot] = 0;
+        let mut others = 0;
+        let mut i = 0;
+        while i < MODEL_PORTS {
+            others |= released[i];
+            i += 1;
+        }
+        if others != 0 {
+            release(Some(tc), out_port);
+        }
+        own
+    };
+    // SAFETY: the queue's lock is held; a map value.
+    let wred = unsafe { arrival_wred(&*q, ob, &a, rand) };
+    let Some(pl) = lock(pg_lock(slot, tc)) else {
+        unlock(l);
+        if let Some(c) = counters(out_port) {
+            c.model_busy += 1;
+        }
+        return Egress::Forward;
+    };
+    // SAFETY: the queue's and the PG's locks are held; map values. (A
+    // release and WRED do not touch each other's state: the order is
+    // `on_arrival`'s in effect.)
+    let d = with_pool(pool, |pl| unsafe {
+        let (pg, pfc) = (&mut (*row).pg[slot], &mut (*row).pfc[slot]);
+        if own > 0 {
+            pg.release(pl, own);
+        }
+        match wred {
+            Err(d) => d,
+            Ok(mark_ce) => arrival_admit(now, &mut *q, pg, pfc, ib, pl, &a, mark_ce),
+        }
+    });
+    unlock(pl);
     unlock(l);
     emit(now, ip as u8, tc as u8, d.pfc);
     let Some(c) = counters(out_port) else {
@@ -268,6 +455,7 @@ pub fn pfc_rx(port: u16, m: &MacCtl) {
             0,
         )
     };
+    release(None, port as u16);
 }
 
 struct PfcRxCtx {
@@ -294,18 +482,18 @@ extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
     let Some(quanta) = c.m.quanta_for_prio(prio) else {
         return 0;
     };
-    let (Some(q), Some(row), Some(pool), Some(st)) = (
+    let (Some(q), Some(st)) = (
         QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32),
-        TC_ROWS.get_ptr_mut(prio as u32),
-        POOL.get_ptr_mut(0),
         PAUSE_STATS.get_ptr_mut((port * NUM_TC + prio) as u32),
     ) else {
         return 0;
     };
-    if let Some(l) = lock() {
-        // SAFETY: lock held; map values.
-        unsafe { on_pfc_rx(c.now, &mut *q, pb, &mut *row, &mut *pool, quanta, &mut *st) };
+    if let Some(l) = lock(queue_lock(port, prio)) {
+        // SAFETY: the queue's lock is held (it guards its pause statistics
+        // too); map values.
+        let released = unsafe { pfc_rx_queue(c.now, &mut *q, pb, quanta, &mut *st) };
         unlock(l);
+        pend(prio, &released);
     } else if let Some(cn) = counters(port as u16) {
         cn.model_busy += 1;
     }
@@ -324,39 +512,64 @@ extern "C" fn tick_one(i: u64, now: *mut core::ffi::c_void) -> i64 {
     if pb.enabled == 0 {
         return 0;
     }
-    let (Some(q), Some(row), Some(pool)) = (
-        QUEUES.get_ptr_mut(i as u32),
-        TC_ROWS.get_ptr_mut(tc as u32),
-        POOL.get_ptr_mut(0),
-    ) else {
+    let Some(q) = QUEUES.get_ptr_mut(i as u32) else {
         return 0;
     };
-    let Some(l) = lock() else {
+    // the queue steps of `storm_override` and `tick_queue` under the
+    // queue's lock; the PGs get the bytes back in `tick` (`release`)
+    let Some(l) = lock(queue_lock(port, tc)) else {
         if let Some(c) = counters(port as u16) {
             c.tick_busy += 1;
         }
         return 0;
     };
-    // SAFETY: lock held; map values.
-    let action = unsafe {
-        if pb.storm[tc] != STORM_NONE {
-            storm_override(
-                now,
-                &mut *q,
-                &mut *row,
-                &mut *pool,
-                pb.storm[tc] == STORM_DROP,
-            );
-        }
-        tick_queue(now, &mut *q, pb, &mut *row, &mut *pool);
-        tick_pg(now, &mut *row, port, pb, tc, &*pool)
-    };
+    if pb.storm[tc] != STORM_NONE {
+        // SAFETY: the queue's lock is held; a map value.
+        let released = unsafe { storm_queue(now, &mut *q, pb.storm[tc] == STORM_DROP) };
+        pend(tc, &released);
+    }
+    let mut released = [0u32; MODEL_PORTS];
+    // SAFETY: the queue's lock is held; a map value.
+    unsafe { arrival_drain(now, &mut *q, pb, &mut released) };
     unlock(l);
+    pend(tc, &released);
+    0
+}
+
+/// bpf_loop callback of the tick's second pass, index i = port * 8 + tc:
+/// the PG's PFC state after the queues drained.
+extern "C" fn tick_pfc(i: u64, now: *mut core::ffi::c_void) -> i64 {
+    // SAFETY: bpf_loop passes the u64 the tick gave it.
+    let now = unsafe { *(now as *const u64) };
+    let i = (i as usize) & (MODEL_PORTS * NUM_TC - 1);
+    let (port, tc) = (i / NUM_TC, i % NUM_TC);
+    let Some(pb) = PORT_BUF.get(port as u32) else {
+        return 0;
+    };
+    if pb.enabled == 0 {
+        return 0;
+    }
+    let (Some(row), Some(pool)) = (TC_ROWS.get_ptr_mut(tc as u32), POOL.get_ptr_mut(0)) else {
+        return 0;
+    };
+    let Some(pl) = lock(pg_lock(port, tc)) else {
+        if let Some(c) = counters(port as u16) {
+            c.tick_busy += 1;
+        }
+        return 0;
+    };
+    // SAFETY: the PG's lock is held; `tick_pg` reads the pool only.
+    let action = unsafe {
+        let p = core::ptr::read_volatile(pool);
+        tick_pg(now, &mut *row, port, pb, tc, &p)
+    };
+    unlock(pl);
     emit(now, port as u8, tc as u8, action);
     0
 }
 
-/// One timer tick over every (port, TC).
+/// One timer tick over every (port, TC): the queues drain (and storms
+/// flush), their bytes go back to the PGs, then each PG's PFC state.
 #[inline(always)]
 pub fn tick() {
     // SAFETY: helper without preconditions.
@@ -366,6 +579,17 @@ pub fn tick() {
         aya_ebpf::helpers::generated::bpf_loop(
             (MODEL_PORTS * NUM_TC) as u32,
             tick_one as *mut core::ffi::c_void,
+            &mut now as *mut u64 as *mut core::ffi::c_void,
+            0,
+        )
+    };
+    // a PG lock not taken leaves its bytes pending for the next tick
+    release(None, 0);
+    // SAFETY: as above.
+    unsafe {
+        aya_ebpf::helpers::generated::bpf_loop(
+            (MODEL_PORTS * NUM_TC) as u32,
+            tick_pfc as *mut core::ffi::c_void,
             &mut now as *mut u64 as *mut core::ffi::c_void,
             0,
         )
