@@ -529,6 +529,74 @@ impl LosslessCounters {
     }
 }
 
+/// Where the model's books do not balance ([`books`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unbalanced {
+    /// A queue's bytes are not the sum of what it holds per ingress slot.
+    Queue {
+        port: usize,
+        tc: usize,
+        bytes: u32,
+        per_slot: u64,
+    },
+    /// An ingress PG does not hold what the queues hold for it.
+    Pg {
+        slot: usize,
+        tc: usize,
+        held: u64,
+        queued: u64,
+    },
+    /// The pool's use is not the PGs' shared use.
+    Pool { used: u32, shared: u64 },
+}
+
+/// Checks the model's books while no step is in flight: every queue's
+/// bytes are the sum of its per-slot bytes, every ingress PG holds exactly
+/// what the queues hold for it (reserve + shared + headroom), and the
+/// pool's use is the sum of the PGs' shared use. `queues` is indexed
+/// `port * NUM_TC + tc` (at most `MODEL_PORTS * NUM_TC`), `rows` by TC.
+pub fn books(queues: &[EgressQueue], rows: &[TcRow], pool: &SharedPool) -> Result<(), Unbalanced> {
+    let mut shared = 0u64;
+    for (tc, row) in rows.iter().enumerate().take(NUM_TC) {
+        for slot in 0..MODEL_PORTS {
+            let mut queued = 0u64;
+            for port in 0..MODEL_PORTS {
+                if let Some(q) = queues.get(port * NUM_TC + tc) {
+                    queued += u64::from(q.ingress[slot]);
+                }
+            }
+            let held = row.pg[slot].total();
+            if held != queued {
+                return Err(Unbalanced::Pg {
+                    slot,
+                    tc,
+                    held,
+                    queued,
+                });
+            }
+            shared += u64::from(row.pg[slot].shared_used);
+        }
+    }
+    for (i, q) in queues.iter().enumerate() {
+        let per_slot: u64 = q.ingress.iter().map(|&b| u64::from(b)).sum();
+        if u64::from(q.bytes) != per_slot {
+            return Err(Unbalanced::Queue {
+                port: i / NUM_TC,
+                tc: i % NUM_TC,
+                bytes: q.bytes,
+                per_slot,
+            });
+        }
+    }
+    if u64::from(pool.used) != shared {
+        return Err(Unbalanced::Pool {
+            used: pool.used,
+            shared,
+        });
+    }
+    Ok(())
+}
+
 const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
 const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8 + NUM_TC);
 const _: () = assert!(core::mem::size_of::<PfcEvent>() == 16);

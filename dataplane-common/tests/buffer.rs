@@ -471,3 +471,63 @@ fn pause_time_counts_until_xon_or_expiry_and_refreshes_extend_it() {
     assert_eq!(st.total_at(1_000_000), 11_000);
     assert_eq!(st.frames, 3);
 }
+
+#[test]
+fn the_books_balance_through_arrivals_drops_drains_and_pfc_and_a_leak_is_found() {
+    let p = port(Some(3), WredProfile::AZURE_LOSSLESS, headroom_100g());
+    let mut queues = vec![EgressQueue::ZERO; MODEL_PORTS * NUM_TC];
+    let mut rows = vec![TcRow::ZERO; NUM_TC];
+    let mut pool = SharedPool {
+        size: 256 * 1024,
+        used: 0,
+    };
+    let qi = 5 * NUM_TC + 3;
+    let mut t = 0u64;
+    let mut dropped = 0;
+    for k in 0..4000u64 {
+        // four ingress ports at line rate into port 5, a PFC pause midway
+        t += 20;
+        if k == 1000 {
+            let mut st = PauseStat::ZERO;
+            on_pfc_rx(
+                t,
+                &mut queues[qi],
+                &p,
+                &mut rows[3],
+                &mut pool,
+                0xffff,
+                &mut st,
+            );
+        }
+        let d = on_arrival(
+            t,
+            &mut queues[qi],
+            &p,
+            &mut rows[3],
+            &p,
+            &mut pool,
+            &arrival((k % 4) as u8, ECN_ECT0, true, 1024),
+            7,
+        );
+        if d.verdict != BufVerdict::Forward {
+            dropped += 1;
+        }
+        if k % 100 == 0 {
+            tick_queue(t, &mut queues[qi], &p, &mut rows[3], &mut pool);
+        }
+        assert_eq!(books(&queues, &rows, &pool), Ok(()), "after arrival {k}");
+    }
+    assert!(dropped > 0 && pool.used > 0, "the run filled the buffer");
+    // a byte the PG still holds but no queue does: a leak
+    rows[3].pg[2].shared_used += 1;
+    assert!(matches!(
+        books(&queues, &rows, &pool),
+        Err(Unbalanced::Pg { slot: 2, tc: 3, .. })
+    ));
+    rows[3].pg[2].shared_used -= 1;
+    pool.used += 1;
+    assert!(matches!(
+        books(&queues, &rows, &pool),
+        Err(Unbalanced::Pool { .. })
+    ));
+}

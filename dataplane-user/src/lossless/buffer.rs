@@ -70,31 +70,6 @@ pub struct Ticker {
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
-fn test_run_raw(fd: i32, data: &[u8]) -> std::io::Result<u32> {
-    // union bpf_attr, the `test` member: prog_fd, retval, data_size_in,
-    // data_size_out, data_in, data_out, repeat, duration, ...
-    let mut attr = [0u8; 128];
-    attr[0..4].copy_from_slice(&(fd as u32).to_ne_bytes());
-    attr[8..12].copy_from_slice(&(data.len() as u32).to_ne_bytes());
-    attr[16..24].copy_from_slice(&(data.as_ptr() as u64).to_ne_bytes());
-    attr[32..36].copy_from_slice(&1u32.to_ne_bytes());
-    const BPF_PROG_TEST_RUN: libc::c_long = 10;
-    // SAFETY: bpf(2) with a zeroed attr of the documented layout; the data
-    // pointer outlives the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_PROG_TEST_RUN,
-            attr.as_mut_ptr(),
-            attr.len() as u32,
-        )
-    };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(u32::from_ne_bytes([attr[4], attr[5], attr[6], attr[7]]))
-}
-
 impl Ticker {
     pub fn start(bpf: &Ebpf, period: Duration) -> Result<Ticker> {
         let prog: &Xdp = bpf
@@ -103,7 +78,8 @@ impl Ticker {
             .try_into()?;
         let fd: OwnedFd = prog.fd()?.try_clone()?.as_fd().try_clone_to_owned()?;
         let frame = [0u8; 64];
-        test_run_raw(fd.as_raw_fd(), &frame).context("running xdp_lossless_tick")?;
+        crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1)
+            .context("running xdp_lossless_tick")?;
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let handle = std::thread::Builder::new()
@@ -112,7 +88,7 @@ impl Ticker {
                 // refreshes and XON come from this timer: keep it punctual
                 let _ = realtime(40);
                 while !s.load(Ordering::Relaxed) {
-                    if let Err(e) = test_run_raw(fd.as_raw_fd(), &frame) {
+                    if let Err(e) = crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1) {
                         crate::log::error(&format!("lossless tick: {e}"));
                         std::thread::sleep(Duration::from_secs(1));
                     }

@@ -17,6 +17,7 @@
 //! is reported and ratios are taken within this one run.
 
 mod stages;
+mod stress;
 
 use std::path::PathBuf;
 
@@ -38,6 +39,9 @@ struct Args {
     /// Interleaved rounds (median reported).
     #[arg(long, default_value_t = 7)]
     rounds: usize,
+    /// Packets per phase of the 2-CPU stress of the buffer model (0: skip).
+    #[arg(long, default_value_t = 10_000_000)]
+    stress_packets: u64,
     /// Results file (records are merged by figure name).
     #[arg(long, default_value = "target/bench/results.json")]
     out: PathBuf,
@@ -198,6 +202,9 @@ fn main() -> Result<()> {
         });
     }
     records.extend(stages::measure(args.rounds, &m)?);
+    if args.stress_packets > 0 {
+        records.extend(stress::measure(&ns, args.stress_packets, &m)?);
+    }
     println!(
         "{:<32} {:>10} {:>8}   baseline",
         "figure", "ns/pkt", "ratio"
