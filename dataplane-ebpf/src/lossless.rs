@@ -500,18 +500,23 @@ extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
     0
 }
 
+/// Entry i (= port * 8 + tc) of the tick's loops: (i, port, tc, the port's
+/// buffer configuration) when the port is in the model.
+#[inline(always)]
+fn tick_entry(i: u64) -> Option<(usize, usize, usize, &'static PortBuffer)> {
+    let i = (i as usize) & (MODEL_PORTS * NUM_TC - 1);
+    let (port, tc) = (i / NUM_TC, i % NUM_TC);
+    let pb = PORT_BUF.get(port as u32)?;
+    (pb.enabled != 0).then_some((i, port, tc, pb))
+}
+
 /// bpf_loop callback of the tick: index i = port * 8 + tc.
 extern "C" fn tick_one(i: u64, now: *mut core::ffi::c_void) -> i64 {
     // SAFETY: bpf_loop passes the u64 the tick gave it.
     let now = unsafe { *(now as *const u64) };
-    let i = (i as usize) & (MODEL_PORTS * NUM_TC - 1);
-    let (port, tc) = (i / NUM_TC, i % NUM_TC);
-    let Some(pb) = PORT_BUF.get(port as u32) else {
+    let Some((i, port, tc, pb)) = tick_entry(i) else {
         return 0;
     };
-    if pb.enabled == 0 {
-        return 0;
-    }
     let Some(q) = QUEUES.get_ptr_mut(i as u32) else {
         return 0;
     };
@@ -541,14 +546,9 @@ extern "C" fn tick_one(i: u64, now: *mut core::ffi::c_void) -> i64 {
 extern "C" fn tick_pfc(i: u64, now: *mut core::ffi::c_void) -> i64 {
     // SAFETY: bpf_loop passes the u64 the tick gave it.
     let now = unsafe { *(now as *const u64) };
-    let i = (i as usize) & (MODEL_PORTS * NUM_TC - 1);
-    let (port, tc) = (i / NUM_TC, i % NUM_TC);
-    let Some(pb) = PORT_BUF.get(port as u32) else {
+    let Some((_, port, tc, pb)) = tick_entry(i) else {
         return 0;
     };
-    if pb.enabled == 0 {
-        return 0;
-    }
     let (Some(row), Some(pool)) = (TC_ROWS.get_ptr_mut(tc as u32), POOL.get_ptr_mut(0)) else {
         return 0;
     };

@@ -87,19 +87,13 @@ pub fn dcqcn_one_switch(dataplane: &Path, tag: &str, run: Duration) -> Result<Dc
     let hosts = topo.hosts();
     let (h0, h1) = (&hosts[0], &hosts[1]);
     let line_bps = u64::from(h0.mbps) * 1_000_000;
-    let mut sender = HostCfg::new(&h0.name, h0.mac, h0.gw_mac, h0.ipv4, line_bps);
+    let mut sender = HostCfg::of(h0);
     sender.honour_pfc = false;
     // one frame per message of 1 KiB, as many as `run` can carry at line
     // rate, all in flight if DCQCN allows
     let frames = (line_bps as f64 / 8.0 * run.as_secs_f64() / 1024.0) as u64 + 1;
     sender.window = frames as u32;
-    let mut receiver = HostCfg::new(
-        &h1.name,
-        h1.mac,
-        h1.gw_mac,
-        h1.ipv4,
-        u64::from(h1.mbps) * 1_000_000,
-    );
+    let mut receiver = HostCfg::of(h1);
     // one DCQCN setting on both NICs (the CNP interval is the receiver's),
     // scaled for the sender's line rate
     receiver.params = sender.params;

@@ -207,3 +207,20 @@ pub fn counter_snapshot(
     all.insert("global:bad_port_id".into(), g.bad_port_id);
     Ok(all)
 }
+
+/// Attaches XDP program `prog` to `dev` (an idle interface of the calling
+/// thread's namespace) for the life of `bpf`. Each BPF_PROG_TEST_RUN of an
+/// XDP program attached nowhere adds it to the kernel's XDP dispatcher and
+/// removes it again (a synchronize_rcu, milliseconds per call); attached,
+/// it stays in. The kernel's timing covers only the runs either way.
+pub fn park(bpf: &mut Ebpf, prog: &str, dev: &str) -> Result<()> {
+    use aya::programs::XdpMode;
+    let ix = dataplane_user::sys::ifindex(dev).ok_or_else(|| anyhow!("no interface {dev}"))?;
+    let p: &mut Xdp = bpf
+        .program_mut(prog)
+        .ok_or_else(|| anyhow!("no program {prog}"))?
+        .try_into()?;
+    p.attach_to_if_index(ix, XdpMode::Driver)
+        .with_context(|| format!("attaching {prog} to the idle {dev}"))?;
+    Ok(())
+}

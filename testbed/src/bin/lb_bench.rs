@@ -41,9 +41,8 @@ use dataplane_common::names;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use aya::maps::{MapData, PerCpuArray};
-use aya::programs::{Xdp, XdpMode};
 use aya::Ebpf;
 use clap::Parser;
 use dataplane_common::build::{self, Ip, L2};
@@ -501,18 +500,9 @@ fn cost(args: &Args, m: &str) -> Result<Vec<Record>> {
     // members are live only once the links are running
     std::thread::sleep(Duration::from_millis(200));
     let mut bpf = load_object()?;
-    // Each BPF_PROG_TEST_RUN of an XDP program attached nowhere adds it to
-    // the kernel's XDP dispatcher and removes it again (a synchronize_rcu,
-    // milliseconds per call); attached to an idle veth it stays in. The
-    // kernel's timing covers only the runs either way.
+    // test runs of programs parked on idle veths (see `park`)
     for (prog, dev) in [("xdp_forward", quiet[0]), ("xdp_bench_bare", quiet[1])] {
-        let ix = dataplane_user::sys::ifindex(dev).ok_or_else(|| anyhow!("no {dev}"))?;
-        let p: &mut Xdp = bpf
-            .program_mut(prog)
-            .ok_or_else(|| anyhow!("no program {prog}"))?
-            .try_into()?;
-        p.attach_to_if_index(ix, XdpMode::Driver)
-            .with_context(|| format!("attaching {prog} to idle {dev}"))?;
+        testbed::testrun::park(&mut bpf, prog, dev)?;
     }
     let frame = cost_frame(0x42);
     let mut rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();

@@ -83,6 +83,17 @@ pub struct HostCfg {
 }
 
 impl HostCfg {
+    /// The emulator of fabric host `h` (its link speed, addresses, gateway).
+    pub fn of(h: &crate::topo::HostNode) -> HostCfg {
+        HostCfg::new(
+            &h.name,
+            h.mac,
+            h.gw_mac,
+            h.ipv4,
+            u64::from(h.mbps) * 1_000_000,
+        )
+    }
+
     pub fn new(name: &str, mac: [u8; 6], gw_mac: [u8; 6], ip: [u8; 4], line_bps: u64) -> HostCfg {
         HostCfg {
             name: name.into(),

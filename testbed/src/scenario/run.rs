@@ -66,13 +66,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
     let cfgs: Vec<HostCfg> = hosts
         .iter()
         .map(|h: &HostNode| {
-            let mut c = HostCfg::new(
-                &h.name,
-                h.mac,
-                h.gw_mac,
-                h.ipv4,
-                u64::from(h.mbps) * 1_000_000,
-            );
+            let mut c = HostCfg::of(h);
             c.dcqcn = opts.dcqcn;
             c
         })

@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{Array, MapData, PerCpuArray};
-use aya::programs::{Xdp, XdpMode};
+use aya::programs::Xdp;
 use aya::Ebpf;
 use dataplane_common::buffer::{books, LosslessCounters, TcRow, NUM_TC};
 use dataplane_common::build::{self, Ip, L2};
@@ -143,19 +143,11 @@ struct Ports {
 fn setup(ns: &Netns, bpf: &mut Ebpf) -> Result<Ports> {
     ns.add_ports(&["s0", "s1", "s2", "s3", "sq0", "sq1"])?;
     let (_, ports) = apply_config_text(bpf, &config(), "stress")?;
-    // attached to an idle veth, a program stays in the kernel's XDP
-    // dispatcher between calls (see dataplane-lbbench)
     for (prog, dev) in [
         (names::prog::XDP_FORWARD, "sq0"),
         (names::prog::XDP_CLASSIFY, "sq1"),
     ] {
-        let ix = dataplane_user::sys::ifindex(dev).ok_or_else(|| anyhow!("no {dev}"))?;
-        let p: &mut Xdp = bpf
-            .program_mut(prog)
-            .ok_or_else(|| anyhow!("no program {prog}"))?
-            .try_into()?;
-        p.attach_to_if_index(ix, XdpMode::Driver)
-            .with_context(|| format!("attaching {prog} to the idle {dev}"))?;
+        testbed::testrun::park(bpf, prog, dev)?;
     }
     Ok(Ports {
         ifindex: [ports[0].ifindex, ports[2].ifindex],
