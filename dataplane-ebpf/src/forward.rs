@@ -124,10 +124,14 @@ pub fn forward(
         _pad: [0; 3],
         now,
     };
-    enter_egress(ctx, &ec);
-    // the egress stage is not installed: send without the buffer model
-    if let Some(c) = crate::lossless::counters(ec.out_port) {
-        c.model_busy += 1;
+    // the egress stage only for ports in the buffer model (a tail call
+    // saved for the others)
+    if crate::lossless::modelled(ec.in_port, ec.out_port) {
+        enter_egress(ctx, &ec);
+        // the egress stage is not installed: send without the buffer model
+        if let Some(c) = crate::lossless::counters(ec.out_port) {
+            c.model_busy += 1;
+        }
     }
     finish(&ec)
 }

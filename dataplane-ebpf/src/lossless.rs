@@ -246,6 +246,20 @@ fn emit(now: u64, port: u8, prio: u8, a: dataplane_common::lossless::PfcAction) 
     }
 }
 
+/// Whether a packet from `in_port` to `out_port` goes through the buffer
+/// model (both ports in it).
+#[inline(always)]
+pub fn modelled(in_port: u16, out_port: u16) -> bool {
+    let (ip, op) = (in_port as usize, out_port as usize);
+    if ip >= MODEL_PORTS || op >= MODEL_PORTS {
+        return false;
+    }
+    match (PORT_BUF.get(ip as u32), PORT_BUF.get(op as u32)) {
+        (Some(ib), Some(ob)) => ib.enabled != 0 && ob.enabled != 0,
+        _ => false,
+    }
+}
+
 /// The model's verdict for a routed packet.
 pub enum Egress {
     Forward,
