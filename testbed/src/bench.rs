@@ -109,3 +109,16 @@ pub fn merge_results(path: &Path, new: &[Record]) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_to_cpu(cpu: usize) -> anyhow::Result<()> {
+    // SAFETY: a zeroed cpu_set_t filled by the libc macros, for this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            anyhow::bail!("pinning to CPU {cpu}: {}", std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

@@ -100,6 +100,8 @@ const FRAME_LEN: usize = 60;
 
 const MAC_G0: [u8; 6] = [0x02, 0, 0, 0x18, 0x00, 0x01];
 const MAC_SW0: [u8; 6] = [0x02, 0, 0, 0x18, 0x00, 0xfe];
+const MAC_G1: [u8; 6] = [0x02, 0, 0, 0x18, 0x04, 0x01];
+const MAC_SW1: [u8; 6] = [0x02, 0, 0, 0x18, 0x04, 0xfe];
 const MAC_UP1: [u8; 6] = [0x02, 0, 0, 0x18, 0x01, 0xfe];
 const MAC_S1: [u8; 6] = [0x02, 0, 0, 0x18, 0x01, 0x01];
 const MAC_UP2: [u8; 6] = [0x02, 0, 0, 0x18, 0x03, 0xfe];
@@ -117,9 +119,9 @@ fn mac(m: [u8; 6]) -> String {
         .join(":")
 }
 
-/// The eight flows, one frame each.
-fn frames() -> Vec<Vec<u8>> {
-    let l2 = L2::new(MAC_SW0, MAC_G0);
+/// The eight flows, one frame each, from `src` to the switch port `dst`.
+fn frames(dst: [u8; 6], src: [u8; 6]) -> Vec<Vec<u8>> {
+    let l2 = L2::new(dst, src);
     (0..FLOWS)
         .map(|i| {
             let ip = Ip::v4(SRC, DST).dscp(26).ecn(2);
@@ -154,7 +156,13 @@ impl Generator {
     /// an XDP program that is not attached anywhere adds it to the kernel's
     /// XDP dispatcher and removes it again, each costing a synchronize_rcu
     /// (measured: ~24 ms per call, i.e. 10 kpps); attached, it stays in.
-    fn new(ns: &Netns, g0: &str, quiet: &str, repeat: u32, batch: u32) -> Result<Generator> {
+    fn new(
+        ns: &Netns,
+        (g0, src, dst): (&str, [u8; 6], [u8; 6]),
+        quiet: &str,
+        repeat: u32,
+        batch: u32,
+    ) -> Result<Generator> {
         let mut bpf = load_object()?;
         let g0_ifindex = {
             let _in = ns.enter()?;
@@ -168,7 +176,7 @@ impl Generator {
                 .with_context(|| format!("attaching xdp_bench_tx to {quiet}"))?;
             g0_ifindex
         };
-        let frames = frames();
+        let frames = frames(dst, src);
         let ctxs = frames
             .iter()
             .map(|f| XdpMd::new(f.len(), g0_ifindex))
@@ -328,6 +336,61 @@ fn read_sinks(sinks: &[Sink]) -> Result<Vec<u64>> {
     sinks.iter().map(Sink::frames).collect()
 }
 
+/// Both generators at once, each thread pinned to its own CPU (a veth
+/// delivers on the sending CPU, so the forwarding runs there too): warm-up,
+/// then the measured window.
+fn measure_2cpu(
+    gen_ns: &Netns,
+    generators: [&Generator; 2],
+    sinks: &[Sink],
+    args: &Args,
+) -> Result<Measure> {
+    let run_both = |secs: f64| -> Result<Vec<(u64, Duration)>> {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = generators
+                .iter()
+                .enumerate()
+                .map(|(cpu, g)| {
+                    s.spawn(move || -> Result<(u64, Duration)> {
+                        testbed::bench::pin_to_cpu(cpu)?;
+                        let _in = gen_ns.enter()?;
+                        g.run(Duration::from_secs_f64(secs))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().map_err(|_| anyhow!("generator thread panicked"))?)
+                .collect()
+        })
+    };
+    eprintln!("[pipeline 2 CPUs] warm-up {:.1} s", args.warmup);
+    run_both(args.warmup)?;
+    let xmit = |dev| xdp_xmit(gen_ns, dev);
+    let (a0, b0) = (xmit("g0")?, xmit("g1")?);
+    let before = read_sinks(sinks)?;
+    let t0 = Instant::now();
+    eprintln!("[pipeline 2 CPUs] measuring {:.1} s", args.seconds);
+    let runs = run_both(args.seconds)?;
+    let after = read_sinks(sinks)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let (a1, b1) = (xmit("g0")?, xmit("g1")?);
+    let m = Measure {
+        offered: runs.iter().map(|r| r.0).sum(),
+        offered_secs: runs.iter().map(|r| r.1.as_secs_f64()).fold(0.0, f64::max),
+        delivered: after.iter().zip(&before).map(|(a, b)| a - b).collect(),
+        secs,
+        accepted: (a1.0 - a0.0) + (b1.0 - b0.0),
+        refused: (a1.1 - a0.1) + (b1.1 - b0.1),
+    };
+    eprintln!(
+        "[pipeline 2 CPUs] offered {:.3} Mpps, delivered {:.3} Mpps",
+        m.offered_pps() / 1e6,
+        m.pps() / 1e6
+    );
+    Ok(m)
+}
+
 /// Warm-up, then the measured window.
 fn measure(
     label: &str,
@@ -393,6 +456,9 @@ hash_seed = 7
 name = "sw0"
 mac = "{sw0}"
 [[port]]
+name = "sw1"
+mac = "{sw1}"
+[[port]]
 name = "up1"
 mac = "{up1}"
 [[port]]
@@ -418,6 +484,7 @@ prefix = "{PREFIX}"
 group = "uplinks"
 "#,
         sw0 = mac(MAC_SW0),
+        sw1 = mac(MAC_SW1),
         up1 = mac(MAC_UP1),
         up2 = mac(MAC_UP2),
         s1 = mac(MAC_S1),
@@ -497,6 +564,7 @@ fn main() -> Result<()> {
         ns.disable_ipv6()?;
     }
     veth(&gen, "g0", &mac(MAC_G0), &sw, "sw0", &mac(MAC_SW0))?;
+    veth(&gen, "g1", &mac(MAC_G1), &sw, "sw1", &mac(MAC_SW1))?;
     veth(&sw, "up1", &mac(MAC_UP1), &sink, "s1", &mac(MAC_S1))?;
     veth(&sw, "up2", &mac(MAC_UP2), &sink, "s2", &mac(MAC_S2))?;
     // GRO on sw0 is what lets the kernel take XDP frames from g0 without an
@@ -536,8 +604,23 @@ fn main() -> Result<()> {
 
     // a veth pair that stays down: the generator program's parking place
     gen.ip(&["link", "add", "gq0", "type", "veth", "peer", "name", "gq1"])?;
+    gen.ip(&["link", "add", "gq2", "type", "veth", "peer", "name", "gq3"])?;
     eprintln!("loading the generator and the sinks");
-    let generator = Generator::new(&gen, "g0", "gq0", args.repeat, args.batch)?;
+    let generator = Generator::new(
+        &gen,
+        ("g0", MAC_G0, MAC_SW0),
+        "gq0",
+        args.repeat,
+        args.batch,
+    )?;
+    // the second CPU's generator: g1 -> sw1
+    let generator2 = Generator::new(
+        &gen,
+        ("g1", MAC_G1, MAC_SW1),
+        "gq2",
+        args.repeat,
+        args.batch,
+    )?;
     let sinks = vec![Sink::attach(&sink, "s1")?, Sink::attach(&sink, "s2")?];
 
     // Linux first: no XDP program in sw.
@@ -559,7 +642,7 @@ fn main() -> Result<()> {
         args.paths.dataplane.display(),
         sw.name
     );
-    let (pipeline, counters, pipe_total) = {
+    let (pipeline, pipeline2, counters, pipe_total) = {
         let ctl = Controller::start(
             &args.paths.dataplane,
             &sw,
@@ -571,10 +654,11 @@ fn main() -> Result<()> {
         let m = measure("pipeline", &gen, &generator, &sinks, &args)?;
         let end = read_sinks(&sinks)?;
         let total: u64 = end.iter().zip(&start).map(|(a, b)| a - b).sum();
+        let two = measure_2cpu(&gen, [&generator, &generator2], &sinks, &args)?;
         let counters = pipeline_counters(&args.paths.dataplane, &sw, &instance)
             .unwrap_or_else(|e| format!("unavailable: {e:#}"));
         let _ = ctl.drain("pipeline");
-        (m, counters, total)
+        (m, two, counters, total)
     };
     eprintln!("[pipeline] counters since up (warm-up included): {counters}");
     eprintln!("[pipeline] delivered to the sinks over the same period: {pipe_total}");
@@ -647,6 +731,19 @@ fn main() -> Result<()> {
             ),
         },
         Record {
+            figure: "fwd.pipeline_pps_2cpu".into(),
+            value: pipeline2.pps(),
+            unit: "pps".into(),
+            baseline: Some("fwd.pipeline_pps".into()),
+            ratio: (pipeline.pps() > 0.0).then(|| pipeline2.pps() / pipeline.pps()),
+            machine: m.clone(),
+            note: Some(format!(
+                "the pipeline with traffic arriving on two CPUs: a generator thread pinned to each CPU, g0 -> sw0 and \
+                 g1 -> sw1 (veth delivers on the sending CPU), both hashed over up1/up2; offered {:.0} pps; {note}",
+                pipeline2.offered_pps()
+            )),
+        },
+        Record {
             figure: "fwd.pipeline_pps".into(),
             value: pipeline.pps(),
             unit: "pps".into(),
@@ -668,6 +765,7 @@ fn main() -> Result<()> {
         ("linux", &linux),
         ("limit", &limit),
         ("pipeline", &pipeline),
+        ("pipe 2cpu", &pipeline2),
     ] {
         let vs = if linux.pps() > 0.0 {
             format!("{:.2}x", x.pps() / linux.pps())

@@ -93,19 +93,6 @@ fn frame(i: usize) -> Vec<u8> {
     build::rocev2_frame(&l2, &ip, 49152, &bth, None, &[0x5a; 2])
 }
 
-/// Pins the calling thread to `cpu`.
-fn pin(cpu: usize) -> Result<()> {
-    // SAFETY: a zeroed cpu_set_t filled by the libc macros, for this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            bail!("pinning to CPU {cpu}: {}", std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 /// Runs flow `i` for `packets` on `cpu` through program `fd`: (kernel time
 /// of the runs in ns, calls whose last run did not return `expect`).
 fn drive(
@@ -116,7 +103,7 @@ fn drive(
     packets: u64,
     expect: u32,
 ) -> Result<(f64, u64)> {
-    pin(cpu)?;
+    testbed::bench::pin_to_cpu(cpu)?;
     let f = frame(i);
     let md = XdpMd::new(f.len(), ifindex);
     let (mut ns, mut other) = (0f64, 0u64);
