@@ -116,6 +116,11 @@ impl PortRate {
             return (x, self.epoch_ns);
         }
         let elapsed = now_ns - self.epoch_ns;
+        if elapsed < DRE_PERIOD_NS {
+            // still in the epoch's period (most packets): what the division
+            // below gives, without it
+            return (x, self.epoch_ns);
+        }
         let periods = elapsed / DRE_PERIOD_NS;
         let epoch = now_ns - elapsed % DRE_PERIOD_NS;
         (dre_decay(x, periods), epoch)
