@@ -214,16 +214,21 @@ pub struct TestRunOut {
     pub duration_ns: u32,
 }
 
+/// BPF_PROG_TEST_RUN flag: XDP live frames (the program runs as in the
+/// receive path, bottom halves off, and its verdicts take effect).
+pub const TEST_RUN_XDP_LIVE_FRAMES: u32 = 1 << 1;
+
 /// The BPF_PROG_TEST_RUN syscall on program `fd`: `data` as the packet,
 /// `ctx` as the context (e.g. an `xdp_md` naming the ingress interface),
-/// `repeat` runs. A raw syscall on a plain fd, so threads of their own (the
-/// model's timer, a multi-CPU stress) can run a program they only hold the
-/// fd of.
+/// `repeat` runs, `flags` (e.g. [`TEST_RUN_XDP_LIVE_FRAMES`]). A raw syscall
+/// on a plain fd, so threads of their own (the model's timer, a multi-CPU
+/// stress) can run a program they only hold the fd of.
 pub fn prog_test_run(
     fd: i32,
     data: &[u8],
     ctx: Option<&[u8]>,
     repeat: u32,
+    flags: u32,
 ) -> std::io::Result<TestRunOut> {
     // union bpf_attr, the `test` member: prog_fd 0, retval 4, data_size_in
     // 8, data_size_out 12, data_in 16, data_out 24, repeat 32, duration 36,
@@ -234,6 +239,7 @@ pub fn prog_test_run(
     attr[8..12].copy_from_slice(&(data.len() as u32).to_ne_bytes());
     attr[16..24].copy_from_slice(&(data.as_ptr() as u64).to_ne_bytes());
     attr[32..36].copy_from_slice(&repeat.to_ne_bytes());
+    attr[64..68].copy_from_slice(&flags.to_ne_bytes());
     if let Some(c) = ctx {
         attr[40..44].copy_from_slice(&(c.len() as u32).to_ne_bytes());
         attr[48..56].copy_from_slice(&(c.as_ptr() as u64).to_ne_bytes());

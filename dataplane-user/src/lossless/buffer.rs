@@ -78,7 +78,7 @@ impl Ticker {
             .try_into()?;
         let fd: OwnedFd = prog.fd()?.try_clone()?.as_fd().try_clone_to_owned()?;
         let frame = [0u8; 64];
-        crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1)
+        crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0)
             .context("running xdp_lossless_tick")?;
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
@@ -88,7 +88,7 @@ impl Ticker {
                 // refreshes and XON come from this timer: keep it punctual
                 let _ = realtime(40);
                 while !s.load(Ordering::Relaxed) {
-                    if let Err(e) = crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1) {
+                    if let Err(e) = crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0) {
                         crate::log::error(&format!("lossless tick: {e}"));
                         std::thread::sleep(Duration::from_secs(1));
                     }

@@ -109,7 +109,7 @@ fn drive(
     let (mut ns, mut other) = (0f64, 0u64);
     let mut done = 0;
     while done < packets {
-        let r = prog_test_run(fd, &f, Some(md.as_bytes()), REPEAT)
+        let r = prog_test_run(fd, &f, Some(md.as_bytes()), REPEAT, 0)
             .with_context(|| format!("BPF_PROG_TEST_RUN on CPU {cpu}"))?;
         // the kernel times every run; a drop (headroom exhausted) is one
         if r.retval != expect {
