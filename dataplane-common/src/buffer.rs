@@ -481,6 +481,24 @@ pub struct LosslessCounters {
     /// Timer steps skipped because the model's lock was busy (the next
     /// tick catches up: draining is computed from elapsed time).
     pub tick_busy: u64,
+    /// `model_busy` by cause ([`Busy`]).
+    pub busy_queue: u64,
+    pub busy_pg: u64,
+    pub busy_stage: u64,
+}
+
+/// Why the data plane's packet path could not account in the model
+/// (each counts in `model_busy` and in its own counter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Busy {
+    /// An egress queue's lock was not taken within the spin bound (the
+    /// packet is forwarded unaccounted).
+    Queue,
+    /// An ingress PG's lock was not taken: at admission (the packet is
+    /// forwarded unaccounted) or for a release (the bytes stay charged).
+    Pg,
+    /// The egress stage's tail call failed (not installed).
+    Stage,
 }
 
 impl LosslessCounters {
@@ -496,6 +514,9 @@ impl LosslessCounters {
         model_busy: 0,
         event_lost: 0,
         tick_busy: 0,
+        busy_queue: 0,
+        busy_pg: 0,
+        busy_stage: 0,
     };
 
     pub fn accumulate(&mut self, o: &LosslessCounters) {
@@ -514,6 +535,20 @@ impl LosslessCounters {
         self.model_busy += o.model_busy;
         self.event_lost += o.event_lost;
         self.tick_busy += o.tick_busy;
+        self.busy_queue += o.busy_queue;
+        self.busy_pg += o.busy_pg;
+        self.busy_stage += o.busy_stage;
+    }
+
+    /// Counts one packet-path event the model could not account.
+    #[inline(always)]
+    pub fn count_busy(&mut self, why: Busy) {
+        self.model_busy += 1;
+        match why {
+            Busy::Queue => self.busy_queue += 1,
+            Busy::Pg => self.busy_pg += 1,
+            Busy::Stage => self.busy_stage += 1,
+        }
     }
 
     /// Counts a PFC action for `prio`.
@@ -602,7 +637,7 @@ const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) +
 const _: () = assert!(core::mem::size_of::<PfcEvent>() == 16);
 const _: () = assert!(core::mem::size_of::<PauseStat>() == 32);
 const _: () = assert!(core::mem::size_of::<WdStat>() == 24);
-const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 3));
+const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 6));
 
 #[cfg(feature = "user")]
 mod pod {

@@ -531,3 +531,23 @@ fn the_books_balance_through_arrivals_drops_drains_and_pfc_and_a_leak_is_found()
         Err(Unbalanced::Pool { .. })
     ));
 }
+
+#[test]
+fn a_busy_event_counts_in_model_busy_and_in_its_cause() {
+    let mut c = LosslessCounters::ZERO;
+    c.count_busy(Busy::Queue);
+    c.count_busy(Busy::Queue);
+    c.count_busy(Busy::Pg);
+    c.count_busy(Busy::Stage);
+    assert_eq!(
+        (c.model_busy, c.busy_queue, c.busy_pg, c.busy_stage),
+        (4, 2, 1, 1)
+    );
+    let mut sum = LosslessCounters::ZERO;
+    sum.accumulate(&c);
+    sum.accumulate(&c);
+    assert_eq!(
+        (sum.model_busy, sum.busy_queue, sum.busy_pg, sum.busy_stage),
+        (8, 4, 2, 2)
+    );
+}

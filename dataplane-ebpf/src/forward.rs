@@ -130,7 +130,7 @@ pub fn forward(
         enter_egress(ctx, &ec);
         // the egress stage is not installed: send without the buffer model
         if let Some(c) = crate::lossless::counters(ec.out_port) {
-            c.model_busy += 1;
+            c.count_busy(dataplane_common::buffer::Busy::Stage);
         }
     }
     finish(&ec)

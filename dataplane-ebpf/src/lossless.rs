@@ -23,8 +23,8 @@ use aya_ebpf::{
 use dataplane_common::{
     buffer::{
         arrival_admit, arrival_drain, arrival_wred, pfc_event, pfc_rx_queue, pg_lock, queue_lock,
-        storm_queue, tick_pg, Arrival, BufVerdict, LosslessCounters, PauseStat, PortBuffer, TcRow,
-        WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
+        storm_queue, tick_pg, Arrival, BufVerdict, Busy, LosslessCounters, PauseStat, PortBuffer,
+        TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
     },
     lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
     maps::MAX_PORTS,
@@ -186,7 +186,7 @@ extern "C" fn release_one(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
     };
     let Some(l) = lock(pg_lock(slot, tc)) else {
         if let Some(c) = counters(r.port as u16) {
-            c.model_busy += 1;
+            c.count_busy(Busy::Pg);
         }
         return 0;
     };
@@ -330,7 +330,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
     let rand = unsafe { bpf_get_prandom_u32() };
     let Some(l) = lock(qlock) else {
         if let Some(c) = counters(out_port) {
-            c.model_busy += 1;
+            c.count_busy(Busy::Queue);
         }
         return Egress::Forward;
     };
@@ -366,7 +366,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
     let Some(pl) = lock(pg_lock(slot, tc)) else {
         unlock(l);
         if let Some(c) = counters(out_port) {
-            c.model_busy += 1;
+            c.count_busy(Busy::Pg);
         }
         return Egress::Forward;
     };
@@ -509,7 +509,7 @@ extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
         unlock(l);
         pend(prio, &released);
     } else if let Some(cn) = counters(port as u16) {
-        cn.model_busy += 1;
+        cn.count_busy(Busy::Queue);
     }
     0
 }

@@ -681,7 +681,7 @@ fn print_run(r: &IncastRun) {
         let p = sw_port(i);
         let d = |n: &str| delta(b, a, &p, n);
         println!(
-            "    {p:<6} rx_tc_pkts[3] {:>6} rx_routed {:>6} tx_tc_pkts[3] {:>6} | tx_pfc_xoff {:>4} refresh {:>4} xon {:>4} rx_pfc[3] {:>4} | ecn_marked {:>6} drop_headroom {:>5} drop_shared_full {:>5} wred_drop {:>5} wd_drop {:>5} | watermark {:>7} queue {:>6} | model_busy {} event_lost {} drop_redirect {}",
+            "    {p:<6} rx_tc_pkts[3] {:>6} rx_routed {:>6} tx_tc_pkts[3] {:>6} | tx_pfc_xoff {:>4} refresh {:>4} xon {:>4} rx_pfc[3] {:>4} | ecn_marked {:>6} drop_headroom {:>5} drop_shared_full {:>5} wred_drop {:>5} wd_drop {:>5} | watermark {:>7} queue {:>6} | model_busy {} (queue {} pg {} stage {}) event_lost {} drop_redirect {}",
             d("rx_tc_pkts[3]"),
             d("rx_routed"),
             d("tx_tc_pkts[3]"),
@@ -697,6 +697,9 @@ fn print_run(r: &IncastRun) {
             counter(a, &p, "queue_watermark[3]"),
             counter(a, &p, "queue_bytes[3]"),
             d("model_busy"),
+            d("model_busy_queue"),
+            d("model_busy_pg"),
+            d("model_busy_stage"),
             d("event_lost"),
             d("drop_redirect"),
         );

@@ -101,6 +101,9 @@ pub fn lossless_fields(c: &dataplane_common::buffer::LosslessCounters) -> Vec<(S
     v.push(("model_busy".into(), c.model_busy));
     v.push(("event_lost".into(), c.event_lost));
     v.push(("tick_busy".into(), c.tick_busy));
+    v.push(("model_busy_queue".into(), c.busy_queue));
+    v.push(("model_busy_pg".into(), c.busy_pg));
+    v.push(("model_busy_stage".into(), c.busy_stage));
     v
 }
 
