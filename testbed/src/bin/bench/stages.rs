@@ -24,7 +24,7 @@ use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
 use testbed::bench::Record;
 use testbed::config_text::ConfigText;
-use testbed::testrun::{action_name, run_xdp, XDP_PASS, XDP_REDIRECT};
+use testbed::testrun::{action_name, run_xdp, XDP_DROP, XDP_PASS, XDP_REDIRECT};
 
 /// The ingress port's MAC, also every next hop's (so a routed frame stays
 /// routable across the kernel's repeats).
@@ -110,6 +110,13 @@ fn probes() -> Vec<Probe> {
         expect,
     };
     let mut v = vec![
+        p(
+            "tick",
+            "xdp_lossless_tick",
+            true,
+            frame(LOCAL, false),
+            XDP_DROP,
+        ),
         p(
             "bare",
             "xdp_bench_bare",
@@ -283,6 +290,18 @@ pub fn measure(rounds: usize, machine: &str) -> Result<Vec<Record>> {
             )
         })
         .collect();
+    out.push(Record {
+        figure: "cost.tick.ns_per_run".into(),
+        value: m["tick"],
+        unit: "ns/run".into(),
+        baseline: None,
+        ratio: None,
+        machine: machine.into(),
+        note: Some(format!(
+            "xdp_lossless_tick, the buffer model's timer (every (port, TC): drain, release, PFC state), on a switch \
+             with 2 ports in the model; the controller runs it every tick_us (default 200 us); {note}"
+        )),
+    });
     out.insert(
         0,
         Record {
