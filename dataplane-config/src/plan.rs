@@ -63,11 +63,47 @@ pub struct RoutePlan {
     pub target: Target,
 }
 
+/// Who sends the PFC frames the buffer model decides (`[buffer] pfc_tx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PfcTx {
+    /// The data plane where the kernel can (devmap programs, live-frame
+    /// test runs), else the controller.
+    Auto,
+    /// The data plane; `up` fails where the kernel cannot.
+    DataPlane,
+    /// The controller's AF_PACKET sender (ring buffer, real-time thread).
+    Userspace,
+}
+
+/// Default `response_us` with the data plane sending PFC: above the p99
+/// decision-to-wire time `dataplane-pfcbench` measured for this path
+/// (`pfc.dp.emit_latency_p99_us`, README's benchmark table), with margin.
+pub const RESPONSE_US_DATAPLANE: i64 = 50;
+/// Default `response_us` with the controller sending PFC: above the p99
+/// `dataplane-pfcbench` measured for this path on the 2-vCPU reference
+/// machine (p50 19 us, p99 72-336 us over runs: a woken thread's tail).
+pub const RESPONSE_US_USERSPACE: i64 = 150;
+
+impl PfcTx {
+    /// The headroom's default response time for this choice (`Auto`
+    /// assumes the data plane; `up` re-plans if it falls back).
+    pub fn default_response_us(self) -> i64 {
+        match self {
+            PfcTx::Auto | PfcTx::DataPlane => RESPONSE_US_DATAPLANE,
+            PfcTx::Userspace => RESPONSE_US_USERSPACE,
+        }
+    }
+}
+
 /// The buffer model's tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BufferPlan {
     pub pool_size: u32,
     pub tick_ns: u64,
+    /// Who sends PFC frames.
+    pub pfc_tx: PfcTx,
+    /// The PFC decision-to-wire time the headroom covers, ns.
+    pub response_ns: u64,
     /// Per port (index = port id).
     pub ports: Vec<dataplane_common::buffer::PortBuffer>,
     /// Headroom per port and how it was obtained.

@@ -81,8 +81,15 @@ pub struct BufferSection {
     pub mtu: i64,
     #[serde(default = "default_cable")]
     pub cable_length_m: i64,
-    #[serde(default = "default_response_us")]
-    pub response_us: i64,
+    /// PFC decision-to-wire time the headroom covers; default: the measured
+    /// p99 of the emission path (`pfc_tx`) with a margin.
+    #[serde(default)]
+    pub response_us: Option<i64>,
+    /// Who sends PFC frames: "auto" (the data plane where the kernel can,
+    /// else the controller), "dataplane", "userspace" (the controller's
+    /// AF_PACKET sender).
+    #[serde(default = "default_pfc_tx")]
+    pub pfc_tx: String,
     /// Period of the model's timer (drain of quiet queues, XON, refresh).
     #[serde(default = "default_tick_us")]
     pub tick_us: i64,
@@ -103,11 +110,8 @@ fn default_mtu() -> i64 {
 fn default_cable() -> i64 {
     5
 }
-/// Default PFC decision-to-wire time the headroom must cover: above the p99
-/// measured by `dataplane-pfcbench` on the 2-vCPU reference machine
-/// (p50 19 us, p99 146 us).
-fn default_response_us() -> i64 {
-    150
+fn default_pfc_tx() -> String {
+    "auto".into()
 }
 fn default_tick_us() -> i64 {
     200

@@ -136,22 +136,28 @@ pub fn forward(
     finish(&ec)
 }
 
+/// Rate estimator and counters of a routed packet that was redirected.
+#[inline(always)]
+pub fn sent(ec: &EgressCtx) {
+    let len = u64::from(ec.len);
+    // only what leaves counts as load
+    crate::balance::sent(ec.out_port, len, ec.now);
+    if let Some(rx) = fwd_counters(ec.in_port) {
+        rx.rx_routed += 1;
+    }
+    if let Some(tx) = fwd_counters(ec.out_port) {
+        let tc = (ec.tc & 7) as usize;
+        tx.tx_tc_pkts[tc] += 1;
+        tx.tx_tc_bytes[tc] += len;
+    }
+}
+
 /// Rate estimator, redirect and counters of a routed packet.
 #[inline(always)]
 pub fn finish(ec: &EgressCtx) -> u32 {
-    let len = u64::from(ec.len);
     match TX_PORTS.redirect(u32::from(ec.out_port), 0) {
         Ok(action) => {
-            // only what leaves counts as load
-            crate::balance::sent(ec.out_port, len, ec.now);
-            if let Some(rx) = fwd_counters(ec.in_port) {
-                rx.rx_routed += 1;
-            }
-            if let Some(tx) = fwd_counters(ec.out_port) {
-                let tc = (ec.tc & 7) as usize;
-                tx.tx_tc_pkts[tc] += 1;
-                tx.tx_tc_bytes[tc] += len;
-            }
+            sent(ec);
             action
         }
         Err(_) => {

@@ -264,3 +264,30 @@ pub fn prog_test_run(
         duration_ns: u32_at(36),
     })
 }
+
+/// BPF_MAP_LOOKUP_ELEM of a u32 value at u32 `key` in map `fd`: a raw
+/// syscall on a plain fd, for threads that hold only the map's fd (the
+/// model's timer).
+pub fn map_lookup_u32(fd: i32, key: u32) -> std::io::Result<u32> {
+    // union bpf_attr: map_fd 0, key 8, value 16, flags 24
+    let mut value = 0u32;
+    let mut attr = [0u8; 32];
+    attr[0..4].copy_from_slice(&(fd as u32).to_ne_bytes());
+    attr[8..16].copy_from_slice(&(&key as *const u32 as u64).to_ne_bytes());
+    attr[16..24].copy_from_slice(&(&mut value as *mut u32 as u64).to_ne_bytes());
+    const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+    // SAFETY: bpf(2) with an attr of the documented layout; key and value
+    // outlive the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_MAP_LOOKUP_ELEM,
+            attr.as_mut_ptr(),
+            attr.len() as u32,
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(value)
+}

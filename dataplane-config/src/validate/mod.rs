@@ -66,11 +66,7 @@ impl Config {
                 errors: errs,
             });
         }
-        let buffer_response_ns = self
-            .buffer
-            .as_ref()
-            .map(|b| b.response_us.clamp(0, 1_000_000) as u64 * 1000)
-            .unwrap_or(0);
+        let buffer_response_ns = buffer.as_ref().map(|b| b.response_ns).unwrap_or(0);
         Ok(Plan {
             instance: self.switch.name.clone(),
             hash_seed,

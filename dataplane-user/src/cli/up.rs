@@ -105,6 +105,13 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
     // link changes: the kernel tells us on NETLINK_ROUTE / RTMGRP_LINK
     let links = dataplane_user::links::LinkWatch::open().context("netlink link watch")?;
     let lossless = Lossless::start(&plan, &mut running)?;
+    let plan = match replan_for_fallback(&plan, &config_path, &lossless.path)? {
+        Some(p) => {
+            tables::write_tables(&mut running.bpf, &p, &running.ports)?;
+            p
+        }
+        None => plan,
+    };
     say_ready(&plan, &running);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -127,6 +134,37 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         "controller stopped; instance {instance} keeps forwarding (`dataplane down --instance {instance}` detaches it)"
     ));
     Ok(())
+}
+
+/// With `pfc_tx = "auto"` falling back to the controller's sender and no
+/// `response_us` given, the plan again with the headroom sized for that
+/// path (the first assumed the data plane's).
+fn replan_for_fallback(
+    plan: &Plan,
+    path: &Path,
+    active: &lossless::pfc_path::PfcPath,
+) -> Result<Option<Plan>> {
+    let auto = plan
+        .buffer
+        .as_ref()
+        .is_some_and(|b| b.pfc_tx == dataplane_config::PfcTx::Auto);
+    if !auto || *active == lossless::pfc_path::PfcPath::DataPlane {
+        return Ok(None);
+    }
+    let mut cfg = dataplane_config::Config::load(path)?;
+    let Some(b) = cfg.buffer.as_mut() else {
+        return Ok(None);
+    };
+    if b.response_us.is_some() {
+        return Ok(None);
+    }
+    b.pfc_tx = "userspace".into();
+    let p = cfg.validate(&path.display().to_string())?;
+    say(&format!(
+        "buffer: headroom re-sized for the controller's PFC path (response {} us)",
+        p.buffer_response_ns / 1000
+    ));
+    Ok(Some(p))
 }
 
 /// Binds the metrics endpoint (`off`: none).
@@ -171,10 +209,19 @@ fn ports_up(plan: &Plan) -> Vec<bool> {
 struct Lossless {
     _ticker: Option<lossless::buffer::Ticker>,
     emitter: lossless::emitter::EmitterThread,
+    path: lossless::pfc_path::PfcPath,
 }
 
 impl Lossless {
     fn start(plan: &Plan, running: &mut attach::Running) -> Result<Lossless> {
+        let path = lossless::pfc_path::select(&mut running.bpf, plan, &running.ports)?;
+        say(&path.describe());
+        let timer_tx = match path {
+            lossless::pfc_path::PfcPath::DataPlane => {
+                Some(lossless::pfc_path::TimerTx::open(&running.bpf)?)
+            }
+            lossless::pfc_path::PfcPath::Userspace(_) => None,
+        };
         let ticker = match &plan.buffer {
             Some(b) => {
                 for (p, (h, how)) in plan.ports.iter().zip(&b.headroom) {
@@ -186,6 +233,7 @@ impl Lossless {
                 Some(lossless::buffer::Ticker::start(
                     &running.bpf,
                     Duration::from_nanos(b.tick_ns),
+                    timer_tx,
                 )?)
             }
             None => None,
@@ -214,6 +262,7 @@ impl Lossless {
         Ok(Lossless {
             _ticker: ticker,
             emitter,
+            path,
         })
     }
 

@@ -64,14 +64,20 @@ pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
 }
 
 /// Runs `xdp_lossless_tick` every `period` on its own thread, with the
-/// BPF_PROG_TEST_RUN syscall on a clone of the program's fd.
+/// BPF_PROG_TEST_RUN syscall on a clone of the program's fd; with the data
+/// plane sending PFC (`tx`), a tick that queued frames (it returns
+/// `XDP_TX`) is followed by the live-frames runs that send them.
 pub struct Ticker {
     stop: Arc<AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Ticker {
-    pub fn start(bpf: &Ebpf, period: Duration) -> Result<Ticker> {
+    pub fn start(
+        bpf: &Ebpf,
+        period: Duration,
+        tx: Option<crate::lossless::pfc_path::TimerTx>,
+    ) -> Result<Ticker> {
         let prog: &Xdp = bpf
             .program(names::prog::XDP_LOSSLESS_TICK)
             .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_LOSSLESS_TICK))?
@@ -88,9 +94,17 @@ impl Ticker {
                 // refreshes and XON come from this timer: keep it punctual
                 let _ = realtime(40);
                 while !s.load(Ordering::Relaxed) {
-                    if let Err(e) = crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0) {
-                        crate::log::error(&format!("lossless tick: {e}"));
-                        std::thread::sleep(Duration::from_secs(1));
+                    match crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0) {
+                        Ok(out) if out.retval == XDP_TX => {
+                            if let Some(tx) = &tx {
+                                send_queued(tx);
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            crate::log::error(&format!("lossless tick: {e}"));
+                            std::thread::sleep(Duration::from_secs(1));
+                        }
                     }
                     std::thread::sleep(period);
                 }
@@ -99,6 +113,19 @@ impl Ticker {
             stop,
             handle: Some(handle),
         })
+    }
+}
+
+/// `xdp_lossless_tick`'s verdict when it queued PFC frames.
+const XDP_TX: u32 = 3;
+
+/// Sends the frames the tick queued (the data plane's timer path).
+fn send_queued(tx: &crate::lossless::pfc_path::TimerTx) {
+    let r = tx
+        .queued()
+        .and_then(|n| tx.run(n.max(1)).map_err(anyhow::Error::from));
+    if let Err(e) = r {
+        crate::log::error(&format!("pfc: the timer's frames: {e:#}"));
     }
 }
 

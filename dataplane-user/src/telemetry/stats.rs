@@ -104,6 +104,8 @@ pub fn lossless_fields(c: &dataplane_common::buffer::LosslessCounters) -> Vec<(S
     v.push(("model_busy_queue".into(), c.busy_queue));
     v.push(("model_busy_pg".into(), c.busy_pg));
     v.push(("model_busy_stage".into(), c.busy_stage));
+    v.push(("pfc_sent_dp".into(), c.pfc_sent_dp));
+    v.push(("pfc_send_fail".into(), c.pfc_send_fail));
     v
 }
 
