@@ -417,7 +417,9 @@ pub const PFC_EV_XOFF: u8 = 1;
 pub const PFC_EV_REFRESH: u8 = 2;
 pub const PFC_EV_XON: u8 = 3;
 
-/// A PFC frame the controller must send (ring buffer record).
+/// A PFC decision (ring buffer record): a frame the controller must send,
+/// or, with [`PFC_EV_SENT`], one the data plane sent (for the event log
+/// and the latency figures).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PfcEvent {
@@ -429,11 +431,20 @@ pub struct PfcEvent {
     pub port: u8,
     /// Priority to pause / resume.
     pub prio: u8,
-    pub _pad: u8,
+    /// [`PFC_EV_SENT`] or 0.
+    pub flags: u8,
     /// Pause time in quanta (0 for XON).
     pub quanta: u16,
     pub _pad2: u16,
+    /// With [`PFC_EV_SENT`]: when the data plane handed the frame to the
+    /// port (bpf_ktime_get_ns); else 0.
+    pub sent_ns: u64,
 }
+
+/// `PfcEvent::flags`: the data plane sent this frame itself.
+pub const PFC_EV_SENT: u8 = 1;
+/// `PfcEvent::flags`: sent on the timer path (`xdp_lossless_pfc_tx`).
+pub const PFC_EV_TIMER: u8 = 2;
 
 /// The event for a PFC action, if any.
 #[inline(always)]
@@ -449,9 +460,10 @@ pub fn pfc_event(now_ns: u64, port: u8, prio: u8, a: PfcAction) -> Option<PfcEve
         kind,
         port,
         prio,
-        _pad: 0,
+        flags: 0,
         quanta,
         _pad2: 0,
+        sent_ns: 0,
     })
 }
 
@@ -464,6 +476,8 @@ pub fn pfc_event(now_ns: u64, port: u8, prio: u8, a: PfcAction) -> Option<PfcEve
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PfcMeta {
+    /// When the model decided (for the latency record).
+    pub time_ns: u64,
     /// [`PFC_META_MAGIC`]: a copy without it is not ours and is dropped.
     pub magic: u32,
     /// Port (id) out of which the PFC frame goes: the packet's ingress.
@@ -510,10 +524,27 @@ pub fn pfc_copy_fate(m: &PfcMeta, egress: u16) -> CopyFate {
 }
 
 impl PfcMeta {
+    /// The decision it carries, as sent at `sent_ns` (the record the data
+    /// plane leaves for the controller).
+    #[inline(always)]
+    pub fn sent_event(&self, sent_ns: u64) -> PfcEvent {
+        PfcEvent {
+            time_ns: self.time_ns,
+            kind: self.kind,
+            port: self.pfc_port as u8,
+            prio: self.prio,
+            flags: PFC_EV_SENT,
+            quanta: self.quanta,
+            _pad2: 0,
+            sent_ns,
+        }
+    }
+
     /// The metadata of an event, for a packet leaving by `data_port`.
     #[inline(always)]
     pub fn of(ev: &PfcEvent, data_port: u16) -> PfcMeta {
         PfcMeta {
+            time_ns: ev.time_ns,
             magic: PFC_META_MAGIC,
             pfc_port: u16::from(ev.port),
             data_port,
@@ -721,11 +752,11 @@ pub fn books(queues: &[EgressQueue], rows: &[TcRow], pool: &SharedPool) -> Resul
 
 const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
 const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8 + NUM_TC);
-const _: () = assert!(core::mem::size_of::<PfcEvent>() == 16);
+const _: () = assert!(core::mem::size_of::<PfcEvent>() == 24);
 const _: () = assert!(core::mem::size_of::<PauseStat>() == 32);
 const _: () = assert!(core::mem::size_of::<WdStat>() == 24);
 const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 8));
-const _: () = assert!(core::mem::size_of::<PfcMeta>() == 12);
+const _: () = assert!(core::mem::size_of::<PfcMeta>() == 24);
 
 #[cfg(feature = "user")]
 mod pod {

@@ -633,12 +633,12 @@ mod pfc_frame_writer {
     fn xoff_for_priority_3_is_exactly_the_802_1qbb_frame() {
         let f = macctl::pfc_decision_frame(SRC, 3, 0xffff);
         let want = unhex(concat!(
-            "0180c2000001",                     // destination
-            "020000000107",                     // source: the port's MAC
-            "8808",                             // MAC control
-            "0101",                             // PFC opcode
-            "0008",                             // class-enable: priority 3
-            "000000000000ffff0000000000000000", // times: priority 3 = 0xffff
+            "0180c2000001",                                         // destination
+            "020000000107",                                         // source: the port's MAC
+            "8808",                                                 // MAC control
+            "0101",                                                 // PFC opcode
+            "0008",                                                 // class-enable: priority 3
+            "000000000000ffff0000000000000000",                     // times: priority 3 = 0xffff
             "0000000000000000000000000000000000000000000000000000", // padding
         ));
         assert_eq!(want.len(), macctl::MIN_FRAME);

@@ -24,13 +24,19 @@
 
 use aya_ebpf::{
     bindings::{xdp_action, BPF_F_BROADCAST},
-    helpers::generated::{bpf_xdp_adjust_meta, bpf_xdp_adjust_tail},
+    helpers::{
+        bpf_ktime_get_ns,
+        generated::{bpf_xdp_adjust_meta, bpf_xdp_adjust_tail},
+    },
     macros::map,
     maps::{Array, DevMap, PerCpuArray, Queue, RingBuf},
     programs::XdpContext,
 };
 use dataplane_common::{
-    buffer::{pfc_copy_fate, CopyFate, PfcEvent, PfcMeta, PFC_NO_DATA, PFC_PATH_DATAPLANE},
+    buffer::{
+        pfc_copy_fate, CopyFate, PfcEvent, PfcMeta, PFC_EV_SENT, PFC_EV_TIMER, PFC_NO_DATA,
+        PFC_PATH_DATAPLANE,
+    },
     lossless::MODEL_PORTS,
     maps::MAX_PORTS,
     wire::macctl::{pfc_decision_frame, MIN_FRAME},
@@ -177,7 +183,26 @@ fn fail(ev: &PfcEvent) {
     if let Some(c) = counters(u16::from(ev.port)) {
         c.pfc_send_fail += 1;
     }
+    let mut ev = *ev;
+    ev.flags = 0;
+    ev.sent_ns = 0;
+    to_controller(&ev);
+}
+
+/// Counts a frame the data plane sent and tells the controller (its event
+/// log and latency figures; a full ring loses only the record).
+#[inline(always)]
+fn sent(ev: &PfcEvent) {
+    if let Some(c) = counters(u16::from(ev.port)) {
+        c.pfc_sent_dp += 1;
+    }
     to_controller(ev);
+}
+
+#[inline(always)]
+fn now() -> u64 {
+    // SAFETY: helper without preconditions.
+    unsafe { bpf_ktime_get_ns() }
 }
 
 /// Rewrites the whole frame into the 60-byte PFC frame of a decision from
@@ -231,22 +256,11 @@ pub fn devmap_copy(ctx: &XdpContext) -> u32 {
         CopyFate::Pfc => {
             // SAFETY: as above.
             unsafe { bpf_xdp_adjust_meta(ctx.ctx, META_LEN) };
-            let ev = PfcEvent {
-                time_ns: 0,
-                kind: m.kind,
-                port: m.pfc_port as u8,
-                prio: m.prio,
-                _pad: 0,
-                quanta: m.quanta,
-                _pad2: 0,
-            };
             if write_pfc(ctx, m.pfc_port, m.prio, m.quanta) {
-                if let Some(c) = counters(m.pfc_port) {
-                    c.pfc_sent_dp += 1;
-                }
+                sent(&m.sent_event(now()));
                 xdp_action::XDP_PASS
             } else {
-                fail(&ev);
+                fail(&m.sent_event(0));
                 xdp_action::XDP_DROP
             }
         }
@@ -267,9 +281,10 @@ pub fn timer_tx(ctx: &XdpContext) -> u32 {
     }
     match crate::tables::TX_PORTS.redirect(u32::from(port), 0) {
         Ok(a) => {
-            if let Some(c) = counters(port) {
-                c.pfc_sent_dp += 1;
-            }
+            let mut ev = ev;
+            ev.flags = PFC_EV_SENT | PFC_EV_TIMER;
+            ev.sent_ns = now();
+            sent(&ev);
             a
         }
         Err(_) => {

@@ -278,13 +278,26 @@ impl Lossless {
             emitter.latencies_ns.iter().copied().max(),
         ) {
             say(&format!(
-                "pfc: {} frames sent ({} failed, {} later than the headroom's response time), decision-to-wire latency p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                "pfc: {} frames sent by the data plane, {} by the controller ({} failed, {} later than the headroom's response time), decision-to-wire latency p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                emitter.dp_sent,
                 emitter.sent,
                 emitter.failed,
                 emitter.late,
                 p50 as f64 / 1000.0,
                 p99 as f64 / 1000.0,
                 max as f64 / 1000.0
+            ));
+        }
+        let t = &emitter.timer_latencies_ns;
+        if let (Some(p50), Some(p99)) = (
+            lossless::emitter::percentile(t, 50.0),
+            lossless::emitter::percentile(t, 99.0),
+        ) {
+            say(&format!(
+                "pfc: of these, {} sent on the timer path (XON / refresh with no packet arriving): decision-to-wire p50 {:.1} us, p99 {:.1} us",
+                t.len(),
+                p50 as f64 / 1000.0,
+                p99 as f64 / 1000.0
             ));
         }
     }

@@ -94,7 +94,17 @@ impl Ticker {
                 // refreshes and XON come from this timer: keep it punctual
                 let _ = realtime(40);
                 while !s.load(Ordering::Relaxed) {
-                    match crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0) {
+                    let t0 = crate::sys::monotonic_ns();
+                    let r = crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0);
+                    let took = crate::sys::monotonic_ns() - t0;
+                    if took > 1_000_000 {
+                        crate::log::warn(&format!(
+                            "lossless tick: took {} us (program {} us)",
+                            took / 1000,
+                            r.as_ref().map(|o| o.duration_ns / 1000).unwrap_or(0)
+                        ));
+                    }
+                    match r {
                         Ok(out) if out.retval == XDP_TX => {
                             if let Some(tx) = &tx {
                                 send_queued(tx);

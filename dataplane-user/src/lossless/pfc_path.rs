@@ -50,7 +50,11 @@ impl PfcPath {
 /// controller, saying why; `DataPlane` fails instead.
 pub fn select(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<PfcPath> {
     write_port_macs(bpf, ports)?;
-    let want = plan.buffer.as_ref().map(|b| b.pfc_tx).unwrap_or(PfcTx::Auto);
+    let want = plan
+        .buffer
+        .as_ref()
+        .map(|b| b.pfc_tx)
+        .unwrap_or(PfcTx::Auto);
     let path = match want {
         PfcTx::Userspace => PfcPath::Userspace("buffer.pfc_tx = \"userspace\"".into()),
         PfcTx::Auto | PfcTx::DataPlane => match enable_dataplane(bpf, ports) {
@@ -119,7 +123,8 @@ fn enable_dataplane(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
     }
     // the queue is empty: the run only shows the kernel takes live frames
     let tx = TimerTx::open(bpf)?;
-    tx.run(1).context("a live-frames run of xdp_lossless_pfc_tx")?;
+    tx.run(1)
+        .context("a live-frames run of xdp_lossless_pfc_tx")?;
     Ok(())
 }
 
