@@ -1,12 +1,12 @@
-//! The discrete-event core: nanosecond time, a binary heap of small `Copy`
-//! events ordered by (time, insertion), a slab of packets reused through a
+//! The discrete-event core: nanosecond time, a radix heap of small `Copy`
+//! events, a slab of packets reused through a
 //! free list (no allocation per packet once warm), and the dispatch loop.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::cmp::Reverse;
 use std::time::Instant;
 
 use dataplane_common::rand::SplitMix64;
+use radix_heap::RadixHeapMap;
 
 use crate::config::Params;
 use crate::host::{Flow, Host};
@@ -92,56 +92,27 @@ pub enum Ev {
     Sample,
 }
 
-#[derive(Clone, Copy)]
-struct Entry {
-    t: u64,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.t == o.t && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    /// Reversed: the heap's top is the earliest (then first inserted).
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
-    }
-}
-
-/// The event queue.
+/// The event queue: a radix heap (a monotone priority queue: nothing is
+/// ever scheduled before the event being handled), O(1) amortised per
+/// event. Events at the same nanosecond come out in an order fixed by the
+/// sequence of pushes, so a run is reproducible.
 pub struct Queue {
-    heap: BinaryHeap<Entry>,
-    seq: u64,
+    heap: RadixHeapMap<Reverse<u64>, Ev>,
 }
 
 impl Queue {
     pub fn new() -> Self {
         Queue {
-            heap: BinaryHeap::with_capacity(1 << 16),
-            seq: 0,
+            heap: RadixHeapMap::new(),
         }
     }
     #[inline]
     pub fn push(&mut self, t: u64, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Entry {
-            t,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(Reverse(t), ev);
     }
     #[inline]
     fn pop(&mut self) -> Option<(u64, Ev)> {
-        self.heap.pop().map(|e| (e.t, e.ev))
+        self.heap.pop().map(|(Reverse(t), e)| (t, e))
     }
     pub fn len(&self) -> usize {
         self.heap.len()

@@ -70,6 +70,8 @@ pub struct SwPort {
     pub peak_bytes: u32,
     /// When the next PG refresh tick is scheduled.
     pub tick_at: u64,
+    /// PFC frames leave one after another: the next may start then.
+    pub pfc_free_at: u64,
 }
 
 pub struct Switch {
@@ -85,6 +87,8 @@ pub struct Switch {
     pub seed: u32,
     pub rng: XorShift32,
     pub c: SwCounters,
+    /// RoCE PGs in XOFF (none: nothing to check after a release).
+    pub xoff_pgs: u32,
 }
 
 /// The PG profile of the RoCE class at `speed` (headroom by SONiC's formula
@@ -219,6 +223,7 @@ impl Switch {
                 uplink: false,
                 peak_bytes: 0,
                 tick_at: 0,
+                pfc_free_at: 0,
             })
             .collect();
         Ok(Switch {
@@ -234,6 +239,7 @@ impl Switch {
             seed: seed ^ index.wrapping_mul(0x9e37_79b9),
             rng: XorShift32(seed | 1),
             c: SwCounters::default(),
+            xoff_pgs: 0,
         })
     }
 }
@@ -382,6 +388,9 @@ impl Sim {
     /// PGs of the RoCE class that got bytes back and are paused: XON now if
     /// they emptied (the data plane's timer step, run at each release).
     fn after_release(&mut self, s: usize, released: &[u32; SLOTS]) {
+        if self.switches[s].xoff_pgs == 0 {
+            return;
+        }
         for (slot, &r) in released.iter().enumerate() {
             if r == 0 {
                 continue;
@@ -409,6 +418,7 @@ impl Sim {
             PfcAction::None => return,
             PfcAction::SendXoff { quanta } => {
                 self.switches[s].c.pfc_xoff += 1;
+                self.switches[s].xoff_pgs += 1;
                 quanta
             }
             PfcAction::SendRefresh { quanta } => {
@@ -417,6 +427,7 @@ impl Sim {
             }
             PfcAction::SendXon => {
                 self.switches[s].c.pfc_xon += 1;
+                self.switches[s].xoff_pgs -= 1;
                 0
             }
         };
@@ -424,8 +435,12 @@ impl Sim {
         let sw = &mut self.switches[s];
         let port = &mut sw.ports[inp as usize];
         let l = port.link;
+        // frames of one port are serialised, so they arrive in the order
+        // they were decided (an XON never overtakes the XOFF before it)
         let mut frac = 0;
-        let t = self.now + ser_ns(CTRL_LEN, l.speed_mbps, &mut frac) + l.delay_ns;
+        let start = self.now.max(port.pfc_free_at);
+        port.pfc_free_at = start + ser_ns(CTRL_LEN, l.speed_mbps, &mut frac).max(1);
+        let t = port.pfc_free_at + l.delay_ns;
         self.q.push(
             t,
             Ev::Pfc {

@@ -216,6 +216,12 @@ impl<const N: usize> EgressQueueN<N> {
         i = 0;
         while i < N {
             let c = u64::from(self.ingress[i & Self::SLOT_MASK]);
+            if c == 0 {
+                // an empty slot gives back nothing (no division for it)
+                released[i & Self::SLOT_MASK] = 0;
+                i += 1;
+                continue;
+            }
             let p = c * d;
             let mut r = p / total;
             if r > c {
