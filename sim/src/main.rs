@@ -173,6 +173,16 @@ fn summary(r: &Report) {
     );
 }
 
+/// CPU seconds (user + system) this process used so far, from /proc.
+fn cpu_s() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // fields after the command name: state is field 3; utime 14, stime 15
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// Peak resident set of this process (KiB), from /proc.
 fn peak_rss_kib() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -180,7 +190,7 @@ fn peak_rss_kib() -> Option<f64> {
     l.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn bench(c: &Cli, name: &str, runs: &[Report]) -> Result<()> {
+fn bench(c: &Cli, name: &str, runs: &[Report], cpu: f64) -> Result<()> {
     let path = c.bench_out.as_ref().expect("clap requires it");
     let r = &runs[0];
     let mut all: Vec<serde_json::Value> = std::fs::read(path)
@@ -199,25 +209,36 @@ fn bench(c: &Cli, name: &str, runs: &[Report]) -> Result<()> {
             "baseline": null, "ratio": null, "machine": machine, "note": note})
     };
     let note = format!(
-        "dataplane-sim, one core, {} events over {:.3} ms simulated",
+        "dataplane-sim {}, one core, {} events over {:.3} ms simulated in {:.1} s wall, \
+         {:.1} s CPU (the machine is shared: per CPU second is the one-core rate)",
+        r.lb,
         r.events,
-        r.sim_time_ns as f64 / 1e6
+        r.sim_time_ns as f64 / 1e6,
+        r.wall_s,
+        cpu
     );
-    let new = vec![
+    let per_cpu = r.events as f64 / cpu.max(0.01);
+    let rss = peak_rss_kib().unwrap_or(0.0) / 1024.0;
+    let mut new = vec![
+        rec(format!("sim.{name}_wall_s"), r.wall_s, "s", note.clone()),
+        rec(format!("sim.{name}_cpu_s"), cpu, "s", note.clone()),
         rec(
-            format!("sim.{name}.events_per_s"),
+            format!("sim.{name}_events_per_cpu_s"),
+            per_cpu,
+            "events/s",
+            note.clone(),
+        ),
+        rec(
+            format!("sim.{name}_events_per_wall_s"),
             r.events_per_s,
             "events/s",
             note.clone(),
         ),
-        rec(format!("sim.{name}.wall_s"), r.wall_s, "s", note.clone()),
-        rec(
-            format!("sim.{name}.peak_rss_mib"),
-            peak_rss_kib().unwrap_or(0.0) / 1024.0,
-            "MiB",
-            note,
-        ),
+        rec(format!("sim.{name}_peak_rss_mib"), rss, "MiB", note.clone()),
     ];
+    if name == "events" {
+        new.push(rec("sim.events_per_s".into(), per_cpu, "events/s", note));
+    }
     all.retain(|v| !new.iter().any(|n| n["figure"] == v["figure"]));
     all.extend(new);
     if let Some(d) = path.parent() {
@@ -231,6 +252,7 @@ fn main() -> Result<()> {
     let c = Cli::parse();
     let sc = scenario(&c)?;
     let mut runs = Vec::new();
+    let cpu0 = cpu_s();
     for lb in sc.lb_modes()? {
         let r = run_one(&sc, &lb, !c.quiet)?;
         summary(&r);
@@ -241,7 +263,7 @@ fn main() -> Result<()> {
         println!("wrote {}/report.json and plots", dir.display());
     }
     if let Some(name) = &c.bench_name {
-        bench(&c, name, &runs)?;
+        bench(&c, name, &runs, cpu_s() - cpu0)?;
     }
     Ok(())
 }
