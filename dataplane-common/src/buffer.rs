@@ -11,7 +11,7 @@
 //!   egress WRED profiles per TC;
 //! * one [`SharedPool`].
 //!
-//! Ports are model slots `0..MODEL_PORTS` (the port id). Each event is
+//! Ports are model slots `0..MODEL_PORTS` (the port id; the step functions are generic over the slot count `N`, which a simulated switch with more ports raises). Each event is
 //! also given as steps that touch one piece of state each, so a caller
 //! running on several CPUs can lock per piece ([`queue_lock`],
 //! [`pg_lock`]): an arrival is [`arrival_drain`] and [`arrival_wred`] on
@@ -23,25 +23,29 @@
 //! step's change of `pool.used` atomically.
 
 use crate::lossless::{
-    pfc_evaluate, wred, BufferProfile, DropReason, EcnAction, EgressQueue, PfcAction, PfcTxState,
-    PgState, SharedPool, WredProfile, MODEL_PORTS,
+    pfc_evaluate, wred, BufferProfile, DropReason, EcnAction, EgressQueue, EgressQueueN, PfcAction,
+    PfcTxState, PgState, SharedPool, WredProfile, MODEL_PORTS,
 };
 
 /// Priority groups / TCs.
 pub const NUM_TC: usize = 8;
 
-/// Buffer use and PFC state of every ingress port for one TC.
+/// Buffer use and PFC state of every ingress port for one TC, for `N`
+/// ingress slots (as [`EgressQueueN`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TcRow {
-    pub pg: [PgState; MODEL_PORTS],
-    pub pfc: [PfcTxState; MODEL_PORTS],
+pub struct TcRowN<const N: usize> {
+    pub pg: [PgState; N],
+    pub pfc: [PfcTxState; N],
 }
 
-impl TcRow {
-    pub const ZERO: TcRow = TcRow {
-        pg: [PgState::ZERO; MODEL_PORTS],
-        pfc: [PfcTxState::ZERO; MODEL_PORTS],
+/// The data plane's row: [`MODEL_PORTS`] ingress slots.
+pub type TcRow = TcRowN<MODEL_PORTS>;
+
+impl<const N: usize> TcRowN<N> {
+    pub const ZERO: TcRowN<N> = TcRowN {
+        pg: [PgState::ZERO; N],
+        pfc: [PfcTxState::ZERO; N],
     };
 }
 
@@ -108,9 +112,13 @@ pub struct Decision {
 
 /// Gives released bytes back to every ingress PG of a row.
 #[inline(always)]
-pub fn release_row(row: &mut TcRow, pool: &mut SharedPool, released: &[u32; MODEL_PORTS]) {
+pub fn release_row<const N: usize>(
+    row: &mut TcRowN<N>,
+    pool: &mut SharedPool,
+    released: &[u32; N],
+) {
     let mut i = 0;
-    while i < MODEL_PORTS {
+    while i < N {
         if released[i] > 0 {
             row.pg[i].release(pool, released[i]);
         }
@@ -139,11 +147,11 @@ pub const MODEL_LOCKS: usize = 2 * MODEL_PORTS * NUM_TC;
 /// (overwritten) is what ingress slot `i` gets back (to
 /// [`PgState::release`] on its PG).
 #[inline(always)]
-pub fn arrival_drain(
+pub fn arrival_drain<const N: usize>(
     now_ns: u64,
-    q: &mut EgressQueue,
+    q: &mut EgressQueueN<N>,
     egress: &PortBuffer,
-    released: &mut [u32; MODEL_PORTS],
+    released: &mut [u32; N],
 ) {
     q.drain(now_ns, egress.speed_mbps, released);
 }
@@ -151,8 +159,8 @@ pub fn arrival_drain(
 /// Arrival, step 2 (the egress queue): WRED/ECN on the drained queue's
 /// bytes. `Ok(mark_ce)`, or the decision of a WRED drop.
 #[inline(always)]
-pub fn arrival_wred(
-    q: &EgressQueue,
+pub fn arrival_wred<const N: usize>(
+    q: &EgressQueueN<N>,
     egress: &PortBuffer,
     a: &Arrival,
     rand: u32,
@@ -181,9 +189,9 @@ pub fn arrival_wred(
 /// admission (reserve, shared, headroom), enqueue, then the PG's PFC state.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the pieces of state one step touches; bundling them would copy in eBPF
-pub fn arrival_admit(
+pub fn arrival_admit<const N: usize>(
     now_ns: u64,
-    q: &mut EgressQueue,
+    q: &mut EgressQueueN<N>,
     pg: &mut PgState,
     pfc: &mut PfcTxState,
     ingress: &PortBuffer,
@@ -192,7 +200,7 @@ pub fn arrival_admit(
     mark_ce: bool,
 ) -> Decision {
     let tc = (a.tc as usize) & (NUM_TC - 1);
-    let slot = (a.ingress as usize) & (MODEL_PORTS - 1);
+    let slot = (a.ingress as usize) & (N - 1);
     let prof = &ingress.pg_profile[tc];
     let verdict = match pg.admit(pool, prof, a.len) {
         Ok(_) => {
@@ -221,18 +229,18 @@ pub fn arrival_admit(
 /// (the three arrival steps in order).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the model's state is four map values; bundling them would copy in eBPF
-pub fn on_arrival(
+pub fn on_arrival<const N: usize>(
     now_ns: u64,
-    q: &mut EgressQueue,
+    q: &mut EgressQueueN<N>,
     egress: &PortBuffer,
-    row: &mut TcRow,
+    row: &mut TcRowN<N>,
     ingress: &PortBuffer,
     pool: &mut SharedPool,
     a: &Arrival,
     rand: u32,
 ) -> Decision {
-    let slot = (a.ingress as usize) & (MODEL_PORTS - 1);
-    let mut released = [0u32; MODEL_PORTS];
+    let slot = (a.ingress as usize) & (N - 1);
+    let mut released = [0u32; N];
     arrival_drain(now_ns, q, egress, &mut released);
     release_row(row, pool, &released);
     let mark_ce = match arrival_wred(q, egress, a, rand) {
@@ -247,11 +255,11 @@ pub fn on_arrival(
 /// drain to now, release, then pause (or resume with 0); the pause time is
 /// accounted in `stat`.
 #[inline(always)]
-pub fn on_pfc_rx(
+pub fn on_pfc_rx<const N: usize>(
     now_ns: u64,
-    q: &mut EgressQueue,
+    q: &mut EgressQueueN<N>,
     egress: &PortBuffer,
-    row: &mut TcRow,
+    row: &mut TcRowN<N>,
     pool: &mut SharedPool,
     quanta: u16,
     stat: &mut PauseStat,
@@ -263,14 +271,14 @@ pub fn on_pfc_rx(
 /// [`on_pfc_rx`]'s step on the queue (and its pause statistics): returns
 /// what each ingress slot gets back.
 #[inline(always)]
-pub fn pfc_rx_queue(
+pub fn pfc_rx_queue<const N: usize>(
     now_ns: u64,
-    q: &mut EgressQueue,
+    q: &mut EgressQueueN<N>,
     egress: &PortBuffer,
     quanta: u16,
     stat: &mut PauseStat,
-) -> [u32; MODEL_PORTS] {
-    let mut released = [0u32; MODEL_PORTS];
+) -> [u32; N] {
+    let mut released = [0u32; N];
     q.apply_pfc(now_ns, quanta, egress.speed_mbps, &mut released);
     let until = if q.paused_until_ns > now_ns {
         q.paused_until_ns
@@ -286,10 +294,10 @@ pub fn pfc_rx_queue(
 /// given back to the ingress PGs that held it, as a switch flushes a
 /// stormed queue.
 #[inline(always)]
-pub fn storm_override(
+pub fn storm_override<const N: usize>(
     now_ns: u64,
-    q: &mut EgressQueue,
-    row: &mut TcRow,
+    q: &mut EgressQueueN<N>,
+    row: &mut TcRowN<N>,
     pool: &mut SharedPool,
     flush: bool,
 ) {
@@ -300,30 +308,30 @@ pub fn storm_override(
 /// [`storm_override`]'s step on the queue: returns what each ingress slot
 /// gets back (all it held, for a flush).
 #[inline(always)]
-pub fn storm_queue(now_ns: u64, q: &mut EgressQueue, flush: bool) -> [u32; MODEL_PORTS] {
+pub fn storm_queue<const N: usize>(now_ns: u64, q: &mut EgressQueueN<N>, flush: bool) -> [u32; N] {
     if q.paused_until_ns > now_ns {
         q.paused_until_ns = now_ns;
     }
     if flush && q.bytes > 0 {
         let released = q.ingress;
-        q.ingress = [0; MODEL_PORTS];
+        q.ingress = [0; N];
         q.bytes = 0;
         q.drain_frac = 0;
         return released;
     }
-    [0; MODEL_PORTS]
+    [0; N]
 }
 
 /// Timer step of one egress queue: drain to now and release.
 #[inline(always)]
-pub fn tick_queue(
+pub fn tick_queue<const N: usize>(
     now_ns: u64,
-    q: &mut EgressQueue,
+    q: &mut EgressQueueN<N>,
     egress: &PortBuffer,
-    row: &mut TcRow,
+    row: &mut TcRowN<N>,
     pool: &mut SharedPool,
 ) {
-    let mut released = [0u32; MODEL_PORTS];
+    let mut released = [0u32; N];
     arrival_drain(now_ns, q, egress, &mut released);
     release_row(row, pool, &released);
 }
@@ -331,15 +339,15 @@ pub fn tick_queue(
 /// Timer step of one (ingress port, TC): XON when the PG emptied, refresh
 /// while XOFF holds.
 #[inline(always)]
-pub fn tick_pg(
+pub fn tick_pg<const N: usize>(
     now_ns: u64,
-    row: &mut TcRow,
+    row: &mut TcRowN<N>,
     slot: usize,
     ingress: &PortBuffer,
     tc: usize,
     pool: &SharedPool,
 ) -> PfcAction {
-    let slot = slot & (MODEL_PORTS - 1);
+    let slot = slot & (N - 1);
     pfc_evaluate(
         &mut row.pfc[slot],
         &row.pg[slot],

@@ -75,7 +75,17 @@
 //! | `byte_counter_bytes` B    | L / 4000 bytes (10 MB at 40G) | DCQCN paper's B = 10 MB at 40G, scaled with L so that at line rate it fires every 2 ms |
 //! | `min_rate_bps`            | L / 100000 (1 Mb/s at 100G)   | NVIDIA `rpg_min_rate` 1 Mb/s (REFERENCE.md) at 100G, scaled with L |
 //!
-//! Not modelled: NVIDIA's `rate_reduce_monitor_period` (4 us: CNPs closer
+//! # Profiles
+//!
+//! The above is [`PROFILE_PAPER`] ([`DcqcnParams::new`]). [`PROFILE_MLX`]
+//! ([`DcqcnParams::mlx`]) is the variant of the HPCC simulator's "Mlx"
+//! mode and NVIDIA NICs: alpha updated by a 1 us timer from whether a CNP
+//! arrived, CNPs coalesced into one cut per 4 us, no byte counter, F = 1,
+//! a 300 us increase timer (see the `mlx` submodule). The same entry points
+//! ([`rp_on_cnp`], [`rp_tick`], [`rp_on_sent`]) run either, per
+//! `profile`.
+//!
+//! In the paper profile, not modelled: NVIDIA's `rate_reduce_monitor_period` (4 us: CNPs closer
 //! than that are merged; with the NP's 50 us interval it never binds for
 //! one QP), `rpg_min_dec_fac` (50 %: alpha <= 1 already caps a cut at 50 %),
 //! `clamp_tgt_rate` (off by default: RT = RC on every CNP, as here) and
@@ -145,6 +155,24 @@ pub const MIN_RATE_DIVISOR: u64 = 100_000;
 /// counter fires every 2 ms at line rate).
 pub const BYTE_COUNTER_DIVISOR: u64 = 4_000;
 
+/// [`DcqcnParams::mlx`]: alpha timer (HPCC `alpha_resume_interval` 1 us).
+pub const MLX_ALPHA_UPDATE_PERIOD_NS: u64 = 1_000;
+/// [`DcqcnParams::mlx`]: rate-decrease period (HPCC `rate_decrease_interval`
+/// 4 us; NVIDIA `rate_reduce_monitor_period`).
+pub const MLX_RATE_DECREASE_PERIOD_NS: u64 = 4_000;
+/// [`DcqcnParams::mlx`]: rate-increase timer (HPCC `rp_timer` 300 us).
+pub const MLX_RATE_INCREASE_PERIOD_NS: u64 = 300_000;
+/// [`DcqcnParams::mlx`]: the notification point's CNP interval (1 us).
+pub const MLX_CNP_INTERVAL_NS: u64 = 1_000;
+/// [`DcqcnParams::mlx`]: F (HPCC `fast_recovery_times` 1).
+pub const MLX_FAST_RECOVERY_EVENTS: u32 = 1;
+/// [`DcqcnParams::mlx`]: Rai = line / this (5 Mb/s per 25 Gb/s).
+pub const MLX_RAI_DIVISOR: u64 = 5_000;
+/// [`DcqcnParams::mlx`]: Rhai = line / this (50 Mb/s per 25 Gb/s).
+pub const MLX_RHAI_DIVISOR: u64 = 500;
+/// [`DcqcnParams::mlx`]: min rate (HPCC `min_rate` 1 Gb/s).
+pub const MLX_MIN_RATE_BPS: u64 = 1_000_000_000;
+
 /// Timer or byte-counter events one call applies at most. Further elapsed
 /// periods are dropped (the deadline keeps its phase). With the default
 /// parameters 2048 events reach the fixed point from any state (alpha decays
@@ -184,9 +212,20 @@ pub struct DcqcnParams {
     pub initial_alpha: u32,
     /// F: events after a cut that are fast recovery.
     pub fast_recovery_events: u32,
-    /// Zero.
-    pub _pad: u32,
+    /// [`PROFILE_PAPER`] or [`PROFILE_MLX`] (another value acts as the
+    /// paper's).
+    pub profile: u32,
+    /// [`PROFILE_MLX`] only: CNPs are coalesced into one cut per this
+    /// period (ns; 0: no cut).
+    pub rate_decrease_period_ns: u64,
 }
+
+/// [`DcqcnParams::profile`]: the DCQCN paper's reaction point (alpha and a
+/// cut at each CNP, byte counter, F = 5, hyper increase `i x Rhai`).
+pub const PROFILE_PAPER: u32 = 0;
+/// [`DcqcnParams::profile`]: the HPCC simulator's "Mlx" mode (NVIDIA's
+/// variant), see [`DcqcnParams::mlx`] and the `mlx` section below.
+pub const PROFILE_MLX: u32 = 1;
 
 impl DcqcnParams {
     /// The defaults for a NIC of `line_rate_bps` (at least 1), in real time:
@@ -207,7 +246,8 @@ impl DcqcnParams {
             g: DEFAULT_G,
             initial_alpha: ALPHA_ONE,
             fast_recovery_events: DEFAULT_FAST_RECOVERY_EVENTS,
-            _pad: 0,
+            profile: PROFILE_PAPER,
+            rate_decrease_period_ns: 0,
         }
     }
 
@@ -227,6 +267,30 @@ impl DcqcnParams {
         p.rate_increase_period_ns = dilate(r.rate_increase_period_ns, l);
         p.alpha_update_period_ns = dilate(r.alpha_update_period_ns, l);
         p.cnp_interval_ns = dilate(r.cnp_interval_ns, l);
+        p
+    }
+
+    /// The HPCC simulator's "Mlx" DCQCN ([`PROFILE_MLX`]) for a NIC of
+    /// `line_rate_bps` (at least 1), as its `run.py` configures it: alpha
+    /// timer K = 1 us, rate-decrease period 4 us, increase timer T = 300 us,
+    /// F = 1, Rai 5 Mb/s and Rhai 50 Mb/s per 25 Gb/s of line rate, min
+    /// rate 1 Gb/s (at most the line rate), g = 1/256, no byte counter.
+    /// The notification point's CNP interval is 1 us: HPCC echoes CE on
+    /// ACKs, so the alpha timer sees a CNP in every 1 us period while
+    /// marking lasts, which one CNP per QP per 1 us reproduces.
+    pub const fn mlx(line_rate_bps: u64) -> Self {
+        let l = if line_rate_bps == 0 { 1 } else { line_rate_bps };
+        let mut p = DcqcnParams::new(l);
+        p.profile = PROFILE_MLX;
+        p.alpha_update_period_ns = MLX_ALPHA_UPDATE_PERIOD_NS;
+        p.rate_decrease_period_ns = MLX_RATE_DECREASE_PERIOD_NS;
+        p.rate_increase_period_ns = MLX_RATE_INCREASE_PERIOD_NS;
+        p.cnp_interval_ns = MLX_CNP_INTERVAL_NS;
+        p.fast_recovery_events = MLX_FAST_RECOVERY_EVENTS;
+        p.byte_counter_bytes = 0;
+        p.rai_bps = at_least_one(l / MLX_RAI_DIVISOR);
+        p.rhai_bps = at_least_one(l / MLX_RHAI_DIVISOR);
+        p.min_rate_bps = MLX_MIN_RATE_BPS;
         p
     }
 
@@ -270,6 +334,8 @@ const fn dilate(t_ns: u64, line: u64) -> u64 {
     let line_k = if line < 1_000 { 1 } else { line / 1_000 };
     at_least_one(t * (REFERENCE_LINE_RATE_BPS / 1_000) / line_k)
 }
+
+mod mlx;
 
 // ---------------------------------------------------------------------------
 // Notification point
@@ -374,7 +440,13 @@ pub struct RpState {
     pub limited: u8,
     /// Stage of the last increase event ([`STAGE_NONE`] .. [`STAGE_HYPER`]).
     pub stage: u8,
-    pub _pad: [u8; 6],
+    /// [`PROFILE_MLX`]: a CNP arrived since the last alpha update.
+    pub cnp_alpha: u8,
+    /// [`PROFILE_MLX`]: a CNP arrived since the last rate-decrease check.
+    pub cnp_decrease: u8,
+    pub _pad: [u8; 4],
+    /// [`PROFILE_MLX`]: when the next rate-decrease check is due.
+    pub decrease_due_ns: u64,
 }
 
 impl RpState {
@@ -396,7 +468,10 @@ impl RpState {
             cnps: 0,
             limited: 0,
             stage: STAGE_NONE,
-            _pad: [0; 6],
+            cnp_alpha: 0,
+            cnp_decrease: 0,
+            _pad: [0; 4],
+            decrease_due_ns: 0,
         }
     }
 }
@@ -565,6 +640,9 @@ const fn skip_to_after(due: u64, now: u64, period: u64) -> u64 {
 /// [`rp_on_cnp`] and [`rp_on_sent`] call it first. Returns RC.
 #[inline(always)]
 pub fn rp_tick(st: &mut RpState, p: &DcqcnParams, now_ns: u64) -> u64 {
+    if p.profile == PROFILE_MLX {
+        return mlx::tick(st, p, now_ns);
+    }
     clamp_rates(st, p);
     if st.limited == 0 {
         return st.rc_bps;
@@ -613,6 +691,9 @@ pub fn rp_tick(st: &mut RpState, p: &DcqcnParams, now_ns: u64) -> u64 {
 /// counters restart from `now_ns`. Returns the new RC.
 #[inline(always)]
 pub fn rp_on_cnp(st: &mut RpState, p: &DcqcnParams, now_ns: u64) -> u64 {
+    if p.profile == PROFILE_MLX {
+        return mlx::on_cnp(st, p, now_ns);
+    }
     rp_tick(st, p, now_ns);
     if st.limited == 0 {
         st.limited = 1;
@@ -773,12 +854,12 @@ impl Pacer {
 // Layout
 // ---------------------------------------------------------------------------
 
-const _: () = assert!(core::mem::size_of::<DcqcnParams>() == 8 * 8 + 4 * 4);
-const _: () = assert!(core::mem::size_of::<DcqcnParams>() == 80);
+const _: () = assert!(core::mem::size_of::<DcqcnParams>() == 9 * 8 + 4 * 4);
+const _: () = assert!(core::mem::size_of::<DcqcnParams>() == 88);
 const _: () = assert!(core::mem::size_of::<NpState>() == 8 + 8 + 4 + 1 + 3);
 const _: () = assert!(core::mem::size_of::<NpState>() == 24);
-const _: () = assert!(core::mem::size_of::<RpState>() == 5 * 8 + 4 * 4 + 1 + 1 + 6);
-const _: () = assert!(core::mem::size_of::<RpState>() == 64);
+const _: () = assert!(core::mem::size_of::<RpState>() == 6 * 8 + 4 * 4 + 4 + 4);
+const _: () = assert!(core::mem::size_of::<RpState>() == 72);
 const _: () = assert!(core::mem::size_of::<Pacer>() == 16);
 
 #[cfg(feature = "user")]

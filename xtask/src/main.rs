@@ -97,6 +97,40 @@ fn build_release_bins() -> Result<()> {
     ]))
 }
 
+/// The simulator's figures: `sim.events_per_s` (a 64-host 400G web-search
+/// run) and `sim.websearch_1024_wall_s` (1024 hosts, 400G, 2:1 leaf-spine,
+/// web-search at 60% load, 10 ms simulated), each with peak RSS.
+fn sim_bench(out: &str) -> Result<()> {
+    run(cargo().args(["build", "--release", "-p", "dataplane-sim"]))?;
+    let sim = root().join("target/release/dataplane-sim");
+    for (name, topo, dur) in [
+        ("events", "leafspine:8x4:8", "2ms"),
+        ("websearch_1024", "leafspine:32x16:32", "10ms"),
+    ] {
+        run(Command::new(&sim).args([
+            "--topology",
+            topo,
+            "--speed",
+            "400G",
+            "--workload",
+            "websearch",
+            "--load",
+            "0.6",
+            "--duration",
+            dur,
+            "--lb",
+            "hash",
+            "--seed",
+            "1",
+            "--bench-name",
+            name,
+            "--bench-out",
+            out,
+        ]))?;
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
@@ -162,6 +196,8 @@ fn main() -> Result<()> {
                     &out,
                 ]),
             )?;
+            println!("\n== fabric simulator (dataplane-sim, one core) ==");
+            sim_bench(&out)?;
             println!("\nall figures: {out}");
             Ok(())
         }

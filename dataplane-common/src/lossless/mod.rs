@@ -51,7 +51,6 @@ use crate::wire::macctl::quanta_to_nanos;
 
 /// Ingress slots an egress queue tracks (ingress port id `& (MODEL_PORTS-1)`).
 pub const MODEL_PORTS: usize = 16;
-const SLOT_MASK: usize = MODEL_PORTS - 1;
 const _: () = assert!(MODEL_PORTS.is_power_of_two());
 
 /// Bits per byte times 1000: `ns * Mb/s` is in millibits.

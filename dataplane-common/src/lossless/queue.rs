@@ -8,9 +8,13 @@ use super::*;
 /// Invariant: `bytes` equals the sum of `ingress` (every function keeps it;
 /// a drain that releases bytes resynchronises `bytes` to the sum if a
 /// corrupted value broke it).
+///
+/// Generic over the ingress slots it tracks, `N` (a power of two, at most
+/// 64): the data plane's maps hold [`EgressQueue`] (`N` =
+/// [`MODEL_PORTS`]); a simulated switch with more ports uses a larger `N`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EgressQueue {
+pub struct EgressQueueN<const N: usize> {
     /// Bytes held.
     pub bytes: u32,
     /// Sub-byte drain credit carried between updates, in millibits (< 8000),
@@ -24,22 +28,32 @@ pub struct EgressQueue {
     /// Bytes transmitted (drained) since creation, wrapping; the watchdog
     /// reads its delta with `wrapping_sub`.
     pub tx_bytes: u64,
-    /// Bytes held per ingress slot (ingress port id `& (MODEL_PORTS-1)`).
-    pub ingress: [u32; MODEL_PORTS],
+    /// Bytes held per ingress slot (ingress port id `& (N-1)`).
+    pub ingress: [u32; N],
     /// Peak of `bytes` (watermark); the controller clears it.
     pub peak_bytes: u32,
-    /// Rotating start of the rounding-remainder pass (0..MODEL_PORTS).
+    /// Rotating start of the rounding-remainder pass (0..N).
     pub cursor: u32,
 }
 
-impl EgressQueue {
-    pub const ZERO: EgressQueue = EgressQueue {
+/// The data plane's egress queue: [`MODEL_PORTS`] ingress slots.
+pub type EgressQueue = EgressQueueN<MODEL_PORTS>;
+
+impl<const N: usize> EgressQueueN<N> {
+    /// `N - 1`, the slot mask (`N` is a power of two, at most 64: the
+    /// rounding pass keeps one bit per slot in a `u64`).
+    const SLOT_MASK: usize = {
+        assert!(N.is_power_of_two() && N <= 64);
+        N - 1
+    };
+
+    pub const ZERO: EgressQueueN<N> = EgressQueueN {
         bytes: 0,
         drain_frac: 0,
         last_ns: 0,
         paused_until_ns: 0,
         tx_bytes: 0,
-        ingress: [0; MODEL_PORTS],
+        ingress: [0; N],
         peak_bytes: 0,
         cursor: 0,
     };
@@ -62,13 +76,8 @@ impl EgressQueue {
     /// at full rate. A port of speed 0 never drains. An empty queue forgets
     /// its sub-byte credit (an idle link earns none).
     #[inline(always)]
-    pub fn drain(
-        &mut self,
-        now_ns: u64,
-        speed_mbps: u32,
-        released: &mut [u32; MODEL_PORTS],
-    ) -> u32 {
-        *released = [0; MODEL_PORTS];
+    pub fn drain(&mut self, now_ns: u64, speed_mbps: u32, released: &mut [u32; N]) -> u32 {
+        *released = [0; N];
         if now_ns <= self.last_ns {
             return 0;
         }
@@ -114,7 +123,7 @@ impl EgressQueue {
         now_ns: u64,
         quanta: u16,
         speed_mbps: u32,
-        released: &mut [u32; MODEL_PORTS],
+        released: &mut [u32; N],
     ) -> u32 {
         let done = self.drain(now_ns, speed_mbps, released);
         // `last_ns` is now `now_ns`, or later when `now_ns` was out of order:
@@ -133,7 +142,7 @@ impl EgressQueue {
     }
 
     /// Adds `len` bytes from ingress slot `slot` (masked to
-    /// `0..MODEL_PORTS`) and returns the bytes accepted: all of them unless
+    /// `0..N`) and returns the bytes accepted: all of them unless
     /// the queue would exceed 4 GiB - 1 (the caller counts a shortfall as a
     /// drop). Call [`EgressQueue::drain`] up to now first, so the new bytes
     /// do not drain over the past.
@@ -141,7 +150,7 @@ impl EgressQueue {
     pub fn enqueue(&mut self, slot: usize, len: u32) -> u32 {
         let room = u32::MAX - self.bytes;
         let take = if len < room { len } else { room };
-        let s = &mut self.ingress[slot & SLOT_MASK];
+        let s = &mut self.ingress[slot & Self::SLOT_MASK];
         // `*s <= bytes` by the invariant, so `*s + take` fits; saturate in
         // case a corrupted value broke it.
         let s_room = u32::MAX - *s;
@@ -169,11 +178,11 @@ impl EgressQueue {
     /// the released bytes sum exactly to `D`, deterministically, and no slot
     /// is favoured over time.
     #[inline(always)]
-    fn release_proportional(&mut self, want: u32, released: &mut [u32; MODEL_PORTS]) -> u32 {
+    fn release_proportional(&mut self, want: u32, released: &mut [u32; N]) -> u32 {
         let mut total: u64 = 0;
         let mut i = 0;
-        while i < MODEL_PORTS {
-            total += u64::from(self.ingress[i & SLOT_MASK]);
+        while i < N {
+            total += u64::from(self.ingress[i & Self::SLOT_MASK]);
             i += 1;
         }
         if total == 0 {
@@ -188,53 +197,59 @@ impl EgressQueue {
         if d == total {
             // everything leaves: each slot gives back all it holds, which is
             // what the shares below come to (no fraction, no remainder),
-            // without their 2 x MODEL_PORTS divisions
+            // without their 2 x N divisions
             i = 0;
-            while i < MODEL_PORTS {
-                let j = i & SLOT_MASK;
+            while i < N {
+                let j = i & Self::SLOT_MASK;
                 released[j] = self.ingress[j];
                 self.ingress[j] = 0;
                 i += 1;
             }
-            self.cursor = ((self.cursor as usize + 1) & SLOT_MASK) as u32;
+            self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
             self.bytes = 0;
             return total as u32;
         }
         // c_i <= 2^32 - 1 and d <= want <= 2^32 - 1, so c_i * d < 2^64.
         // r <= c_i since d <= total (the clamp guards a corrupted value only).
         let mut given: u64 = 0;
-        let mut frac_mask: u32 = 0;
+        let mut frac_mask: u64 = 0;
         i = 0;
-        while i < MODEL_PORTS {
-            let c = u64::from(self.ingress[i & SLOT_MASK]);
+        while i < N {
+            let c = u64::from(self.ingress[i & Self::SLOT_MASK]);
+            if c == 0 {
+                // an empty slot gives back nothing (no division for it)
+                released[i & Self::SLOT_MASK] = 0;
+                i += 1;
+                continue;
+            }
             let p = c * d;
             let mut r = p / total;
             if r > c {
                 r = c;
             }
             if p % total != 0 && r < c {
-                frac_mask |= 1 << i;
+                frac_mask |= 1u64 << i;
             }
-            released[i & SLOT_MASK] = r as u32;
+            released[i & Self::SLOT_MASK] = r as u32;
             given += r;
             i += 1;
         }
         let mut rem = d.saturating_sub(given);
         let start = self.cursor as usize;
         i = 0;
-        while i < MODEL_PORTS && rem > 0 {
-            let j = (start + i) & SLOT_MASK;
-            if frac_mask & (1 << j) != 0 {
+        while i < N && rem > 0 {
+            let j = (start + i) & Self::SLOT_MASK;
+            if frac_mask & (1u64 << j) != 0 {
                 released[j] += 1;
                 given += 1;
                 rem -= 1;
             }
             i += 1;
         }
-        self.cursor = ((start + 1) & SLOT_MASK) as u32;
+        self.cursor = ((start + 1) & Self::SLOT_MASK) as u32;
         i = 0;
-        while i < MODEL_PORTS {
-            let j = i & SLOT_MASK;
+        while i < N {
+            let j = i & Self::SLOT_MASK;
             self.ingress[j] -= released[j];
             i += 1;
         }

@@ -1,0 +1,173 @@
+//! The reaction point of [`PROFILE_MLX`]: DCQCN as the HPCC simulator's
+//! "Mlx" mode (`rdma-hw.cc`) and NVIDIA NICs run it.
+//!
+//! ```text
+//! CNP:            set "CNP arrived" for the alpha timer and for the decrease timer
+//!                 (first CNP: attach the limiter, alpha = initial_alpha, RT = RC,
+//!                  start the alpha timer and the decrease timer; no cut yet)
+//! alpha timer K:  alpha = (1-g) alpha + g if a CNP arrived in the period, else (1-g) alpha
+//! decrease D:     if a CNP arrived in the period:
+//!                   RT = RC unless no increase event happened since the last cut
+//!                   RC = max(RC (1 - alpha/2), min_rate)
+//!                   increase timer restarts (t = 0)
+//! increase T:     t < F fast recovery   RC = (RT + RC) / 2
+//!                 t = F additive        RT += Rai;  RC = (RT + RC) / 2
+//!                 t > F hyper           RT += Rhai; RC = (RT + RC) / 2      then t += 1
+//! ```
+//!
+//! No byte counter, and hyper increase adds a constant Rhai (not `i x
+//! Rhai`). The limiter stays attached once a CNP arrived (as in HPCC): an
+//! unthrottled rate is RC = RT = line rate with the timers running. The
+//! timers are caught up lazily at each call, in time order (alpha, then
+//! decrease, then increase on a tie, as HPCC schedules the first decrease
+//! 1 ns after the alpha update), up to [`MAX_CATCHUP`] periods of each.
+
+use super::*;
+
+/// One elapsed alpha period.
+#[inline(always)]
+fn alpha_event(st: &mut RpState, p: &DcqcnParams) {
+    st.alpha = if st.cnp_alpha != 0 {
+        alpha_on_cnp(st.alpha, p.g)
+    } else {
+        alpha_decay(st.alpha, p.g)
+    };
+    st.cnp_alpha = 0;
+}
+
+/// One rate-decrease check at `at_ns`.
+#[inline(always)]
+fn decrease_event(st: &mut RpState, p: &DcqcnParams, at_ns: u64) {
+    if st.cnp_decrease == 0 {
+        return;
+    }
+    if st.timer_events != 0 {
+        st.rt_bps = st.rc_bps;
+    }
+    let cut = st.rc_bps - rate_cut(st.rc_bps, st.alpha);
+    let min = p.min_rate();
+    st.rc_bps = if cut < min { min } else { cut };
+    if st.rt_bps < st.rc_bps {
+        st.rt_bps = st.rc_bps;
+    }
+    st.timer_events = 0;
+    st.stage = STAGE_NONE;
+    st.cnp_decrease = 0;
+    st.increase_due_ns = if p.rate_increase_period_ns == 0 {
+        u64::MAX
+    } else {
+        at_ns.saturating_add(p.rate_increase_period_ns)
+    };
+}
+
+/// One rate-increase timer event.
+#[inline(always)]
+fn increase_event(st: &mut RpState, p: &DcqcnParams) {
+    let line = p.line_rate_bps;
+    let f = p.fast_recovery_events;
+    let t = st.timer_events;
+    let stage = if t < f {
+        STAGE_FAST_RECOVERY
+    } else if t == f {
+        STAGE_ADDITIVE
+    } else {
+        STAGE_HYPER
+    };
+    let step = match stage {
+        STAGE_ADDITIVE => p.rai_bps,
+        STAGE_HYPER => p.rhai_bps,
+        _ => 0,
+    };
+    let rt = st.rt_bps.saturating_add(step);
+    st.rt_bps = if rt > line { line } else { rt };
+    st.rc_bps = toward(st.rc_bps, st.rt_bps);
+    st.stage = stage;
+    st.timer_events = t.saturating_add(1);
+}
+
+/// The three timers up to `now_ns`; returns RC.
+#[inline(always)]
+pub(super) fn tick(st: &mut RpState, p: &DcqcnParams, now_ns: u64) -> u64 {
+    clamp_rates(st, p);
+    if st.limited == 0 {
+        return st.rc_bps;
+    }
+    let (k, d, t) = (
+        p.alpha_update_period_ns,
+        p.rate_decrease_period_ns,
+        p.rate_increase_period_ns,
+    );
+    let (mut na, mut nd, mut ni) = (0u32, 0u32, 0u32);
+    loop {
+        let a_due = if k != 0 && na < MAX_CATCHUP && now_ns >= st.alpha_due_ns {
+            st.alpha_due_ns
+        } else {
+            u64::MAX
+        };
+        let d_due = if d != 0 && nd < MAX_CATCHUP && now_ns >= st.decrease_due_ns {
+            st.decrease_due_ns
+        } else {
+            u64::MAX
+        };
+        let i_due = if t != 0 && ni < MAX_CATCHUP && now_ns >= st.increase_due_ns {
+            st.increase_due_ns
+        } else {
+            u64::MAX
+        };
+        if a_due == u64::MAX && d_due == u64::MAX && i_due == u64::MAX {
+            break;
+        }
+        if a_due <= d_due && a_due <= i_due {
+            alpha_event(st, p);
+            st.alpha_due_ns = st.alpha_due_ns.saturating_add(k);
+            na += 1;
+        } else if d_due <= i_due {
+            let at = st.decrease_due_ns;
+            st.decrease_due_ns = at.saturating_add(d);
+            decrease_event(st, p, at);
+            nd += 1;
+        } else {
+            st.increase_due_ns = st.increase_due_ns.saturating_add(t);
+            increase_event(st, p);
+            ni += 1;
+        }
+    }
+    if k != 0 && now_ns >= st.alpha_due_ns {
+        st.alpha_due_ns = skip_to_after(st.alpha_due_ns, now_ns, k);
+    }
+    if d != 0 && now_ns >= st.decrease_due_ns {
+        st.decrease_due_ns = skip_to_after(st.decrease_due_ns, now_ns, d);
+    }
+    if t != 0 && st.increase_due_ns != u64::MAX && now_ns >= st.increase_due_ns {
+        st.increase_due_ns = skip_to_after(st.increase_due_ns, now_ns, t);
+    }
+    st.rc_bps
+}
+
+/// A CNP at `now_ns`; returns RC (a CNP never cuts at once: the next
+/// decrease check does).
+#[inline(always)]
+pub(super) fn on_cnp(st: &mut RpState, p: &DcqcnParams, now_ns: u64) -> u64 {
+    tick(st, p, now_ns);
+    st.cnps = st.cnps.wrapping_add(1);
+    if st.limited == 0 {
+        st.limited = 1;
+        st.alpha = if p.initial_alpha > ALPHA_ONE {
+            ALPHA_ONE
+        } else {
+            p.initial_alpha
+        };
+        st.rt_bps = st.rc_bps;
+        st.cnp_alpha = 0;
+        st.cnp_decrease = 1;
+        st.timer_events = 0;
+        st.alpha_due_ns = now_ns.saturating_add(p.alpha_update_period_ns);
+        st.decrease_due_ns = now_ns.saturating_add(p.rate_decrease_period_ns);
+        // the increase timer starts at the first cut
+        st.increase_due_ns = u64::MAX;
+        return st.rc_bps;
+    }
+    st.cnp_alpha = 1;
+    st.cnp_decrease = 1;
+    st.rc_bps
+}

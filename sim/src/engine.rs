@@ -1,0 +1,353 @@
+//! The discrete-event core: nanosecond time, a radix heap of small `Copy`
+//! events, a slab of packets reused through a
+//! free list (no allocation per packet once warm), and the dispatch loop.
+
+use std::cmp::Reverse;
+use std::time::Instant;
+
+use dataplane_common::rand::SplitMix64;
+use radix_heap::RadixHeapMap;
+
+use crate::config::Params;
+use crate::host::{Flow, Host};
+use crate::report::Stats;
+use crate::switch::Switch;
+use crate::topo::Topology;
+
+/// The RoCE traffic class (SONiC's AZURE map: lossless TC 3).
+pub const TC_DATA: u8 = 3;
+/// ACKs, NAKs and CNPs (TC 6, strict priority, never marked).
+pub const TC_CTRL: u8 = 6;
+/// Bytes a data frame adds to its RDMA payload: Ethernet 14, IPv4 20, UDP
+/// 8, BTH 12, ICRC 4, FCS 4.
+pub const HDR: u32 = 62;
+/// An ACK / NAK (BTH + AETH) or CNP frame, and a PFC frame.
+pub const CTRL_LEN: u32 = 64;
+
+pub const KIND_DATA: u8 = 0;
+pub const KIND_ACK: u8 = 1;
+pub const KIND_NAK: u8 = 2;
+pub const KIND_CNP: u8 = 3;
+
+/// A packet in flight (slab entry).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pkt {
+    pub flow: u32,
+    /// Data: its PSN; ACK / NAK: the next PSN expected.
+    pub psn: u32,
+    /// Frame bytes (what the buffer model and the link count).
+    pub len: u32,
+    /// Destination host.
+    pub dst: u32,
+    pub kind: u8,
+    pub ecn: u8,
+    pub tc: u8,
+}
+
+/// What happens at an instant. Node ids: hosts `0..hosts`, then switches.
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    /// A packet fully received on `port` of `node`.
+    Arrive {
+        node: u32,
+        port: u16,
+        pkt: u32,
+    },
+    /// `port` of `node` finished sending a frame.
+    TxDone {
+        node: u32,
+        port: u16,
+    },
+    /// A PFC frame (RoCE priority) received on `port` of `node`.
+    Pfc {
+        node: u32,
+        port: u16,
+        quanta: u16,
+    },
+    /// A pause may have ended: try sending again.
+    Resume {
+        node: u32,
+        port: u16,
+    },
+    /// PFC refresh timer of the ingress PG of `port` (RoCE class).
+    PgTick {
+        node: u32,
+        port: u16,
+    },
+    /// A host's pacer allows its next packet.
+    Wake {
+        node: u32,
+    },
+    /// A flow of the arrival list starts (the next one is scheduled).
+    FlowStart {
+        flow: u32,
+    },
+    /// A flow whose dependencies completed starts.
+    DepStart {
+        flow: u32,
+    },
+    Rto {
+        flow: u32,
+    },
+    Sample,
+}
+
+/// The event queue: a radix heap (a monotone priority queue: nothing is
+/// ever scheduled before the event being handled), O(1) amortised per
+/// event. Events at the same nanosecond come out in an order fixed by the
+/// sequence of pushes, so a run is reproducible.
+pub struct Queue {
+    heap: RadixHeapMap<Reverse<u64>, Ev>,
+}
+
+impl Queue {
+    pub fn new() -> Self {
+        Queue {
+            heap: RadixHeapMap::new(),
+        }
+    }
+    #[inline]
+    pub fn push(&mut self, t: u64, ev: Ev) {
+        self.heap.push(Reverse(t), ev);
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<(u64, Ev)> {
+        self.heap.pop().map(|(Reverse(t), e)| (t, e))
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+impl Default for Queue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Nanoseconds `len` bytes take at `speed_mbps`, with the sub-nanosecond
+/// remainder carried in `frac` (millibit-ns units below the speed), so a
+/// port's long-run rate is exact, as the buffer model's drain is.
+#[inline]
+pub fn ser_ns(len: u32, speed_mbps: u32, frac: &mut u64) -> u64 {
+    let num = u64::from(len) * 8_000 + *frac;
+    let s = u64::from(speed_mbps.max(1));
+    *frac = num % s;
+    num / s
+}
+
+/// The simulation.
+pub struct Sim {
+    pub now: u64,
+    pub q: Queue,
+    pub pkts: Vec<Pkt>,
+    free: Vec<u32>,
+    pub p: Params,
+    pub topo: Topology,
+    pub switches: Vec<Switch>,
+    pub hosts: Vec<Host>,
+    pub flows: Vec<Flow>,
+    /// Flows in start order whose start is scheduled one at a time.
+    pub arrivals: Vec<u32>,
+    pub next_arrival: usize,
+    pub rng: SplitMix64,
+    pub stats: Stats,
+    pub events: u64,
+    /// Stop here (the duration, or `max_time` when draining).
+    pub stop_ns: u64,
+    /// Print progress to stderr.
+    pub progress: bool,
+}
+
+impl Sim {
+    /// A packet slot (reused).
+    #[inline]
+    pub fn alloc(&mut self, p: Pkt) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.pkts[i as usize] = p;
+                i
+            }
+            None => {
+                self.pkts.push(p);
+                (self.pkts.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    pub fn release(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// Which slab entries hold a packet in flight.
+    pub fn live_mask(&self) -> Vec<bool> {
+        let mut live = vec![true; self.pkts.len()];
+        for &f in &self.free {
+            live[f as usize] = false;
+        }
+        live
+    }
+
+    /// Packets not yet delivered or dropped.
+    pub fn in_flight(&self) -> usize {
+        self.pkts.len() - self.free.len()
+    }
+
+    pub fn n_hosts(&self) -> u32 {
+        self.topo.hosts
+    }
+
+    /// Builds the simulation of `p` (topology, switches, hosts, workload).
+    pub fn new(p: Params) -> anyhow::Result<Sim> {
+        let topo = crate::topo::build(&p.topology, p.speed_mbps, p.link_delay_ns)?;
+        let mut rng = SplitMix64(p.seed);
+        let switches = topo
+            .switches
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Switch::new(s, &p, i as u32, rng.next_u64() as u32))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let hosts = topo.host_links.iter().map(|l| Host::new(*l)).collect();
+        let stop_ns = if p.drain {
+            p.max_time_ns
+        } else {
+            p.duration_ns
+        };
+        let mut sim = Sim {
+            now: 0,
+            q: Queue::new(),
+            pkts: Vec::with_capacity(1 << 16),
+            free: Vec::with_capacity(1 << 16),
+            p,
+            topo,
+            switches,
+            hosts,
+            flows: Vec::new(),
+            arrivals: Vec::new(),
+            next_arrival: 0,
+            rng,
+            stats: Stats::default(),
+            events: 0,
+            stop_ns,
+            progress: false,
+        };
+        crate::workload::generate(&mut sim)?;
+        Ok(sim)
+    }
+
+    /// Runs to the stop time (or until nothing is left to do); returns the
+    /// wall time in seconds.
+    pub fn run(&mut self) -> f64 {
+        let t0 = Instant::now();
+        let mut last = t0;
+        let mut last_events = 0u64;
+        let sample_every = (self.p.duration_ns / u64::from(self.p.samples)).max(1);
+        self.q.push(0, Ev::Sample);
+        self.schedule_next_arrival();
+        while let Some((t, ev)) = self.q.pop() {
+            if t > self.stop_ns {
+                self.now = self.stop_ns;
+                break;
+            }
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Ev::Arrive { node, port, pkt } => {
+                    if node < self.topo.hosts {
+                        self.host_receive(node, pkt);
+                    } else {
+                        self.switch_arrive((node - self.topo.hosts) as usize, port, pkt);
+                    }
+                }
+                Ev::TxDone { node, port } => {
+                    if node < self.topo.hosts {
+                        self.hosts[node as usize].busy = false;
+                        self.host_send(node);
+                    } else {
+                        self.switch_tx_done((node - self.topo.hosts) as usize, port);
+                    }
+                }
+                Ev::Pfc { node, port, quanta } => {
+                    if node < self.topo.hosts {
+                        self.host_pfc(node, quanta);
+                    } else {
+                        self.switch_pfc((node - self.topo.hosts) as usize, port, quanta);
+                    }
+                }
+                Ev::Resume { node, port } => {
+                    if node < self.topo.hosts {
+                        self.host_send(node);
+                    } else {
+                        self.switch_start((node - self.topo.hosts) as usize, port);
+                    }
+                }
+                Ev::PgTick { node, port } => {
+                    self.switch_pg_tick((node - self.topo.hosts) as usize, port);
+                }
+                Ev::Wake { node } => self.host_send(node),
+                Ev::FlowStart { flow } => {
+                    self.start_flow(flow);
+                    self.schedule_next_arrival();
+                }
+                Ev::DepStart { flow } => self.start_flow(flow),
+                Ev::Rto { flow } => self.flow_rto(flow),
+                Ev::Sample => {
+                    self.sample();
+                    // keep sampling while anything else is pending
+                    if !self.q.is_empty() && !self.all_done() {
+                        self.q.push(self.now + sample_every, Ev::Sample);
+                    }
+                }
+            }
+            if self.p.drain && self.stats.flows_done as usize == self.flows.len() {
+                break;
+            }
+            if self.progress && self.events & 0xffff == 0 {
+                let w = Instant::now();
+                let dt = w.duration_since(last).as_secs_f64();
+                if dt >= 1.0 {
+                    let rate = (self.events - last_events) as f64 / dt;
+                    eprint!(
+                        "\r[{}] sim {:.3}/{:.3} ms  {:.2} Mev/s  flows {}/{}  wall {:.0}s   ",
+                        self.p.lb_name,
+                        self.now as f64 / 1e6,
+                        self.stop_ns.min(if self.p.drain {
+                            u64::MAX
+                        } else {
+                            self.p.duration_ns
+                        }) as f64
+                            / 1e6,
+                        rate / 1e6,
+                        self.stats.flows_done,
+                        self.flows.len(),
+                        w.duration_since(t0).as_secs_f64()
+                    );
+                    last = w;
+                    last_events = self.events;
+                }
+            }
+        }
+        if self.progress {
+            eprintln!();
+        }
+        t0.elapsed().as_secs_f64()
+    }
+
+    /// Every flow completed.
+    pub fn all_done(&self) -> bool {
+        self.stats.flows_done as usize == self.flows.len()
+            && self.next_arrival >= self.arrivals.len()
+    }
+
+    fn schedule_next_arrival(&mut self) {
+        if let Some(&f) = self.arrivals.get(self.next_arrival) {
+            self.next_arrival += 1;
+            let t = self.flows[f as usize].start_ns.max(self.now);
+            self.q.push(t, Ev::FlowStart { flow: f });
+        }
+    }
+}

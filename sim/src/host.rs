@@ -1,0 +1,426 @@
+//! A host's RDMA NIC at message level, with the testbed emulator's
+//! semantics (testbed/src/host/rc.rs): reliable-connected QPs (one per
+//! flow) sending a message as PSN-numbered packets, paced at line rate and
+//! at the QP's DCQCN rate (`dcqcn` reaction point); the receiver accepts
+//! only the expected PSN, ACKs every `ack_every` packets and at the
+//! message's end, sends one NAK per gap and a CNP for CE-marked packets at
+//! most once per QP per interval (`dcqcn::np_on_packet`); go-back-N on a
+//! NAK or a retransmission timeout; PFC for the RoCE class stops data (not
+//! ACKs, NAKs or CNPs) for the frame's pause time or until XON.
+
+use std::collections::VecDeque;
+
+use dataplane_common::buffer::PauseStat;
+use dataplane_common::dcqcn::{
+    np_on_packet, rp_on_cnp, rp_on_sent, rp_rate, rp_tick, DcqcnParams, NpState, Pacer, RpState,
+};
+use dataplane_common::lossless::{ECN_CE, ECN_ECT0};
+use dataplane_common::wire::macctl::quanta_to_nanos;
+
+use crate::config::Cc;
+use crate::engine::{
+    ser_ns, Ev, Pkt, Sim, CTRL_LEN, HDR, KIND_ACK, KIND_CNP, KIND_DATA, KIND_NAK, TC_CTRL, TC_DATA,
+};
+use crate::topo::Link;
+
+/// No job / no parent.
+pub const NONE: u32 = u32::MAX;
+
+/// One message on its own QP.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start_ns: u64,
+    pub sport: u16,
+    pub qp: u32,
+    /// Collective job it belongs to, or [`NONE`].
+    pub job: u32,
+    /// Flows that must complete before this one starts.
+    pub deps_left: u32,
+    /// Flows waiting for this one.
+    pub children: Vec<u32>,
+    pub started: bool,
+    // sender
+    pub snd_nxt: u64,
+    pub snd_una_psn: u32,
+    pub last_progress_ns: u64,
+    pub rp: RpState,
+    pub pacer: Pacer,
+    pub in_active: bool,
+    pub acked: bool,
+    pub rto_armed: bool,
+    // receiver
+    pub rcv_psn: u32,
+    pub rcv_bytes: u64,
+    pub np: NpState,
+    pub nak_sent: bool,
+    pub finish_ns: u64,
+}
+
+impl Flow {
+    pub fn new(src: u32, dst: u32, size: u64, start_ns: u64, sport: u16, qp: u32) -> Flow {
+        Flow {
+            src,
+            dst,
+            size,
+            start_ns,
+            sport,
+            qp,
+            job: NONE,
+            deps_left: 0,
+            children: Vec::new(),
+            started: false,
+            snd_nxt: 0,
+            snd_una_psn: 0,
+            last_progress_ns: 0,
+            rp: RpState::new(&DcqcnParams::new(1)),
+            pacer: Pacer::NEW,
+            in_active: false,
+            acked: false,
+            rto_armed: false,
+            rcv_psn: 0,
+            rcv_bytes: 0,
+            np: NpState::DEFAULT,
+            nak_sent: false,
+            finish_ns: 0,
+        }
+    }
+
+    pub fn done(&self) -> bool {
+        self.finish_ns != 0 || (self.size == 0 && self.started)
+    }
+}
+
+pub struct Host {
+    pub link: Link,
+    pub busy: bool,
+    /// RoCE data paused until.
+    pub paused_until: u64,
+    pub pause: PauseStat,
+    /// ACKs, NAKs and CNPs to send (before data, never paused).
+    pub ctrl: VecDeque<u32>,
+    /// Flows with data to send.
+    pub active: Vec<u32>,
+    pub rr: usize,
+    pub wake_at: u64,
+    pub ser_frac: u64,
+    pub tx_bytes: u64,
+}
+
+impl Host {
+    pub fn new(link: Link) -> Host {
+        Host {
+            link,
+            busy: false,
+            paused_until: 0,
+            pause: PauseStat::ZERO,
+            ctrl: VecDeque::new(),
+            active: Vec::new(),
+            rr: 0,
+            wake_at: u64::MAX,
+            ser_frac: 0,
+            tx_bytes: 0,
+        }
+    }
+}
+
+impl Sim {
+    /// DCQCN parameters of the hosts (all at the same line rate).
+    pub fn dcqcn(&self) -> DcqcnParams {
+        let l = u64::from(self.p.speed_mbps) * 1_000_000;
+        match self.p.cc {
+            Cc::Mlx => DcqcnParams::mlx(l),
+            _ => DcqcnParams::new(l),
+        }
+    }
+
+    /// Flow `f` starts now.
+    pub fn start_flow(&mut self, f: u32) {
+        let params = self.dcqcn();
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        fl.started = true;
+        fl.start_ns = now;
+        fl.rp = RpState::new(&params);
+        fl.np = NpState::new(params.cnp_interval_ns);
+        fl.last_progress_ns = now;
+        self.stats.flows_started += 1;
+        if fl.size == 0 {
+            fl.finish_ns = now.max(1);
+            self.flow_complete(f);
+            return;
+        }
+        let h = fl.src;
+        self.activate(f);
+        self.host_send(h);
+    }
+
+    fn activate(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if !fl.in_active {
+            fl.in_active = true;
+            self.hosts[fl.src as usize].active.push(f);
+        }
+    }
+
+    /// Sends the host's next frame if its link is idle.
+    pub fn host_send(&mut self, h: u32) {
+        let now = self.now;
+        if self.hosts[h as usize].busy {
+            return;
+        }
+        if let Some(pid) = self.hosts[h as usize].ctrl.pop_front() {
+            self.host_transmit(h, pid);
+            return;
+        }
+        if now < self.hosts[h as usize].paused_until {
+            let until = self.hosts[h as usize].paused_until;
+            self.wake(h, until);
+            return;
+        }
+        let mtu = u64::from(self.p.mtu);
+        let cc = self.p.cc != Cc::None;
+        let params = self.dcqcn();
+        let n = self.hosts[h as usize].active.len();
+        let mut earliest = u64::MAX;
+        let mut i = 0;
+        while i < self.hosts[h as usize].active.len() && n > 0 {
+            let host = &mut self.hosts[h as usize];
+            if host.rr >= host.active.len() {
+                host.rr = 0;
+            }
+            let k = host.rr;
+            let f = host.active[k];
+            let fl = &mut self.flows[f as usize];
+            if fl.snd_nxt >= fl.size {
+                // all sent: leave the list until a rewind
+                fl.in_active = false;
+                host.active.swap_remove(k);
+                continue;
+            }
+            if !fl.pacer.ready(now) {
+                earliest = earliest.min(fl.pacer.next_ns);
+                host.rr = k + 1;
+                i += 1;
+                continue;
+            }
+            host.rr = k + 1;
+            let payload = (fl.size - fl.snd_nxt).min(mtu);
+            let psn = (fl.snd_nxt / mtu) as u32;
+            let len = payload as u32 + HDR;
+            let rate = if cc {
+                rp_tick(&mut fl.rp, &params, now);
+                rp_on_sent(&mut fl.rp, &params, now, u64::from(len));
+                rp_rate(&fl.rp)
+            } else {
+                params.line_rate_bps
+            };
+            fl.pacer.on_send(now, rate, u64::from(len));
+            fl.snd_nxt += payload;
+            let arm = !fl.rto_armed;
+            fl.rto_armed = true;
+            let dst = fl.dst;
+            self.stats.sent_payload += payload;
+            let pid = self.alloc(Pkt {
+                flow: f,
+                psn,
+                len,
+                dst,
+                kind: KIND_DATA,
+                ecn: ECN_ECT0,
+                tc: TC_DATA,
+            });
+            if arm && self.p.rto_ns > 0 {
+                self.q.push(now + self.p.rto_ns, Ev::Rto { flow: f });
+            }
+            self.host_transmit(h, pid);
+            return;
+        }
+        if earliest != u64::MAX {
+            self.wake(h, earliest);
+        }
+    }
+
+    fn wake(&mut self, h: u32, t: u64) {
+        let host = &mut self.hosts[h as usize];
+        if host.wake_at <= self.now || host.wake_at > t {
+            host.wake_at = t;
+            self.q.push(t, Ev::Wake { node: h });
+        }
+    }
+
+    fn host_transmit(&mut self, h: u32, pid: u32) {
+        let now = self.now;
+        let len = self.pkts[pid as usize].len;
+        let host = &mut self.hosts[h as usize];
+        let l = host.link;
+        let ser = ser_ns(len, l.speed_mbps, &mut host.ser_frac);
+        host.busy = true;
+        host.tx_bytes += u64::from(len);
+        self.q.push(now + ser, Ev::TxDone { node: h, port: 0 });
+        self.q.push(
+            now + ser + l.delay_ns,
+            Ev::Arrive {
+                node: l.peer,
+                port: l.peer_port,
+                pkt: pid,
+            },
+        );
+    }
+
+    /// Queues a control frame from host `h`.
+    fn send_ctrl(&mut self, h: u32, flow: u32, kind: u8, psn: u32, dst: u32) {
+        let pid = self.alloc(Pkt {
+            flow,
+            psn,
+            len: CTRL_LEN,
+            dst,
+            kind,
+            ecn: 0,
+            tc: TC_CTRL,
+        });
+        self.stats.ctrl_sent += 1;
+        self.hosts[h as usize].ctrl.push_back(pid);
+        self.host_send(h);
+    }
+
+    /// A frame arrived at host `h`.
+    pub fn host_receive(&mut self, h: u32, pid: u32) {
+        let pkt = self.pkts[pid as usize];
+        self.release(pid);
+        let now = self.now;
+        let f = pkt.flow;
+        match pkt.kind {
+            KIND_DATA => {
+                let mtu = u64::from(self.p.mtu);
+                let payload = u64::from(pkt.len - HDR);
+                self.stats.recv_payload += payload;
+                let fl = &mut self.flows[f as usize];
+                let src = fl.src;
+                if np_on_packet(&mut fl.np, now, pkt.ecn == ECN_CE) {
+                    self.stats.cnp_sent += 1;
+                    self.send_ctrl(h, f, KIND_CNP, 0, src);
+                }
+                let fl = &mut self.flows[f as usize];
+                if pkt.psn == fl.rcv_psn {
+                    fl.rcv_psn += 1;
+                    fl.rcv_bytes += payload;
+                    fl.nak_sent = false;
+                    if fl.rcv_bytes >= fl.size {
+                        fl.finish_ns = now;
+                        let psn = fl.rcv_psn;
+                        self.send_ctrl(h, f, KIND_ACK, psn, src);
+                        self.flow_complete(f);
+                    } else if fl.rcv_psn % self.p.ack_every == 0 {
+                        let psn = fl.rcv_psn;
+                        self.send_ctrl(h, f, KIND_ACK, psn, src);
+                    }
+                } else if pkt.psn > fl.rcv_psn {
+                    self.stats.ooo_payload += payload;
+                    if !fl.nak_sent {
+                        fl.nak_sent = true;
+                        let psn = fl.rcv_psn;
+                        self.stats.naks += 1;
+                        self.send_ctrl(h, f, KIND_NAK, psn, src);
+                    }
+                } else {
+                    // duplicate of a retransmission
+                    self.stats.dup_payload += payload;
+                    if pkt.psn % self.p.ack_every == 0 || fl.rcv_bytes >= fl.size {
+                        let psn = fl.rcv_psn;
+                        self.send_ctrl(h, f, KIND_ACK, psn, src);
+                    }
+                }
+                let _ = mtu;
+            }
+            KIND_ACK | KIND_NAK => {
+                let mtu = u64::from(self.p.mtu);
+                let fl = &mut self.flows[f as usize];
+                if pkt.psn > fl.snd_una_psn {
+                    fl.snd_una_psn = pkt.psn;
+                    fl.last_progress_ns = now;
+                }
+                if u64::from(fl.snd_una_psn) * mtu >= fl.size {
+                    fl.acked = true;
+                }
+                if pkt.kind == KIND_NAK {
+                    let back = u64::from(pkt.psn) * mtu;
+                    if back < fl.snd_nxt {
+                        self.stats.retx_payload += fl.snd_nxt - back;
+                        fl.snd_nxt = back;
+                        self.activate(f);
+                        let s = self.flows[f as usize].src;
+                        self.host_send(s);
+                    }
+                }
+            }
+            KIND_CNP => {
+                self.stats.cnp_rx += 1;
+                if self.p.cc != Cc::None {
+                    let params = self.dcqcn();
+                    rp_on_cnp(&mut self.flows[f as usize].rp, &params, now);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A PFC frame for the RoCE class reached host `h`.
+    pub fn host_pfc(&mut self, h: u32, quanta: u16) {
+        let now = self.now;
+        let host = &mut self.hosts[h as usize];
+        let until = if quanta == 0 {
+            now
+        } else {
+            now + quanta_to_nanos(quanta, u64::from(host.link.speed_mbps))
+        };
+        host.paused_until = until;
+        host.pause.apply(now, until);
+        self.stats.pfc_rx += 1;
+        self.host_send(h);
+    }
+
+    /// Retransmission timer of flow `f`.
+    pub fn flow_rto(&mut self, f: u32) {
+        let now = self.now;
+        let mtu = u64::from(self.p.mtu);
+        let rto = self.p.rto_ns;
+        let fl = &mut self.flows[f as usize];
+        if fl.acked {
+            fl.rto_armed = false;
+            return;
+        }
+        let una = u64::from(fl.snd_una_psn) * mtu;
+        if fl.snd_nxt > una && now.saturating_sub(fl.last_progress_ns) >= rto {
+            self.stats.timeouts += 1;
+            self.stats.retx_payload += fl.snd_nxt - una;
+            fl.snd_nxt = una;
+            fl.last_progress_ns = now;
+            let s = fl.src;
+            self.activate(f);
+            self.host_send(s);
+        }
+        let fl = &self.flows[f as usize];
+        let next = (fl.last_progress_ns + rto).max(now + 1);
+        self.q.push(next, Ev::Rto { flow: f });
+    }
+
+    /// Flow `f` was received whole: statistics, and the flows waiting for
+    /// it may start.
+    pub fn flow_complete(&mut self, f: u32) {
+        self.stats.flows_done += 1;
+        let children = std::mem::take(&mut self.flows[f as usize].children);
+        for &c in &children {
+            let cf = &mut self.flows[c as usize];
+            cf.deps_left = cf.deps_left.saturating_sub(1);
+            if cf.deps_left == 0 && !cf.started {
+                let now = self.now;
+                self.flows[c as usize].start_ns = now;
+                self.q.push(now, Ev::DepStart { flow: c });
+            }
+        }
+        self.flows[f as usize].children = children;
+    }
+}

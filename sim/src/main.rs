@@ -1,0 +1,269 @@
+//! `dataplane-sim`: runs a scenario (TOML file and/or options) once per LB
+//! mode, prints a summary, writes report.json and SVG plots.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use dataplane_sim::{output, run_one, Report, Scenario};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dataplane-sim",
+    about = "Fabric simulator running the data plane's decision functions"
+)]
+struct Cli {
+    /// Scenario file (TOML, keys as the long options); options override it.
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// leafspine:LxS[:H], clos3:K, rail:N[:S].
+    #[arg(long)]
+    topology: Option<String>,
+    /// 100G, 200G, 400G, 800G.
+    #[arg(long)]
+    speed: Option<String>,
+    #[arg(long)]
+    link_delay: Option<String>,
+    #[arg(long)]
+    mtu: Option<u32>,
+    /// Buffer per switch (e.g. 32MB).
+    #[arg(long)]
+    buffer: Option<String>,
+    /// PFC on the RoCE class: on or off.
+    #[arg(long)]
+    pfc: Option<String>,
+    /// ECN marking: on or off.
+    #[arg(long)]
+    ecn: Option<String>,
+    /// dcqcn, mlx or none.
+    #[arg(long)]
+    cc: Option<String>,
+    /// Comma list of hash, flowlet, bandwidth, spray (one run each).
+    #[arg(long)]
+    lb: Option<String>,
+    #[arg(long)]
+    flowlet_timeout: Option<String>,
+    /// websearch, hadoop, allreduce, halving-doubling, alltoall, incast,
+    /// permutation.
+    #[arg(long)]
+    workload: Option<String>,
+    #[arg(long)]
+    load: Option<f64>,
+    /// Message size of collectives / incast / permutation.
+    #[arg(long)]
+    size: Option<String>,
+    #[arg(long)]
+    fanin: Option<u32>,
+    #[arg(long)]
+    ranks: Option<u32>,
+    #[arg(long)]
+    duration: Option<String>,
+    /// Run until every flow completed (at most --max-time).
+    #[arg(long)]
+    drain: bool,
+    #[arg(long)]
+    max_time: Option<String>,
+    #[arg(long)]
+    seed: Option<u64>,
+    #[arg(long)]
+    kmin: Option<String>,
+    #[arg(long)]
+    kmax: Option<String>,
+    #[arg(long)]
+    pmax: Option<u8>,
+    #[arg(long)]
+    ack_every: Option<u32>,
+    #[arg(long)]
+    rto: Option<String>,
+    /// Output directory (report.json, *.svg).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// No progress line.
+    #[arg(long)]
+    quiet: bool,
+    /// Merge `sim.*` figures of this run into a bench results file, under
+    /// this name prefix (e.g. `websearch_1024`).
+    #[arg(long, requires = "bench_out")]
+    bench_name: Option<String>,
+    #[arg(long)]
+    bench_out: Option<PathBuf>,
+}
+
+fn on_off(field: &str, v: &str) -> Result<bool> {
+    match v {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        o => anyhow::bail!("{field}: {o:?} (expected on or off)"),
+    }
+}
+
+fn scenario(c: &Cli) -> Result<Scenario> {
+    let mut s = match &c.scenario {
+        Some(p) => {
+            let t =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            toml::from_str(&t).with_context(|| format!("scenario {}", p.display()))?
+        }
+        None => Scenario::default(),
+    };
+    macro_rules! set {
+        ($($f:ident),*) => { $( if let Some(v) = &c.$f { s.$f = v.clone(); } )* };
+    }
+    set!(
+        topology,
+        speed,
+        link_delay,
+        mtu,
+        buffer,
+        cc,
+        lb,
+        flowlet_timeout,
+        workload,
+        load,
+        size,
+        fanin,
+        ranks,
+        duration,
+        max_time,
+        seed,
+        kmin,
+        kmax,
+        pmax,
+        ack_every,
+        rto
+    );
+    if let Some(v) = &c.pfc {
+        s.pfc = on_off("pfc", v)?;
+    }
+    if let Some(v) = &c.ecn {
+        s.ecn = on_off("ecn", v)?;
+    }
+    s.drain |= c.drain;
+    Ok(s)
+}
+
+fn summary(r: &Report) {
+    println!(
+        "[{}] sim {:.3} ms in {:.2} s wall ({} events, {:.2} M/s); flows {}/{}; \
+         FCT slowdown mean {:.2} p50 {:.2} p99 {:.2} p99.9 {:.2}; JCT {:.3} ms; \
+         uplink util mean {:.1}% min {:.1}% max {:.1}%; PFC frames {} paused {:.1} us; \
+         ECN marks {}; CNPs {}; drops {} (lossless {}); retx {} B",
+        r.lb,
+        r.sim_time_ns as f64 / 1e6,
+        r.wall_s,
+        r.events,
+        r.events_per_s / 1e6,
+        r.flows_completed,
+        r.flows_total,
+        r.fct_slowdown.mean,
+        r.fct_slowdown.p50,
+        r.fct_slowdown.p99,
+        r.fct_slowdown.p999,
+        r.jct_ns as f64 / 1e6,
+        r.uplink_util.mean * 100.0,
+        r.uplink_util.min * 100.0,
+        r.uplink_util.max * 100.0,
+        r.pfc_frames,
+        r.pfc_paused_ns as f64 / 1e3,
+        r.ecn_marked,
+        r.cnp_sent,
+        r.drops,
+        r.drops_lossless,
+        r.retx_payload
+    );
+}
+
+/// CPU seconds (user + system) this process used so far, from /proc.
+fn cpu_s() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // fields after the command name: state is field 3; utime 14, stime 15
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Peak resident set of this process (KiB), from /proc.
+fn peak_rss_kib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    l.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn bench(c: &Cli, name: &str, runs: &[Report], cpu: f64) -> Result<()> {
+    let path = c.bench_out.as_ref().expect("clap requires it");
+    let r = &runs[0];
+    let mut all: Vec<serde_json::Value> = std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let machine = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "unknown CPU".into());
+    let rec = |figure: String, value: f64, unit: &str, note: String| {
+        serde_json::json!({"figure": figure, "value": value, "unit": unit,
+            "baseline": null, "ratio": null, "machine": machine, "note": note})
+    };
+    let note = format!(
+        "dataplane-sim {}, one core, {} events over {:.3} ms simulated in {:.1} s wall, \
+         {:.1} s CPU (the machine is shared: per CPU second is the one-core rate)",
+        r.lb,
+        r.events,
+        r.sim_time_ns as f64 / 1e6,
+        r.wall_s,
+        cpu
+    );
+    let per_cpu = r.events as f64 / cpu.max(0.01);
+    let rss = peak_rss_kib().unwrap_or(0.0) / 1024.0;
+    let mut new = vec![
+        rec(format!("sim.{name}_wall_s"), r.wall_s, "s", note.clone()),
+        rec(format!("sim.{name}_cpu_s"), cpu, "s", note.clone()),
+        rec(
+            format!("sim.{name}_events_per_cpu_s"),
+            per_cpu,
+            "events/s",
+            note.clone(),
+        ),
+        rec(
+            format!("sim.{name}_events_per_wall_s"),
+            r.events_per_s,
+            "events/s",
+            note.clone(),
+        ),
+        rec(format!("sim.{name}_peak_rss_mib"), rss, "MiB", note.clone()),
+    ];
+    if name == "events" {
+        new.push(rec("sim.events_per_s".into(), per_cpu, "events/s", note));
+    }
+    all.retain(|v| !new.iter().any(|n| n["figure"] == v["figure"]));
+    all.extend(new);
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d)?;
+    }
+    std::fs::write(path, serde_json::to_vec_pretty(&all)?)?;
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let c = Cli::parse();
+    let sc = scenario(&c)?;
+    let mut runs = Vec::new();
+    let cpu0 = cpu_s();
+    for lb in sc.lb_modes()? {
+        let r = run_one(&sc, &lb, !c.quiet)?;
+        summary(&r);
+        runs.push(r);
+    }
+    if let Some(dir) = &c.out {
+        output::write(dir, &sc, &runs)?;
+        println!("wrote {}/report.json and plots", dir.display());
+    }
+    if let Some(name) = &c.bench_name {
+        bench(&c, name, &runs, cpu_s() - cpu0)?;
+    }
+    Ok(())
+}

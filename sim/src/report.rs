@@ -1,0 +1,326 @@
+//! What a run measured: counters during the run, and the report (FCT
+//! slowdown per size bucket, JCT, link utilisation, PFC, ECN, drops) with
+//! stable names.
+
+use serde::Serialize;
+
+use crate::engine::{Sim, HDR};
+use crate::host::NONE;
+
+/// Counters kept during the run.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub flows_started: u64,
+    pub flows_done: u64,
+    /// RDMA payload bytes: sent by hosts (retransmissions included),
+    /// received by hosts (in order, out of order, duplicates), dropped.
+    pub sent_payload: u64,
+    pub recv_payload: u64,
+    pub dropped_payload: u64,
+    pub dropped_pkts: u64,
+    pub dropped_ctrl: u64,
+    pub ooo_payload: u64,
+    pub dup_payload: u64,
+    pub retx_payload: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+    pub ctrl_sent: u64,
+    pub cnp_sent: u64,
+    pub cnp_rx: u64,
+    pub pfc_rx: u64,
+    /// Queue samples: (time ns, largest RoCE queue in the fabric, sum).
+    pub samples: Vec<(u64, u32, u64)>,
+}
+
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct Dist {
+    pub count: usize,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl Dist {
+    pub fn of(mut v: Vec<f64>) -> Dist {
+        if v.is_empty() {
+            return Dist::default();
+        }
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let q = |p: f64| v[((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1];
+        Dist {
+            count: v.len(),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            p50: q(0.50),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: *v.last().unwrap(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Bucket {
+    /// Flow sizes `lo_bytes <= size < hi_bytes`.
+    pub lo_bytes: u64,
+    pub hi_bytes: u64,
+    pub slowdown: Dist,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkUtil {
+    pub from: String,
+    pub to: String,
+    pub util: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct UtilSummary {
+    pub count: usize,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// One run's report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub lb: String,
+    pub sim_time_ns: u64,
+    pub wall_s: f64,
+    pub events: u64,
+    pub events_per_s: f64,
+    pub flows_total: usize,
+    pub flows_started: u64,
+    pub flows_completed: u64,
+    pub fct_slowdown: Dist,
+    pub fct_slowdown_buckets: Vec<Bucket>,
+    /// Collective: completion time of the whole job (ns), 0 if unfinished.
+    pub jct_ns: u64,
+    pub uplink_util: UtilSummary,
+    pub host_link_util: UtilSummary,
+    pub uplinks: Vec<LinkUtil>,
+    pub pfc_xoff: u64,
+    pub pfc_refresh: u64,
+    pub pfc_xon: u64,
+    /// PFC frames sent (XOFF + refresh + XON).
+    pub pfc_frames: u64,
+    /// Time queues (switch ports and host NICs) spent paused, summed (ns).
+    pub pfc_paused_ns: u64,
+    pub ecn_marked: u64,
+    pub cnp_sent: u64,
+    pub drops: u64,
+    pub drops_lossless: u64,
+    pub drops_wred: u64,
+    pub drops_shared_full: u64,
+    pub drops_headroom: u64,
+    pub drops_ctrl: u64,
+    pub dropped_payload: u64,
+    pub sent_payload: u64,
+    pub recv_payload: u64,
+    pub retx_payload: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+    /// Payload bytes still in the network at the end.
+    pub in_flight_payload: u64,
+    pub max_queue_bytes: u32,
+    pub queue_samples: Vec<(u64, u32, u64)>,
+}
+
+/// Size buckets of the FCT report (bytes).
+pub const BUCKETS: [u64; 6] = [0, 10_000, 100_000, 1_000_000, 10_000_000, u64::MAX];
+
+impl Sim {
+    /// Records the queue sample of now.
+    pub fn sample(&mut self) {
+        let mut max = 0u32;
+        let mut sum = 0u64;
+        for sw in &self.switches {
+            for pt in &sw.ports {
+                let b = pt.q[1].bytes;
+                max = max.max(b);
+                sum += u64::from(b);
+            }
+        }
+        self.stats.samples.push((self.now, max, sum));
+    }
+
+    /// Unloaded completion time of a flow of `size` bytes from `src` to
+    /// `dst`: the first frame's store-and-forward over the path plus the
+    /// rest at line rate.
+    pub fn ideal_fct_ns(&self, size: u64, hops: u32) -> f64 {
+        let mtu = u64::from(self.p.mtu);
+        let frames = size.div_ceil(mtu).max(1);
+        let wire = size + frames * u64::from(HDR);
+        let bps = f64::from(self.p.speed_mbps) * 1e6;
+        let first = (size.min(mtu) + u64::from(HDR)) as f64 * 8.0 / bps * 1e9;
+        let rest = (wire as f64 * 8.0 / bps * 1e9) - first;
+        f64::from(hops) * (first + self.p.link_delay_ns as f64) + rest
+    }
+
+    /// Links between two hosts (2 under one leaf, 4 over a spine, ...).
+    pub fn hops(&self, src: u32, dst: u32) -> u32 {
+        // walk the routes: any member of a group has the same length
+        let hosts = self.topo.hosts;
+        let mut node = self.topo.host_links[src as usize].peer;
+        let mut n = 1;
+        while node >= hosts {
+            let sw = &self.topo.switches[(node - hosts) as usize];
+            let r = sw.route[dst as usize];
+            let port = if r & crate::topo::GROUP_BIT == 0 {
+                r
+            } else {
+                sw.groups[(r & !crate::topo::GROUP_BIT) as usize][0]
+            };
+            node = sw.ports[port as usize].peer;
+            n += 1;
+            if n > 16 {
+                break;
+            }
+        }
+        n
+    }
+
+    pub fn report(&self, wall_s: f64) -> Report {
+        let t = self.now.max(1) as f64;
+        let mut all = Vec::new();
+        let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() - 1];
+        let (mut job_start, mut job_end, mut job_flows, mut job_done) = (u64::MAX, 0u64, 0, 0);
+        for f in &self.flows {
+            if f.job != NONE {
+                job_flows += 1;
+                job_start = job_start.min(f.start_ns);
+            }
+            if f.finish_ns == 0 {
+                continue;
+            }
+            if f.job != NONE {
+                job_done += 1;
+                job_end = job_end.max(f.finish_ns);
+            }
+            let fct = (f.finish_ns - f.start_ns) as f64;
+            let s = (fct / self.ideal_fct_ns(f.size, self.hops(f.src, f.dst))).max(1.0);
+            all.push(s);
+            let b = BUCKETS
+                .windows(2)
+                .position(|w| f.size >= w[0] && f.size < w[1]);
+            if let Some(b) = b {
+                buckets[b].push(s);
+            }
+        }
+        let jct_ns = if job_flows > 0 && job_done == job_flows {
+            job_end - job_start.min(job_end)
+        } else {
+            0
+        };
+        let util = |v: &[f64]| {
+            if v.is_empty() {
+                return UtilSummary::default();
+            }
+            UtilSummary {
+                count: v.len(),
+                mean: v.iter().sum::<f64>() / v.len() as f64,
+                min: v.iter().cloned().fold(f64::MAX, f64::min),
+                max: v.iter().cloned().fold(0.0, f64::max),
+            }
+        };
+        let hosts = self.topo.hosts;
+        let name = |n: u32| {
+            if n < hosts {
+                format!("h{n}")
+            } else {
+                self.switches[(n - hosts) as usize].name.clone()
+            }
+        };
+        let mut uplinks = Vec::new();
+        let (mut xoff, mut refresh, mut xon, mut ecn) = (0, 0, 0, 0);
+        let (mut wred, mut shared, mut headroom, mut lossless) = (0, 0, 0, 0);
+        let mut paused = 0u64;
+        let mut max_q = 0u32;
+        for sw in &self.switches {
+            xoff += sw.c.pfc_xoff;
+            refresh += sw.c.pfc_refresh;
+            xon += sw.c.pfc_xon;
+            ecn += sw.c.ecn_marked;
+            wred += sw.c.wred_drop;
+            shared += sw.c.drop_shared_full;
+            headroom += sw.c.drop_headroom;
+            lossless += sw.c.lossless_drop;
+            for pt in &sw.ports {
+                paused += pt.pause.total_at(self.now);
+                max_q = max_q.max(pt.peak_bytes);
+                if pt.uplink {
+                    let bps = f64::from(pt.link.speed_mbps) * 1e6;
+                    uplinks.push(LinkUtil {
+                        from: sw.name.clone(),
+                        to: name(pt.link.peer),
+                        util: pt.tx_bytes as f64 * 8.0 / (bps * t / 1e9),
+                    });
+                }
+            }
+        }
+        let mut host_util = Vec::new();
+        for h in &self.hosts {
+            paused += h.pause.total_at(self.now);
+            let bps = f64::from(h.link.speed_mbps) * 1e6;
+            host_util.push(h.tx_bytes as f64 * 8.0 / (bps * t / 1e9));
+        }
+        let up: Vec<f64> = uplinks.iter().map(|l| l.util).collect();
+        let live = self.live_mask();
+        let in_flight: u64 = self
+            .pkts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| live[*i])
+            .filter(|(_, p)| p.kind == crate::engine::KIND_DATA)
+            .map(|(_, p)| u64::from(p.len - HDR))
+            .sum();
+        Report {
+            lb: self.p.lb_name.clone(),
+            sim_time_ns: self.now,
+            wall_s,
+            events: self.events,
+            events_per_s: self.events as f64 / wall_s.max(1e-9),
+            flows_total: self.flows.len(),
+            flows_started: self.stats.flows_started,
+            flows_completed: self.stats.flows_done,
+            fct_slowdown: Dist::of(all),
+            fct_slowdown_buckets: buckets
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| Bucket {
+                    lo_bytes: BUCKETS[i],
+                    hi_bytes: BUCKETS[i + 1],
+                    slowdown: Dist::of(v),
+                })
+                .collect(),
+            jct_ns,
+            uplink_util: util(&up),
+            host_link_util: util(&host_util),
+            uplinks,
+            pfc_xoff: xoff,
+            pfc_refresh: refresh,
+            pfc_xon: xon,
+            pfc_frames: xoff + refresh + xon,
+            pfc_paused_ns: paused,
+            ecn_marked: ecn,
+            cnp_sent: self.stats.cnp_sent,
+            drops: wred + shared + headroom,
+            drops_lossless: lossless,
+            drops_wred: wred,
+            drops_shared_full: shared,
+            drops_headroom: headroom,
+            drops_ctrl: self.stats.dropped_ctrl,
+            dropped_payload: self.stats.dropped_payload,
+            sent_payload: self.stats.sent_payload,
+            recv_payload: self.stats.recv_payload,
+            retx_payload: self.stats.retx_payload,
+            naks: self.stats.naks,
+            timeouts: self.stats.timeouts,
+            in_flight_payload: in_flight,
+            max_queue_bytes: max_q,
+            queue_samples: self.stats.samples.clone(),
+        }
+    }
+}

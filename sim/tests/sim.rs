@@ -1,0 +1,293 @@
+//! The simulator's properties, on small fabrics (each run takes well under
+//! a second): determinism, conservation of bytes, PFC keeps the RoCE class
+//! lossless (and without PFC it is not), hash polarises a small fan where
+//! bandwidth-aware balancing does not, DCQCN cuts PFC pauses, and bad
+//! configuration is refused by field.
+
+use dataplane_sim::host::Flow;
+use dataplane_sim::{run_one, Report, Scenario, Sim};
+
+fn incast(pfc: bool, cc: &str) -> Scenario {
+    Scenario {
+        topology: "leafspine:2x2:8".into(),
+        workload: "incast".into(),
+        fanin: 12,
+        size: "2MB".into(),
+        buffer: "4MB".into(),
+        pfc,
+        cc: cc.into(),
+        drain: true,
+        max_time: "200ms".into(),
+        ..Scenario::default()
+    }
+}
+
+/// Everything a host sent is received or dropped, or still on the way.
+fn assert_conserved(r: &Report) {
+    assert_eq!(
+        r.sent_payload,
+        r.recv_payload + r.dropped_payload + r.in_flight_payload,
+        "sent {} != received {} + dropped {} + in flight {}",
+        r.sent_payload,
+        r.recv_payload,
+        r.dropped_payload,
+        r.in_flight_payload
+    );
+}
+
+/// The report without the wall-clock figures.
+fn stable(r: &Report) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("wall_s");
+    o.remove("events_per_s");
+    v
+}
+
+#[test]
+fn same_seed_same_report_other_seed_other_report() {
+    let sc = Scenario {
+        topology: "leafspine:4x2:4".into(),
+        workload: "websearch".into(),
+        load: 0.5,
+        duration: "300us".into(),
+        lb: "flowlet".into(),
+        ..Scenario::default()
+    };
+    let a = run_one(&sc, "flowlet", false).unwrap();
+    let b = run_one(&sc, "flowlet", false).unwrap();
+    assert!(a.flows_completed > 10, "too few flows to compare");
+    assert_eq!(stable(&a), stable(&b));
+    let c = run_one(&Scenario { seed: 2, ..sc }, "flowlet", false).unwrap();
+    assert_ne!(stable(&a), stable(&c), "the seed changes nothing");
+}
+
+#[test]
+fn pfc_on_incast_is_lossless_and_conserves_bytes() {
+    let r = run_one(&incast(true, "none"), "hash", false).unwrap();
+    assert_eq!(r.flows_completed, 12);
+    assert!(r.pfc_xoff > 0, "the incast never paused anyone");
+    assert!(r.pfc_paused_ns > 0);
+    assert_eq!(r.drops_lossless, 0, "lossless drops with PFC on");
+    assert_eq!(r.drops, 0);
+    assert_eq!(r.retx_payload, 0);
+    assert_eq!(r.in_flight_payload, 0);
+    assert_conserved(&r);
+}
+
+#[test]
+fn pfc_off_incast_drops_and_retransmits_yet_completes() {
+    let r = run_one(&incast(false, "none"), "hash", false).unwrap();
+    assert_eq!(r.pfc_frames, 0);
+    assert!(r.drops > 0, "no drop without PFC");
+    assert!(r.dropped_payload > 0);
+    assert!(r.retx_payload > 0, "drops without retransmission");
+    assert_eq!(r.flows_completed, 12, "go-back-N did not recover");
+    assert_conserved(&r);
+}
+
+#[test]
+fn conservation_holds_mid_run_with_bytes_in_flight() {
+    let sc = Scenario {
+        topology: "leafspine:2x2:8".into(),
+        workload: "websearch".into(),
+        load: 0.8,
+        duration: "100us".into(),
+        buffer: "2MB".into(),
+        pfc: false,
+        ..Scenario::default()
+    };
+    let r = run_one(&sc, "hash", false).unwrap();
+    assert!(r.in_flight_payload > 0, "nothing in flight at 100 us");
+    assert_conserved(&r);
+}
+
+#[test]
+fn dcqcn_cuts_pfc_pauses_in_an_incast() {
+    let mk = |cc: &str| Scenario {
+        kmin: "20KB".into(),
+        kmax: "200KB".into(),
+        size: "8MB".into(),
+        buffer: "8MB".into(),
+        ..incast(true, cc)
+    };
+    let none = run_one(&mk("none"), "hash", false).unwrap();
+    for cc in ["dcqcn", "mlx"] {
+        let r = run_one(&mk(cc), "hash", false).unwrap();
+        assert!(r.cnp_sent > 0);
+        assert_eq!(r.drops_lossless, 0);
+        assert!(
+            r.pfc_paused_ns * 2 < none.pfc_paused_ns,
+            "{cc}: paused {} ns, without congestion control {} ns",
+            r.pfc_paused_ns,
+            none.pfc_paused_ns
+        );
+    }
+}
+
+/// Four elephants (8 MB, 160 us each at 400G) from leaf 0 to leaf 1, 50 us
+/// apart (so the rate estimator sees the earlier ones), over 4 uplinks:
+/// the spread of the uplinks' utilisation (max - min).
+fn fan_spread(lb: &str, seed: u64) -> f64 {
+    let sc = Scenario {
+        topology: "leafspine:2x4:4".into(),
+        workload: "permutation".into(),
+        size: "2MB".into(),
+        lb: lb.into(),
+        seed,
+        drain: true,
+        ..Scenario::default()
+    };
+    let mut sim = Sim::new(sc.params(lb).unwrap()).unwrap();
+    sim.mark_uplinks();
+    sim.flows.clear();
+    sim.arrivals.clear();
+    for i in 0..4u32 {
+        sim.flows.push(Flow::new(
+            i,
+            4 + i,
+            8_000_000,
+            u64::from(i) * 50_000,
+            50_000 + (seed as u16).wrapping_mul(7) + i as u16,
+            100 + i,
+        ));
+        sim.arrivals.push(i);
+    }
+    let wall = sim.run();
+    let r = sim.report(wall);
+    assert_eq!(r.flows_completed, 4);
+    let up: Vec<f64> = r
+        .uplinks
+        .iter()
+        .filter(|l| l.from == "leaf0")
+        .map(|l| l.util)
+        .collect();
+    assert_eq!(up.len(), 4);
+    up.iter().cloned().fold(0.0, f64::max) - up.iter().cloned().fold(1.0, f64::min)
+}
+
+#[test]
+fn hash_polarises_a_small_fan_bandwidth_spreads_it() {
+    let seeds = 1..=6u64;
+    let hash: Vec<f64> = seeds.clone().map(|s| fan_spread("hash", s)).collect();
+    let bw: Vec<f64> = seeds.map(|s| fan_spread("bandwidth", s)).collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    // bandwidth: each elephant on its own uplink every time
+    for (i, s) in bw.iter().enumerate() {
+        assert!(*s < 0.15, "bandwidth seed {}: uplink spread {s:.2}", i + 1);
+    }
+    assert!(
+        mean(&hash) > 2.0 * mean(&bw) + 0.1,
+        "hash spread {hash:?} not above bandwidth {bw:?}"
+    );
+}
+
+#[test]
+fn collectives_complete_with_a_job_time() {
+    for wl in ["allreduce", "halving-doubling", "alltoall"] {
+        let sc = Scenario {
+            topology: "leafspine:2x2:4".into(),
+            workload: wl.into(),
+            size: "256KB".into(),
+            drain: true,
+            ..Scenario::default()
+        };
+        let r = run_one(&sc, "hash", false).unwrap();
+        assert_eq!(r.flows_completed as usize, r.flows_total, "{wl}");
+        assert!(r.jct_ns > 0, "{wl}: no JCT");
+        assert_conserved(&r);
+    }
+}
+
+#[test]
+fn topologies_route_every_host_pair() {
+    for (t, hosts) in [("clos3:4", 16), ("rail:4:2", 32), ("leafspine:3x2:5", 15)] {
+        let sc = Scenario {
+            topology: t.into(),
+            workload: "permutation".into(),
+            size: "64KB".into(),
+            drain: true,
+            ..Scenario::default()
+        };
+        let r = run_one(&sc, "hash", false).unwrap();
+        assert_eq!(r.flows_total, hosts, "{t}");
+        assert_eq!(r.flows_completed as usize, hosts, "{t}");
+    }
+}
+
+#[test]
+fn bad_configuration_names_the_field() {
+    let bad = [
+        (
+            Scenario {
+                speed: "400X".into(),
+                ..Scenario::default()
+            },
+            "speed",
+        ),
+        (
+            Scenario {
+                duration: "ten".into(),
+                ..Scenario::default()
+            },
+            "duration",
+        ),
+        (
+            Scenario {
+                cc: "reno".into(),
+                ..Scenario::default()
+            },
+            "cc",
+        ),
+        (
+            Scenario {
+                load: 1.5,
+                ..Scenario::default()
+            },
+            "load",
+        ),
+        (
+            Scenario {
+                pmax: 101,
+                ..Scenario::default()
+            },
+            "pmax",
+        ),
+        (
+            Scenario {
+                lb: "random".into(),
+                ..Scenario::default()
+            },
+            "lb",
+        ),
+    ];
+    for (sc, field) in bad {
+        let lb = sc.lb.clone();
+        let e = sc.params(&lb).unwrap_err().to_string();
+        assert!(e.starts_with(field), "{field}: {e}");
+    }
+    let e = Sim::new(
+        Scenario {
+            topology: "leafspine:2x2:70".into(),
+            ..Scenario::default()
+        }
+        .params("hash")
+        .unwrap(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.starts_with("topology"), "{e}");
+    let e = Sim::new(
+        Scenario {
+            topology: "mesh:3".into(),
+            ..Scenario::default()
+        }
+        .params("hash")
+        .unwrap(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.starts_with("topology"), "{e}");
+}
