@@ -13,11 +13,13 @@
 //! | [`sync`] | the sync engine: events in, table writes out, local repair, listing |
 //! | [`netlink`] | the NETLINK_ROUTE socket: dumps, event groups |
 //! | [`writer`] | the eBPF maps as a [`sync::Writer`] |
+//! | [`run`] | the sync in the running controller; the listing for `dataplane routes` |
 
 pub mod decode;
 pub mod kernel;
 pub mod netlink;
 pub mod rib;
+pub mod run;
 pub mod sync;
 pub mod tables;
 pub mod want;

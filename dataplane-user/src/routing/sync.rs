@@ -68,6 +68,8 @@ pub struct RouteSync {
     logged: HashSet<(Prefix, Unsupported)>,
     pub counters: SyncCounters,
     dirty: bool,
+    /// The config's next hops and groups (learned ids start there).
+    static_ids: (u16, u16),
 }
 
 impl RouteSync {
@@ -101,6 +103,7 @@ impl RouteSync {
             logged: HashSet::new(),
             counters: SyncCounters::default(),
             dirty: true,
+            static_ids: (static_nexthops, static_groups),
         }
     }
 
@@ -131,6 +134,40 @@ impl RouteSync {
             self.port_up = up.to_vec();
             self.dirty = true;
         }
+    }
+
+    /// Takes over the learned entries an earlier controller left in the
+    /// maps (routes not in the config, next hops and groups above the
+    /// config's ids): the first sync rewrites what differs and removes the
+    /// rest.
+    pub fn adopt(
+        &mut self,
+        routes: Vec<(Prefix, RouteEntry)>,
+        nexthops: Vec<(u16, NextHop)>,
+        groups: Vec<(u16, Group)>,
+    ) {
+        let (nh0, g0) = (self.static_ids.0, self.static_ids.1);
+        for (p, e) in routes {
+            if !self.policy.static_prefixes.contains(&p) {
+                self.have.routes.insert(p, e);
+            }
+        }
+        for (i, v) in nexthops.into_iter().filter(|x| x.0 >= nh0) {
+            self.have.nexthops.insert(i, v);
+        }
+        for (i, v) in groups.into_iter().filter(|x| x.0 >= g0) {
+            // unknown spec: rewritten (buckets kept where the members match)
+            self.have.groups.insert(
+                i,
+                GroupSpec {
+                    mode: u8::MAX,
+                    flowlet_timeout_ns: 0,
+                    members: Vec::new(),
+                },
+            );
+            self.values.insert(i, v);
+        }
+        self.dirty = true;
     }
 
     pub fn dirty(&self) -> bool {
@@ -285,6 +322,7 @@ impl RouteSync {
         }
         Listing {
             routes,
+            ports: Vec::new(),
             counters: self.counters.clone(),
             unsupported: self
                 .wanted
@@ -324,6 +362,9 @@ pub struct NexthopRow {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Listing {
     pub routes: Vec<RouteRow>,
+    /// Port names by plan index.
+    #[serde(default)]
+    pub ports: Vec<String>,
     pub counters: SyncCounters,
     pub unsupported: Vec<(String, String)>,
 }

@@ -61,6 +61,24 @@ impl MapWriter {
     }
 }
 
+impl MapWriter {
+    pub fn loaded_nexthops(&self) -> Vec<(u16, NextHop)> {
+        self.nexthops
+            .iter()
+            .filter_map(|r| r.ok())
+            .filter_map(|(k, v)| Some((u16::try_from(k).ok()?, v)))
+            .collect()
+    }
+
+    pub fn loaded_groups(&self) -> Vec<(u16, Group)> {
+        self.groups
+            .iter()
+            .filter_map(|r| r.ok())
+            .filter_map(|(k, v)| Some((u16::try_from(k).ok()?, v)))
+            .collect()
+    }
+}
+
 impl Writer for MapWriter {
     fn nexthop(&mut self, id: u16, v: Option<&NextHop>) -> Result<()> {
         match v {
