@@ -151,7 +151,9 @@ fn route(m: &RouteMessage, table: u32) -> Option<KRoute> {
             _ => {}
         }
     }
-    if t != table {
+    // the switch's own addresses: the local table's `local` routes
+    let local = h.kind == RouteType::Local && t == 255;
+    if t != table && !local {
         return None;
     }
     let addr = match (family, dst) {
@@ -190,6 +192,7 @@ fn route(m: &RouteMessage, table: u32) -> Option<KRoute> {
                 }])
             }
         }
+        RouteType::Local if local => Via::Local,
         RouteType::Local | RouteType::Broadcast | RouteType::Anycast | RouteType::Multicast => {
             return None
         }

@@ -103,6 +103,8 @@ pub enum Via {
     Paths(Vec<KPath>),
     /// A nexthop object (RTA_NH_ID): a single nexthop or a group.
     Object(u32),
+    /// An address of the switch (a `local` route of the local table).
+    Local,
     /// Something the data plane does not do.
     Unsupported(Unsupported),
 }

@@ -56,6 +56,8 @@ pub enum Source {
     Kernel,
     Connected,
     Neighbour,
+    /// An address of the switch, or IPv6 link-local: the kernel's.
+    Local,
 }
 
 /// The managed ports by ifindex (-> port index in the plan).
@@ -142,12 +144,21 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
                 }
                 (Target::Kernel, Source::Kernel)
             }
+            Err(_) if *via == Via::Local => {
+                routes.insert(*p, (Target::Kernel, Source::Local));
+                continue;
+            }
             Err(u) => {
                 w.unsupported.push((*p, u));
                 (Target::Kernel, Source::Kernel)
             }
         };
         routes.insert(*p, (t, s));
+    }
+    // IPv6 link-local (BGP unnumbered, ND) is the kernel's
+    let ll = Prefix::new(IpAddr::V6(std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0)), 10);
+    if !policy.static_prefixes.contains(&ll) {
+        routes.insert(ll, (Target::Kernel, Source::Local));
     }
     // resolved neighbours inside a managed port's connected prefix: host routes
     for (&(ifindex, addr), mac) in rib.neighbours() {
@@ -279,6 +290,7 @@ fn route_target(
 ) -> Result<Option<Vec<(NhKey, u8)>>, Unsupported> {
     let paths: Vec<KPath> = match via {
         Via::Unsupported(u) => return Err(*u),
+        Via::Local => return Err(Unsupported::Family(0)),
         Via::Paths(p) => p.clone(),
         Via::Object(id) => object_paths(rib, *id).ok_or(Unsupported::Nexthop)?,
     };
