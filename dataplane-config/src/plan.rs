@@ -126,12 +126,35 @@ pub struct Plan {
     pub nexthops: Vec<NextHopPlan>,
     pub groups: Vec<GroupPlan>,
     pub routes: Vec<RoutePlan>,
+    /// `[routing]`: routes learned from the kernel, when configured.
+    pub routing: Option<RoutingPlan>,
+}
+
+/// Route table capacity of the data plane's LPM tries (the compiled
+/// `max_entries`; `[routing] max_routes_*` may ask for less, not more).
+pub use dataplane_common::route::{ROUTES_V4_CAPACITY, ROUTES_V6_CAPACITY};
+
+/// `[routing] source = "kernel"`: the policy of routes learned from the
+/// kernel FIB.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutingPlan {
+    /// Kernel routing table followed (254 = main).
+    pub table: u32,
+    /// Mode (index into [`MODES`]) of learned multipath groups.
+    pub default_mode: u8,
+    pub flowlet_timeout_ns: u32,
+    /// Route limits (IPv4, IPv6): routes beyond them are counted, not written.
+    pub max_routes_v4: u32,
+    pub max_routes_v6: u32,
+    /// Per-prefix mode overrides (address, length, mode index).
+    pub policy: Vec<(std::net::IpAddr, u8, u8)>,
 }
 
 impl Plan {
-    /// Routing is on when the config has routes: ports then run
+    /// Routing is on when the config has routes (or learns them from the
+    /// kernel, `[routing]`): ports then run
     /// `xdp_forward` instead of `xdp_classify`.
     pub fn forwarding(&self) -> bool {
-        !self.routes.is_empty()
+        !self.routes.is_empty() || self.routing.is_some()
     }
 }

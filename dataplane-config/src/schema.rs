@@ -34,6 +34,58 @@ pub struct Config {
     pub wred_profile: BTreeMap<String, WredSection>,
     /// The PFC watchdog (SONiC pfcwd) on every lossless queue; absent: off.
     pub pfcwd: Option<PfcwdSection>,
+    /// Routes from the kernel's FIB (`source = "kernel"`); absent: static
+    /// routes only.
+    pub routing: Option<RoutingSection>,
+}
+
+/// `[routing]`: where routes come from and the policy of learned groups.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSection {
+    /// `kernel` (follow the kernel FIB over netlink) or `static`.
+    #[serde(default = "default_routing_source")]
+    pub source: String,
+    /// Kernel routing table to follow (254 = main).
+    #[serde(default = "default_routing_table")]
+    pub table: i64,
+    /// Load-balancing mode of learned multipath groups.
+    #[serde(default = "default_routing_mode")]
+    pub default_mode: String,
+    #[serde(default = "default_flowlet_us")]
+    pub flowlet_timeout_us: i64,
+    /// Route table sizes of the data plane (IPv4, IPv6 prefixes).
+    #[serde(default = "default_max_v4")]
+    pub max_routes_v4: i64,
+    #[serde(default = "default_max_v6")]
+    pub max_routes_v6: i64,
+    /// Per-prefix mode overrides: a learned route inside `prefix` (longest
+    /// match) gets `mode`.
+    #[serde(default)]
+    pub policy: Vec<RoutingPolicySection>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingPolicySection {
+    pub prefix: String,
+    pub mode: String,
+}
+
+fn default_routing_source() -> String {
+    "kernel".into()
+}
+fn default_routing_table() -> i64 {
+    254
+}
+fn default_routing_mode() -> String {
+    "hash".into()
+}
+fn default_max_v4() -> i64 {
+    131072
+}
+fn default_max_v6() -> i64 {
+    32768
 }
 
 /// `[pfcwd]` with SONiC's defaults.

@@ -10,7 +10,7 @@ use dataplane_common::{
     parse::{Parsed, L3},
     reason::Reason,
     route::{
-        count_not_routed, ipv4_ttl_decrement, pre_route, NextHop, NotRouted, ROUTE_GROUP,
+        count_not_routed, ipv4_ttl_decrement, nexthop_verdict, pre_route, NextHop, NhVerdict, NotRouted, ROUTE_GROUP,
         ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
@@ -84,8 +84,14 @@ pub fn forward(
         }
     };
     // SAFETY: read-only use; hash-map updates replace entries whole.
-    let nh: NextHop = match unsafe { NEXTHOPS.get(&u32::from(nh_id)) } {
-        Some(nh) if nh.valid != 0 => *nh,
+    let entry = unsafe { NEXTHOPS.get(&u32::from(nh_id)) };
+    let nh: NextHop = match (nexthop_verdict(entry), entry) {
+        (NhVerdict::Send, Some(nh)) => *nh,
+        (NhVerdict::Unresolved, _) => {
+            // the kernel routes it and resolves the neighbour
+            rx.pass_unresolved += 1;
+            return xdp_action::XDP_PASS;
+        }
         _ => {
             rx.drop_no_neighbour += 1;
             return crate::snapshot::drop_frame(ctx, cfg.port_id, Reason::NoNeighbour.code());

@@ -11,6 +11,7 @@ mod buffer;
 mod forwarding;
 mod pfcwd;
 mod ports;
+mod routing;
 
 impl Config {
     /// Parses TOML text. Syntax and unknown-field errors come from the TOML
@@ -46,7 +47,8 @@ impl Config {
         let maps = self.tc_maps(&mut err);
         let mut ports = self.validate_ports(cnp_tc, default_malformed, &maps, &mut err);
         let (nexthops, groups, routes) = self.validate_forwarding(&ports, &mut err);
-        if !routes.is_empty() {
+        let routing = self.validate_routing(&mut err);
+        if !routes.is_empty() || routing.is_some() {
             for p in &mut ports {
                 p.config.flags |= dataplane_common::maps::PORT_F_FORWARD;
             }
@@ -77,6 +79,7 @@ impl Config {
             nexthops,
             groups,
             routes,
+            routing,
         })
     }
 

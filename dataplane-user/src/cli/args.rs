@@ -52,6 +52,16 @@ pub enum Cmd {
         #[command(flatten)]
         which: Instance,
     },
+    /// Print the routes a running controller has in the data plane: prefix,
+    /// source (static / kernel / connected / neighbour), next hop or group,
+    /// members live/down, mode.
+    Routes {
+        #[command(flatten)]
+        which: Instance,
+        /// JSON (the controller's listing) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the counters of a running data plane.
     Stats {
         #[command(flatten)]

@@ -112,6 +112,14 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         }
         None => plan,
     };
+    // [routing]: the kernel's routes, written before `ready`
+    let routes = dataplane_user::routing::run::KernelRoutes::start(
+        &plan,
+        &running.ports,
+        &running.pin_dir,
+        &ports_up(&plan),
+    )
+    .context("routing: following the kernel's routes")?;
     say_ready(&plan, &running);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -123,6 +131,7 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         running,
         watchdog: None,
         port_up: Vec::new(),
+        routes,
     };
     ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
     ctl.port_up = ports_up(&ctl.plan);
@@ -310,6 +319,17 @@ struct Controller {
     running: attach::Running,
     watchdog: Option<lossless::watchdog::Watchdog>,
     port_up: Vec<bool>,
+    /// `[routing] source = "kernel"`: the route sync.
+    routes: Option<dataplane_user::routing::run::KernelRoutes>,
+}
+
+/// A file descriptor owned elsewhere, for tokio's readiness.
+struct Fd(std::os::fd::RawFd);
+
+impl std::os::fd::AsRawFd for Fd {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.0
+    }
 }
 
 impl Controller {
@@ -339,6 +359,19 @@ impl Controller {
             .map_err(|e| anyhow::anyhow!("netlink watch: {e}"))?;
         // a slow re-check as well, in case a notification was missed
         let mut recheck = tokio::time::interval(Duration::from_secs(1));
+        let route_events = match &self.routes {
+            // SAFETY: the socket lives in `self.routes`, which outlives
+            // this loop and the registration.
+            Some(r) => Some(
+                unsafe {
+                    tokio::io::unix::AsyncFd::register(Fd(std::os::fd::AsRawFd::as_raw_fd(
+                        &r.events,
+                    )))
+                }
+                .map_err(|e| anyhow::anyhow!("netlink route events: {e}"))?,
+            ),
+            None => None,
+        };
         let wd_poll = self.plan.pfcwd.map(|(_, p)| p).unwrap_or(1000);
         let mut wd_tick = tokio::time::interval(Duration::from_millis(wd_poll));
         loop {
@@ -353,7 +386,19 @@ impl Controller {
                     guard.clear_ready();
                     changed = true;
                 }
-                _ = recheck.tick() => changed = true,
+                r = async { route_events.as_ref().expect("guarded").readable().await }, if route_events.is_some() => {
+                    let mut guard = r?;
+                    if let Some(k) = self.routes.as_mut() {
+                        k.on_events();
+                    }
+                    guard.clear_ready();
+                }
+                _ = recheck.tick() => {
+                    changed = true;
+                    if let Some(k) = self.routes.as_mut() {
+                        k.tick();
+                    }
+                }
                 _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
                 _ = tick.tick(), if stats_interval.is_some() => self.print_stats(),
             }
@@ -407,6 +452,9 @@ impl Controller {
     /// groups (only its flows move).
     fn on_links_changed(&mut self) {
         let now = ports_up(&self.plan);
+        if let Some(k) = self.routes.as_mut() {
+            k.on_links(&now);
+        }
         if now == self.port_up {
             return;
         }

@@ -69,6 +69,7 @@ pub fn fwd_fields(c: &FwdCounters) -> Vec<(String, u64)> {
     v.push(("drop_no_member".into(), c.drop_no_member));
     v.push(named("drop", Reason::NoNeighbour, c.drop_no_neighbour));
     v.push(("drop_redirect".into(), c.drop_redirect));
+    v.push(named("pass", Reason::Unresolved, c.pass_unresolved));
     v
 }
 
