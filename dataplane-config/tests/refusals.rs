@@ -7,7 +7,7 @@
 mod refusal_cases;
 
 use dataplane_config::Config;
-use refusal_cases::{cases, field, render, BASE};
+use refusal_cases::{cases, field, render};
 
 /// Loads a file the way the controller does (bytes from disk).
 fn load(bytes: &[u8], tag: &str) -> Result<dataplane_config::Plan, dataplane_config::ConfigError> {
@@ -22,10 +22,7 @@ fn load(bytes: &[u8], tag: &str) -> Result<dataplane_config::Plan, dataplane_con
 
 #[test]
 fn the_base_is_valid() {
-    let text = BASE
-        .replace("@NAME", "rf")
-        .replace("@P0", "eth1")
-        .replace("@P1", "eth2");
+    let text = refusal_cases::base("rf", "eth1", "eth2");
     let plan = load(text.as_bytes(), "base").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(plan.ports.len(), 2);
     assert!(plan.buffer.is_some() && plan.pfcwd.is_some());

@@ -368,37 +368,13 @@ impl Controller {
     }
 }
 
-/// Serves GET /metrics (Prometheus text) from the pinned maps.
+/// Serves GET /metrics (Prometheus text) from the pinned maps, within the
+/// server's bounds (`telemetry::serve`).
 async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    loop {
-        let Ok((mut sock, _)) = listener.accept().await else {
-            continue;
-        };
-        let instance = instance.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 2048];
-            let n = match tokio::time::timeout(Duration::from_secs(5), sock.read(&mut buf)).await {
-                Ok(Ok(n)) => n,
-                _ => return,
-            };
-            let req = String::from_utf8_lossy(&buf[..n]);
-            let path = req.split_whitespace().nth(1).unwrap_or("");
-            let (status, ctype, body) =
-                if req.starts_with("GET ") && (path == "/metrics" || path == "/") {
-                    match snapshot(&instance) {
-                        Ok(s) => (
-                            "200 OK",
-                            "text/plain; version=0.0.4",
-                            dataplane_user::telemetry::metrics::render(&s),
-                        ),
-                        Err(e) => ("503 Service Unavailable", "text/plain", format!("{e:#}\n")),
-                    }
-                } else {
-                    ("404 Not Found", "text/plain", "GET /metrics\n".to_string())
-                };
-            let resp = format!("HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-            let _ = sock.write_all(resp.as_bytes()).await;
-        });
-    }
+    use dataplane_user::telemetry::{metrics, serve};
+    let stats = std::sync::Arc::new(serve::ServerStats::default());
+    serve::serve(listener, serve::Limits::default(), stats, move || {
+        snapshot(&instance).map(|s| metrics::render(&s))
+    })
+    .await
 }
