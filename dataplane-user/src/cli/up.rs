@@ -16,6 +16,12 @@ use super::say;
 /// `dataplane upgrade`: stops the running controller of the instance (its
 /// data plane keeps forwarding), then runs `up` with this build.
 pub fn upgrade(plan: Plan, run: Run) -> Result<()> {
+    // a data plane of another layout is refused before the running
+    // controller is stopped (it keeps running it)
+    let pin_dir = sys::pin_dir(&plan.instance);
+    if pin_dir.exists() {
+        dataplane_user::object::check_pinned_layouts(&pin_dir)?;
+    }
     if let Ok(pid) = sys::InstanceLock::holder(&plan.instance) {
         say(&format!(
             "upgrade: stopping controller {pid} of instance {} (its data plane keeps forwarding)",
@@ -150,6 +156,14 @@ fn say_ready(plan: &Plan, running: &attach::Running) {
     }
     for (name, mode) in &running.attached {
         say(&format!("attached {} to {name} ({mode})", running.program));
+    }
+    if !running.non_atomic.is_empty() {
+        let names: Vec<&str> = running.non_atomic.iter().map(|(n, _)| n.as_str()).collect();
+        say(&format!(
+            "non-atomic attach: {} port(s) re-attached after a failed program swap: {}",
+            names.len(),
+            names.join(", ")
+        ));
     }
     say(&format!(
         "ready: instance {} pinned at {}",
