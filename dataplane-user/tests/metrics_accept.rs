@@ -32,7 +32,10 @@ fn accept_errors_do_not_spin() {
         accept_backoff: Duration::from_millis(100),
     };
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async move {
             let l = tokio::net::TcpListener::from_std(l).unwrap();
             serve(l, limits, s, || Ok("z 1\n".into())).await
@@ -41,7 +44,10 @@ fn accept_errors_do_not_spin() {
     std::thread::sleep(Duration::from_millis(100));
     // use up the fd table: limit = open fds now + a few
     let open = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
-    let lim = libc::rlimit { rlim_cur: open + 6, rlim_max: 4096.max(open + 6) };
+    let lim = libc::rlimit {
+        rlim_cur: open + 6,
+        rlim_max: 4096.max(open + 6),
+    };
     let mut old: libc::rlimit = unsafe { std::mem::zeroed() };
     // SAFETY: get/set this process's own limit.
     unsafe {
@@ -64,9 +70,15 @@ fn accept_errors_do_not_spin() {
     drop(held);
     // SAFETY: restore the limit.
     unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &old) };
-    assert!(errors > 0, "accept never failed: the test did not exhaust the fds");
+    assert!(
+        errors > 0,
+        "accept never failed: the test did not exhaust the fds"
+    );
     assert!(errors < 40, "{errors} accept errors in ~1.2 s: no backoff");
-    assert!(used < Duration::from_millis(300), "the server used {used:?} of CPU in 1 s of accept errors");
+    assert!(
+        used < Duration::from_millis(300),
+        "the server used {used:?} of CPU in 1 s of accept errors"
+    );
     // serves again
     std::thread::sleep(Duration::from_millis(800));
     let mut c = TcpStream::connect(addr).unwrap();

@@ -23,7 +23,10 @@ where
     let stats = Arc::new(ServerStats::default());
     let s = stats.clone();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async move {
             let l = tokio::net::TcpListener::from_std(l).unwrap();
             serve(l, limits, s, render).await
@@ -54,7 +57,10 @@ fn limits() -> Limits {
 fn serves_metrics_and_404s_the_rest() {
     let (addr, stats) = start(limits(), || Ok("dataplane_up 1\n".into()));
     let r = get(addr, "/metrics");
-    assert!(r.starts_with("HTTP/1.1 200 OK") && r.ends_with("dataplane_up 1\n"), "{r}");
+    assert!(
+        r.starts_with("HTTP/1.1 200 OK") && r.ends_with("dataplane_up 1\n"),
+        "{r}"
+    );
     let r = get(addr, "/secret");
     assert!(r.starts_with("HTTP/1.1 404"), "{r}");
     assert_eq!(stats.served.load(Ordering::Relaxed), 2);
@@ -76,7 +82,11 @@ fn connections_over_the_limit_get_503_and_idle_ones_time_out() {
         let mut b = [0u8; 16];
         assert_eq!(c.read(&mut b).unwrap(), 0, "a silent client was answered");
     }
-    assert!(t0.elapsed() < Duration::from_secs(2), "silent clients held for {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "silent clients held for {:?}",
+        t0.elapsed()
+    );
     assert_eq!(stats.timed_out.load(Ordering::Relaxed), 3);
     std::thread::sleep(Duration::from_millis(50));
     let r = get(addr, "/metrics");
@@ -90,7 +100,10 @@ fn a_failure_is_a_bare_503_without_internal_text() {
     });
     let r = get(addr, "/metrics");
     assert!(r.starts_with("HTTP/1.1 503"), "{r}");
-    assert!(!r.contains("/sys/fs/bpf") && !r.contains("permission"), "internal text sent: {r}");
+    assert!(
+        !r.contains("/sys/fs/bpf") && !r.contains("permission"),
+        "internal text sent: {r}"
+    );
     assert_eq!(stats.render_errors.load(Ordering::Relaxed), 1);
 }
 
@@ -105,5 +118,8 @@ fn a_slow_request_is_read_whole() {
     }
     let mut out = String::new();
     let _ = c.read_to_string(&mut out);
-    assert!(out.starts_with("HTTP/1.1 200") && out.ends_with("y 2\n"), "{out}");
+    assert!(
+        out.starts_with("HTTP/1.1 200") && out.ends_with("y 2\n"),
+        "{out}"
+    );
 }

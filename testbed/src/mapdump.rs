@@ -69,7 +69,17 @@ pub fn dump(path: &Path) -> Result<Dump> {
 /// reload must leave alone), by name.
 pub const CONFIG_TABLES: [&str; 9] = {
     use dataplane_common::names::map::*;
-    [PORT_CONFIG, ROUTES_V4, ROUTES_V6, NEXTHOPS, TX_PORTS, GROUPS, HASH_SEED, PORT_BUF, POOL]
+    [
+        PORT_CONFIG,
+        ROUTES_V4,
+        ROUTES_V6,
+        NEXTHOPS,
+        TX_PORTS,
+        GROUPS,
+        HASH_SEED,
+        PORT_BUF,
+        POOL,
+    ]
 };
 
 /// Dumps of `names` pinned in the instance's directory.

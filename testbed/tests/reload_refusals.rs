@@ -22,8 +22,24 @@ fn every_refusal_leaves_a_running_instance_unchanged() {
     let sw = Netns::create("hrf").unwrap();
     let h = Netns::create("hrfh").unwrap();
     let (p0, p1) = ("hrf-p0", "hrf-p1");
-    veth(&sw, p0, "02:00:00:00:71:00", &h, "hrf-h0", "02:00:00:00:71:10").unwrap();
-    veth(&sw, p1, "02:00:00:00:71:01", &h, "hrf-h1", "02:00:00:00:71:11").unwrap();
+    veth(
+        &sw,
+        p0,
+        "02:00:00:00:71:00",
+        &h,
+        "hrf-h0",
+        "02:00:00:00:71:10",
+    )
+    .unwrap();
+    veth(
+        &sw,
+        p1,
+        "02:00:00:00:71:01",
+        &h,
+        "hrf-h1",
+        "02:00:00:00:71:11",
+    )
+    .unwrap();
     let instance = format!("hrefuse{}", std::process::id());
     let base = refusal_cases::base(&instance, p0, p1);
     let ctl = Controller::start(bin.as_ref(), &sw, &instance, &base, "hrf").unwrap();
@@ -46,31 +62,53 @@ fn every_refusal_leaves_a_running_instance_unchanged() {
             .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         if o.status.success() || !err.contains(&field) || !err.contains(c.says) {
-            failed.push(format!("reload -c, {}: exit {}, stderr:\n{err}", c.name, o.status));
+            failed.push(format!(
+                "reload -c, {}: exit {}, stderr:\n{err}",
+                c.name, o.status
+            ));
         }
         // 2. the running file replaced, then a bare SIGHUP
         std::fs::write(ctl.config_path(), &bytes).unwrap();
         ctl.signal(libc::SIGHUP);
-        match ctl.wait_for("reload: refused, nothing changed", Duration::from_secs(5), "hrf") {
+        match ctl.wait_for(
+            "reload: refused, nothing changed",
+            Duration::from_secs(5),
+            "hrf",
+        ) {
             None => failed.push(format!("SIGHUP, {}: no refusal printed", c.name)),
             Some(first) => {
                 std::thread::sleep(Duration::from_millis(30));
                 let text = format!("{first}\n{}", ctl.drain("hrf").join("\n"));
                 if !text.contains(&field) || !text.contains(c.says) {
-                    failed.push(format!("SIGHUP, {}: the refusal does not name {field:?} / {:?}:\n{text}", c.name, c.says));
+                    failed.push(format!(
+                        "SIGHUP, {}: the refusal does not name {field:?} / {:?}:\n{text}",
+                        c.name, c.says
+                    ));
                 }
             }
         }
     }
     let after = tables(&instance, &CONFIG_TABLES).unwrap();
     let diff = changed(&before, &after);
-    assert!(diff.is_empty(), "refused reloads changed the tables {diff:?}");
-    assert!(failed.is_empty(), "{} of {} cases:\n{}", failed.len(), cases.len(), failed.join("\n"));
+    assert!(
+        diff.is_empty(),
+        "refused reloads changed the tables {diff:?}"
+    );
+    assert!(
+        failed.is_empty(),
+        "{} of {} cases:\n{}",
+        failed.len(),
+        cases.len(),
+        failed.join("\n")
+    );
     // the controller still applies a valid file
     std::fs::write(ctl.config_path(), base.replace("weight = 2", "weight = 3")).unwrap();
     ctl.signal(libc::SIGHUP);
     let line = ctl.wait_for("reload: applied", Duration::from_secs(5), "hrf");
-    assert!(line.is_some(), "a valid reload after the refusals was not applied");
+    assert!(
+        line.is_some(),
+        "a valid reload after the refusals was not applied"
+    );
     let after = tables(&instance, &CONFIG_TABLES).unwrap();
     assert_eq!(changed(&before, &after), vec!["GROUPS".to_string()]);
     let _ = std::fs::remove_dir_all(&dir);

@@ -98,7 +98,9 @@ pub struct Case {
 /// The base with the names filled in.
 #[allow(dead_code)] // (used by the reload test only)
 pub fn base(name: &str, p0: &str, p1: &str) -> String {
-    BASE.replace("@NAME", name).replace("@P0", p0).replace("@P1", p1)
+    BASE.replace("@NAME", name)
+        .replace("@P0", p0)
+        .replace("@P1", p1)
 }
 
 /// The case's file contents with the names filled in.

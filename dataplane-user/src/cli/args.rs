@@ -180,7 +180,8 @@ pub struct Instance {
 impl Instance {
     pub fn name(&self) -> Result<String> {
         if let Some(i) = &self.instance {
-            dataplane_config::check_instance_name(i).map_err(|m| anyhow::anyhow!("--instance: {m}"))?;
+            dataplane_config::check_instance_name(i)
+                .map_err(|m| anyhow::anyhow!("--instance: {m}"))?;
             return Ok(i.clone());
         }
         if let Some(c) = &self.config {

@@ -136,11 +136,19 @@ where
             Ok(Err(e)) => {
                 stats.render_errors.fetch_add(1, Ordering::Relaxed);
                 crate::log::warn(&format!("metrics: reading the counters failed: {e:#}"));
-                response("503 Service Unavailable", "text/plain", "metrics unavailable\n")
+                response(
+                    "503 Service Unavailable",
+                    "text/plain",
+                    "metrics unavailable\n",
+                )
             }
             Err(_) => {
                 stats.render_errors.fetch_add(1, Ordering::Relaxed);
-                response("500 Internal Server Error", "text/plain", "metrics unavailable\n")
+                response(
+                    "500 Internal Server Error",
+                    "text/plain",
+                    "metrics unavailable\n",
+                )
             }
         }
     } else {
