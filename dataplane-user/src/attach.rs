@@ -50,6 +50,11 @@ pub struct Running {
     pub ports: Vec<Resolved>,
     /// A running data plane was adopted (not created).
     pub adopted: bool,
+    /// Ports whose pinned link could not take the new program (e.g. the
+    /// interface was recreated): detached and attached anew, not
+    /// atomically (frames in between took the kernel's path); with the
+    /// swap's error. Logged as a warning each.
+    pub non_atomic: Vec<(String, String)>,
 }
 
 impl Running {
@@ -82,6 +87,7 @@ impl Running {
                 program: names::prog::XDP_CLASSIFY,
                 ports: resolved.clone(),
                 adopted,
+                non_atomic: Vec::new(),
             };
             let prog_name = if plan.forwarding() {
                 names::prog::XDP_FORWARD
@@ -117,7 +123,13 @@ impl Running {
                                 .push((p.name.clone(), "kept, program swapped"));
                             continue;
                         }
-                        Err(_) => {
+                        Err(e) => {
+                            crate::log::warn(&format!(
+                                "{}: the program swap on its pinned link failed ({e:#}); detaching it and attaching anew, \
+                                 not atomically: frames arriving in between take the kernel's path",
+                                p.name
+                            ));
+                            running.non_atomic.push((p.name.clone(), format!("{e:#}")));
                             let _ = std::fs::remove_file(&pin);
                         }
                     }

@@ -181,6 +181,22 @@ impl Controller {
         self.drain(label)
     }
 
+    /// The config file it runs (a bare SIGHUP re-reads it).
+    pub fn config_path(&self) -> &Path {
+        &self.config
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends it `sig` (e.g. SIGHUP: reload its config file).
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: signalling our own child by its pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+    }
+
     /// Kills it (SIGKILL) without detaching anything, as a crash would.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

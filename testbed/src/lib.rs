@@ -12,6 +12,7 @@ pub mod fabric;
 pub mod fabricrun;
 pub mod host;
 pub mod lbfabric;
+pub mod mapdump;
 pub mod netns;
 pub mod plot;
 pub mod raw;

@@ -85,17 +85,8 @@ impl Config {
 
     /// `[switch]`: the instance name, the CNP class, the malformed default.
     fn validate_switch(&self, err: &mut impl FnMut(String, String)) -> (u8, u8) {
-        let instance = &self.switch.name;
-        if instance.is_empty()
-            || instance.len() > 64
-            || !instance
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            err(
-                "switch.name".into(),
-                format!("expected 1-64 characters from [A-Za-z0-9_-] (it names the pin directory), got {instance:?}"),
-            );
+        if let Err(m) = check_instance_name(&self.switch.name) {
+            err("switch.name".into(), m);
         }
         let cnp_tc = check_tc(self.switch.cnp_tc, "switch.cnp_tc", err);
         let default_malformed = check_malformed(&self.switch.malformed, "switch.malformed", err);

@@ -190,10 +190,14 @@ pub struct Instance {
 impl Instance {
     pub fn name(&self) -> Result<String> {
         if let Some(i) = &self.instance {
+            dataplane_config::check_instance_name(i)
+                .map_err(|m| anyhow::anyhow!("--instance: {m}"))?;
             return Ok(i.clone());
         }
         if let Some(c) = &self.config {
             let cfg = Config::load(c)?;
+            dataplane_config::check_instance_name(&cfg.switch.name)
+                .map_err(|m| anyhow::anyhow!("{}: switch.name: {m}", c.display()))?;
             return Ok(cfg.switch.name);
         }
         Ok("default".into())

@@ -16,6 +16,12 @@ use super::say;
 /// `dataplane upgrade`: stops the running controller of the instance (its
 /// data plane keeps forwarding), then runs `up` with this build.
 pub fn upgrade(plan: Plan, run: Run) -> Result<()> {
+    // a data plane of another layout is refused before the running
+    // controller is stopped (it keeps running it)
+    let pin_dir = sys::pin_dir(&plan.instance);
+    if pin_dir.exists() {
+        dataplane_user::object::check_pinned_layouts(&pin_dir)?;
+    }
     if let Ok(pid) = sys::InstanceLock::holder(&plan.instance) {
         say(&format!(
             "upgrade: stopping controller {pid} of instance {} (its data plane keeps forwarding)",
@@ -197,6 +203,14 @@ fn say_ready(plan: &Plan, running: &attach::Running) {
     }
     for (name, mode) in &running.attached {
         say(&format!("attached {} to {name} ({mode})", running.program));
+    }
+    if !running.non_atomic.is_empty() {
+        let names: Vec<&str> = running.non_atomic.iter().map(|(n, _)| n.as_str()).collect();
+        say(&format!(
+            "non-atomic attach: {} port(s) re-attached after a failed program swap: {}",
+            names.len(),
+            names.join(", ")
+        ));
     }
     say(&format!(
         "ready: instance {} pinned at {}",
@@ -478,37 +492,13 @@ impl Controller {
     }
 }
 
-/// Serves GET /metrics (Prometheus text) from the pinned maps.
+/// Serves GET /metrics (Prometheus text) from the pinned maps, within the
+/// server's bounds (`telemetry::serve`).
 async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    loop {
-        let Ok((mut sock, _)) = listener.accept().await else {
-            continue;
-        };
-        let instance = instance.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 2048];
-            let n = match tokio::time::timeout(Duration::from_secs(5), sock.read(&mut buf)).await {
-                Ok(Ok(n)) => n,
-                _ => return,
-            };
-            let req = String::from_utf8_lossy(&buf[..n]);
-            let path = req.split_whitespace().nth(1).unwrap_or("");
-            let (status, ctype, body) =
-                if req.starts_with("GET ") && (path == "/metrics" || path == "/") {
-                    match snapshot(&instance) {
-                        Ok(s) => (
-                            "200 OK",
-                            "text/plain; version=0.0.4",
-                            dataplane_user::telemetry::metrics::render(&s),
-                        ),
-                        Err(e) => ("503 Service Unavailable", "text/plain", format!("{e:#}\n")),
-                    }
-                } else {
-                    ("404 Not Found", "text/plain", "GET /metrics\n".to_string())
-                };
-            let resp = format!("HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-            let _ = sock.write_all(resp.as_bytes()).await;
-        });
-    }
+    use dataplane_user::telemetry::{metrics, serve};
+    let stats = std::sync::Arc::new(serve::ServerStats::default());
+    serve::serve(listener, serve::Limits::default(), stats, move || {
+        snapshot(&instance).map(|s| metrics::render(&s))
+    })
+    .await
 }
