@@ -246,7 +246,7 @@ pub fn cases() -> Vec<Case> {
         // the reader: unknown keys, wrong types, huge and negative numbers,
         // empty and non-UTF-8 files, syntax
         case!("unknown key", Replace("pfc_enable = \"3,4\"", "pfc_enable = \"3,4\"\ntrsut = \"dscp\""), "(file)", "unknown field `trsut`"),
-        case!("unknown section", Append("[routing]\nbgp = true"), "(file)", "unknown field `routing`"),
+        case!("unknown section", Append("[bgp]\nasn = 65000"), "(file)", "unknown field `bgp`"),
         case!("wrong type: string for integer", Replace("cnp_tc = 6", "cnp_tc = \"six\""), "(file)", "cnp_tc"),
         case!("wrong type: integer for string", Replace("mode = \"hash\"", "mode = 3"), "(file)", "mode"),
         case!("wrong type: table for array", Replace("[[route]]\nprefix = \"198.18.10.0/24\"", "[route]\nprefix = \"198.18.10.0/24\""), "(file)", "route"),
