@@ -451,8 +451,6 @@ pub struct PfcEvent {
 
 /// `PfcEvent::flags`: the data plane sent this frame itself.
 pub const PFC_EV_SENT: u8 = 1;
-/// `PfcEvent::flags`: sent on the timer path (`xdp_lossless_pfc_tx`).
-pub const PFC_EV_TIMER: u8 = 2;
 
 /// The event for a PFC action, if any.
 #[inline(always)]

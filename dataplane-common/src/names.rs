@@ -74,7 +74,7 @@ pub mod map {
     pub const PFC_PATH: &str = "PFC_PATH";
     /// Every model port with `xdp_devmap_pfc`: the packet path's broadcast.
     pub const PFC_BCAST: &str = "PFC_BCAST";
-    /// The timer's PFC decisions for `xdp_lossless_pfc_tx`.
+    /// The timer's PFC decisions, for the controller's timer thread.
     pub const PFC_QUEUE: &str = "PFC_QUEUE";
     /// How many decisions the last tick queued.
     pub const PFC_QUEUED: &str = "PFC_QUEUED";
@@ -150,11 +150,9 @@ pub mod prog {
     pub const XDP_BENCH_FORWARD: &str = "xdp_bench_forward";
     /// Devmap egress program of `PFC_BCAST`: packet copy, PFC frame or drop.
     pub const XDP_DEVMAP_PFC: &str = "xdp_devmap_pfc";
-    /// The timer's PFC frames (BPF_PROG_RUN, live frames).
-    pub const XDP_LOSSLESS_PFC_TX: &str = "xdp_lossless_pfc_tx";
 
     /// Every program of the object.
-    pub const ALL: [&str; 13] = [
+    pub const ALL: [&str; 12] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -167,6 +165,5 @@ pub mod prog {
         XDP_BENCH_SINK,
         XDP_BENCH_FORWARD,
         XDP_DEVMAP_PFC,
-        XDP_LOSSLESS_PFC_TX,
     ];
 }

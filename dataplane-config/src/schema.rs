@@ -137,9 +137,9 @@ pub struct BufferSection {
     /// p99 of the emission path (`pfc_tx`) with a margin.
     #[serde(default)]
     pub response_us: Option<i64>,
-    /// Who sends PFC frames: "userspace" (the controller's AF_PACKET
-    /// sender; the default for now, see README "PFC emission"), "auto" (the
-    /// data plane where the kernel can, else the controller), "dataplane".
+    /// Who sends PFC frames: "auto" (the default: the data plane where the
+    /// kernel can, else the controller), "dataplane", "userspace" (the
+    /// controller's AF_PACKET sender).
     #[serde(default = "default_pfc_tx")]
     pub pfc_tx: String,
     /// Period of the model's timer (drain of quiet queues, XON, refresh).
@@ -163,7 +163,7 @@ fn default_cable() -> i64 {
     5
 }
 fn default_pfc_tx() -> String {
-    "userspace".into()
+    "auto".into()
 }
 fn default_tick_us() -> i64 {
     200

@@ -211,17 +211,10 @@ pub fn xdp_devmap_pfc(ctx: XdpContext) -> u32 {
     pfc_tx::devmap_copy(&ctx)
 }
 
-/// The timer's PFC frames, run by the controller with BPF_PROG_RUN in
-/// live-frames mode after a tick that queued decisions: each run sends the
-/// next one out of its port.
-#[xdp]
-pub fn xdp_lossless_pfc_tx(ctx: XdpContext) -> u32 {
-    pfc_tx::timer_tx(&ctx)
-}
-
 /// Timer of the buffer model, run by the controller with BPF_PROG_RUN:
 /// drains quiet queues, decides XON / refreshes. Its frame is ignored; it
-/// returns `XDP_TX` when it queued PFC frames for `xdp_lossless_pfc_tx`.
+/// returns `XDP_TX` when it queued PFC frames (the controller's timer thread
+/// then sends them).
 #[xdp]
 pub fn xdp_lossless_tick(_ctx: XdpContext) -> u32 {
     lossless::tick()

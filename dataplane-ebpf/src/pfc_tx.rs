@@ -10,11 +10,12 @@
 //! dropped. The frame leaves in the same NAPI poll as the decision.
 //!
 //! Timer path (no packet arrives: XON when a quiet queue drains, refreshes
-//! while it stays paused): the tick queues its decisions in `PFC_QUEUE` and
-//! returns `XDP_TX` when it queued any; the controller then runs
-//! `xdp_lossless_pfc_tx` in live-frames mode (BPF_PROG_TEST_RUN) once per
-//! queued decision, each run rewriting its frame into the decision's PFC
-//! frame and redirecting it out of the port.
+//! while it stays paused): the tick, which the controller's real-time timer
+//! thread runs (BPF_PROG_RUN), queues its decisions in `PFC_QUEUE` and
+//! returns `XDP_TX` when it queued any; that thread then pops them and
+//! sends their frames (AF_PACKET) before it sleeps. (A live-frames run of an
+//! XDP sender per tick was tried: on a loaded 2-CPU machine its set-up held
+//! the timer thread, and the CPU's softirq work behind it, for 4-12 ms.)
 //!
 //! `PFC_PATH` (written by the controller after it checked the kernel takes
 //! devmap programs and live frames) selects this path; otherwise, and for a
@@ -33,10 +34,7 @@ use aya_ebpf::{
     programs::XdpContext,
 };
 use dataplane_common::{
-    buffer::{
-        pfc_copy_fate, CopyFate, PfcEvent, PfcMeta, PFC_EV_SENT, PFC_EV_TIMER, PFC_NO_DATA,
-        PFC_PATH_DATAPLANE,
-    },
+    buffer::{pfc_copy_fate, CopyFate, PfcEvent, PfcMeta, PFC_NO_DATA, PFC_PATH_DATAPLANE},
     lossless::MODEL_PORTS,
     maps::MAX_PORTS,
     wire::macctl::{pfc_decision_frame, MIN_FRAME},
@@ -55,7 +53,7 @@ static PFC_PATH: Array<u32> = Array::with_max_entries(1, 0);
 /// program: the packet path's broadcast.
 #[map]
 static PFC_BCAST: DevMap = DevMap::with_max_entries(MODEL_PORTS as u32, 0);
-/// The timer's decisions, for `xdp_lossless_pfc_tx`.
+/// The timer's decisions, for the controller's timer thread.
 #[map]
 static PFC_QUEUE: Queue<PfcEvent> = Queue::with_max_entries(256, 0);
 /// Entry 0: how many decisions the last tick queued (only the tick, run by
@@ -88,8 +86,8 @@ pub fn to_controller(ev: &PfcEvent) {
     }
 }
 
-/// A decision of the timer: queued for `xdp_lossless_pfc_tx` on the data
-/// plane's path, else to the controller.
+/// A decision of the timer: queued for the timer thread on the data
+/// plane's path, else to the controller's emitter (ring buffer).
 #[inline(always)]
 pub fn from_timer(ev: &PfcEvent) {
     if !dataplane() {
@@ -119,7 +117,7 @@ pub fn timer_start() {
 }
 
 /// The tick's return value: `XDP_TX` when it queued frames for
-/// `xdp_lossless_pfc_tx` (the controller then runs it), else `XDP_DROP`.
+/// the timer thread, else `XDP_DROP`.
 #[inline(always)]
 pub fn timer_verdict() -> u32 {
     match PFC_QUEUED.get(0) {
@@ -263,33 +261,6 @@ pub fn devmap_copy(ctx: &XdpContext) -> u32 {
                 fail(&m.sent_event(0));
                 xdp_action::XDP_DROP
             }
-        }
-    }
-}
-
-/// `xdp_lossless_pfc_tx`: sends the timer's next queued decision out of its
-/// port (live frames); `XDP_DROP` when none is queued.
-#[inline(always)]
-pub fn timer_tx(ctx: &XdpContext) -> u32 {
-    let Ok(Some(ev)) = PFC_QUEUE.pop() else {
-        return xdp_action::XDP_DROP;
-    };
-    let port = u16::from(ev.port);
-    if !write_pfc(ctx, port, ev.prio, ev.quanta) {
-        fail(&ev);
-        return xdp_action::XDP_DROP;
-    }
-    match crate::tables::TX_PORTS.redirect(u32::from(port), 0) {
-        Ok(a) => {
-            let mut ev = ev;
-            ev.flags = PFC_EV_SENT | PFC_EV_TIMER;
-            ev.sent_ns = now();
-            sent(&ev);
-            a
-        }
-        Err(_) => {
-            fail(&ev);
-            xdp_action::XDP_DROP
         }
     }
 }

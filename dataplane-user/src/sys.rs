@@ -265,29 +265,23 @@ pub fn prog_test_run(
     })
 }
 
-/// BPF_MAP_LOOKUP_ELEM of a u32 value at u32 `key` in map `fd`: a raw
-/// syscall on a plain fd, for threads that hold only the map's fd (the
-/// model's timer).
-pub fn map_lookup_u32(fd: i32, key: u32) -> std::io::Result<u32> {
-    // union bpf_attr: map_fd 0, key 8, value 16, flags 24
-    let mut value = 0u32;
+/// Pops the next element of a BPF queue/stack map `fd`
+/// (BPF_MAP_LOOKUP_AND_DELETE_ELEM with no key), if any.
+pub fn queue_pop(fd: i32) -> Option<[u8; 64]> {
+    let mut value = [0u8; 64];
     let mut attr = [0u8; 32];
     attr[0..4].copy_from_slice(&(fd as u32).to_ne_bytes());
-    attr[8..16].copy_from_slice(&(&key as *const u32 as u64).to_ne_bytes());
-    attr[16..24].copy_from_slice(&(&mut value as *mut u32 as u64).to_ne_bytes());
-    const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
-    // SAFETY: bpf(2) with an attr of the documented layout; key and value
-    // outlive the call.
+    attr[16..24].copy_from_slice(&(value.as_mut_ptr() as u64).to_ne_bytes());
+    const BPF_MAP_LOOKUP_AND_DELETE_ELEM: libc::c_long = 21;
+    // SAFETY: bpf(2) with an attr of the documented layout; the value
+    // buffer is larger than any queue element of ours and outlives the call.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_bpf,
-            BPF_MAP_LOOKUP_ELEM,
+            BPF_MAP_LOOKUP_AND_DELETE_ELEM,
             attr.as_mut_ptr(),
             attr.len() as u32,
         )
     };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(value)
+    (rc == 0).then_some(value)
 }

@@ -20,7 +20,6 @@ pub mod raw;
 pub mod config_text;
 pub mod scenario;
 pub mod scenes;
-pub mod softirq;
 pub mod testrun;
 pub mod topo;
 

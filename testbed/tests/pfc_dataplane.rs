@@ -3,9 +3,10 @@
 //! 802.1Qbb bytes exactly, then decoded by tshark and scapy (independent
 //! decoders): XOFF and a refresh on the packet path (`xdp_forward` in
 //! live-frames mode: the packet is broadcast, `xdp_devmap_pfc` rewrites
-//! the ingress port's copy), XON on the timer path (the tick queues it,
-//! `xdp_lossless_pfc_tx` sends it). The packet itself still reaches its
-//! egress port's peer, and `pfc_sent_dp` counts each frame.
+//! the ingress port's copy), XON on the timer path (the tick queues it, the
+//! timer thread's sender pops and sends it). The packet itself still
+//! reaches its egress port's peer, and `pfc_sent_dp` counts the data
+//! plane's own frames.
 
 mod common;
 
@@ -184,13 +185,31 @@ fn data_plane_pfc_frames_on_the_wire() {
     let tick_fd = tick.fd().unwrap().as_fd().as_raw_fd();
     let r = dataplane_user::sys::prog_test_run(tick_fd, &[0u8; 64], None, 1, 0).unwrap();
     assert_eq!(r.retval, 3, "the tick returns XDP_TX when it queued frames");
-    let tx = TimerTx::open(&bpf).unwrap();
-    assert_eq!(tx.queued().unwrap(), 1, "one XON queued");
-    tx.run(1).unwrap();
+    let mut tx = TimerTx::open(&bpf, &plan, &ix).unwrap();
+    assert_eq!(tx.send_all(), 1, "one XON queued");
     let got = next_frame(&tap0, 0x8808).expect("no XON on b0's peer from the timer path");
     assert_eq!(got, xon, "XON bytes");
     seen.push(got);
-    assert_eq!(pfc_sent_dp(&bpf), 3, "pfc_sent_dp on b0");
+    assert_eq!(pfc_sent_dp(&bpf), 2, "pfc_sent_dp on b0 (XOFF, refresh)");
+
+    // two XONs in one tick (b0 and b1 both paused): one run each
+    set_row(&mut bpf, |r| {
+        for s in 0..2 {
+            r.pfc[s].xoff = 1;
+            r.pfc[s].refresh_due_ns = u64::MAX;
+        }
+    });
+    let r = dataplane_user::sys::prog_test_run(tick_fd, &[0u8; 64], None, 1, 0).unwrap();
+    assert_eq!(r.retval, 3);
+    assert_eq!(tx.send_all(), 2, "two XONs queued");
+    assert!(
+        next_frame(&tap0, 0x8808).is_some(),
+        "XON on b0's peer (of two)"
+    );
+    assert!(
+        next_frame(&tap1, 0x8808).is_some(),
+        "XON on b1's peer (of two)"
+    );
 
     // independent decoders on the same bytes
     let dir = std::env::temp_dir().join(format!("dp-pfcdp-{}", std::process::id()));

@@ -230,7 +230,7 @@ fn ports_up(plan: &Plan) -> Vec<bool> {
 /// The lossless control threads: the buffer model's timer and the PFC
 /// emitter.
 struct Lossless {
-    _ticker: Option<lossless::buffer::Ticker>,
+    ticker: Option<lossless::buffer::Ticker>,
     emitter: lossless::emitter::EmitterThread,
     path: lossless::pfc_path::PfcPath,
 }
@@ -240,9 +240,11 @@ impl Lossless {
         let path = lossless::pfc_path::select(&mut running.bpf, plan, &running.ports)?;
         say(&path.describe());
         let timer_tx = match path {
-            lossless::pfc_path::PfcPath::DataPlane => {
-                Some(lossless::pfc_path::TimerTx::open(&running.bpf)?)
-            }
+            lossless::pfc_path::PfcPath::DataPlane => Some(lossless::pfc_path::TimerTx::open(
+                &running.bpf,
+                plan,
+                &running.ports,
+            )?),
             lossless::pfc_path::PfcPath::Userspace(_) => None,
         };
         let ticker = match &plan.buffer {
@@ -283,46 +285,51 @@ impl Lossless {
             .unwrap_or(0);
         let emitter = lossless::emitter::EmitterThread::start(emitter, ring, late_ns)?;
         Ok(Lossless {
-            _ticker: ticker,
+            ticker,
             emitter,
             path,
         })
     }
 
-    /// Stops the emitter and reports its decision-to-wire latency.
+    /// Stops the threads and reports each path's decision-to-wire latency.
     fn stop(self) {
-        let Some(emitter) = self.emitter.stop() else {
-            return;
-        };
-        let pct = |p| lossless::emitter::percentile(&emitter.latencies_ns, p);
-        if let (Some(p50), Some(p99), Some(max)) = (
-            pct(50.0),
-            pct(99.0),
-            emitter.latencies_ns.iter().copied().max(),
-        ) {
-            say(&format!(
-                "pfc: {} frames sent by the data plane, {} by the controller ({} failed, {} later than the headroom's response time), decision-to-wire latency p50 {:.1} us, p99 {:.1} us, max {:.1} us",
-                emitter.dp_sent,
-                emitter.sent,
-                emitter.failed,
-                emitter.late,
-                p50 as f64 / 1000.0,
-                p99 as f64 / 1000.0,
-                max as f64 / 1000.0
-            ));
+        let timer = self.ticker.and_then(|t| t.stop());
+        if let Some(emitter) = self.emitter.stop() {
+            report(
+                &emitter,
+                &format!(
+                    "{} frames sent by the data plane, {} by the controller's emitter",
+                    emitter.dp_sent, emitter.sent
+                ),
+            );
         }
-        let t = &emitter.timer_latencies_ns;
-        if let (Some(p50), Some(p99)) = (
-            lossless::emitter::percentile(t, 50.0),
-            lossless::emitter::percentile(t, 99.0),
-        ) {
-            say(&format!(
-                "pfc: of these, {} sent on the timer path (XON / refresh with no packet arriving): decision-to-wire p50 {:.1} us, p99 {:.1} us",
-                t.len(),
-                p50 as f64 / 1000.0,
-                p99 as f64 / 1000.0
-            ));
+        if let Some(t) = timer {
+            report(
+                &t.emitter,
+                &format!(
+                    "timer path (XON / refresh with no packet arriving): {} frames sent by the timer thread",
+                    t.emitter.sent
+                ),
+            );
         }
+        let _ = self.path;
+    }
+}
+
+/// One `pfc:` line: what was sent, failures, late frames, latency.
+fn report(e: &lossless::emitter::Emitter, what: &str) {
+    let pct = |p| lossless::emitter::percentile(&e.latencies_ns, p);
+    if let (Some(p50), Some(p99), Some(max)) =
+        (pct(50.0), pct(99.0), e.latencies_ns.iter().copied().max())
+    {
+        say(&format!(
+            "pfc: {what} ({} failed, {} later than the headroom's response time), decision-to-wire latency p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+            e.failed,
+            e.late,
+            p50 as f64 / 1000.0,
+            p99 as f64 / 1000.0,
+            max as f64 / 1000.0
+        ));
     }
 }
 

@@ -3,6 +3,7 @@
 //! for (XDP cannot create packets).
 
 use crate::lossless::emitter::realtime;
+use crate::lossless::pfc_path::TimerTx;
 use dataplane_common::names;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,21 +64,17 @@ pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
     Ok(n)
 }
 
-/// Runs `xdp_lossless_tick` every `period` on its own thread, with the
-/// BPF_PROG_TEST_RUN syscall on a clone of the program's fd; with the data
-/// plane sending PFC (`tx`), a tick that queued frames (it returns
-/// `XDP_TX`) is followed by the live-frames runs that send them.
+/// Runs `xdp_lossless_tick` every `period` on its own real-time thread,
+/// with the BPF_PROG_TEST_RUN syscall on a clone of the program's fd; with
+/// the data plane sending PFC (`tx`), a tick that queued frames (it returns
+/// `XDP_TX`) is followed at once by their sending.
 pub struct Ticker {
     stop: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
+    handle: Option<std::thread::JoinHandle<Option<TimerTx>>>,
 }
 
 impl Ticker {
-    pub fn start(
-        bpf: &Ebpf,
-        period: Duration,
-        tx: Option<crate::lossless::pfc_path::TimerTx>,
-    ) -> Result<Ticker> {
+    pub fn start(bpf: &Ebpf, period: Duration, mut tx: Option<TimerTx>) -> Result<Ticker> {
         let prog: &Xdp = bpf
             .program(names::prog::XDP_LOSSLESS_TICK)
             .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_LOSSLESS_TICK))?
@@ -94,20 +91,10 @@ impl Ticker {
                 // refreshes and XON come from this timer: keep it punctual
                 let _ = realtime(40);
                 while !s.load(Ordering::Relaxed) {
-                    let t0 = crate::sys::monotonic_ns();
-                    let r = crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0);
-                    let took = crate::sys::monotonic_ns() - t0;
-                    if took > 1_000_000 {
-                        crate::log::warn(&format!(
-                            "lossless tick: took {} us (program {} us)",
-                            took / 1000,
-                            r.as_ref().map(|o| o.duration_ns / 1000).unwrap_or(0)
-                        ));
-                    }
-                    match r {
+                    match crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0) {
                         Ok(out) if out.retval == XDP_TX => {
-                            if let Some(tx) = &tx {
-                                send_queued(tx);
+                            if let Some(tx) = tx.as_mut() {
+                                tx.send_all();
                             }
                         }
                         Ok(_) => {}
@@ -118,26 +105,23 @@ impl Ticker {
                     }
                     std::thread::sleep(period);
                 }
+                tx
             })?;
         Ok(Ticker {
             stop,
             handle: Some(handle),
         })
     }
+
+    /// Stops the thread; returns the timer path's sender with its figures.
+    pub fn stop(mut self) -> Option<TimerTx> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.take().and_then(|h| h.join().ok()).flatten()
+    }
 }
 
 /// `xdp_lossless_tick`'s verdict when it queued PFC frames.
 const XDP_TX: u32 = 3;
-
-/// Sends the frames the tick queued (the data plane's timer path).
-fn send_queued(tx: &crate::lossless::pfc_path::TimerTx) {
-    let r = tx
-        .queued()
-        .and_then(|n| tx.run(n.max(1)).map_err(anyhow::Error::from));
-    if let Err(e) = r {
-        crate::log::error(&format!("pfc: the timer's frames: {e:#}"));
-    }
-}
 
 impl Drop for Ticker {
     fn drop(&mut self) {

@@ -18,8 +18,7 @@ pub struct Emitter {
     names: Vec<String>,
     /// Decision-to-sent latency of every frame, ns.
     pub latencies_ns: Vec<u64>,
-    /// The same, of the frames the data plane's timer path sent.
-    pub timer_latencies_ns: Vec<u64>,
+
     /// Frames this controller sent (the fallback path).
     pub sent: u64,
     /// Frames the data plane reported it sent.
@@ -44,7 +43,7 @@ impl Emitter {
             ports: out,
             names,
             latencies_ns: Vec::new(),
-            timer_latencies_ns: Vec::new(),
+
             sent: 0,
             dp_sent: 0,
             failed: 0,
@@ -58,13 +57,7 @@ impl Emitter {
     pub fn handle(&mut self, ev: &PfcEvent) -> Result<()> {
         if ev.flags & PFC_EV_SENT != 0 {
             self.dp_sent += 1;
-            if ev.flags & dataplane_common::buffer::PFC_EV_TIMER != 0 {
-                self.timer_latencies_ns
-                    .push(ev.sent_ns.saturating_sub(ev.time_ns));
-                if self.timer_latencies_ns.len() > 100_000 {
-                    self.timer_latencies_ns.drain(..50_000);
-                }
-            }
+
             self.record(ev, ev.sent_ns, "the data plane");
             return Ok(());
         }

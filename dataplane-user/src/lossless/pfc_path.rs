@@ -1,10 +1,13 @@
 //! Choosing who sends PFC frames: the data plane itself (`xdp_devmap_pfc`
-//! on the packet path, `xdp_lossless_pfc_tx` in live-frames runs on the
-//! timer path; see `dataplane-ebpf/src/pfc_tx.rs`), or the controller's
-//! AF_PACKET sender as the fallback where the kernel lacks devmap programs
-//! or live-frame test runs.
+//! on the packet path; on the timer path the tick queues its decisions and
+//! the timer thread sends them at once; see `dataplane-ebpf/src/pfc_tx.rs`),
+//! or the controller's emitter thread (ring buffer, AF_PACKET) as the
+//! fallback where the kernel lacks devmap programs.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+
+use crate::lossless::emitter::Emitter;
+use dataplane_common::buffer::PfcEvent;
 
 use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{Array, DevMap, MapData};
@@ -37,7 +40,7 @@ impl PfcPath {
     /// One line for `up`'s output.
     pub fn describe(&self) -> String {
         match self {
-            PfcPath::DataPlane => "pfc: frames sent by the data plane (packet path: devmap broadcast + xdp_devmap_pfc; timer path: xdp_lossless_pfc_tx in live-frames runs)".into(),
+            PfcPath::DataPlane => "pfc: frames sent by the data plane (packet path: devmap broadcast + xdp_devmap_pfc; timer path: the timer thread sends what the tick queued)".into(),
             PfcPath::Userspace(why) => format!("pfc: frames sent by the controller (AF_PACKET, real-time thread): {why}"),
         }
     }
@@ -45,9 +48,8 @@ impl PfcPath {
 
 /// Writes each port's MAC (`PORT_MACS`, the frames' source) and selects
 /// the path `plan` asks for: for the data plane, every model port goes into
-/// `PFC_BCAST` with `xdp_devmap_pfc` and a live-frames run of
-/// `xdp_lossless_pfc_tx` must be accepted. `Auto` falls back to the
-/// controller, saying why; `DataPlane` fails instead.
+/// `PFC_BCAST` with `xdp_devmap_pfc`. `Auto` falls back to the controller,
+/// saying why; `DataPlane` fails instead.
 pub fn select(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<PfcPath> {
     write_port_macs(bpf, ports)?;
     let want = plan
@@ -92,7 +94,7 @@ fn write_port_macs(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
     Ok(())
 }
 
-/// Fills `PFC_BCAST` and checks live-frame runs of the timer's sender.
+/// Fills `PFC_BCAST` (the kernel refuses a devmap program it cannot run).
 fn enable_dataplane(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
     let prog: &Xdp = bpf
         .program(names::prog::XDP_DEVMAP_PFC)
@@ -121,54 +123,45 @@ fn enable_dataplane(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
             })?;
         }
     }
-    // the queue is empty: the run only shows the kernel takes live frames
-    let tx = TimerTx::open(bpf)?;
-    tx.run(1)
-        .context("a live-frames run of xdp_lossless_pfc_tx")?;
     Ok(())
 }
 
-/// The timer path's sender: `xdp_lossless_pfc_tx` run in live-frames mode,
-/// once per decision the tick queued.
+/// The timer path's sender, owned by the timer thread: after a tick that
+/// queued decisions it pops every one (`PFC_QUEUE`) and sends its frame
+/// through its own [`Emitter`] (AF_PACKET, the same bytes, the same event
+/// log and latency record), before the thread sleeps again.
 pub struct TimerTx {
-    prog: OwnedFd,
-    queued: OwnedFd,
+    queue: OwnedFd,
+    /// Its sender, latency record and counts.
+    pub emitter: Emitter,
 }
 
 impl TimerTx {
-    pub fn open(bpf: &Ebpf) -> Result<TimerTx> {
-        let prog: &Xdp = bpf
-            .program(names::prog::XDP_LOSSLESS_PFC_TX)
-            .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_LOSSLESS_PFC_TX))?
-            .try_into()?;
-        let prog = prog.fd()?.try_clone()?.as_fd().try_clone_to_owned()?;
-        let queued = bpf
-            .map(names::map::PFC_QUEUED)
-            .ok_or_else(|| anyhow!("map {} missing", names::map::PFC_QUEUED))?;
-        let queued = match queued {
-            aya::maps::Map::Array(d) => d.fd().as_fd().try_clone_to_owned()?,
-            _ => bail!("map {} is not an array", names::map::PFC_QUEUED),
+    pub fn open(bpf: &Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<TimerTx> {
+        let queue = match bpf
+            .map(names::map::PFC_QUEUE)
+            .ok_or_else(|| anyhow!("map {} missing", names::map::PFC_QUEUE))?
+        {
+            aya::maps::Map::Queue(d) => d.fd().as_fd().try_clone_to_owned()?,
+            _ => bail!("map {} is not a queue", names::map::PFC_QUEUE),
         };
-        Ok(TimerTx { prog, queued })
+        Ok(TimerTx {
+            queue,
+            emitter: Emitter::open(plan, ports)?,
+        })
     }
 
-    /// How many frames the last tick queued.
-    pub fn queued(&self) -> Result<u32> {
-        crate::sys::map_lookup_u32(self.queued.as_raw_fd(), 0)
-            .with_context(|| format!("reading {}", names::map::PFC_QUEUED))
-    }
-
-    /// Sends `n` queued frames (each run pops one; an empty queue drops).
-    pub fn run(&self, n: u32) -> std::io::Result<()> {
-        // a 60-byte frame each run rewrites whole
-        let frame = [0u8; 60];
-        crate::sys::prog_test_run(
-            self.prog.as_raw_fd(),
-            &frame,
-            None,
-            n,
-            crate::sys::TEST_RUN_XDP_LIVE_FRAMES,
-        )
-        .map(|_| ())
+    /// Pops and sends every queued decision; returns how many.
+    pub fn send_all(&mut self) -> usize {
+        let mut n = 0;
+        while let Some(v) = crate::sys::queue_pop(self.queue.as_raw_fd()) {
+            // SAFETY: the data plane queues PfcEvent records; read unaligned.
+            let ev: PfcEvent = unsafe { std::ptr::read_unaligned(v.as_ptr() as *const PfcEvent) };
+            if let Err(e) = self.emitter.handle(&ev) {
+                crate::log::error(&format!("pfc: timer path: {e:#}"));
+            }
+            n += 1;
+        }
+        n
     }
 }

@@ -28,7 +28,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use aya::maps::{Array, MapData, RingBuf};
 use clap::Parser;
-use dataplane_common::buffer::{PfcEvent, TcRow, PFC_EV_SENT, PFC_EV_TIMER};
+use dataplane_common::buffer::{PfcEvent, TcRow, PFC_EV_SENT};
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::lossless::emitter::percentile;
@@ -91,9 +91,7 @@ fn main() -> Result<()> {
     let lat: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(Vec::new()));
     let dp_lat: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(Vec::new()));
     let stop = Arc::new(AtomicBool::new(false));
-    let timer_lat: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(Vec::new()));
     let (lat2, dp_lat2, stop2) = (lat.clone(), dp_lat.clone(), stop.clone());
-    let timer_lat2 = timer_lat.clone();
     let ns_name = ns.name.clone();
     let sender = std::thread::spawn(move || -> Result<()> {
         // this thread must live in the namespace too (the socket is bound
@@ -116,13 +114,6 @@ fn main() -> Result<()> {
                 let ev: PfcEvent =
                     unsafe { std::ptr::read_unaligned(item.as_ptr() as *const PfcEvent) };
                 drop(item);
-                if ev.flags & PFC_EV_SENT != 0 && ev.flags & PFC_EV_TIMER != 0 {
-                    timer_lat2
-                        .lock()
-                        .unwrap()
-                        .push(ev.sent_ns.saturating_sub(ev.time_ns));
-                    continue;
-                }
                 if ev.flags & PFC_EV_SENT != 0 {
                     // the data plane sent it: its own record of when
                     dp_lat2
@@ -170,7 +161,7 @@ fn main() -> Result<()> {
         "pfcbench: {} XON decisions of the timer, one per ms, sent by the data plane",
         args.samples
     );
-    timer_decisions(&mut bpf, args.samples)?;
+    let timer_lat = timer_decisions(&mut bpf, &plan_dp, &ix, args.samples)?;
     std::thread::sleep(Duration::from_millis(50));
     stop.store(true, Ordering::Relaxed);
     sender
@@ -227,7 +218,6 @@ fn main() -> Result<()> {
         "{} XOFF decisions (xdp_forward in live-frames mode on a veth) -> devmap broadcast -> xdp_devmap_pfc writes the 802.1Qbb frame; time from the decision's bpf_ktime_get_ns to the frame handed to the port; max {dpmax:.1} us; baseline: the controller's path p99 in the same run",
         dp_lat.len()
     );
-    let timer_lat = timer_lat.lock().unwrap().clone();
     if timer_lat.len() < args.samples * 9 / 10 {
         bail!(
             "only {} of {} timer decisions were sent by the data plane",
@@ -237,7 +227,7 @@ fn main() -> Result<()> {
     }
     let tus = |p| percentile(&timer_lat, p).unwrap_or(0) as f64 / 1000.0;
     let (t50, t99) = (tus(50.0), tus(99.0));
-    println!("PFC timer path (XON with no packet arriving) over {} frames: p50 {t50:.1} us, p99 {t99:.1} us (tick, then xdp_lossless_pfc_tx in live-frames mode)", timer_lat.len());
+    println!("PFC timer path (XON with no packet arriving) over {} frames: p50 {t50:.1} us, p99 {t99:.1} us (tick, then the timer thread's AF_PACKET send)", timer_lat.len());
     let mut records = records;
     for (fig, v) in [
         ("pfc.dp.timer_latency_p50_us", t50),
@@ -250,7 +240,7 @@ fn main() -> Result<()> {
             baseline: None,
             ratio: None,
             machine: m.clone(),
-            note: Some(format!("{} XON decisions of xdp_lossless_tick (the PG quiet, its peer paused), each followed by the controller's live-frames run of xdp_lossless_pfc_tx; decision (the tick's clock read) to frame handed to the port", timer_lat.len())),
+            note: Some(format!("{} XON decisions of xdp_lossless_tick (the PG quiet, its peer paused), each followed by the timer thread's send of what it queued (AF_PACKET); decision (the tick's clock read) to sendto() return", timer_lat.len())),
         });
     }
     for (fig, v) in [
@@ -322,15 +312,21 @@ fn decisions(bpf: &mut aya::Ebpf, frame: &[u8], ifindex: u32, n: usize, live: bo
 }
 
 /// `n` XON decisions of the timer: the ingress PG (b0, TC3) empty but its
-/// peer paused, then one tick (it decides XON and queues it) and the
-/// live-frames run that sends it, as the controller's timer thread does.
-fn timer_decisions(bpf: &mut aya::Ebpf, n: usize) -> Result<()> {
+/// peer paused, then one tick (it decides XON and queues it) and the send
+/// of what it queued, as the controller's timer thread does. Returns the
+/// decision-to-sent latencies.
+fn timer_decisions(
+    bpf: &mut aya::Ebpf,
+    plan: &dataplane_config::Plan,
+    ports: &[dataplane_user::ports::Resolved],
+    n: usize,
+) -> Result<Vec<u64>> {
     let tick: &aya::programs::Xdp = bpf
         .program(names::prog::XDP_LOSSLESS_TICK)
         .context("tick")?
         .try_into()?;
     let tick_fd = tick.fd()?.as_fd().as_raw_fd();
-    let tx = dataplane_user::lossless::pfc_path::TimerTx::open(bpf)?;
+    let mut tx = dataplane_user::lossless::pfc_path::TimerTx::open(bpf, plan, ports)?;
     for i in 0..n {
         {
             let mut rows: Array<&mut MapData, TcRow> = Array::try_from(
@@ -346,11 +342,13 @@ fn timer_decisions(bpf: &mut aya::Ebpf, n: usize) -> Result<()> {
         if r.retval != 3 {
             bail!("the tick queued no XON (returned {})", r.retval);
         }
-        tx.run(tx.queued()?)?;
+        if tx.send_all() != 1 {
+            bail!("the tick queued other than one XON");
+        }
         std::thread::sleep(Duration::from_millis(1));
         if i % 500 == 499 {
             eprintln!("  {}/{}", i + 1, n);
         }
     }
-    Ok(())
+    Ok(tx.emitter.latencies_ns.clone())
 }
