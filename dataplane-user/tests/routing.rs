@@ -567,3 +567,21 @@ fn ids_freed_by_a_sync_are_reused_only_after_it() {
     }
     assert_eq!(have, t);
 }
+
+/// The kernel flushes the routes of a deleted nexthop object (and removes
+/// it from its groups) without a RTM_DELROUTE per route: the mirror does
+/// the same on the RTM_DELNEXTHOP.
+#[test]
+fn a_deleted_nexthop_object_takes_its_routes_and_group_membership() {
+    let mut rib = recorded_rib();
+    assert_eq!(rib.best(&pfx("2001:db8:4::/64")), Some(&Via::Object(3)));
+    rib.apply(&Event::DelNexthop(3));
+    assert_eq!(rib.best(&pfx("2001:db8:4::/64")), None);
+    rib.apply(&Event::DelNexthop(2));
+    assert_eq!(rib.nexthop(10), Some(&NexthopKind::Group(vec![(1, 1)])));
+    assert!(rib.best(&pfx("198.18.8.0/24")).is_some(), "group 10 still has a member");
+    rib.apply(&Event::DelNexthop(1));
+    assert_eq!(rib.nexthop(10), None, "empty group gone");
+    assert_eq!(rib.best(&pfx("198.18.8.0/24")), None);
+    assert_eq!(rib.best(&pfx("198.18.11.0/24")), None);
+}

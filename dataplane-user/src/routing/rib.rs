@@ -65,10 +65,14 @@ impl Rib {
                 Some(old) if old == nh.kind => Changed::Nothing,
                 _ => Changed::Nexthop,
             },
-            Event::DelNexthop(id) => match self.nexthops.remove(id) {
-                Some(_) => Changed::Nexthop,
-                None => Changed::Nothing,
-            },
+            Event::DelNexthop(id) => {
+                if self.nexthops.contains_key(id) {
+                    self.flush_nexthop(*id);
+                    Changed::Nexthop
+                } else {
+                    Changed::Nothing
+                }
+            }
             Event::UnsupportedOther(_) => {
                 self.unsupported_other += 1;
                 Changed::Nothing
@@ -78,6 +82,29 @@ impl Rib {
                 Changed::Nothing
             }
             Event::Ignored | Event::Done | Event::Error(_) => Changed::Nothing,
+        }
+    }
+
+    /// A nexthop object is gone: the kernel removes it from its groups and
+    /// removes the routes using it (or a group left empty) without a
+    /// RTM_DELROUTE for each; so does the mirror.
+    fn flush_nexthop(&mut self, id: u32) {
+        let mut gone = vec![id];
+        while let Some(id) = gone.pop() {
+            self.nexthops.remove(&id);
+            for (gid, k) in self.nexthops.iter_mut() {
+                if let NexthopKind::Group(m) = k {
+                    let n = m.len();
+                    m.retain(|x| x.0 != id);
+                    if m.is_empty() && n > 0 {
+                        gone.push(*gid);
+                    }
+                }
+            }
+            self.routes.retain(|_, m| {
+                m.retain(|_, v| *v != Via::Object(id));
+                !m.is_empty()
+            });
         }
     }
 

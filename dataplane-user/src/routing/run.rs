@@ -165,6 +165,11 @@ impl KernelRoutes {
         self.sync.set_port_up(up);
         if self.sync.dirty() {
             self.write();
+            // the kernel flushes the routes of a device that went down
+            // without a notification for each (IPv4): read them all again
+            if let Err(e) = self.full_sync() {
+                crate::log::error(&format!("routing: resync after a link change: {e:#}"));
+            }
         }
     }
 

@@ -166,11 +166,13 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
             continue;
         }
         let host = Prefix::new(addr, if addr.is_ipv4() { 32 } else { 128 });
-        if connected.iter().any(|(c, i)| *i == ifindex && c.covers(&host))
-            && !routes.contains_key(&host)
-            && !policy.static_prefixes.contains(&host)
-        {
-            routes.insert(host, (Target::Nexthop((ifindex, addr)), Source::Neighbour));
+        let inside = connected.iter().any(|(c, i)| *i == ifindex && c.covers(&host));
+        // a connected host route (`ip route add H dev P`) becomes the
+        // neighbour's next hop once it resolves
+        let own = connected.contains(&(host, ifindex));
+        if inside && (own || !routes.contains_key(&host)) && !policy.static_prefixes.contains(&host) {
+            let source = if own { Source::Connected } else { Source::Neighbour };
+            routes.insert(host, (Target::Nexthop((ifindex, addr)), source));
         }
     }
     admit(w, routes, rib, policy)
