@@ -585,3 +585,36 @@ fn a_deleted_nexthop_object_takes_its_routes_and_group_membership() {
     assert_eq!(rib.best(&pfx("198.18.8.0/24")), None);
     assert_eq!(rib.best(&pfx("198.18.11.0/24")), None);
 }
+
+/// The learned routes become plan entries and P4 entries: a group of two
+/// next hops with their MACs and weights, a next hop, the kernel's as local.
+#[test]
+fn learned_routes_become_p4_entries() {
+    let mut s = engine();
+    s.handle(&all_events());
+    let mut m = Model::default();
+    s.sync(&mut m).unwrap();
+    let mut listing = s.listing();
+    listing.ports = vec!["eth1".into(), "eth2".into()];
+    let text = "[switch]\nname = \"p4l\"\n[[port]]\nname = \"eth1\"\nmac = \"02:00:00:00:00:01\"\n[[port]]\nname = \"eth2\"\nmac = \"02:00:00:00:00:02\"\n[routing]\nsource = \"kernel\"\n";
+    let plan = dataplane_config::Config::parse(text, "t").unwrap().validate("t").unwrap();
+    let p = dataplane_user::routing::export::with_learned(&plan, &listing).unwrap();
+    let find = |pf: &str| {
+        let (a, l) = dataplane_config::parse_prefix(pf).unwrap();
+        p.routes.iter().find(|r| (r.addr, r.len) == (a, l)).unwrap_or_else(|| panic!("{pf}")).target
+    };
+    match find("198.18.2.0/24") {
+        dataplane_config::Target::Group(g) => {
+            let g = &p.groups[usize::from(g)];
+            assert_eq!(g.members.len(), 2);
+            let macs: Vec<[u8; 6]> = g.members.iter().map(|(n, _)| p.nexthops[usize::from(*n)].mac).collect();
+            assert!(macs.contains(&[2, 0, 0, 0, 1, 1]) && macs.contains(&[2, 0, 0, 0, 2, 1]), "{macs:?}");
+            assert_eq!(g.members.iter().map(|x| x.1).sum::<u8>(), 3, "weights 1 + 2");
+        }
+        t => panic!("{t:?}"),
+    }
+    assert!(matches!(find("198.18.3.0/24"), dataplane_config::Target::NextHop(_)));
+    assert_eq!(find("198.18.4.0/24"), dataplane_config::Target::Local);
+    let e = dataplane_p4::entries(&p, dataplane_p4::Target::Bmv2).unwrap();
+    assert!(e.cli.contains("198.18.2.0/24") || e.cli.contains("0xc6120200/24"), "{}", &e.cli[..e.cli.len().min(3000)]);
+}

@@ -162,6 +162,15 @@ fn main() -> Result<()> {
                     &out,
                 ]),
             )?;
+            println!("\n== routes from the kernel: sync rate, memory, local repair, BGP convergence ==");
+            run(
+                Command::new(root().join("target/release/dataplane-routebench")).args([
+                    "--dataplane",
+                    &dp,
+                    "--out",
+                    &out,
+                ]),
+            )?;
             println!("\nall figures: {out}");
             Ok(())
         }
