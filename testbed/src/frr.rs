@@ -71,6 +71,11 @@ pub fn config(topo: &Topology, sw: &SwitchNode, dir: &Path) -> String {
         dir.display(),
         if nexthop_objects() { "" } else { "no zebra nexthop kernel enable\n" }
     );
+    // router advertisements every second: an unnumbered session finds its
+    // peer's link-local address again soon after a link comes back
+    for p in &ports {
+        c.push_str(&format!("interface {p}\n ipv6 nd ra-interval 1\n no ipv6 nd suppress-ra\n!\n"));
+    }
     c.push_str(&format!(
         "router bgp {}\n bgp router-id {rid}\n no bgp ebgp-requires-policy\n bgp bestpath as-path multipath-relax\n timers bgp 1 3\n",
         asn(sw)

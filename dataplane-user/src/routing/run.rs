@@ -164,7 +164,12 @@ impl KernelRoutes {
     pub fn on_links(&mut self, up: &[bool]) {
         self.sync.set_port_up(up);
         if self.sync.dirty() {
-            self.write();
+            if let Some(rep) = self.write() {
+                crate::log::info(&format!(
+                    "routing: link change: {} group(s) rewritten at once (local repair); reading the kernel tables again",
+                    rep.groups
+                ));
+            }
             // the kernel flushes the routes of a device that went down
             // without a notification for each (IPv4): read them all again
             if let Err(e) = self.full_sync() {
@@ -189,15 +194,19 @@ impl KernelRoutes {
         }
     }
 
-    fn write(&mut self) {
+    fn write(&mut self) -> Option<super::sync::SyncReport> {
         match self.sync.sync(&mut self.writer) {
             Ok(rep) => {
                 if rep != Default::default() {
                     crate::log::debug(&format!("routing: wrote {rep:?}"));
                     self.listing_due = true;
                 }
+                Some(rep)
             }
-            Err(e) => crate::log::error(&format!("{e:#} (retried at the next change or tick)")),
+            Err(e) => {
+                crate::log::error(&format!("{e:#} (retried at the next change or tick)"));
+                None
+            }
         }
     }
 }
