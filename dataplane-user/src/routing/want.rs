@@ -184,6 +184,7 @@ fn admit(mut w: Wanted, routes: BTreeMap<Prefix, (Target, Source)>, rib: &Rib, p
     let (mut v4, mut v6) = (0u32, 0u32);
     let limit4 = policy.routing.max_routes_v4.saturating_sub(count_static(policy, true));
     let limit6 = policy.routing.max_routes_v6.saturating_sub(count_static(policy, false));
+    w.routes.reserve(routes.len());
     for (p, (t, s)) in routes {
         let n = if p.addr.is_ipv4() { &mut v4 } else { &mut v6 };
         if *n >= if p.addr.is_ipv4() { limit4 } else { limit6 } {
@@ -192,11 +193,11 @@ fn admit(mut w: Wanted, routes: BTreeMap<Prefix, (Target, Source)>, rib: &Rib, p
         }
         let fits = match &t {
             Target::Nexthop(k) => w.nexthops.contains(k) || w.nexthops.len() < policy.free_nexthops,
+            Target::Group(g) if w.groups.contains_key(g) => true,
             Target::Group(g) => {
                 let members = group_members(rib, g);
                 let new_nh = members.iter().filter(|(k, _)| !w.nexthops.contains(k)).count();
-                (w.groups.contains_key(g) || w.groups.len() < policy.free_groups)
-                    && w.nexthops.len() + new_nh <= policy.free_nexthops
+                w.groups.len() < policy.free_groups && w.nexthops.len() + new_nh <= policy.free_nexthops
             }
             Target::Kernel => true,
         };
