@@ -2,14 +2,16 @@
 //! (every metric of a prefix; the lowest is the one the kernel uses),
 //! neighbours and nexthop objects, kept up to date by [`Rib::apply`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::IpAddr;
 
 use super::kernel::*;
 
 #[derive(Debug, Default, Clone)]
 pub struct Rib {
-    routes: HashMap<Prefix, BTreeMap<u32, Via>>,
+    /// Per prefix, its routes by metric, lowest first (almost always one:
+    /// a Vec, not a map, for memory at 100k prefixes).
+    routes: HashMap<Prefix, Vec<(u32, Via)>>,
     neighbours: HashMap<(u32, IpAddr), Option<[u8; 6]>>,
     nexthops: HashMap<u32, NexthopKind>,
     /// Unsupported messages with nothing to write (MPLS routes).
@@ -33,18 +35,22 @@ impl Rib {
         match e {
             Event::NewRoute(r) => {
                 let m = self.routes.entry(r.prefix).or_default();
-                if m.get(&r.metric) == Some(&r.via) {
-                    return Changed::Nothing;
+                match m.binary_search_by_key(&r.metric, |x| x.0) {
+                    Ok(i) if m[i].1 == r.via => return Changed::Nothing,
+                    Ok(i) => m[i].1 = r.via.clone(),
+                    Err(i) => m.insert(i, (r.metric, r.via.clone())),
                 }
-                m.insert(r.metric, r.via.clone());
                 Changed::Route(r.prefix)
             }
             Event::DelRoute(r) => {
                 let Some(m) = self.routes.get_mut(&r.prefix) else {
                     return Changed::Nothing;
                 };
-                if m.remove(&r.metric).is_none() {
-                    return Changed::Nothing;
+                match m.binary_search_by_key(&r.metric, |x| x.0) {
+                    Ok(i) => {
+                        m.remove(i);
+                    }
+                    Err(_) => return Changed::Nothing,
                 }
                 if m.is_empty() {
                     self.routes.remove(&r.prefix);
@@ -102,7 +108,7 @@ impl Rib {
                 }
             }
             self.routes.retain(|_, m| {
-                m.retain(|_, v| *v != Via::Object(id));
+                m.retain(|(_, v)| *v != Via::Object(id));
                 !m.is_empty()
             });
         }
@@ -112,11 +118,11 @@ impl Rib {
     pub fn best_routes(&self) -> impl Iterator<Item = (&Prefix, &Via)> {
         self.routes
             .iter()
-            .filter_map(|(p, m)| m.values().next().map(|v| (p, v)))
+            .filter_map(|(p, m)| m.first().map(|v| (p, &v.1)))
     }
 
     pub fn best(&self, p: &Prefix) -> Option<&Via> {
-        self.routes.get(p).and_then(|m| m.values().next())
+        self.routes.get(p).and_then(|m| m.first()).map(|v| &v.1)
     }
 
     pub fn route_count(&self) -> usize {

@@ -66,7 +66,10 @@ pub fn write_static_listing(plan: &Plan) {
 fn store(instance: &str, l: &Listing) -> Result<()> {
     let path = super::listing_path(instance);
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec(l)?)?;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    serde_json::to_writer(&mut f, l)?;
+    std::io::Write::flush(&mut f)?;
+    drop(f);
     std::fs::rename(&tmp, &path)?;
     Ok(())
 }
@@ -196,6 +199,14 @@ impl KernelRoutes {
             match store(&self.instance, &l) {
                 Ok(()) => self.listing_due = false,
                 Err(e) => crate::log::warn(&format!("routing: listing: {e:#}")),
+            }
+            drop(l);
+            // a full table's dump and listing are transient: give their
+            // memory back (glibc keeps freed memory otherwise)
+            #[cfg(target_env = "gnu")]
+            // SAFETY: no preconditions.
+            unsafe {
+                libc::malloc_trim(0);
             }
         }
     }

@@ -147,7 +147,7 @@ fn sync_rate(bin: &Path, n: u32) -> Result<(f64, u32, f64, f64, f64)> {
     // without routes first: the controller's own memory
     let rss0 = {
         let c = Controller::start(bin, &ns, &instance, &text, "rbsync")?;
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(2500));
         let r = rss_mb(c.pid())?;
         c.stop("rbsync");
         down(bin, &ns, &instance);
@@ -192,7 +192,8 @@ fn sync_rate(bin: &Path, n: u32) -> Result<(f64, u32, f64, f64, f64)> {
         bail!("the first sync wrote {written} routes, expected at least {n}: {line}");
     }
     println!("{line}");
-    std::thread::sleep(Duration::from_millis(300));
+    // after the first tick's listing (the controller's steady state)
+    std::thread::sleep(Duration::from_millis(2500));
     let rss = rss_mb(c.pid())?;
     c.stop("rbsync");
     down(bin, &ns, &instance);
