@@ -15,11 +15,17 @@ fn check(extra: &str) -> Result<dataplane_config::Plan, String> {
 fn kernel_routing_turns_forwarding_on_with_its_policy() {
     let p = check("[routing]\nsource = \"kernel\"\ndefault_mode = \"flowlet\"\nflowlet_timeout_us = 50\npolicy = [{ prefix = \"198.18.0.0/16\", mode = \"bandwidth\" }]\n").unwrap();
     let r = p.routing.as_ref().unwrap();
-    assert_eq!((r.table, r.default_mode, r.flowlet_timeout_ns), (254, 1, 50_000));
+    assert_eq!(
+        (r.table, r.default_mode, r.flowlet_timeout_ns),
+        (254, 1, 50_000)
+    );
     assert_eq!((r.max_routes_v4, r.max_routes_v6), (131072, 32768));
     assert_eq!(r.policy, vec![("198.18.0.0".parse().unwrap(), 16, 2)]);
     assert!(p.forwarding());
-    assert_ne!(p.ports[0].config.flags & dataplane_common::maps::PORT_F_FORWARD, 0);
+    assert_ne!(
+        p.ports[0].config.flags & dataplane_common::maps::PORT_F_FORWARD,
+        0
+    );
     // static: no routing, no forwarding without routes
     let p = check("[routing]\nsource = \"static\"\n").unwrap();
     assert!(p.routing.is_none() && !p.forwarding());

@@ -10,8 +10,8 @@ use dataplane_common::{
     parse::{Parsed, L3},
     reason::Reason,
     route::{
-        count_not_routed, ipv4_ttl_decrement, nexthop_verdict, pre_route, NextHop, NhVerdict, NotRouted, ROUTE_GROUP,
-        ROUTE_LOCAL, ROUTE_NEXTHOP,
+        count_not_routed, ipv4_ttl_decrement, nexthop_verdict, pre_route, NextHop, NhVerdict,
+        NotRouted, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
 };

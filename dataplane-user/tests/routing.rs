@@ -13,7 +13,9 @@ use dataplane_config::RoutingPlan;
 use dataplane_user::routing::decode::decode;
 use dataplane_user::routing::kernel::*;
 use dataplane_user::routing::rib::Rib;
-use dataplane_user::routing::tables::{build, consistent, diff, record, IdSpace, Ids, PortInfo, Tables};
+use dataplane_user::routing::tables::{
+    build, consistent, diff, record, IdSpace, Ids, PortInfo, Tables,
+};
 use dataplane_user::routing::want::{wanted, Managed, Policy, Source, Target};
 use dataplane_user::routing::{RouteSync, Writer};
 
@@ -23,12 +25,21 @@ const ETH2: u32 = 5;
 const ETH9: u32 = 7;
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/tests/fixtures/netlink/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read(format!(
+        "{}/tests/fixtures/netlink/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 fn all_events() -> Vec<Event> {
     let mut v = Vec::new();
-    for f in ["nexthops.bin", "neighbours.bin", "routes_v4.bin", "routes_v6.bin"] {
+    for f in [
+        "nexthops.bin",
+        "neighbours.bin",
+        "routes_v4.bin",
+        "routes_v6.bin",
+    ] {
         v.extend(decode(&fixture(f), 254));
     }
     v
@@ -54,62 +65,138 @@ fn route_of(events: &[Event], p: &str) -> KRoute {
 }
 
 fn path(gw: &str, ifindex: u32, weight: u8) -> KPath {
-    KPath { gateway: Some(ip(gw)), ifindex, weight }
+    KPath {
+        gateway: Some(ip(gw)),
+        ifindex,
+        weight,
+    }
 }
 
 #[test]
 fn recorded_routes_decode() {
     let ev = all_events();
-    assert!(!ev.iter().any(|e| matches!(e, Event::Malformed { .. })), "{ev:?}");
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::Malformed { .. })),
+        "{ev:?}"
+    );
     // multipath with weights (rtnh_hops + 1)
     assert_eq!(
         route_of(&ev, "198.18.2.0/24").via,
-        Via::Paths(vec![path("198.18.0.1", ETH1, 1), path("198.18.0.3", ETH2, 2)])
+        Via::Paths(vec![
+            path("198.18.0.1", ETH1, 1),
+            path("198.18.0.3", ETH2, 2)
+        ])
     );
     assert_eq!(route_of(&ev, "198.18.2.0/24").protocol, 186, "proto bgp");
-    assert_eq!(route_of(&ev, "198.18.3.0/24").via, Via::Paths(vec![path("198.18.0.1", ETH1, 1)]));
+    assert_eq!(
+        route_of(&ev, "198.18.3.0/24").via,
+        Via::Paths(vec![path("198.18.0.1", ETH1, 1)])
+    );
     // connected: no gateway
     assert_eq!(
         route_of(&ev, "198.18.0.0/31").via,
-        Via::Paths(vec![KPath { gateway: None, ifindex: ETH1, weight: 1 }])
+        Via::Paths(vec![KPath {
+            gateway: None,
+            ifindex: ETH1,
+            weight: 1
+        }])
     );
     // unsupported kinds are decoded as such, not dropped
-    assert_eq!(route_of(&ev, "198.18.4.0/24").via, Via::Unsupported(Unsupported::RouteType(6)));
-    assert_eq!(route_of(&ev, "198.18.5.0/24").via, Via::Unsupported(Unsupported::RouteType(7)));
-    assert_eq!(route_of(&ev, "198.18.7.0/24").via, Via::Unsupported(Unsupported::Encap));
+    assert_eq!(
+        route_of(&ev, "198.18.4.0/24").via,
+        Via::Unsupported(Unsupported::RouteType(6))
+    );
+    assert_eq!(
+        route_of(&ev, "198.18.5.0/24").via,
+        Via::Unsupported(Unsupported::RouteType(7))
+    );
+    assert_eq!(
+        route_of(&ev, "198.18.7.0/24").via,
+        Via::Unsupported(Unsupported::Encap)
+    );
     // nexthop objects
     assert_eq!(route_of(&ev, "198.18.8.0/24").via, Via::Object(10));
-    assert!(ev.contains(&Event::NewNexthop(KNexthop { id: 10, kind: NexthopKind::Group(vec![(1, 1), (2, 3)]) })));
-    assert!(ev.contains(&Event::NewNexthop(KNexthop { id: 11, kind: NexthopKind::Group(vec![(1, 1), (2, 1)]) })), "resilient group");
-    assert!(ev.contains(&Event::NewNexthop(KNexthop { id: 4, kind: NexthopKind::Unsupported })), "blackhole object");
+    assert!(ev.contains(&Event::NewNexthop(KNexthop {
+        id: 10,
+        kind: NexthopKind::Group(vec![(1, 1), (2, 3)])
+    })));
+    assert!(
+        ev.contains(&Event::NewNexthop(KNexthop {
+            id: 11,
+            kind: NexthopKind::Group(vec![(1, 1), (2, 1)])
+        })),
+        "resilient group"
+    );
+    assert!(
+        ev.contains(&Event::NewNexthop(KNexthop {
+            id: 4,
+            kind: NexthopKind::Unsupported
+        })),
+        "blackhole object"
+    );
     // IPv6 with link-local next hops
-    assert_eq!(route_of(&ev, "2001:db8:2::/64").via, Via::Paths(vec![path("fe80::1", ETH1, 1)]));
+    assert_eq!(
+        route_of(&ev, "2001:db8:2::/64").via,
+        Via::Paths(vec![path("fe80::1", ETH1, 1)])
+    );
     assert_eq!(route_of(&ev, "2001:db8:2::/64").metric, 1024);
     assert_eq!(
         route_of(&ev, "2001:db8:3::/64").via,
         Via::Paths(vec![path("fe80::1", ETH1, 1), path("fe80::2", ETH2, 1)])
     );
-    assert!(ev.contains(&Event::NewNexthop(KNexthop { id: 3, kind: NexthopKind::Single(path("fe80::1", ETH1, 1)) })));
+    assert!(ev.contains(&Event::NewNexthop(KNexthop {
+        id: 3,
+        kind: NexthopKind::Single(path("fe80::1", ETH1, 1))
+    })));
     // the route in table 100 and fe80::/64 are not followed
-    assert!(!ev.iter().any(|e| matches!(e, Event::NewRoute(r) if r.prefix == pfx("198.18.10.0/24"))));
-    assert!(!ev.iter().any(|e| matches!(e, Event::NewRoute(r) if r.prefix.len == 64 && r.prefix.addr == ip("fe80::"))));
+    assert!(!ev
+        .iter()
+        .any(|e| matches!(e, Event::NewRoute(r) if r.prefix == pfx("198.18.10.0/24"))));
+    assert!(!ev.iter().any(
+        |e| matches!(e, Event::NewRoute(r) if r.prefix.len == 64 && r.prefix.addr == ip("fe80::"))
+    ));
     // the switch's own addresses (the local table's local routes)
     assert_eq!(route_of(&ev, "198.18.0.0/32").via, Via::Local);
     assert_eq!(route_of(&ev, "198.18.9.1/32").via, Via::Local);
     // table 100 is when asked for
-    assert!(decode(&fixture("routes_v4.bin"), 100).iter().any(|e| matches!(e, Event::NewRoute(r) if r.prefix == pfx("198.18.10.0/24"))));
+    assert!(decode(&fixture("routes_v4.bin"), 100)
+        .iter()
+        .any(|e| matches!(e, Event::NewRoute(r) if r.prefix == pfx("198.18.10.0/24"))));
 }
 
 #[test]
 fn recorded_neighbours_decode() {
     let ev = decode(&fixture("neighbours.bin"), 254);
-    let n = |ifindex, a: &str, mac| Event::NewNeigh(KNeigh { ifindex, addr: ip(a), mac });
-    assert!(ev.contains(&n(ETH1, "198.18.0.1", Some([2, 0, 0, 0, 1, 1]))), "reachable");
-    assert!(ev.contains(&n(ETH2, "198.18.0.3", Some([2, 0, 0, 0, 2, 1]))), "permanent");
-    assert!(ev.contains(&n(ETH1, "fe80::1", Some([2, 0, 0, 0, 1, 1]))), "IPv6 link-local");
-    assert!(ev.contains(&n(ETH9, "198.18.9.7", None)), "incomplete: unresolved");
-    assert!(ev.contains(&n(ETH9, "198.18.9.8", None)), "failed: unresolved");
-    assert!(!ev.iter().any(|e| matches!(e, Event::NewNeigh(k) if k.addr.is_multicast())));
+    let n = |ifindex, a: &str, mac| {
+        Event::NewNeigh(KNeigh {
+            ifindex,
+            addr: ip(a),
+            mac,
+        })
+    };
+    assert!(
+        ev.contains(&n(ETH1, "198.18.0.1", Some([2, 0, 0, 0, 1, 1]))),
+        "reachable"
+    );
+    assert!(
+        ev.contains(&n(ETH2, "198.18.0.3", Some([2, 0, 0, 0, 2, 1]))),
+        "permanent"
+    );
+    assert!(
+        ev.contains(&n(ETH1, "fe80::1", Some([2, 0, 0, 0, 1, 1]))),
+        "IPv6 link-local"
+    );
+    assert!(
+        ev.contains(&n(ETH9, "198.18.9.7", None)),
+        "incomplete: unresolved"
+    );
+    assert!(
+        ev.contains(&n(ETH9, "198.18.9.8", None)),
+        "failed: unresolved"
+    );
+    assert!(!ev
+        .iter()
+        .any(|e| matches!(e, Event::NewNeigh(k) if k.addr.is_multicast())));
 }
 
 /// Every truncation and every single-byte corruption of every recorded
@@ -117,13 +204,21 @@ fn recorded_neighbours_decode() {
 /// reported malformed.
 #[test]
 fn malformed_messages_are_counted_never_a_crash() {
-    for f in ["nexthops.bin", "neighbours.bin", "routes_v4.bin", "routes_v6.bin"] {
+    for f in [
+        "nexthops.bin",
+        "neighbours.bin",
+        "routes_v4.bin",
+        "routes_v6.bin",
+    ] {
         let b = fixture(f);
         for cut in 1..b.len() {
             let ev = decode(&b[..cut], 254);
             let first_len = u32::from_ne_bytes(b[0..4].try_into().unwrap()) as usize;
             if cut < first_len && cut >= 16 {
-                assert!(ev.iter().any(|e| matches!(e, Event::Malformed { .. })), "{f} cut at {cut}");
+                assert!(
+                    ev.iter().any(|e| matches!(e, Event::Malformed { .. })),
+                    "{f} cut at {cut}"
+                );
             }
         }
         for i in 0..b.len() {
@@ -142,13 +237,22 @@ fn malformed_messages_are_counted_never_a_crash() {
     let len = u32::from_ne_bytes(b[0..4].try_into().unwrap()) as usize;
     b[16 + 12] = 0xf0; // first rtattr's length
     let ev = decode(&b[..len], 254);
-    assert!(matches!(ev[0], Event::Malformed { msg_type: 24, .. }), "{ev:?}");
+    assert!(
+        matches!(ev[0], Event::Malformed { msg_type: 24, .. }),
+        "{ev:?}"
+    );
     let mut rib = Rib::default();
     rib.apply(&ev[0]);
     assert_eq!(rib.malformed, 1);
     // a header claiming more than the datagram
-    let ev = decode(&[0xff, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2], 254);
-    assert!(matches!(&ev[0], Event::Malformed { why, .. } if why.contains("length 255")), "{ev:?}");
+    let ev = decode(
+        &[0xff, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2],
+        254,
+    );
+    assert!(
+        matches!(&ev[0], Event::Malformed { why, .. } if why.contains("length 255")),
+        "{ev:?}"
+    );
     // a nexthop message without its id
     assert!(dataplane_user::routing::decode::nexthop(&[2, 0, 0, 0, 0, 0, 0, 0]).is_err());
 }
@@ -189,7 +293,9 @@ fn policy() -> Policy {
 
 /// eth1 and eth2 are managed, eth9 is not.
 fn managed() -> Managed {
-    Managed { by_ifindex: [(ETH1, 0), (ETH2, 1)].into_iter().collect() }
+    Managed {
+        by_ifindex: [(ETH1, 0), (ETH2, 1)].into_iter().collect(),
+    }
 }
 
 fn recorded_rib() -> Rib {
@@ -203,14 +309,25 @@ fn recorded_rib() -> Rib {
 #[test]
 fn mapping_of_the_recorded_tables() {
     let w = wanted(&recorded_rib(), &managed(), &policy());
-    let get = |p: &str| w.routes.iter().find(|r| r.0 == pfx(p)).map(|r| (r.1.clone(), r.2));
+    let get = |p: &str| {
+        w.routes
+            .iter()
+            .find(|r| r.0 == pfx(p))
+            .map(|r| (r.1.clone(), r.2))
+    };
     // single path -> next hop
-    assert_eq!(get("198.18.3.0/24"), Some((Target::Nexthop((ETH1, ip("198.18.0.1"))), Source::Kernel)));
+    assert_eq!(
+        get("198.18.3.0/24"),
+        Some((Target::Nexthop((ETH1, ip("198.18.0.1"))), Source::Kernel))
+    );
     // multipath -> group with the default mode, weights kept
     match get("198.18.2.0/24") {
         Some((Target::Group(g), Source::Kernel)) => {
             assert_eq!(g.mode, 0);
-            assert_eq!(w.groups[&g], vec![((ETH1, ip("198.18.0.1")), 1), ((ETH2, ip("198.18.0.3")), 2)]);
+            assert_eq!(
+                w.groups[&g],
+                vec![((ETH1, ip("198.18.0.1")), 1), ((ETH2, ip("198.18.0.3")), 2)]
+            );
         }
         x => panic!("{x:?}"),
     }
@@ -220,12 +337,18 @@ fn mapping_of_the_recorded_tables() {
         Some((Target::Group(g), _)) => {
             assert_eq!(g.mode, 2);
             assert_eq!(g.origin, dataplane_user::routing::want::Origin::Object(10));
-            assert_eq!(w.groups[&g], vec![((ETH1, ip("198.18.0.1")), 1), ((ETH2, ip("198.18.0.3")), 3)]);
+            assert_eq!(
+                w.groups[&g],
+                vec![((ETH1, ip("198.18.0.1")), 1), ((ETH2, ip("198.18.0.3")), 3)]
+            );
         }
         x => panic!("{x:?}"),
     }
     // connected of a managed port -> kernel (local)
-    assert_eq!(get("198.18.0.0/31"), Some((Target::Kernel, Source::Connected)));
+    assert_eq!(
+        get("198.18.0.0/31"),
+        Some((Target::Kernel, Source::Connected))
+    );
     // out of an unmanaged interface -> kernel
     assert_eq!(get("198.18.6.0/24"), Some((Target::Kernel, Source::Kernel)));
     assert_eq!(get("198.18.9.0/24"), Some((Target::Kernel, Source::Kernel)));
@@ -235,12 +358,27 @@ fn mapping_of_the_recorded_tables() {
         assert!(w.unsupported.iter().any(|u| u.0 == pfx(p)), "{p}");
     }
     // IPv6 via link-local next hops; a nexthop object with one next hop
-    assert_eq!(get("2001:db8:2::/64"), Some((Target::Nexthop((ETH1, ip("fe80::1"))), Source::Kernel)));
-    assert_eq!(get("2001:db8:4::/64"), Some((Target::Nexthop((ETH1, ip("fe80::1"))), Source::Kernel)));
-    assert!(matches!(get("2001:db8:3::/64"), Some((Target::Group(_), _))));
+    assert_eq!(
+        get("2001:db8:2::/64"),
+        Some((Target::Nexthop((ETH1, ip("fe80::1"))), Source::Kernel))
+    );
+    assert_eq!(
+        get("2001:db8:4::/64"),
+        Some((Target::Nexthop((ETH1, ip("fe80::1"))), Source::Kernel))
+    );
+    assert!(matches!(
+        get("2001:db8:3::/64"),
+        Some((Target::Group(_), _))
+    ));
     // resolved neighbours inside a managed connected prefix -> host routes
-    assert_eq!(get("198.18.0.1/32"), Some((Target::Nexthop((ETH1, ip("198.18.0.1"))), Source::Neighbour)));
-    assert_eq!(get("198.18.0.3/32"), Some((Target::Nexthop((ETH2, ip("198.18.0.3"))), Source::Neighbour)));
+    assert_eq!(
+        get("198.18.0.1/32"),
+        Some((Target::Nexthop((ETH1, ip("198.18.0.1"))), Source::Neighbour))
+    );
+    assert_eq!(
+        get("198.18.0.3/32"),
+        Some((Target::Nexthop((ETH2, ip("198.18.0.3"))), Source::Neighbour))
+    );
     // own addresses and IPv6 link-local: the kernel's
     assert_eq!(get("198.18.0.0/32"), Some((Target::Kernel, Source::Local)));
     assert_eq!(get("fe80::/10"), Some((Target::Kernel, Source::Local)));
@@ -270,11 +408,24 @@ fn static_routes_stay_and_limits_hold() {
 #[test]
 fn too_many_paths_go_to_the_kernel() {
     let mut rib = Rib::default();
-    let paths: Vec<KPath> = (0..17).map(|i| path(&format!("198.18.0.{}", 2 * i + 1), ETH1, 1)).collect();
-    rib.apply(&Event::NewRoute(KRoute { table: 254, prefix: pfx("198.18.100.0/24"), metric: 0, protocol: 186, via: Via::Paths(paths) }));
+    let paths: Vec<KPath> = (0..17)
+        .map(|i| path(&format!("198.18.0.{}", 2 * i + 1), ETH1, 1))
+        .collect();
+    rib.apply(&Event::NewRoute(KRoute {
+        table: 254,
+        prefix: pfx("198.18.100.0/24"),
+        metric: 0,
+        protocol: 186,
+        via: Via::Paths(paths),
+    }));
     let w = wanted(&rib, &managed(), &policy());
-    assert!(w.routes.contains(&(pfx("198.18.100.0/24"), Target::Kernel, Source::Kernel)));
-    assert_eq!(w.unsupported, vec![(pfx("198.18.100.0/24"), Unsupported::TooManyPaths)]);
+    assert!(w
+        .routes
+        .contains(&(pfx("198.18.100.0/24"), Target::Kernel, Source::Kernel)));
+    assert_eq!(
+        w.unsupported,
+        vec![(pfx("198.18.100.0/24"), Unsupported::TooManyPaths)]
+    );
 }
 
 /// The tables a model writer holds, checked after every single write: no
@@ -292,13 +443,25 @@ impl Model {
     fn check(&self) {
         for (id, g) in &self.groups {
             for m in &g.members[..g.n_members as usize] {
-                assert!(self.nexthops.contains_key(&m.id), "group {id} -> missing next hop {}", m.id);
+                assert!(
+                    self.nexthops.contains_key(&m.id),
+                    "group {id} -> missing next hop {}",
+                    m.id
+                );
             }
         }
         for (p, r) in &self.routes {
             match r.kind {
-                ROUTE_NEXTHOP => assert!(self.nexthops.contains_key(&r.id), "{p} -> missing next hop {}", r.id),
-                ROUTE_GROUP => assert!(self.groups.contains_key(&r.id), "{p} -> missing group {}", r.id),
+                ROUTE_NEXTHOP => assert!(
+                    self.nexthops.contains_key(&r.id),
+                    "{p} -> missing next hop {}",
+                    r.id
+                ),
+                ROUTE_GROUP => assert!(
+                    self.groups.contains_key(&r.id),
+                    "{p} -> missing group {}",
+                    r.id
+                ),
                 _ => {}
             }
         }
@@ -307,7 +470,17 @@ impl Model {
     fn step(&mut self) -> anyhow::Result<()> {
         self.writes += 1;
         if std::env::var("MODEL_TRACE").is_ok() {
-            eprintln!("write {}: {}", self.writes, std::backtrace::Backtrace::force_capture().to_string().lines().filter(|l| l.contains("routing")).take(3).collect::<Vec<_>>().join(" | "));
+            eprintln!(
+                "write {}: {}",
+                self.writes,
+                std::backtrace::Backtrace::force_capture()
+                    .to_string()
+                    .lines()
+                    .filter(|l| l.contains("routing"))
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            );
         }
         if self.fail_after.is_some_and(|n| self.writes > n) {
             anyhow::bail!("injected write error");
@@ -348,8 +521,16 @@ impl Writer for Model {
 
 fn ports() -> Vec<PortInfo> {
     vec![
-        PortInfo { ifindex: ETH1, port_id: 0, mac: [2, 0, 0, 0, 0, 1] },
-        PortInfo { ifindex: ETH2, port_id: 1, mac: [2, 0, 0, 0, 0, 2] },
+        PortInfo {
+            ifindex: ETH1,
+            port_id: 0,
+            mac: [2, 0, 0, 0, 0, 1],
+        },
+        PortInfo {
+            ifindex: ETH2,
+            port_id: 1,
+            mac: [2, 0, 0, 0, 0, 2],
+        },
     ]
 }
 
@@ -371,7 +552,10 @@ fn sync_writes_the_recorded_tables_and_nothing_twice() {
     assert!(grp.members[..2].iter().all(|x| x.live == 1));
     assert_eq!(m.routes[&pfx("198.18.0.0/31")].kind, ROUTE_LOCAL);
     let nh = m.nexthops[&m.routes[&pfx("2001:db8:2::/64")].id];
-    assert_eq!((nh.dst_mac, nh.src_mac, nh.ifindex, nh.port_id, nh.valid), ([2, 0, 0, 0, 1, 1], [2, 0, 0, 0, 0, 1], ETH1, 0, NH_VALID));
+    assert_eq!(
+        (nh.dst_mac, nh.src_mac, nh.ifindex, nh.port_id, nh.valid),
+        ([2, 0, 0, 0, 1, 1], [2, 0, 0, 0, 0, 1], ETH1, 0, NH_VALID)
+    );
     // nothing changed: nothing written
     let before = m.writes;
     assert!(!s.handle(&all_events()));
@@ -380,13 +564,23 @@ fn sync_writes_the_recorded_tables_and_nothing_twice() {
 }
 
 fn neigh(ifindex: u32, a: &str, mac: Option<[u8; 6]>) -> Event {
-    Event::NewNeigh(KNeigh { ifindex, addr: ip(a), mac })
+    Event::NewNeigh(KNeigh {
+        ifindex,
+        addr: ip(a),
+        mac,
+    })
 }
 
 #[test]
 fn unresolved_next_hop_goes_to_the_kernel_until_resolved() {
     let mut s = engine();
-    s.handle(&[Event::NewRoute(KRoute { table: 254, prefix: pfx("198.18.50.0/24"), metric: 0, protocol: 186, via: Via::Paths(vec![path("198.18.0.5", ETH1, 1)]) })]);
+    s.handle(&[Event::NewRoute(KRoute {
+        table: 254,
+        prefix: pfx("198.18.50.0/24"),
+        metric: 0,
+        protocol: 186,
+        via: Via::Paths(vec![path("198.18.0.5", ETH1, 1)]),
+    })]);
     let mut m = Model::default();
     s.sync(&mut m).unwrap();
     let r = m.routes[&pfx("198.18.50.0/24")];
@@ -399,7 +593,11 @@ fn unresolved_next_hop_goes_to_the_kernel_until_resolved() {
     assert_eq!(m.writes - before, 1, "{rep:?}");
     assert_eq!(m.nexthops[&r.id].valid, NH_VALID);
     assert_eq!(m.nexthops[&r.id].dst_mac, [2, 9, 9, 9, 9, 9]);
-    assert_eq!(m.routes[&pfx("198.18.50.0/24")], r, "the route is untouched");
+    assert_eq!(
+        m.routes[&pfx("198.18.50.0/24")],
+        r,
+        "the route is untouched"
+    );
 }
 
 #[test]
@@ -408,7 +606,13 @@ fn object_group_change_touches_the_group_only() {
     let mut ev = all_events();
     // 50 more routes through nexthop group 10
     for i in 0..50 {
-        ev.push(Event::NewRoute(KRoute { table: 254, prefix: pfx(&format!("198.18.{}.0/24", 100 + i)), metric: 0, protocol: 186, via: Via::Object(10) }));
+        ev.push(Event::NewRoute(KRoute {
+            table: 254,
+            prefix: pfx(&format!("198.18.{}.0/24", 100 + i)),
+            metric: 0,
+            protocol: 186,
+            via: Via::Object(10),
+        }));
     }
     s.handle(&ev);
     let mut m = Model::default();
@@ -417,7 +621,10 @@ fn object_group_change_touches_the_group_only() {
     let routes = m.routes.clone();
     let before = m.writes;
     // the group loses a member
-    s.handle(&[Event::NewNexthop(KNexthop { id: 10, kind: NexthopKind::Group(vec![(1, 1)]) })]);
+    s.handle(&[Event::NewNexthop(KNexthop {
+        id: 10,
+        kind: NexthopKind::Group(vec![(1, 1)]),
+    })]);
     s.sync(&mut m).unwrap();
     // object 10 is two data-plane groups: 198.18.8.0/24 has the policy's
     // bandwidth mode, the 50 routes the default mode
@@ -441,7 +648,11 @@ fn link_down_is_local_repair_and_the_withdraw_converges() {
     let g = m.groups[&gid];
     assert_eq!(g.members[1].live, 0);
     let ngroups = m.groups.len();
-    assert!(m.writes - before <= ngroups, "{} writes for {ngroups} groups", m.writes - before);
+    assert!(
+        m.writes - before <= ngroups,
+        "{} writes for {ngroups} groups",
+        m.writes - before
+    );
     // only eth2's buckets moved
     for (a, b) in buckets.iter().zip(g.buckets.iter()) {
         if *a == 0 {
@@ -449,9 +660,22 @@ fn link_down_is_local_repair_and_the_withdraw_converges() {
         }
     }
     // the withdraw: the kernel's route loses the eth2 path
-    s.handle(&[Event::NewRoute(KRoute { table: 254, prefix: pfx("198.18.2.0/24"), metric: 0, protocol: 186, via: Via::Paths(vec![path("198.18.0.1", ETH1, 1)]) })]);
+    s.handle(&[Event::NewRoute(KRoute {
+        table: 254,
+        prefix: pfx("198.18.2.0/24"),
+        metric: 0,
+        protocol: 186,
+        via: Via::Paths(vec![path("198.18.0.1", ETH1, 1)]),
+    })]);
     s.sync(&mut m).unwrap();
-    assert_eq!(m.routes[&pfx("198.18.2.0/24")], RouteEntry { kind: ROUTE_NEXTHOP, _pad: 0, id: m.routes[&pfx("198.18.3.0/24")].id });
+    assert_eq!(
+        m.routes[&pfx("198.18.2.0/24")],
+        RouteEntry {
+            kind: ROUTE_NEXTHOP,
+            _pad: 0,
+            id: m.routes[&pfx("198.18.3.0/24")].id
+        }
+    );
     // back up, path re-advertised: a group with both members live again
     s.set_port_up(&[true, true]);
     s.handle(&[route_of(&all_events(), "198.18.2.0/24")].map(Event::NewRoute));
@@ -466,7 +690,10 @@ fn a_failed_write_leaves_a_consistent_table_and_the_next_sync_finishes() {
     for fail_after in [0, 1, 3, 7, 12, 20] {
         let mut s = engine();
         s.handle(&all_events());
-        let mut m = Model { fail_after: Some(fail_after), ..Default::default() };
+        let mut m = Model {
+            fail_after: Some(fail_after),
+            ..Default::default()
+        };
         assert!(s.sync(&mut m).is_err());
         m.check();
         m.fail_after = None;
@@ -490,7 +717,14 @@ fn churn_never_leaves_a_dangling_reference() {
     s.handle(&all_events());
     let mut m = Model::default();
     s.sync(&mut m).unwrap();
-    let gws: Vec<(u32, String)> = (0..12).map(|i| (if i % 2 == 0 { ETH1 } else { ETH2 }, format!("198.18.0.{}", 2 * i + 1))).collect();
+    let gws: Vec<(u32, String)> = (0..12)
+        .map(|i| {
+            (
+                if i % 2 == 0 { ETH1 } else { ETH2 },
+                format!("198.18.0.{}", 2 * i + 1),
+            )
+        })
+        .collect();
     for round in 0..300 {
         let mut ev = Vec::new();
         for _ in 0..(rng.next_u64() % 6) {
@@ -501,30 +735,49 @@ fn churn_never_leaves_a_dangling_reference() {
                 prefix: p,
                 metric: 0,
                 protocol: 186,
-                via: Via::Paths((0..n).map(|_| {
-                    let (i, g) = &gws[(rng.next_u64() % gws.len() as u64) as usize];
-                    path(g, *i, 1)
-                }).collect()),
+                via: Via::Paths(
+                    (0..n)
+                        .map(|_| {
+                            let (i, g) = &gws[(rng.next_u64() % gws.len() as u64) as usize];
+                            path(g, *i, 1)
+                        })
+                        .collect(),
+                ),
             };
-            ev.push(if n == 0 { Event::DelRoute(r) } else { Event::NewRoute(r) });
+            ev.push(if n == 0 {
+                Event::DelRoute(r)
+            } else {
+                Event::NewRoute(r)
+            });
             let (i, g) = &gws[(rng.next_u64() % gws.len() as u64) as usize];
-            let mac = (rng.next_u64() % 2 == 0).then_some([2, 0, 0, 0, 7, (rng.next_u64() % 3) as u8]);
+            let mac =
+                (rng.next_u64() % 2 == 0).then_some([2, 0, 0, 0, 7, (rng.next_u64() % 3) as u8]);
             ev.push(neigh(*i, g, mac));
         }
         s.handle(&ev);
         if round % 17 == 0 {
             s.set_port_up(&[round % 34 != 0, true]);
         }
-        s.sync(&mut m).unwrap_or_else(|e| panic!("round {round}: {e:#}"));
+        s.sync(&mut m)
+            .unwrap_or_else(|e| panic!("round {round}: {e:#}"));
     }
     // what is loaded is what a fresh sync of the same kernel state writes
     // (ids aside): compare route -> next-hop values
     let resolve = |m: &Model, e: &RouteEntry| -> Vec<(u32, [u8; 6], u8)> {
         match e.kind {
-            ROUTE_NEXTHOP => vec![{ let n = m.nexthops[&e.id]; (n.ifindex, n.dst_mac, n.valid) }],
+            ROUTE_NEXTHOP => vec![{
+                let n = m.nexthops[&e.id];
+                (n.ifindex, n.dst_mac, n.valid)
+            }],
             ROUTE_GROUP => {
                 let g = m.groups[&e.id];
-                let mut v: Vec<_> = g.members[..g.n_members as usize].iter().map(|x| { let n = m.nexthops[&x.id]; (n.ifindex, n.dst_mac, n.valid) }).collect();
+                let mut v: Vec<_> = g.members[..g.n_members as usize]
+                    .iter()
+                    .map(|x| {
+                        let n = m.nexthops[&x.id];
+                        (n.ifindex, n.dst_mac, n.valid)
+                    })
+                    .collect();
                 v.sort();
                 v
             }
@@ -557,7 +810,10 @@ fn ids_freed_by_a_sync_are_reused_only_after_it() {
     // build + diff + record keep the consistency invariant
     let rib = recorded_rib();
     let w = wanted(&rib, &managed(), &policy());
-    let mut ids = Ids { nexthops: IdSpace::new(0, 256), groups: IdSpace::new(0, 64) };
+    let mut ids = Ids {
+        nexthops: IdSpace::new(0, 256),
+        groups: IdSpace::new(0, 64),
+    };
     let by: HashMap<u32, usize> = managed().by_ifindex;
     let t = build(&w, &rib, &mut ids, &ports(), &by, 100_000);
     let mut have = Tables::default();
@@ -579,7 +835,10 @@ fn a_deleted_nexthop_object_takes_its_routes_and_group_membership() {
     assert_eq!(rib.best(&pfx("2001:db8:4::/64")), None);
     rib.apply(&Event::DelNexthop(2));
     assert_eq!(rib.nexthop(10), Some(&NexthopKind::Group(vec![(1, 1)])));
-    assert!(rib.best(&pfx("198.18.8.0/24")).is_some(), "group 10 still has a member");
+    assert!(
+        rib.best(&pfx("198.18.8.0/24")).is_some(),
+        "group 10 still has a member"
+    );
     rib.apply(&Event::DelNexthop(1));
     assert_eq!(rib.nexthop(10), None, "empty group gone");
     assert_eq!(rib.best(&pfx("198.18.8.0/24")), None);
@@ -597,24 +856,49 @@ fn learned_routes_become_p4_entries() {
     let mut listing = s.listing();
     listing.ports = vec!["eth1".into(), "eth2".into()];
     let text = "[switch]\nname = \"p4l\"\n[[port]]\nname = \"eth1\"\nmac = \"02:00:00:00:00:01\"\n[[port]]\nname = \"eth2\"\nmac = \"02:00:00:00:00:02\"\n[routing]\nsource = \"kernel\"\n";
-    let plan = dataplane_config::Config::parse(text, "t").unwrap().validate("t").unwrap();
+    let plan = dataplane_config::Config::parse(text, "t")
+        .unwrap()
+        .validate("t")
+        .unwrap();
     let p = dataplane_user::routing::export::with_learned(&plan, &listing).unwrap();
     let find = |pf: &str| {
         let (a, l) = dataplane_config::parse_prefix(pf).unwrap();
-        p.routes.iter().find(|r| (r.addr, r.len) == (a, l)).unwrap_or_else(|| panic!("{pf}")).target
+        p.routes
+            .iter()
+            .find(|r| (r.addr, r.len) == (a, l))
+            .unwrap_or_else(|| panic!("{pf}"))
+            .target
     };
     match find("198.18.2.0/24") {
         dataplane_config::Target::Group(g) => {
             let g = &p.groups[usize::from(g)];
             assert_eq!(g.members.len(), 2);
-            let macs: Vec<[u8; 6]> = g.members.iter().map(|(n, _)| p.nexthops[usize::from(*n)].mac).collect();
-            assert!(macs.contains(&[2, 0, 0, 0, 1, 1]) && macs.contains(&[2, 0, 0, 0, 2, 1]), "{macs:?}");
-            assert_eq!(g.members.iter().map(|x| x.1).sum::<u8>(), 3, "weights 1 + 2");
+            let macs: Vec<[u8; 6]> = g
+                .members
+                .iter()
+                .map(|(n, _)| p.nexthops[usize::from(*n)].mac)
+                .collect();
+            assert!(
+                macs.contains(&[2, 0, 0, 0, 1, 1]) && macs.contains(&[2, 0, 0, 0, 2, 1]),
+                "{macs:?}"
+            );
+            assert_eq!(
+                g.members.iter().map(|x| x.1).sum::<u8>(),
+                3,
+                "weights 1 + 2"
+            );
         }
         t => panic!("{t:?}"),
     }
-    assert!(matches!(find("198.18.3.0/24"), dataplane_config::Target::NextHop(_)));
+    assert!(matches!(
+        find("198.18.3.0/24"),
+        dataplane_config::Target::NextHop(_)
+    ));
     assert_eq!(find("198.18.4.0/24"), dataplane_config::Target::Local);
     let e = dataplane_p4::entries(&p, dataplane_p4::Target::Bmv2).unwrap();
-    assert!(e.cli.contains("198.18.2.0/24") || e.cli.contains("0xc6120200/24"), "{}", &e.cli[..e.cli.len().min(3000)]);
+    assert!(
+        e.cli.contains("198.18.2.0/24") || e.cli.contains("0xc6120200/24"),
+        "{}",
+        &e.cli[..e.cli.len().min(3000)]
+    );
 }

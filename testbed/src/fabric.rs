@@ -301,8 +301,20 @@ impl Fabric {
             for (i, s) in switches.iter().enumerate() {
                 check_interrupt()?;
                 let dir = std::env::temp_dir();
-                let text = crate::frr::config(&topo, s, &dir.join(format!("dpt-frr-{}-{}", fabric.switch_ns[i].name, std::process::id())));
-                fabric.frr.push(crate::frr::Frr::start(&fabric.switch_ns[i], &s.name, &text)?);
+                let text = crate::frr::config(
+                    &topo,
+                    s,
+                    &dir.join(format!(
+                        "dpt-frr-{}-{}",
+                        fabric.switch_ns[i].name,
+                        std::process::id()
+                    )),
+                );
+                fabric.frr.push(crate::frr::Frr::start(
+                    &fabric.switch_ns[i],
+                    &s.name,
+                    &text,
+                )?);
             }
         }
         for (i, s) in switches.iter().enumerate() {

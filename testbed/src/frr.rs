@@ -74,7 +74,9 @@ pub fn config(topo: &Topology, sw: &SwitchNode, dir: &Path) -> String {
     // router advertisements every second: an unnumbered session finds its
     // peer's link-local address again soon after a link comes back
     for p in &ports {
-        c.push_str(&format!("interface {p}\n ipv6 nd ra-interval 1\n no ipv6 nd suppress-ra\n!\n"));
+        c.push_str(&format!(
+            "interface {p}\n ipv6 nd ra-interval 1\n no ipv6 nd suppress-ra\n!\n"
+        ));
     }
     c.push_str(&format!(
         "router bgp {}\n bgp router-id {rid}\n no bgp ebgp-requires-policy\n bgp bestpath as-path multipath-relax\n timers bgp 1 3\n",
@@ -123,7 +125,8 @@ fn spawn(ns: &Netns, bin: &str, args: &[&str], log: &Path) -> Result<Child> {
             Ok(())
         })
     };
-    cmd.spawn().with_context(|| format!("starting {bin} in {}", ns.name))
+    cmd.spawn()
+        .with_context(|| format!("starting {bin} in {}", ns.name))
 }
 
 impl Frr {
@@ -136,11 +139,17 @@ impl Frr {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
         // the daemons drop privileges to the frr user
-        let _ = Command::new("chown").args(["-R", "frr:frr"]).arg(&dir).status();
+        let _ = Command::new("chown")
+            .args(["-R", "frr:frr"])
+            .arg(&dir)
+            .status();
         let conf = dir.join("frr.conf");
         std::fs::write(&conf, config_text)?;
         std::fs::write(dir.join("vtysh.conf"), "")?;
-        let _ = Command::new("chown").args(["-R", "frr:frr"]).arg(&dir).status();
+        let _ = Command::new("chown")
+            .args(["-R", "frr:frr"])
+            .arg(&dir)
+            .status();
         let d = dir.display().to_string();
         let conf = conf.display().to_string();
         let zserv = format!("{d}/zserv.api");
@@ -197,7 +206,18 @@ impl Frr {
     pub fn vtysh(&self, cmd: &str) -> Result<String> {
         let d = self.dir.display().to_string();
         let o = Command::new("ip")
-            .args(["netns", "exec", &self.netns, VTYSH, "--vty_socket", &d, "--config_dir", &d, "-c", cmd])
+            .args([
+                "netns",
+                "exec",
+                &self.netns,
+                VTYSH,
+                "--vty_socket",
+                &d,
+                "--config_dir",
+                &d,
+                "-c",
+                cmd,
+            ])
             .output()
             .context("running vtysh")?;
         if !o.status.success() {
@@ -278,9 +298,30 @@ pub fn address_fabric(topo: &Topology, switch_ns: &[Netns], host_ns: &[Netns]) -
         let gw4 = format!("198.18.{}.254", h.leaf + 1);
         let gw6 = format!("2001:db8:0:{:x}::ff", h.leaf + 1);
         ns.ip(&["addr", "add", &format!("{gw4}/32"), "dev", &port])?;
-        ns.ip(&["-6", "addr", "add", &format!("{gw6}/128"), "dev", &port, "nodad"])?;
-        ns.ip(&["route", "add", &format!("{}/32", crate::topo::ipv4_str(h.ipv4)), "dev", &port])?;
-        ns.ip(&["-6", "route", "add", &format!("{}/128", crate::topo::ipv6_str(h.ipv6)), "dev", &port])?;
+        ns.ip(&[
+            "-6",
+            "addr",
+            "add",
+            &format!("{gw6}/128"),
+            "dev",
+            &port,
+            "nodad",
+        ])?;
+        ns.ip(&[
+            "route",
+            "add",
+            &format!("{}/32", crate::topo::ipv4_str(h.ipv4)),
+            "dev",
+            &port,
+        ])?;
+        ns.ip(&[
+            "-6",
+            "route",
+            "add",
+            &format!("{}/128", crate::topo::ipv6_str(h.ipv6)),
+            "dev",
+            &port,
+        ])?;
         let hn = &host_ns[hi];
         // the host's kernel sends: checksums filled in by the kernel, not
         // left to a veth "offload" that an XDP redirect on the way loses
@@ -313,7 +354,8 @@ pub fn cleanup_stale() {
         for daemon in ["bgpd", "zebra"] {
             if let Ok(p) = std::fs::read_to_string(e.path().join(format!("{daemon}.pid"))) {
                 if let Ok(p) = p.trim().parse::<i32>() {
-                    let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+                    let comm =
+                        std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
                     if comm.trim() == daemon {
                         // SAFETY: a stale daemon of ours (pid file and name checked).
                         unsafe { libc::kill(p, libc::SIGKILL) };
@@ -347,13 +389,19 @@ fn hop(v: &serde_json::Value) -> Option<(String, String)> {
 
 /// The kernel FIB (main table, IPv4 and IPv6) of namespace `ns`: routes via
 /// gateways out of `ports`, prefix -> next hops.
-pub fn kernel_fib(ns: &Netns, ports: &[String]) -> Result<std::collections::BTreeMap<String, Hops>> {
+pub fn kernel_fib(
+    ns: &Netns,
+    ports: &[String],
+) -> Result<std::collections::BTreeMap<String, Hops>> {
     let mut out = std::collections::BTreeMap::new();
     for fam in ["-4", "-6"] {
         let text = ns.exec(&["ip", "-j", fam, "route", "show", "table", "main"])?;
-        let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("ip -j route: {text}"))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("ip -j route: {text}"))?;
         for r in v.as_array().into_iter().flatten() {
-            let Some(dst) = r["dst"].as_str() else { continue };
+            let Some(dst) = r["dst"].as_str() else {
+                continue;
+            };
             let mut hops = Hops::new();
             match r["nexthops"].as_array() {
                 Some(nh) => hops.extend(nh.iter().filter_map(hop)),
@@ -427,9 +475,12 @@ pub fn frr_bgp_prefixes(frr: &Frr) -> Result<std::collections::BTreeSet<String>>
     for cmd in ["show ip route json", "show ipv6 route json"] {
         let v: serde_json::Value = serde_json::from_str(&frr.vtysh(cmd)?)?;
         for (p, rs) in v.as_object().into_iter().flatten() {
-            if rs.as_array().into_iter().flatten().any(|r| {
-                r["protocol"] == "bgp" && r["selected"] == true && r["installed"] == true
-            }) {
+            if rs
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|r| r["protocol"] == "bgp" && r["selected"] == true && r["installed"] == true)
+            {
                 out.insert(p.clone());
             }
         }
@@ -469,10 +520,15 @@ pub fn fib_difference(fabric: &crate::fabric::Fabric, i: usize) -> Result<Option
         for h in r["nexthops"].as_array().into_iter().flatten() {
             let dev = &ports[h["port"].as_u64().unwrap_or(0) as usize];
             let known = neigh.as_array().into_iter().flatten().any(|n| {
-                n["dst"] == h["gateway"] && n["dev"].as_str() == Some(dev) && n["lladdr"].is_string()
+                n["dst"] == h["gateway"]
+                    && n["dev"].as_str() == Some(dev)
+                    && n["lladdr"].is_string()
             });
             if !known {
-                diffs.push(format!("{}: data plane next hop {} {dev}, no such neighbour", r["prefix"], h["gateway"]));
+                diffs.push(format!(
+                    "{}: data plane next hop {} {dev}, no such neighbour",
+                    r["prefix"], h["gateway"]
+                ));
             }
         }
     }
@@ -489,7 +545,11 @@ pub fn fib_difference(fabric: &crate::fabric::Fabric, i: usize) -> Result<Option
 /// Waits until every BGP session is up, every leaf's kernel has the other
 /// leaves' host routes over `paths` spines, and every switch's data plane
 /// equals its kernel FIB; returns how long that took.
-pub fn wait_converged(fabric: &crate::fabric::Fabric, paths: usize, timeout: Duration) -> Result<Duration> {
+pub fn wait_converged(
+    fabric: &crate::fabric::Fabric,
+    paths: usize,
+    timeout: Duration,
+) -> Result<Duration> {
     let t0 = Instant::now();
     let (s, l, _) = fabric.topo.dims();
     let hosts = fabric.topo.hosts();
@@ -533,7 +593,10 @@ fn converged_once(
                 ] {
                     let n = fib.get(&p).map(|x| x.len()).unwrap_or(0);
                     if n != paths {
-                        return Ok(Some(format!("{}: kernel route {p} has {n} path(s), waiting for {paths}", sw.node.name)));
+                        return Ok(Some(format!(
+                            "{}: kernel route {p} has {n} path(s), waiting for {paths}",
+                            sw.node.name
+                        )));
                     }
                 }
             }
@@ -549,9 +612,20 @@ fn converged_once(
 /// kernel to `to_addr` port 9999, received by a socket in namespace `to`;
 /// returns how many arrived. Traffic through the hosts' own IP stacks (ARP,
 /// ND, default routes), as an application's would be.
-pub fn udp_probe(from: &Netns, to: &Netns, to_addr: std::net::IpAddr, n: usize, gap: Duration) -> Result<usize> {
+pub fn udp_probe(
+    from: &Netns,
+    to: &Netns,
+    to_addr: std::net::IpAddr,
+    n: usize,
+    gap: Duration,
+) -> Result<usize> {
     use std::net::{SocketAddr, UdpSocket};
-    let bind: SocketAddr = if to_addr.is_ipv4() { "0.0.0.0:9999" } else { "[::]:9999" }.parse()?;
+    let bind: SocketAddr = if to_addr.is_ipv4() {
+        "0.0.0.0:9999"
+    } else {
+        "[::]:9999"
+    }
+    .parse()?;
     let rx = {
         let _in = to.enter()?;
         let s = UdpSocket::bind(bind).context("probe receiver")?;
@@ -560,7 +634,12 @@ pub fn udp_probe(from: &Netns, to: &Netns, to_addr: std::net::IpAddr, n: usize, 
     };
     let tx = {
         let _in = from.enter()?;
-        UdpSocket::bind(if to_addr.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }).context("probe sender")?
+        UdpSocket::bind(if to_addr.is_ipv4() {
+            "0.0.0.0:0"
+        } else {
+            "[::]:0"
+        })
+        .context("probe sender")?
     };
     let dst = SocketAddr::new(to_addr, 9999);
     let counter = std::thread::spawn(move || {
@@ -583,5 +662,7 @@ pub fn udp_probe(from: &Netns, to: &Netns, to_addr: std::net::IpAddr, n: usize, 
         let _ = tx.send_to(format!("probe {i}").as_bytes(), dst);
         std::thread::sleep(gap);
     }
-    counter.join().map_err(|_| anyhow::anyhow!("probe receiver panicked"))
+    counter
+        .join()
+        .map_err(|_| anyhow::anyhow!("probe receiver panicked"))
 }

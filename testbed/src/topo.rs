@@ -576,12 +576,22 @@ impl Topology {
                     self.port(out, &format!("h{}", x.slot), x.gw_mac, x.mbps);
                 }
                 for sp in 0..s {
-                    self.port(out, &format!("s{sp}"), mac(1, sw.index, h + sp), self.uplink_mbps);
+                    self.port(
+                        out,
+                        &format!("s{sp}"),
+                        mac(1, sw.index, h + sp),
+                        self.uplink_mbps,
+                    );
                 }
             }
             SwitchKind::Spine => {
                 for leaf in 0..l {
-                    self.port(out, &format!("l{leaf}"), mac(2, sw.index, leaf), self.uplink_mbps);
+                    self.port(
+                        out,
+                        &format!("l{leaf}"),
+                        mac(2, sw.index, leaf),
+                        self.uplink_mbps,
+                    );
                 }
             }
         }

@@ -58,7 +58,9 @@ fn unresolved_next_hop_goes_to_the_kernel_counted() {
     let p0 = plan.ports[0].config.port_id;
     let ifindex = dataplane_user::sys::ifindex("p0").unwrap();
     let frame = roce4(&l2(), 26, 7, 64);
-    let count = |bpf: &aya::Ebpf, name: &str| counter_snapshot(bpf, false).unwrap()[&format!("#{p0}:{name}")];
+    let count = |bpf: &aya::Ebpf, name: &str| {
+        counter_snapshot(bpf, false).unwrap()[&format!("#{p0}:{name}")]
+    };
 
     set_valid(&mut bpf, NH_UNRESOLVED);
     let before = (count(&bpf, "pass_unresolved"), count(&bpf, "rx_routed"));
@@ -71,7 +73,11 @@ fn unresolved_next_hop_goes_to_the_kernel_counted() {
     set_valid(&mut bpf, NH_VALID);
     let r = run_xdp(&bpf, names::prog::XDP_FORWARD, &frame, ifindex, 1).unwrap();
     assert_eq!(r.action, XDP_REDIRECT);
-    assert_eq!(&r.out[..6], &[2, 0, 0, 0, 9, 9], "rewritten to the neighbour");
+    assert_eq!(
+        &r.out[..6],
+        &[2, 0, 0, 0, 9, 9],
+        "rewritten to the neighbour"
+    );
     assert_eq!(count(&bpf, "pass_unresolved"), before.0 + 1);
     assert_eq!(count(&bpf, "rx_routed"), before.1 + 1);
 }

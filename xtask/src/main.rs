@@ -162,7 +162,9 @@ fn main() -> Result<()> {
                     &out,
                 ]),
             )?;
-            println!("\n== routes from the kernel: sync rate, memory, local repair, BGP convergence ==");
+            println!(
+                "\n== routes from the kernel: sync rate, memory, local repair, BGP convergence =="
+            );
             run(
                 Command::new(root().join("target/release/dataplane-routebench")).args([
                     "--dataplane",

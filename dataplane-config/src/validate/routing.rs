@@ -34,7 +34,10 @@ impl Config {
         } else {
             err(
                 "routing.flowlet_timeout_us".into(),
-                format!("expected 1-4000000 microseconds, got {}", r.flowlet_timeout_us),
+                format!(
+                    "expected 1-4000000 microseconds, got {}",
+                    r.flowlet_timeout_us
+                ),
             );
             0
         };

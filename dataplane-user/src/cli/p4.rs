@@ -29,7 +29,10 @@ pub fn entries(
         })?;
         let listing: dataplane_user::routing::Listing = serde_json::from_str(&text)?;
         plan = dataplane_user::routing::export::with_learned(&plan, &listing)?;
-        println!("with {} learned route(s) of the running controller", plan.routes.len());
+        println!(
+            "with {} learned route(s) of the running controller",
+            plan.routes.len()
+        );
     }
     let opts = p4::Options {
         bmv2_packet_bytes,

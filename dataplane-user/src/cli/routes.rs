@@ -17,7 +17,8 @@ pub fn show(instance: &str, json: bool) -> Result<()> {
         println!("{text}");
         return Ok(());
     }
-    let l: Listing = serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+    let l: Listing =
+        serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
     println!(
         "{:<44} {:<9} {:<12} {:<9} next hops (gateway port mac weight link/neighbour)",
         "Prefix", "Source", "Target", "Mode"
@@ -31,7 +32,11 @@ pub fn show(instance: &str, json: bool) -> Result<()> {
                     "{} {} {} w{} {}/{}",
                     h.gateway,
                     l.ports.get(h.port).map(String::as_str).unwrap_or("?"),
-                    h.mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"),
+                    h.mac
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<Vec<_>>()
+                        .join(":"),
                     h.weight,
                     if h.live { "up" } else { "down" },
                     if h.resolved { "resolved" } else { "unresolved" }

@@ -244,7 +244,9 @@ fn neighbour(m: &NeighbourMessage) -> Option<KNeigh> {
     let mut mac = None;
     for a in &m.attributes {
         match a {
-            NeighbourAttribute::Destination(NeighbourAddress::Inet(a)) => addr = Some(IpAddr::V4(*a)),
+            NeighbourAttribute::Destination(NeighbourAddress::Inet(a)) => {
+                addr = Some(IpAddr::V4(*a))
+            }
             NeighbourAttribute::Destination(NeighbourAddress::Inet6(a)) => {
                 addr = Some(IpAddr::V6(*a))
             }
@@ -287,7 +289,10 @@ const NHA_FDB: u16 = 11;
 /// attributes.
 pub fn nexthop(p: &[u8]) -> Result<KNexthop, String> {
     if p.len() < 8 {
-        return Err(format!("{} bytes, expected at least the 8-byte nhmsg", p.len()));
+        return Err(format!(
+            "{} bytes, expected at least the 8-byte nhmsg",
+            p.len()
+        ));
     }
     let family = p[0];
     let mut id = None;
@@ -308,7 +313,10 @@ pub fn nexthop(p: &[u8]) -> Result<KNexthop, String> {
         let v = &p[off + 4..off + len];
         let u32_of = |v: &[u8]| -> Result<u32, String> {
             Ok(u32::from_ne_bytes(v.try_into().map_err(|_| {
-                format!("attribute {ty} at byte {off}: {} bytes, expected 4", v.len())
+                format!(
+                    "attribute {ty} at byte {off}: {} bytes, expected 4",
+                    v.len()
+                )
             })?))
         };
         match ty {

@@ -14,7 +14,11 @@ use super::want::Source;
 /// `kg<id>`; routes handed to the kernel become `local`: the CPU port).
 pub fn with_learned(plan: &Plan, listing: &Listing) -> Result<Plan> {
     let mut p = plan.clone();
-    let flowlet = plan.routing.as_ref().map(|r| r.flowlet_timeout_ns).unwrap_or(100_000);
+    let flowlet = plan
+        .routing
+        .as_ref()
+        .map(|r| r.flowlet_timeout_ns)
+        .unwrap_or(100_000);
     let mut nh_index: BTreeMap<u16, u16> = BTreeMap::new();
     let mut group_index: BTreeMap<String, u16> = BTreeMap::new();
     for r in &listing.routes {
@@ -31,15 +35,27 @@ pub fn with_learned(plan: &Plan, listing: &Listing) -> Result<Plan> {
                 return Ok(*i);
             }
             if h.port >= p.ports.len() {
-                bail!("learned next hop {} on port {}: the config has {} ports", h.id, h.port, p.ports.len());
+                bail!(
+                    "learned next hop {} on port {}: the config has {} ports",
+                    h.id,
+                    h.port,
+                    p.ports.len()
+                );
             }
             let i = p.nexthops.len() as u16;
-            p.nexthops.push(NextHopPlan { name: format!("k{}", h.id), port: h.port, mac: h.mac });
+            p.nexthops.push(NextHopPlan {
+                name: format!("k{}", h.id),
+                port: h.port,
+                mac: h.mac,
+            });
             nh_index.insert(h.id, i);
             Ok(i)
         };
         let target = if r.target.starts_with("nexthop") {
-            let h = r.nexthops.first().with_context(|| format!("{}: next hop missing", r.prefix))?;
+            let h = r
+                .nexthops
+                .first()
+                .with_context(|| format!("{}: next hop missing", r.prefix))?;
             Target::NextHop(nh(h, &mut p)?)
         } else if r.target.starts_with("group") {
             let key = format!("{}/{}", r.target, r.mode.clone().unwrap_or_default());
@@ -53,7 +69,8 @@ pub fn with_learned(plan: &Plan, listing: &Listing) -> Result<Plan> {
                     let mode = MODES
                         .iter()
                         .position(|m| Some(*m) == r.mode.as_deref())
-                        .with_context(|| format!("{}: mode {:?}", r.prefix, r.mode))? as u8;
+                        .with_context(|| format!("{}: mode {:?}", r.prefix, r.mode))?
+                        as u8;
                     let g = p.groups.len() as u16;
                     p.groups.push(GroupPlan {
                         name: format!("kg{}", r.target.trim_start_matches("group ")),

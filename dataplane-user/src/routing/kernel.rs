@@ -18,12 +18,22 @@ impl Prefix {
             IpAddr::V4(a) => {
                 let len = len.min(32);
                 let m = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-                Prefix { addr: IpAddr::V4((u32::from(a) & m).into()), len }
+                Prefix {
+                    addr: IpAddr::V4((u32::from(a) & m).into()),
+                    len,
+                }
             }
             IpAddr::V6(a) => {
                 let len = len.min(128);
-                let m = if len == 0 { 0 } else { u128::MAX << (128 - len) };
-                Prefix { addr: IpAddr::V6((u128::from(a) & m).into()), len }
+                let m = if len == 0 {
+                    0
+                } else {
+                    u128::MAX << (128 - len)
+                };
+                Prefix {
+                    addr: IpAddr::V6((u128::from(a) & m).into()),
+                    len,
+                }
             }
         }
     }
@@ -168,5 +178,8 @@ pub enum Event {
     /// An NLMSG_ERROR with this errno (0 = an acknowledgement).
     Error(i32),
     /// A message that could not be decoded: its type and why.
-    Malformed { msg_type: u16, why: String },
+    Malformed {
+        msg_type: u16,
+        why: String,
+    },
 }

@@ -57,12 +57,10 @@ impl Rib {
                 }
                 Changed::Route(r.prefix)
             }
-            Event::NewNeigh(n) => {
-                match self.neighbours.insert((n.ifindex, n.addr), n.mac) {
-                    Some(old) if old == n.mac => Changed::Nothing,
-                    _ => Changed::Neighbour,
-                }
-            }
+            Event::NewNeigh(n) => match self.neighbours.insert((n.ifindex, n.addr), n.mac) {
+                Some(old) if old == n.mac => Changed::Nothing,
+                _ => Changed::Neighbour,
+            },
             Event::DelNeigh(n) => match self.neighbours.remove(&(n.ifindex, n.addr)) {
                 Some(_) => Changed::Neighbour,
                 None => Changed::Nothing,

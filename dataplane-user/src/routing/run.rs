@@ -77,7 +77,12 @@ fn store(instance: &str, l: &Listing) -> Result<()> {
 impl KernelRoutes {
     /// Subscribes, dumps the kernel's tables and writes them (the first
     /// sync); `pin_dir` holds the instance's maps.
-    pub fn start(plan: &Plan, ports: &[Resolved], pin_dir: &Path, port_up: &[bool]) -> Result<Option<KernelRoutes>> {
+    pub fn start(
+        plan: &Plan,
+        ports: &[Resolved],
+        pin_dir: &Path,
+        port_up: &[bool],
+    ) -> Result<Option<KernelRoutes>> {
         let Some(r) = &plan.routing else {
             write_static_listing(plan);
             return Ok(None);
@@ -85,7 +90,11 @@ impl KernelRoutes {
         let events = RouteEvents::open(r.table).context("netlink route events")?;
         let policy = Policy {
             routing: r.clone(),
-            static_prefixes: plan.routes.iter().map(|x| Prefix::new(x.addr, x.len)).collect::<HashSet<_>>(),
+            static_prefixes: plan
+                .routes
+                .iter()
+                .map(|x| Prefix::new(x.addr, x.len))
+                .collect::<HashSet<_>>(),
             free_nexthops: MAX_NEXTHOPS as usize - plan.nexthops.len(),
             free_groups: MAX_GROUPS as usize - plan.groups.len(),
         };
@@ -107,7 +116,11 @@ impl KernelRoutes {
         );
         let writer = MapWriter::open(pin_dir)?;
         // what an earlier controller learned: rewritten or removed
-        sync.adopt(writer.loaded_routes(), writer.loaded_nexthops(), writer.loaded_groups());
+        sync.adopt(
+            writer.loaded_routes(),
+            writer.loaded_nexthops(),
+            writer.loaded_groups(),
+        );
         sync.set_port_up(port_up);
         let mut k = KernelRoutes {
             events,

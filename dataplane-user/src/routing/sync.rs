@@ -86,7 +86,11 @@ impl RouteSync {
         max_groups: u16,
     ) -> RouteSync {
         let managed = Managed {
-            by_ifindex: ports.iter().enumerate().map(|(i, p)| (p.ifindex, i)).collect(),
+            by_ifindex: ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.ifindex, i))
+                .collect(),
         };
         let n = ports.len();
         RouteSync {
@@ -197,8 +201,17 @@ impl RouteSync {
         // groups whose members' live bits changed (a port went down or up)
         for (id, spec) in &want.groups {
             let relive = self.have.groups.get(id) == Some(spec)
-                && self.values.get(id).map(|v| v.members[..v.n_members as usize].iter().map(|m| m.live).collect::<Vec<_>>())
-                    != Some(spec.members.iter().map(|m| u8::from(self.port_up[m.2])).collect());
+                && self.values.get(id).map(|v| {
+                    v.members[..v.n_members as usize]
+                        .iter()
+                        .map(|m| m.live)
+                        .collect::<Vec<_>>()
+                }) != Some(
+                    spec.members
+                        .iter()
+                        .map(|m| u8::from(self.port_up[m.2]))
+                        .collect(),
+                );
             if relive {
                 ops.insert(0, Op::SetGroup(*id, spec.clone()));
             }
@@ -298,17 +311,25 @@ impl RouteSync {
             })
         };
         for (p, t, s) in &self.wanted.routes {
-            let Some(e) = self.have.routes.get(p) else { continue };
+            let Some(e) = self.have.routes.get(p) else {
+                continue;
+            };
             let (target, mode, members) = match t {
                 Target::Kernel => ("kernel".to_string(), None, Vec::new()),
-                Target::Nexthop(_) => (format!("nexthop {}", e.id), None, nh_row(e.id).into_iter().collect()),
+                Target::Nexthop(_) => (
+                    format!("nexthop {}", e.id),
+                    None,
+                    nh_row(e.id).into_iter().collect(),
+                ),
                 Target::Group(g) => {
                     let spec = self.have.groups.get(&e.id);
                     let members = spec
                         .map(|s| {
                             s.members
                                 .iter()
-                                .filter_map(|m| nh_row(m.0).map(|r| NexthopRow { weight: m.1, ..r }))
+                                .filter_map(|m| {
+                                    nh_row(m.0).map(|r| NexthopRow { weight: m.1, ..r })
+                                })
                                 .collect()
                         })
                         .unwrap_or_default();
@@ -381,7 +402,10 @@ pub struct Listing {
 /// hold the same next hops (only a changed member's flows move).
 pub fn group_value(spec: &GroupSpec, port_up: &[bool], prev: Option<&Group>) -> Result<Group> {
     if spec.members.len() > MAX_MEMBERS || spec.members.is_empty() {
-        return Err(anyhow!("group with {} members, expected 1-{MAX_MEMBERS}", spec.members.len()));
+        return Err(anyhow!(
+            "group with {} members, expected 1-{MAX_MEMBERS}",
+            spec.members.len()
+        ));
     }
     let mut v = Group::new(spec.mode, spec.flowlet_timeout_ns);
     for (slot, &(id, weight, port)) in spec.members.iter().enumerate() {

@@ -140,7 +140,11 @@ pub fn build(
                 src_mac: port.mac,
                 ifindex: port.ifindex,
                 port_id: port.port_id,
-                valid: if mac.is_some() { NH_VALID } else { NH_UNRESOLVED },
+                valid: if mac.is_some() {
+                    NH_VALID
+                } else {
+                    NH_UNRESOLVED
+                },
                 _pad: 0,
             },
         );
@@ -215,7 +219,11 @@ pub fn diff(have: &Tables, want: &Tables) -> Vec<Op> {
     for id in have.groups.keys().filter(|k| !want.groups.contains_key(*k)) {
         ops.push(Op::DelGroup(*id));
     }
-    for id in have.nexthops.keys().filter(|k| !want.nexthops.contains_key(*k)) {
+    for id in have
+        .nexthops
+        .keys()
+        .filter(|k| !want.nexthops.contains_key(*k))
+    {
         ops.push(Op::DelNexthop(*id));
     }
     ops

@@ -134,7 +134,12 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
             }
             Ok(None) => {
                 if let Via::Paths(ps) = via {
-                    if let [KPath { gateway: None, ifindex, .. }] = ps.as_slice() {
+                    if let [KPath {
+                        gateway: None,
+                        ifindex,
+                        ..
+                    }] = ps.as_slice()
+                    {
                         if managed.by_ifindex.contains_key(ifindex) {
                             connected.push((*p, *ifindex));
                             routes.insert(*p, (Target::Kernel, Source::Connected));
@@ -156,7 +161,10 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
         routes.insert(*p, (t, s));
     }
     // IPv6 link-local (BGP unnumbered, ND) is the kernel's
-    let ll = Prefix::new(IpAddr::V6(std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0)), 10);
+    let ll = Prefix::new(
+        IpAddr::V6(std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0)),
+        10,
+    );
     if !policy.static_prefixes.contains(&ll) {
         routes.insert(ll, (Target::Kernel, Source::Local));
     }
@@ -166,12 +174,19 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
             continue;
         }
         let host = Prefix::new(addr, if addr.is_ipv4() { 32 } else { 128 });
-        let inside = connected.iter().any(|(c, i)| *i == ifindex && c.covers(&host));
+        let inside = connected
+            .iter()
+            .any(|(c, i)| *i == ifindex && c.covers(&host));
         // a connected host route (`ip route add H dev P`) becomes the
         // neighbour's next hop once it resolves
         let own = connected.contains(&(host, ifindex));
-        if inside && (own || !routes.contains_key(&host)) && !policy.static_prefixes.contains(&host) {
-            let source = if own { Source::Connected } else { Source::Neighbour };
+        if inside && (own || !routes.contains_key(&host)) && !policy.static_prefixes.contains(&host)
+        {
+            let source = if own {
+                Source::Connected
+            } else {
+                Source::Neighbour
+            };
             routes.insert(host, (Target::Nexthop((ifindex, addr)), source));
         }
     }
@@ -180,10 +195,21 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
 
 /// Keeps the routes within the table limits (next hops, groups, routes per
 /// family) and collects the next hops and groups they use.
-fn admit(mut w: Wanted, routes: BTreeMap<Prefix, (Target, Source)>, rib: &Rib, policy: &Policy) -> Wanted {
+fn admit(
+    mut w: Wanted,
+    routes: BTreeMap<Prefix, (Target, Source)>,
+    rib: &Rib,
+    policy: &Policy,
+) -> Wanted {
     let (mut v4, mut v6) = (0u32, 0u32);
-    let limit4 = policy.routing.max_routes_v4.saturating_sub(count_static(policy, true));
-    let limit6 = policy.routing.max_routes_v6.saturating_sub(count_static(policy, false));
+    let limit4 = policy
+        .routing
+        .max_routes_v4
+        .saturating_sub(count_static(policy, true));
+    let limit6 = policy
+        .routing
+        .max_routes_v6
+        .saturating_sub(count_static(policy, false));
     w.routes.reserve(routes.len());
     for (p, (t, s)) in routes {
         let n = if p.addr.is_ipv4() { &mut v4 } else { &mut v6 };
@@ -196,8 +222,12 @@ fn admit(mut w: Wanted, routes: BTreeMap<Prefix, (Target, Source)>, rib: &Rib, p
             Target::Group(g) if w.groups.contains_key(g) => true,
             Target::Group(g) => {
                 let members = group_members(rib, g);
-                let new_nh = members.iter().filter(|(k, _)| !w.nexthops.contains(k)).count();
-                w.groups.len() < policy.free_groups && w.nexthops.len() + new_nh <= policy.free_nexthops
+                let new_nh = members
+                    .iter()
+                    .filter(|(k, _)| !w.nexthops.contains(k))
+                    .count();
+                w.groups.len() < policy.free_groups
+                    && w.nexthops.len() + new_nh <= policy.free_nexthops
             }
             Target::Kernel => true,
         };
@@ -237,7 +267,10 @@ pub fn group_members(rib: &Rib, g: &GroupKey) -> Vec<(NhKey, u8)> {
     match &g.origin {
         Origin::Paths(p) => p.clone(),
         Origin::Object(id) => match object_paths(rib, *id) {
-            Some(p) => merge(p.iter().filter_map(|x| Some(((x.ifindex, x.gateway?), x.weight)))),
+            Some(p) => merge(
+                p.iter()
+                    .filter_map(|x| Some(((x.ifindex, x.gateway?), x.weight))),
+            ),
             None => Vec::new(),
         },
     }

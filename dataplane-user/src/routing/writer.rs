@@ -23,12 +23,14 @@ pub struct MapWriter {
 }
 
 fn open(dir: &Path, name: &str) -> Result<aya::maps::Map> {
-    let d = MapData::from_pin(dir.join(name)).with_context(|| format!("opening pinned map {name}"))?;
+    let d =
+        MapData::from_pin(dir.join(name)).with_context(|| format!("opening pinned map {name}"))?;
     Ok(aya::maps::Map::HashMap(d))
 }
 
 fn lpm(dir: &Path, name: &str) -> Result<aya::maps::Map> {
-    let d = MapData::from_pin(dir.join(name)).with_context(|| format!("opening pinned map {name}"))?;
+    let d =
+        MapData::from_pin(dir.join(name)).with_context(|| format!("opening pinned map {name}"))?;
     Ok(aya::maps::Map::LpmTrie(d))
 }
 

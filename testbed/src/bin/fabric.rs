@@ -201,7 +201,10 @@ fn real_main() -> Result<()> {
     let mut fabric = Fabric::build(topo, &a.dataplane, "fab")?;
     if fabric.topo.routing == Routing::Bgp {
         let t = testbed::frr::wait_converged(&fabric, s, Duration::from_secs(60))?;
-        println!("BGP converged in {:.1} s: every data plane equals its kernel FIB", t.as_secs_f64());
+        println!(
+            "BGP converged in {:.1} s: every data plane equals its kernel FIB",
+            t.as_secs_f64()
+        );
         for (i, sw) in fabric.switches.iter().enumerate() {
             let (routes, _) = testbed::frr::dataplane_routes(fabric.bin(), &sw.instance)?;
             println!(

@@ -29,7 +29,9 @@ use testbed::netns::Netns;
 use testbed::topo::{ipv4_str, Routing, Shape, Topology};
 
 #[derive(Parser, Debug)]
-#[command(about = "Kernel routes into the data plane: sync rate, memory, local repair, BGP convergence")]
+#[command(
+    about = "Kernel routes into the data plane: sync rate, memory, local repair, BGP convergence"
+)]
 struct Args {
     #[arg(long, default_value = "target/release/dataplane")]
     dataplane: PathBuf,
@@ -134,14 +136,43 @@ fn sync_rate(bin: &Path, n: u32) -> Result<(f64, u32, f64, f64, f64)> {
     }
     let ns = Netns::create("rbsync")?;
     for p in ["p0", "p1"] {
-        ns.ip(&["link", "add", p, "type", "veth", "peer", "name", &format!("{p}x")])?;
+        ns.ip(&[
+            "link",
+            "add",
+            p,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &format!("{p}x"),
+        ])?;
         ns.ip(&["link", "set", p, "up"])?;
         ns.ip(&["link", "set", &format!("{p}x"), "up"])?;
     }
     ns.ip(&["addr", "add", "198.18.0.0/31", "dev", "p0"])?;
     ns.ip(&["addr", "add", "198.18.0.2/31", "dev", "p1"])?;
-    ns.ip(&["neigh", "add", "198.18.0.1", "lladdr", "02:00:00:00:00:01", "dev", "p0", "nud", "permanent"])?;
-    ns.ip(&["neigh", "add", "198.18.0.3", "lladdr", "02:00:00:00:00:02", "dev", "p1", "nud", "permanent"])?;
+    ns.ip(&[
+        "neigh",
+        "add",
+        "198.18.0.1",
+        "lladdr",
+        "02:00:00:00:00:01",
+        "dev",
+        "p0",
+        "nud",
+        "permanent",
+    ])?;
+    ns.ip(&[
+        "neigh",
+        "add",
+        "198.18.0.3",
+        "lladdr",
+        "02:00:00:00:00:02",
+        "dev",
+        "p1",
+        "nud",
+        "permanent",
+    ])?;
     let instance = format!("rbsync-{}", std::process::id());
     let text = CONFIG.replace("NAME", &instance);
     // without routes first: the controller's own memory
@@ -161,14 +192,19 @@ fn sync_rate(bin: &Path, n: u32) -> Result<(f64, u32, f64, f64, f64)> {
         if i % 2 == 0 {
             b.push_str(&format!("route add {d}/32 proto bgp nexthop via 198.18.0.1 dev p0 nexthop via 198.18.0.3 dev p1\n"));
         } else {
-            b.push_str(&format!("route add {d}/32 proto bgp via 198.18.0.1 dev p0\n"));
+            b.push_str(&format!(
+                "route add {d}/32 proto bgp via 198.18.0.1 dev p0\n"
+            ));
         }
     }
     std::fs::write(&batch, b)?;
     let t = Instant::now();
     ns.ip(&["-batch", &batch.display().to_string()])?;
     let _ = std::fs::remove_file(&batch);
-    println!("{n} kernel routes added in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "{n} kernel routes added in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let c = Controller::start(bin, &ns, &instance, &text, "rbsync")?;
     let line = c
         .history()
@@ -245,7 +281,11 @@ fn set_link(ns: &Netns, name: &str, up: bool) -> Result<Instant> {
             bail!("SIOCGIFFLAGS {name}: {}", std::io::Error::last_os_error());
         }
         let f = req.ifr_ifru.ifru_flags;
-        req.ifr_ifru.ifru_flags = if up { f | libc::IFF_UP as i16 } else { f & !(libc::IFF_UP as i16) };
+        req.ifr_ifru.ifru_flags = if up {
+            f | libc::IFF_UP as i16
+        } else {
+            f & !(libc::IFF_UP as i16)
+        };
         let t0 = Instant::now();
         let rc = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req);
         libc::close(fd);
@@ -259,17 +299,31 @@ fn set_link(ns: &Netns, name: &str, up: bool) -> Result<Instant> {
 /// Medians of (local repair us, BGP convergence ms) over `repeat` pulls.
 fn failover(bin: &Path, repeat: usize) -> Result<(f64, f64)> {
     let topo = Topology {
-        shape: Shape::LeafSpine { spines: 2, leaves: 2, hosts_per_leaf: 1 },
+        shape: Shape::LeafSpine {
+            spines: 2,
+            leaves: 2,
+            hosts_per_leaf: 1,
+        },
         routing: Routing::Bgp,
         lb_mode: "hash".into(),
         ..Topology::default()
     };
     let fabric = Fabric::build(topo, bin, "rb")?;
     testbed::frr::wait_converged(&fabric, 2, Duration::from_secs(60))?;
-    let leaf0 = fabric.switches.iter().position(|s| s.node.name == "leaf0").context("leaf0")?;
+    let leaf0 = fabric
+        .switches
+        .iter()
+        .position(|s| s.node.name == "leaf0")
+        .context("leaf0")?;
     let sw = &fabric.switches[leaf0];
     let w = MapWriter::open(&dataplane_user::sys::pin_dir(&sw.instance))?;
-    let id = |n: &str| sw.ports.iter().find(|p| p.0 == n).map(|p| p.1).context("port");
+    let id = |n: &str| {
+        sw.ports
+            .iter()
+            .find(|p| p.0 == n)
+            .map(|p| p.1)
+            .context("port")
+    };
     let (s0, s1) = (id("s0")?, id("s1")?);
     let h1 = fabric.topo.hosts()[1].clone();
     let host = Prefix::new(std::net::IpAddr::from(h1.ipv4), 32);
@@ -281,7 +335,10 @@ fn failover(bin: &Path, repeat: usize) -> Result<(f64, f64)> {
         let mut repaired = None;
         loop {
             let m = route_members(&w, &host).unwrap_or_default();
-            if repaired.is_none() && !m.is_empty() && m.iter().all(|(p, live)| *p != s0 || *live == 0) {
+            if repaired.is_none()
+                && !m.is_empty()
+                && m.iter().all(|(p, live)| *p != s0 || *live == 0)
+            {
                 repaired = Some(t0.elapsed());
             }
             if !m.is_empty() && m.iter().all(|(p, _)| *p == s1) {
@@ -294,7 +351,11 @@ fn failover(bin: &Path, repeat: usize) -> Result<(f64, f64)> {
         }
         let conv = t0.elapsed();
         let rep = repaired.unwrap_or(conv);
-        println!("pull {round}: local repair {:.0} us, BGP convergence {:.0} ms", rep.as_secs_f64() * 1e6, conv.as_secs_f64() * 1e3);
+        println!(
+            "pull {round}: local repair {:.0} us, BGP convergence {:.0} ms",
+            rep.as_secs_f64() * 1e6,
+            conv.as_secs_f64() * 1e3
+        );
         repairs.push(rep.as_secs_f64() * 1e6);
         converges.push(conv.as_secs_f64() * 1e3);
         set_link(fabric.switch_ns(leaf0), "s0", true)?;
