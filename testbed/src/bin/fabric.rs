@@ -177,6 +177,9 @@ fn real_main() -> Result<()> {
         Kind::Elephants => Scenario::Elephants { bytes },
     };
     // everything that can be refused is refused before anything is built
+    if topo.routing == Routing::Bgp && !a.compare_modes.is_empty() {
+        bail!("--compare-modes needs --routing static: with bgp the learned groups' mode is the controllers' [routing] default_mode, fixed when they start (use --lb-mode)");
+    }
     check_configs(&topo)?;
     sc.plans(&topo)?;
     for m in &a.compare_modes {
