@@ -115,7 +115,7 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
         if policy.static_prefixes.contains(p) {
             continue;
         }
-        let (t, s) = match route_target(rib, managed, policy, p, via) {
+        let (t, s) = match route_target(rib, managed, via) {
             // a nexthop-object group stays a group with one member left, so
             // its membership changes touch the group, not its routes
             Ok(Some(paths)) if paths.len() == 1 && !group_object(rib, via) => {
@@ -320,8 +320,6 @@ fn merge(it: impl Iterator<Item = (NhKey, u8)>) -> Vec<(NhKey, u8)> {
 fn route_target(
     rib: &Rib,
     managed: &Managed,
-    _policy: &Policy,
-    _p: &Prefix,
     via: &Via,
 ) -> Result<Option<Vec<(NhKey, u8)>>, Unsupported> {
     let paths: Vec<KPath> = match via {
