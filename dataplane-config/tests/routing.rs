@@ -33,14 +33,14 @@ fn kernel_routing_turns_forwarding_on_with_its_policy() {
 
 #[test]
 fn bad_routing_sections_name_their_fields() {
-    let e = check("[routing]\nsource = \"bgp\"\ntable = 255\ndefault_mode = \"ecmp\"\nflowlet_timeout_us = 0\nmax_routes_v4 = 200000\nmax_routes_v6 = 0\n[[routing.policy]]\nprefix = \"198.18.0.1/16\"\nmode = \"hash\"\n[[routing.policy]]\nprefix = \"2001:db8::/32\"\nmode = \"fast\"\n").unwrap_err();
+    let e = check("[routing]\nsource = \"bgp\"\ntable = 255\ndefault_mode = \"ecmp\"\nflowlet_timeout_us = 0\nmax_routes_v4 = 5000000\nmax_routes_v6 = 0\n[[routing.policy]]\nprefix = \"198.18.0.1/16\"\nmode = \"hash\"\n[[routing.policy]]\nprefix = \"2001:db8::/32\"\nmode = \"fast\"\n").unwrap_err();
     for want in [
         "routing.source: expected kernel or static, got \"bgp\"",
         "routing.table: expected a kernel table id",
         "routing.default_mode: expected one of hash, flowlet, bandwidth, spray, got \"ecmp\"",
         "routing.flowlet_timeout_us: expected 1-4000000 microseconds, got 0",
-        "routing.max_routes_v4: expected 1-131072 (the data plane's table capacity), got 200000",
-        "routing.max_routes_v6: expected 1-32768",
+        "routing.max_routes_v4: expected 1-4194304 route table entries, got 5000000",
+        "routing.max_routes_v6: expected 1-1048576",
         "routing.policy[0].prefix: expected an IPv4 or IPv6 prefix",
         "routing.policy[1].mode: expected one of",
     ] {

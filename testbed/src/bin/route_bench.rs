@@ -127,7 +127,7 @@ fn rss_mb(pid: u32) -> Result<f64> {
     Ok(kb / 1024.0)
 }
 
-const CONFIG: &str = "[switch]\nname = \"NAME\"\n\n[[port]]\nname = \"p0\"\n\n[[port]]\nname = \"p1\"\n\n[routing]\nsource = \"kernel\"\nmax_routes_v4 = 131072\n";
+const CONFIG: &str = "[switch]\nname = \"NAME\"\n\n[[port]]\nname = \"p0\"\n\n[[port]]\nname = \"p1\"\n\n[routing]\nsource = \"kernel\"\nmax_routes_v4 = 262144\n";
 
 /// (routes/s, routes, ms, RSS MB with them, RSS MB without).
 fn sync_rate(bin: &Path, n: u32) -> Result<(f64, u32, f64, f64, f64)> {
@@ -228,6 +228,14 @@ fn sync_rate(bin: &Path, n: u32) -> Result<(f64, u32, f64, f64, f64)> {
         bail!("the first sync wrote {written} routes, expected at least {n}: {line}");
     }
     println!("{line}");
+    // the table's size is the config's
+    let info = aya::maps::MapData::from_pin(
+        dataplane_user::sys::pin_dir(&instance).join(dataplane_common::names::map::ROUTES_V4),
+    )?
+    .info()?;
+    if info.max_entries() != 262_144 {
+        bail!("ROUTES_V4 holds {} entries, the config asked for 262144", info.max_entries());
+    }
     // after the first tick's listing (the controller's steady state)
     std::thread::sleep(Duration::from_millis(2500));
     let rss = rss_mb(c.pid())?;
