@@ -130,9 +130,14 @@ pub struct Plan {
     pub routing: Option<RoutingPlan>,
 }
 
-/// Route table capacity of the data plane's LPM tries (the compiled
-/// `max_entries`; `[routing] max_routes_*` may ask for less, not more).
+/// Route table sizes of the data plane's LPM tries as compiled (without
+/// `[routing]`); `[routing] max_routes_*` sets them at load, up to
+/// [`ROUTES_V4_MAX`] / [`ROUTES_V6_MAX`].
 pub use dataplane_common::route::{ROUTES_V4_CAPACITY, ROUTES_V6_CAPACITY};
+/// The largest route tables `[routing]` may ask for (LPM tries allocate per
+/// entry, so a large table costs only what it holds).
+pub const ROUTES_V4_MAX: u32 = 1 << 22;
+pub const ROUTES_V6_MAX: u32 = 1 << 20;
 
 /// `[routing] source = "kernel"`: the policy of routes learned from the
 /// kernel FIB.
@@ -143,7 +148,8 @@ pub struct RoutingPlan {
     /// Mode (index into [`MODES`]) of learned multipath groups.
     pub default_mode: u8,
     pub flowlet_timeout_ns: u32,
-    /// Route limits (IPv4, IPv6): routes beyond them are counted, not written.
+    /// Route table sizes (IPv4, IPv6), set at load: routes beyond them are
+    /// counted, not written.
     pub max_routes_v4: u32,
     pub max_routes_v6: u32,
     /// Per-prefix mode overrides (address, length, mode index).

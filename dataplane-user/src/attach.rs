@@ -1,6 +1,6 @@
 //! Loading the programs, writing the tables, attaching, pinning.
 
-use crate::object::{check_pinned_layouts, load_object_pinned, object_maps};
+use crate::object::{check_pinned_layouts_sized, load_object_pinned_sized, object_maps};
 use crate::ports::{resolve_ports, Resolved};
 use crate::tables::write_tables;
 use dataplane_common::names;
@@ -71,14 +71,15 @@ impl Running {
             && std::fs::read_dir(&links_dir)
                 .map(|mut d| d.next().is_some())
                 .unwrap_or(false);
+        let sizes = crate::object::route_table_sizes(plan);
         if pin_dir.exists() {
-            check_pinned_layouts(&pin_dir)?;
+            check_pinned_layouts_sized(&pin_dir, &sizes)?;
         }
         std::fs::create_dir_all(&links_dir)
             .with_context(|| format!("creating {}", links_dir.display()))?;
         let fresh = !adopted;
         let started = (|| -> Result<Running> {
-            let mut bpf = load_object_pinned(&pin_dir)?;
+            let mut bpf = load_object_pinned_sized(&pin_dir, &sizes)?;
             write_tables(&mut bpf, plan, &resolved)?;
             let mut running = Running {
                 bpf,
@@ -202,6 +203,7 @@ pub fn down(instance: &str) -> Result<usize> {
     }
     let _ = std::fs::remove_file(crate::telemetry::events::log_path(instance));
     let _ = std::fs::remove_file(sys::reload_request(instance));
+    let _ = std::fs::remove_file(crate::routing::listing_path(instance));
     down_dir(&dir)
 }
 

@@ -1,5 +1,5 @@
-//! The route sync without root: netlink messages recorded from the kernel
-//! (tests/fixtures/netlink, see its README), the pure mapping, the ordered
+//! The route sync without root, from messages recorded from the kernel
+//! (decoding: `routing_decode.rs`): the pure mapping, the ordered
 //! difference and the sync engine against a model of the tables.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -22,7 +22,6 @@ use dataplane_user::routing::{RouteSync, Writer};
 // interfaces of the recording (tests/fixtures/netlink/README.md)
 const ETH1: u32 = 3;
 const ETH2: u32 = 5;
-const ETH9: u32 = 7;
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(format!(
@@ -70,205 +69,6 @@ fn path(gw: &str, ifindex: u32, weight: u8) -> KPath {
         ifindex,
         weight,
     }
-}
-
-#[test]
-fn recorded_routes_decode() {
-    let ev = all_events();
-    assert!(
-        !ev.iter().any(|e| matches!(e, Event::Malformed { .. })),
-        "{ev:?}"
-    );
-    // multipath with weights (rtnh_hops + 1)
-    assert_eq!(
-        route_of(&ev, "198.18.2.0/24").via,
-        Via::Paths(vec![
-            path("198.18.0.1", ETH1, 1),
-            path("198.18.0.3", ETH2, 2)
-        ])
-    );
-    assert_eq!(route_of(&ev, "198.18.2.0/24").protocol, 186, "proto bgp");
-    assert_eq!(
-        route_of(&ev, "198.18.3.0/24").via,
-        Via::Paths(vec![path("198.18.0.1", ETH1, 1)])
-    );
-    // connected: no gateway
-    assert_eq!(
-        route_of(&ev, "198.18.0.0/31").via,
-        Via::Paths(vec![KPath {
-            gateway: None,
-            ifindex: ETH1,
-            weight: 1
-        }])
-    );
-    // unsupported kinds are decoded as such, not dropped
-    assert_eq!(
-        route_of(&ev, "198.18.4.0/24").via,
-        Via::Unsupported(Unsupported::RouteType(6))
-    );
-    assert_eq!(
-        route_of(&ev, "198.18.5.0/24").via,
-        Via::Unsupported(Unsupported::RouteType(7))
-    );
-    assert_eq!(
-        route_of(&ev, "198.18.7.0/24").via,
-        Via::Unsupported(Unsupported::Encap)
-    );
-    // nexthop objects
-    assert_eq!(route_of(&ev, "198.18.8.0/24").via, Via::Object(10));
-    assert!(ev.contains(&Event::NewNexthop(KNexthop {
-        id: 10,
-        kind: NexthopKind::Group(vec![(1, 1), (2, 3)])
-    })));
-    assert!(
-        ev.contains(&Event::NewNexthop(KNexthop {
-            id: 11,
-            kind: NexthopKind::Group(vec![(1, 1), (2, 1)])
-        })),
-        "resilient group"
-    );
-    assert!(
-        ev.contains(&Event::NewNexthop(KNexthop {
-            id: 4,
-            kind: NexthopKind::Unsupported
-        })),
-        "blackhole object"
-    );
-    // IPv6 with link-local next hops
-    assert_eq!(
-        route_of(&ev, "2001:db8:2::/64").via,
-        Via::Paths(vec![path("fe80::1", ETH1, 1)])
-    );
-    assert_eq!(route_of(&ev, "2001:db8:2::/64").metric, 1024);
-    assert_eq!(
-        route_of(&ev, "2001:db8:3::/64").via,
-        Via::Paths(vec![path("fe80::1", ETH1, 1), path("fe80::2", ETH2, 1)])
-    );
-    assert!(ev.contains(&Event::NewNexthop(KNexthop {
-        id: 3,
-        kind: NexthopKind::Single(path("fe80::1", ETH1, 1))
-    })));
-    // the route in table 100 and fe80::/64 are not followed
-    assert!(!ev
-        .iter()
-        .any(|e| matches!(e, Event::NewRoute(r) if r.prefix == pfx("198.18.10.0/24"))));
-    assert!(!ev.iter().any(
-        |e| matches!(e, Event::NewRoute(r) if r.prefix.len == 64 && r.prefix.addr == ip("fe80::"))
-    ));
-    // the switch's own addresses (the local table's local routes)
-    assert_eq!(route_of(&ev, "198.18.0.0/32").via, Via::Local);
-    assert_eq!(route_of(&ev, "198.18.9.1/32").via, Via::Local);
-    // table 100 is when asked for
-    assert!(decode(&fixture("routes_v4.bin"), 100)
-        .iter()
-        .any(|e| matches!(e, Event::NewRoute(r) if r.prefix == pfx("198.18.10.0/24"))));
-}
-
-#[test]
-fn recorded_neighbours_decode() {
-    let ev = decode(&fixture("neighbours.bin"), 254);
-    let n = |ifindex, a: &str, mac| {
-        Event::NewNeigh(KNeigh {
-            ifindex,
-            addr: ip(a),
-            mac,
-        })
-    };
-    assert!(
-        ev.contains(&n(ETH1, "198.18.0.1", Some([2, 0, 0, 0, 1, 1]))),
-        "reachable"
-    );
-    assert!(
-        ev.contains(&n(ETH2, "198.18.0.3", Some([2, 0, 0, 0, 2, 1]))),
-        "permanent"
-    );
-    assert!(
-        ev.contains(&n(ETH1, "fe80::1", Some([2, 0, 0, 0, 1, 1]))),
-        "IPv6 link-local"
-    );
-    assert!(
-        ev.contains(&n(ETH9, "198.18.9.7", None)),
-        "incomplete: unresolved"
-    );
-    assert!(
-        ev.contains(&n(ETH9, "198.18.9.8", None)),
-        "failed: unresolved"
-    );
-    assert!(!ev
-        .iter()
-        .any(|e| matches!(e, Event::NewNeigh(k) if k.addr.is_multicast())));
-}
-
-/// Every truncation and every single-byte corruption of every recorded
-/// datagram decodes without a panic; truncations inside a message are
-/// reported malformed.
-#[test]
-fn malformed_messages_are_counted_never_a_crash() {
-    for f in [
-        "nexthops.bin",
-        "neighbours.bin",
-        "routes_v4.bin",
-        "routes_v6.bin",
-    ] {
-        let b = fixture(f);
-        for cut in 1..b.len() {
-            let ev = decode(&b[..cut], 254);
-            let first_len = u32::from_ne_bytes(b[0..4].try_into().unwrap()) as usize;
-            if cut < first_len && cut >= 16 {
-                assert!(
-                    ev.iter().any(|e| matches!(e, Event::Malformed { .. })),
-                    "{f} cut at {cut}"
-                );
-            }
-        }
-        for i in 0..b.len() {
-            for x in [0u8, 0xff, 0x7f] {
-                let mut c = b.clone();
-                c[i] = x;
-                let mut rib = Rib::default();
-                for e in decode(&c, 254) {
-                    rib.apply(&e);
-                }
-            }
-        }
-    }
-    // a message whose attribute overruns it: malformed, counted
-    let mut b = fixture("routes_v4.bin");
-    let len = u32::from_ne_bytes(b[0..4].try_into().unwrap()) as usize;
-    b[16 + 12] = 0xf0; // first rtattr's length
-    let ev = decode(&b[..len], 254);
-    assert!(
-        matches!(ev[0], Event::Malformed { msg_type: 24, .. }),
-        "{ev:?}"
-    );
-    let mut rib = Rib::default();
-    rib.apply(&ev[0]);
-    assert_eq!(rib.malformed, 1);
-    // a header claiming more than the datagram
-    let ev = decode(
-        &[0xff, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2],
-        254,
-    );
-    assert!(
-        matches!(&ev[0], Event::Malformed { why, .. } if why.contains("length 255")),
-        "{ev:?}"
-    );
-    // a nexthop message without its id
-    assert!(dataplane_user::routing::decode::nexthop(&[2, 0, 0, 0, 0, 0, 0, 0]).is_err());
-}
-
-/// An MPLS route (AF_MPLS; this kernel has no MPLS module to record one,
-/// so the recorded route's family byte is changed): unsupported, counted.
-#[test]
-fn mpls_route_is_unsupported() {
-    let mut b = fixture("routes_v4.bin");
-    let len = u32::from_ne_bytes(b[0..4].try_into().unwrap()) as usize;
-    b[16] = 28; // rtm_family = AF_MPLS
-    let ev = decode(&b[..len], 254);
-    assert_eq!(ev, vec![Event::UnsupportedOther(Unsupported::Mpls)]);
-    let mut rib = Rib::default();
-    rib.apply(&ev[0]);
-    assert_eq!(rib.unsupported_other, 1);
 }
 
 fn routing_plan() -> RoutingPlan {
@@ -822,4 +622,83 @@ fn ids_freed_by_a_sync_are_reused_only_after_it() {
         consistent(&have, 0, 0).unwrap();
     }
     assert_eq!(have, t);
+}
+
+/// The kernel flushes the routes of a deleted nexthop object (and removes
+/// it from its groups) without a RTM_DELROUTE per route: the mirror does
+/// the same on the RTM_DELNEXTHOP.
+#[test]
+fn a_deleted_nexthop_object_takes_its_routes_and_group_membership() {
+    let mut rib = recorded_rib();
+    assert_eq!(rib.best(&pfx("2001:db8:4::/64")), Some(&Via::Object(3)));
+    rib.apply(&Event::DelNexthop(3));
+    assert_eq!(rib.best(&pfx("2001:db8:4::/64")), None);
+    rib.apply(&Event::DelNexthop(2));
+    assert_eq!(rib.nexthop(10), Some(&NexthopKind::Group(vec![(1, 1)])));
+    assert!(
+        rib.best(&pfx("198.18.8.0/24")).is_some(),
+        "group 10 still has a member"
+    );
+    rib.apply(&Event::DelNexthop(1));
+    assert_eq!(rib.nexthop(10), None, "empty group gone");
+    assert_eq!(rib.best(&pfx("198.18.8.0/24")), None);
+    assert_eq!(rib.best(&pfx("198.18.11.0/24")), None);
+}
+
+/// The learned routes become plan entries and P4 entries: a group of two
+/// next hops with their MACs and weights, a next hop, the kernel's as local.
+#[test]
+fn learned_routes_become_p4_entries() {
+    let mut s = engine();
+    s.handle(&all_events());
+    let mut m = Model::default();
+    s.sync(&mut m).unwrap();
+    let mut listing = s.listing();
+    listing.ports = vec!["eth1".into(), "eth2".into()];
+    let text = "[switch]\nname = \"p4l\"\n[[port]]\nname = \"eth1\"\nmac = \"02:00:00:00:00:01\"\n[[port]]\nname = \"eth2\"\nmac = \"02:00:00:00:00:02\"\n[routing]\nsource = \"kernel\"\n";
+    let plan = dataplane_config::Config::parse(text, "t")
+        .unwrap()
+        .validate("t")
+        .unwrap();
+    let p = dataplane_user::routing::export::with_learned(&plan, &listing).unwrap();
+    let find = |pf: &str| {
+        let (a, l) = dataplane_config::parse_prefix(pf).unwrap();
+        p.routes
+            .iter()
+            .find(|r| (r.addr, r.len) == (a, l))
+            .unwrap_or_else(|| panic!("{pf}"))
+            .target
+    };
+    match find("198.18.2.0/24") {
+        dataplane_config::Target::Group(g) => {
+            let g = &p.groups[usize::from(g)];
+            assert_eq!(g.members.len(), 2);
+            let macs: Vec<[u8; 6]> = g
+                .members
+                .iter()
+                .map(|(n, _)| p.nexthops[usize::from(*n)].mac)
+                .collect();
+            assert!(
+                macs.contains(&[2, 0, 0, 0, 1, 1]) && macs.contains(&[2, 0, 0, 0, 2, 1]),
+                "{macs:?}"
+            );
+            assert_eq!(
+                g.members.iter().map(|x| x.1).sum::<u8>(),
+                3,
+                "weights 1 + 2"
+            );
+        }
+        t => panic!("{t:?}"),
+    }
+    assert!(matches!(
+        find("198.18.3.0/24"),
+        dataplane_config::Target::NextHop(_)
+    ));
+    assert_eq!(find("198.18.4.0/24"), dataplane_config::Target::Local);
+    let e = dataplane_p4::entries(&p, dataplane_p4::Target::Bmv2).unwrap();
+    assert!(
+        e.cli.contains("198.18.2.0/24") || e.cli.contains("0xc6120200/24"),
+        "{}",
+        &e.cli[..e.cli.len().min(3000)]
+    );
 }

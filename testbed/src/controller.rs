@@ -119,6 +119,11 @@ impl Controller {
         out
     }
 
+    /// The controller's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Waits up to `timeout` for a line containing `pat`; returns it.
     pub fn wait_for(&self, pat: &str, timeout: Duration, label: &str) -> Option<String> {
         let deadline = Instant::now() + timeout;

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod controller;
 pub mod fabric;
 pub mod fabricrun;
+pub mod frr;
 pub mod host;
 pub mod lbfabric;
 pub mod mapdump;

@@ -216,6 +216,17 @@ fn main() -> Result<()> {
             )?;
             println!("\n== fabric simulator (dataplane-sim, one core) ==");
             sim_bench(&out)?;
+            println!(
+                "\n== routes from the kernel: sync rate, memory, local repair, BGP convergence =="
+            );
+            run(
+                Command::new(root().join("target/release/dataplane-routebench")).args([
+                    "--dataplane",
+                    &dp,
+                    "--out",
+                    &out,
+                ]),
+            )?;
             println!("\nall figures: {out}");
             Ok(())
         }

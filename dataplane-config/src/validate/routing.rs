@@ -47,13 +47,13 @@ impl Config {
             } else {
                 err(
                     format!("routing.{field}"),
-                    format!("expected 1-{cap} (the data plane's table capacity), got {v}"),
+                    format!("expected 1-{cap} route table entries, got {v}"),
                 );
                 cap
             }
         };
-        let max_routes_v4 = limit("max_routes_v4", r.max_routes_v4, ROUTES_V4_CAPACITY, err);
-        let max_routes_v6 = limit("max_routes_v6", r.max_routes_v6, ROUTES_V6_CAPACITY, err);
+        let max_routes_v4 = limit("max_routes_v4", r.max_routes_v4, ROUTES_V4_MAX, err);
+        let max_routes_v6 = limit("max_routes_v6", r.max_routes_v6, ROUTES_V6_MAX, err);
         let mut policy = Vec::new();
         for (i, p) in r.policy.iter().enumerate() {
             let base = format!("routing.policy[{i}]");

@@ -130,6 +130,10 @@ pub enum P4Cmd {
         /// Tofino traffic-manager cell size (80 on Tofino 1, 176 on Tofino 2).
         #[arg(long, default_value_t = 80)]
         tofino_cell_bytes: u32,
+        /// Add the routes the running controller of this config's instance
+        /// learned from the kernel (its `dataplane routes` listing).
+        #[arg(long)]
+        learned: bool,
     },
     /// Read the P4 program's counters from a running switch and show them
     /// as pfcstat does: PFC received/sent per priority, packets per class

@@ -54,8 +54,16 @@ pub fn run(cli: Cli) -> Result<()> {
                     out,
                     bmv2_packet_bytes,
                     tofino_cell_bytes,
+                    learned,
                 },
-        } => p4::entries(&target, &config, &out, bmv2_packet_bytes, tofino_cell_bytes),
+        } => p4::entries(
+            &target,
+            &config,
+            &out,
+            bmv2_packet_bytes,
+            tofino_cell_bytes,
+            learned,
+        ),
         Cmd::P4 {
             cmd:
                 P4Cmd::Stats {

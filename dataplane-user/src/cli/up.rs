@@ -92,6 +92,9 @@ fn reload(
     {
         anyhow::bail!("routing, [buffer] or [pfcwd] was added or removed: restart `up` for that");
     }
+    if new.routing != current.routing {
+        anyhow::bail!("[routing] changed: restart `up` for that (the route sync keeps the policy it started with)");
+    }
     let resolved = ports::resolve_ports(&new)?;
     let changed = tables::write_tables(&mut running.bpf, &new, &resolved)?;
     Ok((new, changed))

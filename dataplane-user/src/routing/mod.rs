@@ -13,9 +13,11 @@
 //! | [`sync`] | the sync engine: events in, table writes out, local repair, listing |
 //! | [`netlink`] | the NETLINK_ROUTE socket: dumps, event groups |
 //! | [`writer`] | the eBPF maps as a [`sync::Writer`] |
+//! | [`export`] | learned routes as plan entries (`dataplane p4 entries --learned`) |
 //! | [`run`] | the sync in the running controller; the listing for `dataplane routes` |
 
 pub mod decode;
+pub mod export;
 pub mod kernel;
 pub mod netlink;
 pub mod rib;

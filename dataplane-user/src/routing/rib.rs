@@ -2,14 +2,16 @@
 //! (every metric of a prefix; the lowest is the one the kernel uses),
 //! neighbours and nexthop objects, kept up to date by [`Rib::apply`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::IpAddr;
 
 use super::kernel::*;
 
 #[derive(Debug, Default, Clone)]
 pub struct Rib {
-    routes: HashMap<Prefix, BTreeMap<u32, Via>>,
+    /// Per prefix, its routes by metric, lowest first (almost always one:
+    /// a Vec, not a map, for memory at 100k prefixes).
+    routes: HashMap<Prefix, Vec<(u32, Via)>>,
     neighbours: HashMap<(u32, IpAddr), Option<[u8; 6]>>,
     nexthops: HashMap<u32, NexthopKind>,
     /// Unsupported messages with nothing to write (MPLS routes).
@@ -33,18 +35,22 @@ impl Rib {
         match e {
             Event::NewRoute(r) => {
                 let m = self.routes.entry(r.prefix).or_default();
-                if m.get(&r.metric) == Some(&r.via) {
-                    return Changed::Nothing;
+                match m.binary_search_by_key(&r.metric, |x| x.0) {
+                    Ok(i) if m[i].1 == r.via => return Changed::Nothing,
+                    Ok(i) => m[i].1 = r.via.clone(),
+                    Err(i) => m.insert(i, (r.metric, r.via.clone())),
                 }
-                m.insert(r.metric, r.via.clone());
                 Changed::Route(r.prefix)
             }
             Event::DelRoute(r) => {
                 let Some(m) = self.routes.get_mut(&r.prefix) else {
                     return Changed::Nothing;
                 };
-                if m.remove(&r.metric).is_none() {
-                    return Changed::Nothing;
+                match m.binary_search_by_key(&r.metric, |x| x.0) {
+                    Ok(i) => {
+                        m.remove(i);
+                    }
+                    Err(_) => return Changed::Nothing,
                 }
                 if m.is_empty() {
                     self.routes.remove(&r.prefix);
@@ -63,10 +69,14 @@ impl Rib {
                 Some(old) if old == nh.kind => Changed::Nothing,
                 _ => Changed::Nexthop,
             },
-            Event::DelNexthop(id) => match self.nexthops.remove(id) {
-                Some(_) => Changed::Nexthop,
-                None => Changed::Nothing,
-            },
+            Event::DelNexthop(id) => {
+                if self.nexthops.contains_key(id) {
+                    self.flush_nexthop(*id);
+                    Changed::Nexthop
+                } else {
+                    Changed::Nothing
+                }
+            }
             Event::UnsupportedOther(_) => {
                 self.unsupported_other += 1;
                 Changed::Nothing
@@ -79,15 +89,38 @@ impl Rib {
         }
     }
 
+    /// A nexthop object is gone: the kernel removes it from its groups and
+    /// removes the routes using it (or a group left empty) without a
+    /// RTM_DELROUTE for each; so does the mirror.
+    fn flush_nexthop(&mut self, id: u32) {
+        let mut gone = vec![id];
+        while let Some(id) = gone.pop() {
+            self.nexthops.remove(&id);
+            for (gid, k) in self.nexthops.iter_mut() {
+                if let NexthopKind::Group(m) = k {
+                    let n = m.len();
+                    m.retain(|x| x.0 != id);
+                    if m.is_empty() && n > 0 {
+                        gone.push(*gid);
+                    }
+                }
+            }
+            self.routes.retain(|_, m| {
+                m.retain(|(_, v)| *v != Via::Object(id));
+                !m.is_empty()
+            });
+        }
+    }
+
     /// Every prefix with the route the kernel uses (lowest metric).
     pub fn best_routes(&self) -> impl Iterator<Item = (&Prefix, &Via)> {
         self.routes
             .iter()
-            .filter_map(|(p, m)| m.values().next().map(|v| (p, v)))
+            .filter_map(|(p, m)| m.first().map(|v| (p, &v.1)))
     }
 
     pub fn best(&self, p: &Prefix) -> Option<&Via> {
-        self.routes.get(p).and_then(|m| m.values().next())
+        self.routes.get(p).and_then(|m| m.first()).map(|v| &v.1)
     }
 
     pub fn route_count(&self) -> usize {

@@ -66,7 +66,10 @@ pub fn write_static_listing(plan: &Plan) {
 fn store(instance: &str, l: &Listing) -> Result<()> {
     let path = super::listing_path(instance);
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec(l)?)?;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    serde_json::to_writer(&mut f, l)?;
+    std::io::Write::flush(&mut f)?;
+    drop(f);
     std::fs::rename(&tmp, &path)?;
     Ok(())
 }
@@ -138,18 +141,24 @@ impl KernelRoutes {
     pub fn full_sync(&mut self) -> Result<()> {
         let t0 = Instant::now();
         let ev = dump_all(self.table)?;
+        let dumped = t0.elapsed();
         self.sync.rib = Default::default();
         self.sync.handle(&ev);
+        drop(ev);
         let rep = self.sync.sync(&mut self.writer)?;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         crate::log::info(&format!(
-            "routing: kernel table {}: {} routes; wrote {} route(s), {} next hop(s), {} group(s), removed {} in {:.1} ms",
+            "routing: kernel table {}: {} routes; wrote {} route(s), {} next hop(s), {} group(s), removed {} in {:.1} ms (dump and decode {:.1} ms, mapping {:.1} ms, writes {:.1} ms)",
             self.table,
             self.sync.rib.route_count(),
             rep.routes,
             rep.nexthops,
             rep.groups,
             rep.removed,
-            t0.elapsed().as_secs_f64() * 1e3
+            ms(t0.elapsed()),
+            ms(dumped),
+            ms(self.sync.timing.0),
+            ms(self.sync.timing.1)
         ));
         self.listing_due = true;
         Ok(())
@@ -177,7 +186,17 @@ impl KernelRoutes {
     pub fn on_links(&mut self, up: &[bool]) {
         self.sync.set_port_up(up);
         if self.sync.dirty() {
-            self.write();
+            if let Some(rep) = self.write() {
+                crate::log::info(&format!(
+                    "routing: link change: {} group(s) rewritten at once (local repair); reading the kernel tables again",
+                    rep.groups
+                ));
+            }
+            // the kernel flushes the routes of a device that went down
+            // without a notification for each (IPv4): read them all again
+            if let Err(e) = self.full_sync() {
+                crate::log::error(&format!("routing: resync after a link change: {e:#}"));
+            }
         }
     }
 
@@ -194,18 +213,30 @@ impl KernelRoutes {
                 Ok(()) => self.listing_due = false,
                 Err(e) => crate::log::warn(&format!("routing: listing: {e:#}")),
             }
+            drop(l);
+            // a full table's dump and listing are transient: give their
+            // memory back (glibc keeps freed memory otherwise)
+            #[cfg(target_env = "gnu")]
+            // SAFETY: no preconditions.
+            unsafe {
+                libc::malloc_trim(0);
+            }
         }
     }
 
-    fn write(&mut self) {
+    fn write(&mut self) -> Option<super::sync::SyncReport> {
         match self.sync.sync(&mut self.writer) {
             Ok(rep) => {
                 if rep != Default::default() {
                     crate::log::debug(&format!("routing: wrote {rep:?}"));
                     self.listing_due = true;
                 }
+                Some(rep)
             }
-            Err(e) => crate::log::error(&format!("{e:#} (retried at the next change or tick)")),
+            Err(e) => {
+                crate::log::error(&format!("{e:#} (retried at the next change or tick)"));
+                None
+            }
         }
     }
 }

@@ -70,6 +70,8 @@ pub struct RouteSync {
     dirty: bool,
     /// The config's next hops and groups (learned ids start there).
     static_ids: (u16, u16),
+    /// The last sync's (mapping and difference, writes) durations.
+    pub timing: (std::time::Duration, std::time::Duration),
 }
 
 impl RouteSync {
@@ -108,6 +110,7 @@ impl RouteSync {
             counters: SyncCounters::default(),
             dirty: true,
             static_ids: (static_nexthops, static_groups),
+            timing: Default::default(),
         }
     }
 
@@ -182,6 +185,7 @@ impl RouteSync {
     /// loaded. On a write error it stops; the next sync retries.
     pub fn sync(&mut self, w: &mut dyn Writer) -> Result<SyncReport> {
         self.counters.syncs += 1;
+        let t0 = std::time::Instant::now();
         let by_ifindex = self.managed.by_ifindex.clone();
         self.wanted = wanted(&self.rib, &self.managed, &self.policy);
         let want = build(
@@ -212,6 +216,8 @@ impl RouteSync {
                 ops.insert(0, Op::SetGroup(*id, spec.clone()));
             }
         }
+        let t1 = std::time::Instant::now();
+        self.timing.0 = t1 - t0;
         let mut rep = SyncReport::default();
         for op in &ops {
             if let Err(e) = self.write(w, op) {
@@ -227,6 +233,7 @@ impl RouteSync {
             }
             record(&mut self.have, op);
         }
+        self.timing.1 = t1.elapsed();
         self.ids.nexthops.commit();
         self.ids.groups.commit();
         self.counters.unsupported = self.wanted.unsupported.len() as u64;

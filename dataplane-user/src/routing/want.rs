@@ -115,7 +115,7 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
         if policy.static_prefixes.contains(p) {
             continue;
         }
-        let (t, s) = match route_target(rib, managed, policy, p, via) {
+        let (t, s) = match route_target(rib, managed, via) {
             // a nexthop-object group stays a group with one member left, so
             // its membership changes touch the group, not its routes
             Ok(Some(paths)) if paths.len() == 1 && !group_object(rib, via) => {
@@ -174,13 +174,20 @@ pub fn wanted(rib: &Rib, managed: &Managed, policy: &Policy) -> Wanted {
             continue;
         }
         let host = Prefix::new(addr, if addr.is_ipv4() { 32 } else { 128 });
-        if connected
+        let inside = connected
             .iter()
-            .any(|(c, i)| *i == ifindex && c.covers(&host))
-            && !routes.contains_key(&host)
-            && !policy.static_prefixes.contains(&host)
+            .any(|(c, i)| *i == ifindex && c.covers(&host));
+        // a connected host route (`ip route add H dev P`) becomes the
+        // neighbour's next hop once it resolves
+        let own = connected.contains(&(host, ifindex));
+        if inside && (own || !routes.contains_key(&host)) && !policy.static_prefixes.contains(&host)
         {
-            routes.insert(host, (Target::Nexthop((ifindex, addr)), Source::Neighbour));
+            let source = if own {
+                Source::Connected
+            } else {
+                Source::Neighbour
+            };
+            routes.insert(host, (Target::Nexthop((ifindex, addr)), source));
         }
     }
     admit(w, routes, rib, policy)
@@ -203,6 +210,7 @@ fn admit(
         .routing
         .max_routes_v6
         .saturating_sub(count_static(policy, false));
+    w.routes.reserve(routes.len());
     for (p, (t, s)) in routes {
         let n = if p.addr.is_ipv4() { &mut v4 } else { &mut v6 };
         if *n >= if p.addr.is_ipv4() { limit4 } else { limit6 } {
@@ -211,13 +219,14 @@ fn admit(
         }
         let fits = match &t {
             Target::Nexthop(k) => w.nexthops.contains(k) || w.nexthops.len() < policy.free_nexthops,
+            Target::Group(g) if w.groups.contains_key(g) => true,
             Target::Group(g) => {
                 let members = group_members(rib, g);
                 let new_nh = members
                     .iter()
                     .filter(|(k, _)| !w.nexthops.contains(k))
                     .count();
-                (w.groups.contains_key(g) || w.groups.len() < policy.free_groups)
+                w.groups.len() < policy.free_groups
                     && w.nexthops.len() + new_nh <= policy.free_nexthops
             }
             Target::Kernel => true,
@@ -311,8 +320,6 @@ fn merge(it: impl Iterator<Item = (NhKey, u8)>) -> Vec<(NhKey, u8)> {
 fn route_target(
     rib: &Rib,
     managed: &Managed,
-    _policy: &Policy,
-    _p: &Prefix,
     via: &Via,
 ) -> Result<Option<Vec<(NhKey, u8)>>, Unsupported> {
     let paths: Vec<KPath> = match via {
