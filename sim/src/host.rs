@@ -302,7 +302,6 @@ impl Sim {
         let f = pkt.flow;
         match pkt.kind {
             KIND_DATA => {
-                let mtu = u64::from(self.p.mtu);
                 let payload = u64::from(pkt.len - HDR);
                 self.stats.recv_payload += payload;
                 let fl = &mut self.flows[f as usize];
@@ -321,7 +320,7 @@ impl Sim {
                         let psn = fl.rcv_psn;
                         self.send_ctrl(h, f, KIND_ACK, psn, src);
                         self.flow_complete(f);
-                    } else if fl.rcv_psn % self.p.ack_every == 0 {
+                    } else if fl.rcv_psn.is_multiple_of(self.p.ack_every) {
                         let psn = fl.rcv_psn;
                         self.send_ctrl(h, f, KIND_ACK, psn, src);
                     }
@@ -336,12 +335,11 @@ impl Sim {
                 } else {
                     // duplicate of a retransmission
                     self.stats.dup_payload += payload;
-                    if pkt.psn % self.p.ack_every == 0 || fl.rcv_bytes >= fl.size {
+                    if pkt.psn.is_multiple_of(self.p.ack_every) || fl.rcv_bytes >= fl.size {
                         let psn = fl.rcv_psn;
                         self.send_ctrl(h, f, KIND_ACK, psn, src);
                     }
                 }
-                let _ = mtu;
             }
             KIND_ACK | KIND_NAK => {
                 let mtu = u64::from(self.p.mtu);
