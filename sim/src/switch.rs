@@ -94,8 +94,9 @@ pub struct Switch {
     pub seed: u32,
     pub rng: XorShift32,
     pub c: SwCounters,
-    /// RoCE PGs in XOFF (none: nothing to check after a release).
-    pub xoff_pgs: u32,
+    /// RoCE PGs in XOFF, one bit per ingress slot (none: nothing to check
+    /// after a release).
+    pub xoff_mask: u64,
 }
 
 /// The PG profile of the RoCE class on `link` (headroom by SONiC's formula
@@ -261,7 +262,7 @@ impl Switch {
             seed: seed ^ index.wrapping_mul(0x9e37_79b9),
             rng: XorShift32(seed | 1),
             c: SwCounters::default(),
-            xoff_pgs: 0,
+            xoff_mask: 0,
         })
     }
 }
@@ -410,17 +411,14 @@ impl Sim {
     /// PGs of the RoCE class that got bytes back and are paused: XON now if
     /// they emptied (the data plane's timer step, run at each release).
     fn after_release(&mut self, s: usize, released: &[u32; SLOTS]) {
-        if self.switches[s].xoff_pgs == 0 {
-            return;
-        }
-        for (slot, &r) in released.iter().enumerate() {
-            if r == 0 {
+        let mut mask = self.switches[s].xoff_mask;
+        while mask != 0 {
+            let slot = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if released[slot] == 0 {
                 continue;
             }
             let sw = &mut self.switches[s];
-            if slot >= sw.ports.len() || sw.rows[1].pfc[slot].xoff == 0 {
-                continue;
-            }
             let a = tick_pg(
                 self.now,
                 &mut sw.rows[1],
@@ -440,7 +438,7 @@ impl Sim {
             PfcAction::None => return,
             PfcAction::SendXoff { quanta } => {
                 self.switches[s].c.pfc_xoff += 1;
-                self.switches[s].xoff_pgs += 1;
+                self.switches[s].xoff_mask |= 1u64 << (inp as usize & (SLOTS - 1));
                 quanta
             }
             PfcAction::SendRefresh { quanta } => {
@@ -449,7 +447,7 @@ impl Sim {
             }
             PfcAction::SendXon => {
                 self.switches[s].c.pfc_xon += 1;
-                self.switches[s].xoff_pgs -= 1;
+                self.switches[s].xoff_mask &= !(1u64 << (inp as usize & (SLOTS - 1)));
                 0
             }
         };
