@@ -155,24 +155,6 @@ pub const MIN_RATE_DIVISOR: u64 = 100_000;
 /// counter fires every 2 ms at line rate).
 pub const BYTE_COUNTER_DIVISOR: u64 = 4_000;
 
-/// [`DcqcnParams::mlx`]: alpha timer (HPCC `alpha_resume_interval` 1 us).
-pub const MLX_ALPHA_UPDATE_PERIOD_NS: u64 = 1_000;
-/// [`DcqcnParams::mlx`]: rate-decrease period (HPCC `rate_decrease_interval`
-/// 4 us; NVIDIA `rate_reduce_monitor_period`).
-pub const MLX_RATE_DECREASE_PERIOD_NS: u64 = 4_000;
-/// [`DcqcnParams::mlx`]: rate-increase timer (HPCC `rp_timer` 300 us).
-pub const MLX_RATE_INCREASE_PERIOD_NS: u64 = 300_000;
-/// [`DcqcnParams::mlx`]: the notification point's CNP interval (1 us).
-pub const MLX_CNP_INTERVAL_NS: u64 = 1_000;
-/// [`DcqcnParams::mlx`]: F (HPCC `fast_recovery_times` 1).
-pub const MLX_FAST_RECOVERY_EVENTS: u32 = 1;
-/// [`DcqcnParams::mlx`]: Rai = line / this (5 Mb/s per 25 Gb/s).
-pub const MLX_RAI_DIVISOR: u64 = 5_000;
-/// [`DcqcnParams::mlx`]: Rhai = line / this (50 Mb/s per 25 Gb/s).
-pub const MLX_RHAI_DIVISOR: u64 = 500;
-/// [`DcqcnParams::mlx`]: min rate (HPCC `min_rate` 1 Gb/s).
-pub const MLX_MIN_RATE_BPS: u64 = 1_000_000_000;
-
 /// Timer or byte-counter events one call applies at most. Further elapsed
 /// periods are dropped (the deadline keeps its phase). With the default
 /// parameters 2048 events reach the fixed point from any state (alpha decays
@@ -270,30 +252,6 @@ impl DcqcnParams {
         p
     }
 
-    /// The HPCC simulator's "Mlx" DCQCN ([`PROFILE_MLX`]) for a NIC of
-    /// `line_rate_bps` (at least 1), as its `run.py` configures it: alpha
-    /// timer K = 1 us, rate-decrease period 4 us, increase timer T = 300 us,
-    /// F = 1, Rai 5 Mb/s and Rhai 50 Mb/s per 25 Gb/s of line rate, min
-    /// rate 1 Gb/s (at most the line rate), g = 1/256, no byte counter.
-    /// The notification point's CNP interval is 1 us: HPCC echoes CE on
-    /// ACKs, so the alpha timer sees a CNP in every 1 us period while
-    /// marking lasts, which one CNP per QP per 1 us reproduces.
-    pub const fn mlx(line_rate_bps: u64) -> Self {
-        let l = if line_rate_bps == 0 { 1 } else { line_rate_bps };
-        let mut p = DcqcnParams::new(l);
-        p.profile = PROFILE_MLX;
-        p.alpha_update_period_ns = MLX_ALPHA_UPDATE_PERIOD_NS;
-        p.rate_decrease_period_ns = MLX_RATE_DECREASE_PERIOD_NS;
-        p.rate_increase_period_ns = MLX_RATE_INCREASE_PERIOD_NS;
-        p.cnp_interval_ns = MLX_CNP_INTERVAL_NS;
-        p.fast_recovery_events = MLX_FAST_RECOVERY_EVENTS;
-        p.byte_counter_bytes = 0;
-        p.rai_bps = at_least_one(l / MLX_RAI_DIVISOR);
-        p.rhai_bps = at_least_one(l / MLX_RHAI_DIVISOR);
-        p.min_rate_bps = MLX_MIN_RATE_BPS;
-        p
-    }
-
     /// `min_rate_bps`, at most the line rate.
     #[inline(always)]
     pub const fn min_rate(&self) -> u64 {
@@ -336,6 +294,10 @@ const fn dilate(t_ns: u64, line: u64) -> u64 {
 }
 
 mod mlx;
+pub use mlx::{
+    MLX_ALPHA_UPDATE_PERIOD_NS, MLX_CNP_INTERVAL_NS, MLX_FAST_RECOVERY_EVENTS, MLX_MIN_RATE_BPS,
+    MLX_RAI_DIVISOR, MLX_RATE_DECREASE_PERIOD_NS, MLX_RATE_INCREASE_PERIOD_NS, MLX_RHAI_DIVISOR,
+};
 
 // ---------------------------------------------------------------------------
 // Notification point
@@ -752,103 +714,8 @@ pub const fn rp_rate(st: &RpState) -> u64 {
     st.rc_bps
 }
 
-// ---------------------------------------------------------------------------
-// Pacing
-// ---------------------------------------------------------------------------
-
-/// Frame lengths above this (2 GiB - 1) are counted as this, so that
-/// `bits x 10^9` stays below 2^64.
-pub const MAX_PACED_LEN: u64 = (1 << 31) - 1;
-
-const NS_PER_S: u64 = 1_000_000_000;
-
-/// Nanoseconds `len` bytes take at `rate_bps`, rounded up: the gap from one
-/// frame's start to the next one's. `u64::MAX` (never) at rate 0. Count in
-/// `len` whatever the rate is meant to cover (the wire adds 20 bytes of
-/// preamble and inter-frame gap per Ethernet frame).
-#[inline(always)]
-pub const fn tx_time_ns(rate_bps: u64, len: u64) -> u64 {
-    if rate_bps == 0 {
-        return u64::MAX;
-    }
-    let len = if len > MAX_PACED_LEN {
-        MAX_PACED_LEN
-    } else {
-        len
-    };
-    // len * 8 < 2^34, times 10^9 < 2^30: below 2^64
-    (len * 8 * NS_PER_S).div_ceil(rate_bps)
-}
-
-/// When the next frame may start if one of `len` bytes started at
-/// `sent_ns` at `rate_bps` (saturating; `u64::MAX` at rate 0).
-#[inline(always)]
-pub const fn next_send_ns(sent_ns: u64, rate_bps: u64, len: u64) -> u64 {
-    sent_ns.saturating_add(tx_time_ns(rate_bps, len))
-}
-
-/// A pacer: the next time a frame may leave, frame by frame, at a rate that
-/// may change between frames (DCQCN's RC).
-///
-/// Each frame advances `next_ns` by `len x 8 x 10^9 / rate` ns with the
-/// remainder carried in `rem` (bit-nanoseconds, below the rate), so the
-/// long-run rate is exact rather than rounded per frame. An idle sender
-/// banks no credit: a frame after `next_ns` starts the schedule at its own
-/// time (and drops the remainder). Lengths are capped at
-/// [`MAX_PACED_LEN`]; the remainder saturates only for rates above 10^18
-/// bit/s.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pacer {
-    /// Earliest start of the next frame (ns).
-    pub next_ns: u64,
-    /// Carried remainder of `bits x 10^9` modulo the rate.
-    pub rem: u64,
-}
-
-impl Pacer {
-    /// A pacer that lets the first frame leave at once.
-    pub const NEW: Pacer = Pacer { next_ns: 0, rem: 0 };
-
-    /// Whether a frame may leave at `now_ns`.
-    #[inline(always)]
-    pub const fn ready(&self, now_ns: u64) -> bool {
-        now_ns >= self.next_ns
-    }
-
-    /// Records a frame of `len` bytes starting at `now_ns`, or at `next_ns`
-    /// if that is later (a frame handed over early is scheduled, not sent
-    /// early), paced at `rate_bps`; returns the new `next_ns`, when the
-    /// next frame may start (`u64::MAX` at rate 0).
-    #[inline(always)]
-    pub fn on_send(&mut self, now_ns: u64, rate_bps: u64, len: u64) -> u64 {
-        if rate_bps == 0 {
-            self.next_ns = u64::MAX;
-            self.rem = 0;
-            return self.next_ns;
-        }
-        let start = if now_ns > self.next_ns {
-            self.rem = 0;
-            now_ns
-        } else {
-            self.next_ns
-        };
-        let len = if len > MAX_PACED_LEN {
-            MAX_PACED_LEN
-        } else {
-            len
-        };
-        let rem = if self.rem >= rate_bps {
-            self.rem % rate_bps
-        } else {
-            self.rem
-        };
-        let num = (len * 8 * NS_PER_S).saturating_add(rem);
-        self.rem = num % rate_bps;
-        self.next_ns = start.saturating_add(num / rate_bps);
-        self.next_ns
-    }
-}
+mod pacing;
+pub use pacing::*;
 
 // ---------------------------------------------------------------------------
 // Layout

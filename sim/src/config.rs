@@ -16,24 +16,40 @@ pub struct Scenario {
     pub topology: String,
     /// Every link: `100G`, `200G`, `400G`, `800G` (or any `<n>G` / `<n>M`).
     pub speed: String,
+    /// Host links (NIC to leaf); empty: `speed`.
+    pub host_speed: String,
     /// Propagation delay of every link (`1us`).
     pub link_delay: String,
     /// RDMA payload bytes per packet.
     pub mtu: u32,
     /// Buffer of each switch (`32MB`): headroom, reserves and shared pool.
     pub buffer: String,
+    /// Shared pool of each switch; empty: the buffer less every PG's
+    /// headroom (set it to compare with a fabric configured by pool).
+    pub pool: String,
+    /// Headroom (XOFF) per lossless PG; empty: SONiC's formula for the
+    /// link's speed and cable length.
+    pub headroom: String,
+    /// `dynamic_th` of the RoCE PGs (XOFF above 2^th x the free pool).
+    pub dynamic_th: i8,
+    /// `dynamic_th` of the RoCE PGs when PFC is off (drop above it).
+    pub lossy_dynamic_th: i8,
     /// PFC on the RoCE class (lossless) or off (lossy: drops).
     pub pfc: bool,
     /// ECN marking on the RoCE class.
     pub ecn: bool,
     /// Congestion control: `dcqcn` (paper), `mlx` (HPCC/NVIDIA) or `none`.
     pub cc: String,
+    /// `dcqcn`: `DcqcnParams::scaled` to the host rate (the testbed's
+    /// time-dilated 100G NIC) instead of real-time `DcqcnParams::new`.
+    pub dcqcn_scaled: bool,
     /// Load balancing of the switches: `hash`, `flowlet`, `bandwidth`,
     /// `spray`, or a comma list (one run each).
     pub lb: String,
     pub flowlet_timeout: String,
     /// `websearch`, `hadoop`, `allreduce`, `halving-doubling`, `alltoall`,
-    /// `incast`, `permutation`.
+    /// `incast`, `permutation`, `pairs` (host i to the same slot on the
+    /// next leaf, as the testbed's permutation / elephants).
     pub workload: String,
     /// Offered load of the Poisson workloads (fraction of host line rate).
     pub load: f64,
@@ -41,6 +57,9 @@ pub struct Scenario {
     pub size: String,
     /// Senders of an incast.
     pub fanin: u32,
+    /// Every flow uses this one UDP source port (0: one per QP, as NICs
+    /// pick them): the low-entropy elephants of the testbed.
+    pub single_sport: u16,
     /// Hosts taking part in a collective (0: all).
     pub ranks: u32,
     /// Poisson flows arrive during this time; the run stops then unless
@@ -57,6 +76,8 @@ pub struct Scenario {
     pub pmax: u8,
     /// Receiver ACK every this many packets (and at a message's end).
     pub ack_every: u32,
+    /// Packets a QP may have unacknowledged (0: no limit).
+    pub window: u32,
     /// Retransmission timeout (no ACK progress with data outstanding).
     pub rto: String,
     /// Samples of the queue time series.
@@ -68,18 +89,25 @@ impl Default for Scenario {
         Scenario {
             topology: "leafspine:4x2:4".into(),
             speed: "400G".into(),
+            host_speed: String::new(),
             link_delay: "1us".into(),
             mtu: 4096,
             buffer: "32MB".into(),
+            pool: String::new(),
+            headroom: String::new(),
+            dynamic_th: -3,
+            lossy_dynamic_th: 0,
             pfc: true,
             ecn: true,
             cc: "dcqcn".into(),
+            dcqcn_scaled: false,
             lb: "hash".into(),
             flowlet_timeout: format!("{}ns", DEFAULT_FLOWLET_TIMEOUT_NS),
             workload: "websearch".into(),
             load: 0.5,
             size: "1MB".into(),
             fanin: 8,
+            single_sport: 0,
             ranks: 0,
             duration: "1ms".into(),
             drain: false,
@@ -89,6 +117,7 @@ impl Default for Scenario {
             kmax: String::new(),
             pmax: 20,
             ack_every: 16,
+            window: 0,
             rto: "1ms".into(),
             samples: 200,
         }
@@ -116,6 +145,7 @@ pub enum Workload {
     AllToAll,
     Incast,
     Permutation,
+    Pairs,
 }
 
 impl Workload {
@@ -129,12 +159,20 @@ impl Workload {
 pub struct Params {
     pub topology: String,
     pub speed_mbps: u32,
+    pub host_speed_mbps: u32,
     pub link_delay_ns: u64,
     pub mtu: u32,
     pub buffer_bytes: u64,
+    /// 0: SONiC's formula.
+    pub headroom_bytes: u32,
+    /// 0: buffer less headroom.
+    pub pool_bytes: u32,
+    pub dynamic_th: i8,
+    pub lossy_dynamic_th: i8,
     pub pfc: bool,
     pub ecn: bool,
     pub cc: Cc,
+    pub dcqcn_scaled: bool,
     pub lb_mode: u8,
     pub lb_name: String,
     pub flowlet_timeout_ns: u32,
@@ -142,6 +180,7 @@ pub struct Params {
     pub load: f64,
     pub size_bytes: u64,
     pub fanin: u32,
+    pub single_sport: u16,
     pub ranks: u32,
     pub duration_ns: u64,
     pub drain: bool,
@@ -151,6 +190,7 @@ pub struct Params {
     pub kmax: u32,
     pub pmax: u8,
     pub ack_every: u32,
+    pub window: u32,
     pub rto_ns: u64,
     pub samples: u32,
 }
@@ -220,6 +260,12 @@ pub fn parse_bytes(field: &str, s: &str) -> Result<u64> {
     bail!("{field}: {s:?} is not a size (expected e.g. 32MB, 100KB, 4096)")
 }
 
+/// The buffer size for a range check (0 if it does not parse; the
+/// buffer's own check reports that).
+fn buffer_bytes_hint(s: &str) -> u64 {
+    parse_bytes("buffer", s).unwrap_or(u64::MAX)
+}
+
 /// An LB mode by name.
 pub fn lb_mode(name: &str) -> Result<u8> {
     Ok(match name.trim() {
@@ -253,7 +299,29 @@ impl Scenario {
     /// `lb`.
     pub fn params(&self, lb: &str) -> Result<Params> {
         let speed_mbps = parse_speed("speed", &self.speed)?;
+        let host_speed_mbps = if self.host_speed.is_empty() {
+            speed_mbps
+        } else {
+            parse_speed("host_speed", &self.host_speed)?
+        };
         let link_delay_ns = parse_time("link_delay", &self.link_delay)?;
+        let headroom_bytes = if self.headroom.is_empty() {
+            0
+        } else {
+            let h = parse_bytes("headroom", &self.headroom)?;
+            if h == 0 || h >= buffer_bytes_hint(&self.buffer) {
+                bail!("headroom: {h} bytes out of range (above 0, below the buffer)");
+            }
+            h as u32
+        };
+        for (f, v) in [
+            ("dynamic_th", self.dynamic_th),
+            ("lossy_dynamic_th", self.lossy_dynamic_th),
+        ] {
+            if !(-8..=7).contains(&v) {
+                bail!("{f}: {v} out of range (-8..=7)");
+            }
+        }
         if !(64..=9000).contains(&self.mtu) {
             bail!("mtu: {} out of range (64..=9000 payload bytes)", self.mtu);
         }
@@ -275,9 +343,10 @@ impl Scenario {
             "alltoall" | "all-to-all" => Workload::AllToAll,
             "incast" => Workload::Incast,
             "permutation" => Workload::Permutation,
+            "pairs" | "elephants" => Workload::Pairs,
             o => bail!(
                 "workload: unknown {o:?} (expected websearch, hadoop, allreduce, \
-                 halving-doubling, alltoall, incast or permutation)"
+                 halving-doubling, alltoall, incast, permutation or pairs)"
             ),
         };
         if workload.is_poisson() && !(self.load > 0.0 && self.load <= 1.0) {
@@ -326,12 +395,26 @@ impl Scenario {
         Ok(Params {
             topology: self.topology.clone(),
             speed_mbps,
+            host_speed_mbps,
             link_delay_ns,
             mtu: self.mtu,
             buffer_bytes,
+            headroom_bytes,
+            pool_bytes: if self.pool.is_empty() {
+                0
+            } else {
+                let v = parse_bytes("pool", &self.pool)?;
+                if v == 0 || v > u64::from(u32::MAX) {
+                    bail!("pool: {v} bytes out of range (1..4GB)");
+                }
+                v as u32
+            },
+            dynamic_th: self.dynamic_th,
+            lossy_dynamic_th: self.lossy_dynamic_th,
             pfc: self.pfc,
             ecn: self.ecn,
             cc,
+            dcqcn_scaled: self.dcqcn_scaled,
             lb_mode: lb_mode(lb)?,
             lb_name: lb.to_string(),
             flowlet_timeout_ns: flowlet_timeout_ns as u32,
@@ -339,6 +422,7 @@ impl Scenario {
             load: self.load,
             size_bytes,
             fanin: self.fanin,
+            single_sport: self.single_sport,
             ranks: self.ranks,
             duration_ns,
             drain: self.drain || !workload.is_poisson(),
@@ -348,6 +432,7 @@ impl Scenario {
             kmax: kmax as u32,
             pmax: self.pmax,
             ack_every: self.ack_every,
+            window: self.window,
             rto_ns: parse_time("rto", &self.rto)?,
             samples: self.samples.max(1),
         })

@@ -69,6 +69,13 @@ pub enum Ev {
         node: u32,
         port: u16,
     },
+    /// The buffer model's timer step on `port`'s queues (the data plane's
+    /// periodic drain): due when the model still holds bytes the FIFOs no
+    /// longer do.
+    QueueTick {
+        node: u32,
+        port: u16,
+    },
     /// PFC refresh timer of the ingress PG of `port` (RoCE class).
     PgTick {
         node: u32,
@@ -203,7 +210,12 @@ impl Sim {
 
     /// Builds the simulation of `p` (topology, switches, hosts, workload).
     pub fn new(p: Params) -> anyhow::Result<Sim> {
-        let topo = crate::topo::build(&p.topology, p.speed_mbps, p.link_delay_ns)?;
+        let topo = crate::topo::build(
+            &p.topology,
+            p.speed_mbps,
+            p.host_speed_mbps,
+            p.link_delay_ns,
+        )?;
         let mut rng = SplitMix64(p.seed);
         let switches = topo
             .switches
@@ -284,6 +296,9 @@ impl Sim {
                     } else {
                         self.switch_start((node - self.topo.hosts) as usize, port);
                     }
+                }
+                Ev::QueueTick { node, port } => {
+                    self.switch_queue_tick((node - self.topo.hosts) as usize, port);
                 }
                 Ev::PgTick { node, port } => {
                     self.switch_pg_tick((node - self.topo.hosts) as usize, port);

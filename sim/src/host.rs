@@ -129,9 +129,10 @@ impl Host {
 impl Sim {
     /// DCQCN parameters of the hosts (all at the same line rate).
     pub fn dcqcn(&self) -> DcqcnParams {
-        let l = u64::from(self.p.speed_mbps) * 1_000_000;
+        let l = u64::from(self.p.host_speed_mbps) * 1_000_000;
         match self.p.cc {
             Cc::Mlx => DcqcnParams::mlx(l),
+            _ if self.p.dcqcn_scaled => DcqcnParams::scaled(l),
             _ => DcqcnParams::new(l),
         }
     }
@@ -198,6 +199,13 @@ impl Sim {
                 // all sent: leave the list until a rewind
                 fl.in_active = false;
                 host.active.swap_remove(k);
+                continue;
+            }
+            let window = self.p.window;
+            if window > 0 && (fl.snd_nxt / mtu) as u32 >= fl.snd_una_psn + window {
+                // window full: an ACK reopens it
+                host.rr = k + 1;
+                i += 1;
                 continue;
             }
             if !fl.pacer.ready(now) {
@@ -294,7 +302,6 @@ impl Sim {
         let f = pkt.flow;
         match pkt.kind {
             KIND_DATA => {
-                let mtu = u64::from(self.p.mtu);
                 let payload = u64::from(pkt.len - HDR);
                 self.stats.recv_payload += payload;
                 let fl = &mut self.flows[f as usize];
@@ -313,7 +320,7 @@ impl Sim {
                         let psn = fl.rcv_psn;
                         self.send_ctrl(h, f, KIND_ACK, psn, src);
                         self.flow_complete(f);
-                    } else if fl.rcv_psn % self.p.ack_every == 0 {
+                    } else if fl.rcv_psn.is_multiple_of(self.p.ack_every) {
                         let psn = fl.rcv_psn;
                         self.send_ctrl(h, f, KIND_ACK, psn, src);
                     }
@@ -328,12 +335,11 @@ impl Sim {
                 } else {
                     // duplicate of a retransmission
                     self.stats.dup_payload += payload;
-                    if pkt.psn % self.p.ack_every == 0 || fl.rcv_bytes >= fl.size {
+                    if pkt.psn.is_multiple_of(self.p.ack_every) || fl.rcv_bytes >= fl.size {
                         let psn = fl.rcv_psn;
                         self.send_ctrl(h, f, KIND_ACK, psn, src);
                     }
                 }
-                let _ = mtu;
             }
             KIND_ACK | KIND_NAK => {
                 let mtu = u64::from(self.p.mtu);
@@ -341,7 +347,13 @@ impl Sim {
                 if pkt.psn > fl.snd_una_psn {
                     fl.snd_una_psn = pkt.psn;
                     fl.last_progress_ns = now;
+                    if self.p.window > 0 {
+                        // the window may have reopened
+                        let s = fl.src;
+                        self.host_send(s);
+                    }
                 }
+                let fl = &mut self.flows[f as usize];
                 if u64::from(fl.snd_una_psn) * mtu >= fl.size {
                     fl.acked = true;
                 }
@@ -393,7 +405,11 @@ impl Sim {
             return;
         }
         let una = u64::from(fl.snd_una_psn) * mtu;
-        if fl.snd_nxt > una && now.saturating_sub(fl.last_progress_ns) >= rto {
+        if fl.snd_nxt <= una {
+            // nothing outstanding (paced, paused or window-limited): the
+            // timer restarts
+            fl.last_progress_ns = now;
+        } else if now.saturating_sub(fl.last_progress_ns) >= rto {
             self.stats.timeouts += 1;
             self.stats.retx_payload += fl.snd_nxt - una;
             fl.snd_nxt = una;

@@ -33,6 +33,9 @@ pub fn run_one(sc: &Scenario, lb: &str, progress: bool) -> Result<Report> {
     sim.mark_uplinks();
     sim.progress = progress;
     let wall = sim.run();
+    if std::env::var_os("DATAPLANE_SIM_DUMP").is_some() {
+        sim.dump();
+    }
     Ok(sim.report(wall))
 }
 

@@ -22,6 +22,9 @@ struct Cli {
     /// 100G, 200G, 400G, 800G.
     #[arg(long)]
     speed: Option<String>,
+    /// Host links; default --speed.
+    #[arg(long)]
+    host_speed: Option<String>,
     #[arg(long)]
     link_delay: Option<String>,
     #[arg(long)]
@@ -29,6 +32,25 @@ struct Cli {
     /// Buffer per switch (e.g. 32MB).
     #[arg(long)]
     buffer: Option<String>,
+    /// Shared pool per switch (default: buffer less headroom).
+    #[arg(long)]
+    pool: Option<String>,
+    /// Headroom per lossless PG (default: SONiC's formula).
+    #[arg(long)]
+    headroom: Option<String>,
+    #[arg(long, allow_hyphen_values = true)]
+    dynamic_th: Option<i8>,
+    #[arg(long, allow_hyphen_values = true)]
+    lossy_dynamic_th: Option<i8>,
+    /// DCQCN scaled to the host rate (the testbed's NICs).
+    #[arg(long)]
+    dcqcn_scaled: bool,
+    /// Every flow with this UDP source port (low entropy).
+    #[arg(long)]
+    single_sport: Option<u16>,
+    /// Packets a QP may have unacknowledged (0: no limit).
+    #[arg(long)]
+    window: Option<u32>,
     /// PFC on the RoCE class: on or off.
     #[arg(long)]
     pfc: Option<String>,
@@ -139,6 +161,7 @@ fn scenario(c: &Cli) -> Result<Scenario> {
         s.ecn = on_off("ecn", v)?;
     }
     s.drain |= c.drain;
+    s.dcqcn_scaled |= c.dcqcn_scaled;
     Ok(s)
 }
 
@@ -147,7 +170,7 @@ fn summary(r: &Report) {
         "[{}] sim {:.3} ms in {:.2} s wall ({} events, {:.2} M/s); flows {}/{}; \
          FCT slowdown mean {:.2} p50 {:.2} p99 {:.2} p99.9 {:.2}; JCT {:.3} ms; \
          uplink util mean {:.1}% min {:.1}% max {:.1}%; PFC frames {} paused {:.1} us; \
-         ECN marks {}; CNPs {}; drops {} (lossless {}); retx {} B",
+         ECN marks {}; CNPs {}; drops {} (lossless {}); retx {} B, NAKs {}, timeouts {}",
         r.lb,
         r.sim_time_ns as f64 / 1e6,
         r.wall_s,
@@ -169,7 +192,9 @@ fn summary(r: &Report) {
         r.cnp_sent,
         r.drops,
         r.drops_lossless,
-        r.retx_payload
+        r.retx_payload,
+        r.naks,
+        r.timeouts
     );
 }
 

@@ -153,7 +153,7 @@ impl Sim {
         let mtu = u64::from(self.p.mtu);
         let frames = size.div_ceil(mtu).max(1);
         let wire = size + frames * u64::from(HDR);
-        let bps = f64::from(self.p.speed_mbps) * 1e6;
+        let bps = f64::from(self.p.host_speed_mbps) * 1e6;
         let first = (size.min(mtu) + u64::from(HDR)) as f64 * 8.0 / bps * 1e9;
         let rest = (wire as f64 * 8.0 / bps * 1e9) - first;
         f64::from(hops) * (first + self.p.link_delay_ns as f64) + rest
@@ -180,6 +180,46 @@ impl Sim {
             }
         }
         n
+    }
+
+    /// State of every queue, PG, host and unfinished flow (debugging).
+    pub fn dump(&self) {
+        for sw in &self.switches {
+            for (i, pt) in sw.ports.iter().enumerate() {
+                let pg = sw.rows[1].pg[i];
+                let pf = sw.rows[1].pfc[i];
+                eprintln!(
+                    "{} port {i} -> {}: fifo {}/{} q {} paused_until {} busy {} | pg {:?} xoff {}",
+                    sw.name,
+                    pt.link.peer,
+                    pt.fifo[0].len(),
+                    pt.fifo[1].len(),
+                    pt.q[1].bytes,
+                    pt.q[1].paused_until_ns,
+                    pt.busy,
+                    pg,
+                    pf.xoff
+                );
+            }
+            eprintln!("{} pool {:?}", sw.name, sw.pool);
+        }
+        for (i, h) in self.hosts.iter().enumerate() {
+            eprintln!(
+                "h{i} paused_until {} busy {} active {:?} ctrl {}",
+                h.paused_until,
+                h.busy,
+                h.active,
+                h.ctrl.len()
+            );
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.finish_ns == 0 {
+                eprintln!(
+                    "flow {i} {}->{} snd_nxt {} una_psn {} rcv_psn {} size {} rate {} acked {}",
+                    f.src, f.dst, f.snd_nxt, f.snd_una_psn, f.rcv_psn, f.size, f.rp.rc_bps, f.acked
+                );
+            }
+        }
     }
 
     pub fn report(&self, wall_s: f64) -> Report {

@@ -26,6 +26,11 @@ use crate::config::Params;
 use crate::engine::{ser_ns, Ev, Sim, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
 use crate::topo::{Link, SwitchSpec, GROUP_BIT, SLOTS};
 
+#[inline]
+fn l_speed(p: &SwPort) -> u32 {
+    p.link.speed_mbps
+}
+
 /// Class index of a TC: 0 control, 1 RoCE.
 #[inline]
 fn class(tc: u8) -> usize {
@@ -72,6 +77,8 @@ pub struct SwPort {
     pub tick_at: u64,
     /// PFC frames leave one after another: the next may start then.
     pub pfc_free_at: u64,
+    /// When the next queue tick is scheduled.
+    pub qtick_at: u64,
 }
 
 pub struct Switch {
@@ -87,13 +94,15 @@ pub struct Switch {
     pub seed: u32,
     pub rng: XorShift32,
     pub c: SwCounters,
-    /// RoCE PGs in XOFF (none: nothing to check after a release).
-    pub xoff_pgs: u32,
+    /// RoCE PGs in XOFF, one bit per ingress slot (none: nothing to check
+    /// after a release).
+    pub xoff_mask: u64,
 }
 
-/// The PG profile of the RoCE class at `speed` (headroom by SONiC's formula
-/// for the link's cable length, `shared` threshold 1/8 of the free pool as
-/// in the HPCC simulator), or a lossy one.
+/// The PG profile of the RoCE class on `link` (headroom by SONiC's formula
+/// for the link's speed and cable length unless set, shared threshold
+/// `2^dynamic_th` of the free pool: -3, 1/8, as in the HPCC simulator), or
+/// a lossy one.
 fn roce_profile(p: &Params, link: &Link) -> BufferProfile {
     // 1.98e8 m/s: 0.198 m per ns
     let cable_m = (link.delay_ns as f64 * 0.198).ceil() as u32;
@@ -103,13 +112,22 @@ fn roce_profile(p: &Params, link: &Link) -> BufferProfile {
         p.mtu + HDR,
         0,
     ));
+    let xoff = if p.headroom_bytes > 0 {
+        p.headroom_bytes
+    } else {
+        h.xoff
+    };
     BufferProfile {
         size: 0,
-        xon: if p.pfc { h.xon } else { 0 },
-        xoff: if p.pfc { h.xoff } else { 0 },
+        xon: if p.pfc { h.xon.min(xoff) } else { 0 },
+        xoff: if p.pfc { xoff } else { 0 },
         xon_offset: DEFAULT_XON_OFFSET,
         static_th: 0,
-        dynamic_th: -3,
+        dynamic_th: if p.pfc {
+            p.dynamic_th
+        } else {
+            p.lossy_dynamic_th
+        },
         mode: TH_DYNAMIC,
         lossless: u8::from(p.pfc),
         _pad: 0,
@@ -164,7 +182,7 @@ impl Switch {
                 storm: [STORM_NONE; NUM_TC],
             });
         }
-        if headroom_total >= p.buffer_bytes {
+        if p.pool_bytes == 0 && headroom_total >= p.buffer_bytes {
             bail!(
                 "buffer: {} bytes do not hold {}'s headroom ({} bytes for {} ports)",
                 p.buffer_bytes,
@@ -174,7 +192,11 @@ impl Switch {
             );
         }
         let pool = SharedPool {
-            size: (p.buffer_bytes - headroom_total) as u32,
+            size: if p.pool_bytes > 0 {
+                p.pool_bytes
+            } else {
+                (p.buffer_bytes - headroom_total) as u32
+            },
             used: 0,
         };
         for b in &bufs {
@@ -224,6 +246,7 @@ impl Switch {
                 peak_bytes: 0,
                 tick_at: 0,
                 pfc_free_at: 0,
+                qtick_at: 0,
             })
             .collect();
         Ok(Switch {
@@ -239,7 +262,7 @@ impl Switch {
             seed: seed ^ index.wrapping_mul(0x9e37_79b9),
             rng: XorShift32(seed | 1),
             c: SwCounters::default(),
-            xoff_pgs: 0,
+            xoff_mask: 0,
         })
     }
 }
@@ -388,17 +411,14 @@ impl Sim {
     /// PGs of the RoCE class that got bytes back and are paused: XON now if
     /// they emptied (the data plane's timer step, run at each release).
     fn after_release(&mut self, s: usize, released: &[u32; SLOTS]) {
-        if self.switches[s].xoff_pgs == 0 {
-            return;
-        }
-        for (slot, &r) in released.iter().enumerate() {
-            if r == 0 {
+        let mut mask = self.switches[s].xoff_mask;
+        while mask != 0 {
+            let slot = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if released[slot] == 0 {
                 continue;
             }
             let sw = &mut self.switches[s];
-            if slot >= sw.ports.len() || sw.rows[1].pfc[slot].xoff == 0 {
-                continue;
-            }
             let a = tick_pg(
                 self.now,
                 &mut sw.rows[1],
@@ -418,7 +438,7 @@ impl Sim {
             PfcAction::None => return,
             PfcAction::SendXoff { quanta } => {
                 self.switches[s].c.pfc_xoff += 1;
-                self.switches[s].xoff_pgs += 1;
+                self.switches[s].xoff_mask |= 1u64 << (inp as usize & (SLOTS - 1));
                 quanta
             }
             PfcAction::SendRefresh { quanta } => {
@@ -427,7 +447,7 @@ impl Sim {
             }
             PfcAction::SendXon => {
                 self.switches[s].c.pfc_xon += 1;
-                self.switches[s].xoff_pgs -= 1;
+                self.switches[s].xoff_mask &= !(1u64 << (inp as usize & (SLOTS - 1)));
                 0
             }
         };
@@ -517,6 +537,22 @@ impl Sim {
             }
             1
         } else {
+            // Idle. The model may still hold bytes the FIFOs sent while it
+            // was paused (a frame on the wire finishes; the model stops at
+            // once): the data plane's timer drains them, here a tick when
+            // the model would be empty.
+            let mut due = 0u64;
+            for q in &pt.q {
+                if q.bytes > 0 {
+                    let mut frac = 0;
+                    let from = q.paused_until_ns.max(now);
+                    due = due.max(from + ser_ns(q.bytes, l_speed(pt), &mut frac) + 1);
+                }
+            }
+            if due > 0 && pt.qtick_at != due {
+                pt.qtick_at = due;
+                self.q.push(due, Ev::QueueTick { node, port });
+            }
             return;
         };
         let pid = pt.fifo[cls].pop_front().expect("non-empty FIFO");
@@ -550,6 +586,26 @@ impl Sim {
         release_row(&mut sw.rows[cls], &mut sw.pool, &released);
         if cls == 1 {
             self.after_release(s, &released);
+        }
+        self.switch_start(s, port);
+    }
+
+    /// The model's timer step on `port`: drain both queues to now, give
+    /// the bytes back to their PGs (XON where they emptied), then send.
+    pub fn switch_queue_tick(&mut self, s: usize, port: u16) {
+        let now = self.now;
+        if self.switches[s].ports[port as usize].qtick_at != now {
+            return;
+        }
+        for cls in 0..2 {
+            let mut released = [0u32; SLOTS];
+            let sw = &mut self.switches[s];
+            let pt = &mut sw.ports[port as usize];
+            arrival_drain(now, &mut pt.q[cls], &sw.bufs[port as usize], &mut released);
+            release_row(&mut sw.rows[cls], &mut sw.pool, &released);
+            if cls == 1 {
+                self.after_release(s, &released);
+            }
         }
         self.switch_start(s, port);
     }

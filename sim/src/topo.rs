@@ -50,17 +50,19 @@ struct Builder {
     ports: Vec<Vec<Link>>,
     hosts: u32,
     speed: u32,
+    host_speed: u32,
     delay: u64,
 }
 
 impl Builder {
-    fn new(hosts: u32, speed: u32, delay: u64) -> Self {
+    fn new(hosts: u32, speed: u32, host_speed: u32, delay: u64) -> Self {
         let mut b = Builder {
             tiers: Vec::new(),
             names: Vec::new(),
             ports: Vec::new(),
             hosts,
             speed,
+            host_speed,
             delay,
         };
         for h in 0..hosts {
@@ -81,10 +83,15 @@ impl Builder {
             self.ports[a as usize].len() as u16,
             self.ports[b as usize].len() as u16,
         );
+        let speed = if a < self.hosts || b < self.hosts {
+            self.host_speed
+        } else {
+            self.speed
+        };
         let l = |peer, peer_port| Link {
             peer,
             peer_port,
-            speed_mbps: self.speed,
+            speed_mbps: speed,
             delay_ns: self.delay,
         };
         let (la, lb) = (l(b, pb), l(a, pa));
@@ -203,7 +210,8 @@ fn nums(field: &str, s: &str, sep: char) -> Result<Vec<u32>> {
 /// fat-tree: K pods of K/2 leaves and K/2 aggregation switches, (K/2)^2
 /// cores, K/2 hosts per leaf), `rail:N[:S]` (N servers of 8 GPUs, one leaf
 /// per rail, S spines, default 8).
-pub fn build(spec: &str, speed_mbps: u32, delay_ns: u64) -> Result<Topology> {
+/// Host links run at `host_mbps`, the others at `speed_mbps`.
+pub fn build(spec: &str, speed_mbps: u32, host_mbps: u32, delay_ns: u64) -> Result<Topology> {
     let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
     match kind {
         "leafspine" => {
@@ -221,7 +229,7 @@ pub fn build(spec: &str, speed_mbps: u32, delay_ns: u64) -> Result<Topology> {
             if h == 0 {
                 bail!("topology: {spec:?}: hosts per leaf must be above 0");
             }
-            let mut b = Builder::new(l * h, speed_mbps, delay_ns);
+            let mut b = Builder::new(l * h, speed_mbps, host_mbps, delay_ns);
             let leaves: Vec<u32> = (0..l).map(|i| b.node(1, format!("leaf{i}"))).collect();
             let spines: Vec<u32> = (0..s).map(|i| b.node(2, format!("spine{i}"))).collect();
             for (i, &lf) in leaves.iter().enumerate() {
@@ -243,7 +251,7 @@ pub fn build(spec: &str, speed_mbps: u32, delay_ns: u64) -> Result<Topology> {
                 bail!("topology: {spec:?}: expected clos3:K with K even and >= 2");
             }
             let half = k / 2;
-            let mut b = Builder::new(k * half * half, speed_mbps, delay_ns);
+            let mut b = Builder::new(k * half * half, speed_mbps, host_mbps, delay_ns);
             let cores: Vec<u32> = (0..half * half)
                 .map(|i| b.node(3, format!("core{i}")))
                 .collect();
@@ -277,7 +285,7 @@ pub fn build(spec: &str, speed_mbps: u32, delay_ns: u64) -> Result<Topology> {
             if n == 0 || s == 0 {
                 bail!("topology: {spec:?}: expected rail:N[:S] (N servers of 8 GPUs, S spines)");
             }
-            let mut b = Builder::new(n * 8, speed_mbps, delay_ns);
+            let mut b = Builder::new(n * 8, speed_mbps, host_mbps, delay_ns);
             let rails: Vec<u32> = (0..8).map(|r| b.node(1, format!("rail{r}"))).collect();
             let spines: Vec<u32> = (0..s).map(|i| b.node(2, format!("spine{i}"))).collect();
             for srv in 0..n {

@@ -85,7 +85,12 @@ impl Cdf {
 
 fn add_flow(sim: &mut Sim, rng: &mut SplitMix64, src: u32, dst: u32, size: u64, t: u64) -> u32 {
     let id = sim.flows.len() as u32;
-    let sport = 49152 + (rng.next_u64() % 16384) as u16;
+    let r = 49152 + (rng.next_u64() % 16384) as u16;
+    let sport = if sim.p.single_sport != 0 {
+        sim.p.single_sport
+    } else {
+        r
+    };
     sim.flows.push(Flow::new(src, dst, size, t, sport, id + 1));
     id
 }
@@ -119,7 +124,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
             } else {
                 Cdf::parse("hadoop.cdf", HADOOP_CDF)?
             };
-            let bytes_per_s = f64::from(sim.p.speed_mbps) * 1e6 / 8.0 * sim.p.load;
+            let bytes_per_s = f64::from(sim.p.host_speed_mbps) * 1e6 / 8.0 * sim.p.load;
             let gap_mean_ns = cdf.mean() / bytes_per_s * 1e9;
             let mut all: Vec<(u64, u32, u32, u64)> = Vec::new();
             for src in 0..n {
@@ -151,6 +156,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
             // the senders furthest from host 0 (the last hosts)
             for k in 0..fanin {
                 let id = add_flow(sim, &mut rng, n - 1 - k, 0, m, 0);
+                sim.flows[id as usize].job = 0;
                 start_now.push(id);
             }
         }
@@ -168,6 +174,21 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
             }
             for (s, &d) in perm.iter().enumerate() {
                 let id = add_flow(sim, &mut rng, s as u32, d, m, 0);
+                sim.flows[id as usize].job = 0;
+                start_now.push(id);
+            }
+        }
+        Workload::Pairs => {
+            // host i to the same slot on the next leaf (hosts of a leaf
+            // are numbered together)
+            let leaf_of = |h: u32| sim.topo.host_links[h as usize].peer;
+            let per_leaf = (0..n).take_while(|&h| leaf_of(h) == leaf_of(0)).count() as u32;
+            if per_leaf == n {
+                bail!("workload: pairs needs at least two leaves");
+            }
+            for s in 0..n {
+                let id = add_flow(sim, &mut rng, s, (s + per_leaf) % n, m, 0);
+                sim.flows[id as usize].job = 0;
                 start_now.push(id);
             }
         }

@@ -116,14 +116,14 @@ fn build_release_bins() -> Result<()> {
 }
 
 /// The simulator's figures: `sim.events_per_s` (a 64-host 400G web-search
-/// run) and `sim.websearch_1024_wall_s` (1024 hosts, 400G, 2:1 leaf-spine,
+/// run) and `sim.websearch_1024_wall_s` (1024 hosts, 400G, 1:1 leaf-spine (64 leaves, 16 spines),
 /// web-search at 60% load, 10 ms simulated), each with peak RSS.
 fn sim_bench(out: &str) -> Result<()> {
     run(cargo().args(["build", "--release", "-p", "dataplane-sim"]))?;
     let sim = root().join("target/release/dataplane-sim");
     for (name, topo, dur) in [
         ("events", "leafspine:8x4:8", "2ms"),
-        ("websearch_1024", "leafspine:32x16:32", "10ms"),
+        ("websearch_1024", "leafspine:64x16:16", "10ms"),
     ] {
         run(Command::new(&sim).args([
             "--topology",

@@ -24,6 +24,50 @@
 
 use super::*;
 
+/// [`DcqcnParams::mlx`]: alpha timer (HPCC `alpha_resume_interval` 1 us).
+pub const MLX_ALPHA_UPDATE_PERIOD_NS: u64 = 1_000;
+/// [`DcqcnParams::mlx`]: rate-decrease period (HPCC `rate_decrease_interval`
+/// 4 us; NVIDIA `rate_reduce_monitor_period`).
+pub const MLX_RATE_DECREASE_PERIOD_NS: u64 = 4_000;
+/// [`DcqcnParams::mlx`]: rate-increase timer (HPCC `rp_timer` 300 us).
+pub const MLX_RATE_INCREASE_PERIOD_NS: u64 = 300_000;
+/// [`DcqcnParams::mlx`]: the notification point's CNP interval (1 us).
+pub const MLX_CNP_INTERVAL_NS: u64 = 1_000;
+/// [`DcqcnParams::mlx`]: F (HPCC `fast_recovery_times` 1).
+pub const MLX_FAST_RECOVERY_EVENTS: u32 = 1;
+/// [`DcqcnParams::mlx`]: Rai = line / this (5 Mb/s per 25 Gb/s).
+pub const MLX_RAI_DIVISOR: u64 = 5_000;
+/// [`DcqcnParams::mlx`]: Rhai = line / this (50 Mb/s per 25 Gb/s).
+pub const MLX_RHAI_DIVISOR: u64 = 500;
+/// [`DcqcnParams::mlx`]: min rate (HPCC `min_rate` 1 Gb/s).
+pub const MLX_MIN_RATE_BPS: u64 = 1_000_000_000;
+
+impl DcqcnParams {
+    /// The HPCC simulator's "Mlx" DCQCN ([`PROFILE_MLX`]) for a NIC of
+    /// `line_rate_bps` (at least 1), as its `run.py` configures it: alpha
+    /// timer K = 1 us, rate-decrease period 4 us, increase timer T = 300 us,
+    /// F = 1, Rai 5 Mb/s and Rhai 50 Mb/s per 25 Gb/s of line rate, min
+    /// rate 1 Gb/s (at most the line rate), g = 1/256, no byte counter.
+    /// The notification point's CNP interval is 1 us: HPCC echoes CE on
+    /// ACKs, so the alpha timer sees a CNP in every 1 us period while
+    /// marking lasts, which one CNP per QP per 1 us reproduces.
+    pub const fn mlx(line_rate_bps: u64) -> Self {
+        let l = if line_rate_bps == 0 { 1 } else { line_rate_bps };
+        let mut p = DcqcnParams::new(l);
+        p.profile = PROFILE_MLX;
+        p.alpha_update_period_ns = MLX_ALPHA_UPDATE_PERIOD_NS;
+        p.rate_decrease_period_ns = MLX_RATE_DECREASE_PERIOD_NS;
+        p.rate_increase_period_ns = MLX_RATE_INCREASE_PERIOD_NS;
+        p.cnp_interval_ns = MLX_CNP_INTERVAL_NS;
+        p.fast_recovery_events = MLX_FAST_RECOVERY_EVENTS;
+        p.byte_counter_bytes = 0;
+        p.rai_bps = at_least_one(l / MLX_RAI_DIVISOR);
+        p.rhai_bps = at_least_one(l / MLX_RHAI_DIVISOR);
+        p.min_rate_bps = MLX_MIN_RATE_BPS;
+        p
+    }
+}
+
 /// One elapsed alpha period.
 #[inline(always)]
 fn alpha_event(st: &mut RpState, p: &DcqcnParams) {

@@ -43,6 +43,8 @@ pub struct Pinned {
     pub port_buf: aya::maps::Array<MapData, dataplane_common::buffer::PortBuffer>,
     pub pause_stats: aya::maps::Array<MapData, dataplane_common::buffer::PauseStat>,
     pub wd_stats: aya::maps::Array<MapData, dataplane_common::buffer::WdStat>,
+    /// Who sends PFC frames (`PFC_PATH_DATAPLANE` / `_USERSPACE`).
+    pub pfc_path: aya::maps::Array<MapData, u32>,
 }
 
 impl Pinned {
@@ -60,6 +62,7 @@ impl Pinned {
             pause_stats: aya::maps::Array::try_from(open(names::map::PAUSE_STATS)?)?,
             wd_stats: aya::maps::Array::try_from(open(names::map::WD_STATS)?)?,
             global_counters: PerCpuArray::try_from(open(names::map::GLOBAL_COUNTERS)?)?,
+            pfc_path: aya::maps::Array::try_from(open(names::map::PFC_PATH)?)?,
         })
     }
 }

@@ -176,6 +176,18 @@ pub fn render(s: &Snapshot) -> String {
     }
     let _ = writeln!(
         out,
+        "# HELP dataplane_pfc_tx_path Who sends PFC frames (1 for the active path): the data plane itself or the controller."
+    );
+    let _ = writeln!(out, "# TYPE dataplane_pfc_tx_path gauge");
+    for path in ["dataplane", "userspace"] {
+        let _ = writeln!(
+            out,
+            "dataplane_pfc_tx_path{{instance=\"{inst}\",path=\"{path}\"}} {}",
+            u8::from(s.pfc_tx_path == path)
+        );
+    }
+    let _ = writeln!(
+        out,
         "# HELP dataplane_unknown_port_frames_total Frames on interfaces without a port entry."
     );
     let _ = writeln!(out, "# TYPE dataplane_unknown_port_frames_total counter");

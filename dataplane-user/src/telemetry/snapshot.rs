@@ -85,5 +85,8 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
         });
     }
     snap.groups.sort_by_key(|g| g.id);
+    if pinned.pfc_path.get(&0, 0).ok() == Some(dataplane_common::buffer::PFC_PATH_DATAPLANE) {
+        snap.pfc_tx_path = "dataplane".into();
+    }
     Ok(snap)
 }

@@ -139,6 +139,8 @@ pub struct Snapshot {
     pub groups: Vec<GroupStats>,
     pub unknown_port: u64,
     pub bad_port_id: u64,
+    /// Who sends PFC frames: "dataplane" or "userspace" (the controller).
+    pub pfc_tx_path: String,
 }
 
 impl Snapshot {
@@ -163,6 +165,7 @@ impl Snapshot {
             groups: Vec::new(),
             unknown_port: g.unknown_port,
             bad_port_id: g.bad_port_id,
+            pfc_tx_path: "userspace".into(),
         }
     }
 
@@ -450,6 +453,7 @@ impl Snapshot {
             "\nframes on unconfigured interfaces: {}",
             self.unknown_port
         );
+        let _ = writeln!(s, "PFC frames sent by: {}", self.pfc_tx_path);
         s
     }
 }
