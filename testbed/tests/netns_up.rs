@@ -248,6 +248,20 @@ fn controller_counts_real_frames_on_veth_ports() {
         line.rsplit(' ').next().unwrap().parse::<f64>().unwrap() as u64
     };
     let now = stats(&sw.name, &instance);
+    // the active PFC path: the data plane on this kernel, in both views
+    assert_eq!(now["pfc_tx_path"], "dataplane", "stats --json pfc_tx_path");
+    assert_eq!(
+        metric(&format!(
+            "dataplane_pfc_tx_path{{instance=\"{instance}\",path=\"dataplane\"}}"
+        )),
+        1
+    );
+    assert_eq!(
+        metric(&format!(
+            "dataplane_pfc_tx_path{{instance=\"{instance}\",path=\"userspace\"}}"
+        )),
+        0
+    );
     assert_eq!(
         metric(&format!(
             "dataplane_rx_roce_total{{instance=\"{instance}\",port=\"sw-p0\"}}"

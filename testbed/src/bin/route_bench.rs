@@ -234,7 +234,10 @@ fn sync_rate(bin: &Path, n: u32) -> Result<(f64, u32, f64, f64, f64)> {
     )?
     .info()?;
     if info.max_entries() != 262_144 {
-        bail!("ROUTES_V4 holds {} entries, the config asked for 262144", info.max_entries());
+        bail!(
+            "ROUTES_V4 holds {} entries, the config asked for 262144",
+            info.max_entries()
+        );
     }
     // after the first tick's listing (the controller's steady state)
     std::thread::sleep(Duration::from_millis(2500));
