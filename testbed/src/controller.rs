@@ -191,11 +191,6 @@ impl Controller {
         &self.config
     }
 
-    /// Its process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Sends it `sig` (e.g. SIGHUP: reload its config file).
     pub fn signal(&self, sig: i32) {
         // SAFETY: signalling our own child by its pid.
