@@ -482,6 +482,7 @@ enum Bgp {
     Skipped(String),
     Converged {
         converge_s: f64,
+        scene_s: f64,
         expected_sessions: usize,
         switches: Vec<SwitchBgp>,
     },
@@ -495,13 +496,14 @@ impl Bgp {
     }
 
     /// `bgp.*` of report.json: `skipped` (why), or `sessions_established`,
-    /// `sessions_expected`, `converge_s`, `sessions.<switch>`,
+    /// `sessions_expected`, `converge_s`, `scene_s`, `sessions.<switch>`,
     /// `routes_learned.<switch>`.
     fn to_json(&self) -> serde_json::Value {
         match self {
             Bgp::Skipped(why) => serde_json::json!({ "skipped": why }),
             Bgp::Converged {
                 converge_s,
+                scene_s,
                 expected_sessions,
                 switches,
             } => {
@@ -515,6 +517,7 @@ impl Bgp {
                     "sessions_established": Bgp::sessions(switches),
                     "sessions_expected": expected_sessions,
                     "converge_s": converge_s,
+                    "scene_s": scene_s,
                     "sessions": per(|b| b.sessions),
                     "routes_learned": per(|b| b.routes),
                 })
@@ -539,12 +542,14 @@ fn bgp_scene(dp: &Path) -> Result<Bgp> {
     };
     check_configs(&topo)?;
     let (s, l, _) = topo.dims();
+    let t0 = std::time::Instant::now();
     let fabric = Fabric::build(topo, dp, "demobgp")?;
     let t = testbed::frr::wait_converged(&fabric, s, Duration::from_secs(60))?;
     let switches = testbed::frr::summary(&fabric)?;
     drop(fabric);
     let bgp = Bgp::Converged {
         converge_s: t.as_secs_f64(),
+        scene_s: t0.elapsed().as_secs_f64(),
         expected_sessions: s * l,
         switches,
     };
@@ -557,11 +562,12 @@ fn print_bgp(bgp: &Bgp) {
         Bgp::Skipped(why) => println!("\nBGP: skipped ({why})"),
         Bgp::Converged {
             converge_s,
+            scene_s,
             expected_sessions,
             switches,
         } => {
             println!(
-                "\nBGP (FRR): {} of {expected_sessions} leaf-spine sessions established, converged {converge_s:.1} s after the build",
+                "\nBGP (FRR): {} of {expected_sessions} leaf-spine sessions established, converged {converge_s:.1} s after the build (scene: {scene_s:.1} s with build and teardown)",
                 Bgp::sessions(switches)
             );
             println!("{:<8} {:>8} {:>14}", "switch", "sessions", "routes learned");
