@@ -627,10 +627,9 @@ pub fn summary(fabric: &crate::fabric::Fabric) -> Result<Vec<SwitchBgp>> {
         .iter()
         .enumerate()
         .map(|(i, sw)| {
-            let frr = fabric
-                .frr
-                .get(i)
-                .with_context(|| format!("{}: no FRR (not a --routing bgp fabric)", sw.node.name))?;
+            let frr = fabric.frr.get(i).with_context(|| {
+                format!("{}: no FRR (not a --routing bgp fabric)", sw.node.name)
+            })?;
             Ok(SwitchBgp {
                 name: sw.node.name.clone(),
                 leaf: sw.node.kind == SwitchKind::Leaf,

@@ -303,7 +303,11 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
     let delta = |i: usize, port: &str, name: &str| {
         counter(&after[i], port, name) - counter(&before[i], port, name)
     };
-    let tx = |port: &str| (0..8).map(|tc| delta(leaf0, port, &format!("tx_tc_pkts[{tc}]"))).sum::<u64>();
+    let tx = |port: &str| {
+        (0..8)
+            .map(|tc| delta(leaf0, port, &format!("tx_tc_pkts[{tc}]")))
+            .sum::<u64>()
+    };
     let link_loss_s0 = tx("s0") as i128 - delta(spine0, "l0", "rx_routed") as i128;
     let link_loss_s1 = tx("s1") as i128 - delta(spine1, "l0", "rx_routed") as i128;
     let lost = |on: bool| -> u64 {
@@ -326,16 +330,26 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
     for (f, c) in counts.iter().enumerate() {
         assert_eq!(c.duplicates, 0, "flow {f}: {c:?}");
         if !on_s0[f] {
-            assert_eq!(c.lost(), 0, "flow {f} never used the pulled link and lost frames: {c:?}");
+            assert_eq!(
+                c.lost(),
+                0,
+                "flow {f} never used the pulled link and lost frames: {c:?}"
+            );
         }
     }
-    assert_eq!(link_loss_s1, 0, "the data planes lost frames on the link that stayed up");
+    assert_eq!(
+        link_loss_s1, 0,
+        "the data planes lost frames on the link that stayed up"
+    );
     assert_eq!(
         lost(true) as i128,
         link_loss_s0,
         "every frame lost is one leaf0 sent into the pulled link that spine0 never routed"
     );
-    eprintln!("(the loss count took {:.1} s)", t_step.elapsed().as_secs_f64());
+    eprintln!(
+        "(the loss count took {:.1} s)",
+        t_step.elapsed().as_secs_f64()
+    );
     wait_converged(&fabric, 1, Duration::from_secs(20)).unwrap();
     let (dp, listing) =
         testbed::frr::dataplane_routes(fabric.bin(), &fabric.switches[leaf0].instance).unwrap();

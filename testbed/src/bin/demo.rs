@@ -35,10 +35,10 @@ use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
 use testbed::controller::Controller;
 use testbed::fabric::{check_interrupt, install_interrupt_handler, Fabric};
 use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
+use testbed::frr::SwitchBgp;
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 use testbed::scenario::{RunOpts, RunResult, Scenario};
-use testbed::frr::SwitchBgp;
 use testbed::topo::{Routing, Topology};
 
 #[derive(Parser)]
