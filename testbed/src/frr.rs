@@ -608,6 +608,38 @@ fn converged_once(
     Ok(None)
 }
 
+/// One switch's BGP figures: sessions Established (FRR's view) and routes
+/// learned into its data plane (kernel routes via next hops or groups,
+/// `dataplane routes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchBgp {
+    pub name: String,
+    pub leaf: bool,
+    pub sessions: usize,
+    pub routes: usize,
+}
+
+/// [`SwitchBgp`] of every switch of a `Routing::Bgp` fabric, in switch
+/// order.
+pub fn summary(fabric: &crate::fabric::Fabric) -> Result<Vec<SwitchBgp>> {
+    fabric
+        .switches
+        .iter()
+        .enumerate()
+        .map(|(i, sw)| {
+            let frr = fabric.frr.get(i).with_context(|| {
+                format!("{}: no FRR (not a --routing bgp fabric)", sw.node.name)
+            })?;
+            Ok(SwitchBgp {
+                name: sw.node.name.clone(),
+                leaf: sw.node.kind == SwitchKind::Leaf,
+                sessions: frr.established()?,
+                routes: dataplane_routes(fabric.bin(), &sw.instance)?.0.len(),
+            })
+        })
+        .collect()
+}
+
 /// Sends `n` UDP datagrams (one every `gap`) from host namespace `from`'s
 /// kernel to `to_addr` port 9999, received by a socket in namespace `to`;
 /// returns how many arrived. Traffic through the hosts' own IP stacks (ARP,

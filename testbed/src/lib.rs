@@ -21,6 +21,7 @@ pub mod raw;
 pub mod config_text;
 pub mod scenario;
 pub mod scenes;
+pub mod seqflows;
 pub mod testrun;
 pub mod topo;
 

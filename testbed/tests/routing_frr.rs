@@ -4,14 +4,20 @@
 //! kernel FIB (and FRR's installed routes); traffic flows end to end and is
 //! routed by the data plane; an uplink pulled leaves the groups at once
 //! (local repair), BGP's withdraw follows and the table converges to one
-//! path; restored, the member returns. Skips (saying so) without FRR.
+//! path, and the frames lost meanwhile are lost on the pulled link only
+//! (per-flow sequence numbers: no loss on the flows that never used it;
+//! the loss on its flows equals what the data planes counted sent into it
+//! and never routed by its spine); restored, the member returns. Skips
+//! (saying so) without FRR.
 //! Convergence times are bench figures (`dataplane-routebench`), not
 //! asserted here.
 
 use std::time::{Duration, Instant};
 
+use testbed::controller::stats_json;
 use testbed::fabric::Fabric;
 use testbed::frr::{fib_difference, wait_converged};
+use testbed::seqflows::Flows;
 use testbed::topo::{ipv4_str, ipv6_str, Routing, Shape, Topology};
 
 fn skip() -> Option<String> {
@@ -129,6 +135,64 @@ fn counter(s: &serde_json::Value, port: &str, name: &str) -> u64 {
     testbed::controller::port_counter(s, port, name).unwrap_or(0)
 }
 
+/// Flows in the uplink-pull step.
+const FLOWS: usize = 8;
+
+fn switch_index(fabric: &Fabric, name: &str) -> usize {
+    fabric
+        .switches
+        .iter()
+        .position(|s| s.node.name == name)
+        .unwrap()
+}
+
+/// Which flows leaf `leaf` sends over its uplink s0 (else s1): each flow
+/// alone, 20 datagrams, seen in the data plane's per-port tx counters.
+fn uplink_of_each_flow(fabric: &Fabric, leaf: usize, flows: &Flows) -> Vec<bool> {
+    let sw = &fabric.switches[leaf];
+    let read = || {
+        let s = stats_json(fabric.bin(), &fabric.switch_ns(leaf).name, &sw.instance).unwrap();
+        let tx = |port: &str| {
+            (0..8)
+                .map(|tc| counter(&s, port, &format!("tx_tc_pkts[{tc}]")))
+                .sum::<u64>()
+        };
+        (tx("s0"), tx("s1"))
+    };
+    (0..flows.len())
+        .map(|f| {
+            let (a0, a1) = read();
+            let n = flows.probe(f, 20, Duration::from_millis(1)) as u64;
+            std::thread::sleep(Duration::from_millis(50));
+            let (b0, b1) = read();
+            match (b0 - a0, b1 - a1) {
+                (x, 0) if x >= n => true,
+                (0, x) if x >= n => false,
+                d => panic!("flow {f}: {n} datagrams, leaf uplinks s0/s1 sent {d:?}: not one path"),
+            }
+        })
+        .collect()
+}
+
+/// Takes leaf `leaf`'s uplink s0 down and waits for its controller's
+/// local repair; returns the log line.
+fn pull_uplink(fabric: &Fabric, leaf: usize) -> anyhow::Result<String> {
+    fabric.switch_ns(leaf).ip(&["link", "set", "s0", "down"])?;
+    let t0 = Instant::now();
+    // the controller rewrote the groups at once (their member on s0 not
+    // live), before reading the kernel's tables again
+    loop {
+        let lines = fabric.drain_log(leaf, "leaf0");
+        if let Some(l) = lines.iter().find(|l| l.contains("(local repair)")) {
+            return Ok(l.clone());
+        }
+        if t0.elapsed() > Duration::from_secs(5) {
+            anyhow::bail!("no local repair logged by leaf0 within 5 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
     if let Some(why) = skip() {
@@ -190,26 +254,42 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
         .map(|(i, _)| routed(i, "l0"))
         .sum();
     assert!(spines_routed > 0, "no spine routed h0's traffic");
-    // 3. an uplink pulled: local repair first, then BGP's withdraw
+    // 3. an uplink pulled under traffic: local repair first, then BGP's
+    // withdraw; frames lost only on the pulled link, counted
+    let t_step = Instant::now();
+    // flows over both uplinks (8 ephemeral source ports all hashed onto one
+    // uplink, 1 in 128: new ports, up to 4 times)
+    let (mut flows, on_s0) = (0..4)
+        .map(|_| {
+            let flows = Flows::open(
+                fabric.host_ns(0),
+                fabric.host_ns(1),
+                h1_v4.parse().unwrap(),
+                9998,
+                FLOWS,
+            )
+            .unwrap();
+            let on_s0 = uplink_of_each_flow(&fabric, leaf0, &flows);
+            eprintln!("flows h0 -> h1 on leaf0's uplink s0: {on_s0:?} (the others on s1)");
+            (flows, on_s0)
+        })
+        .find(|(_, on)| on.iter().any(|x| *x) && on.iter().any(|x| !*x))
+        .expect("hash mode put all flows on one uplink 4 times: the loss could not be told apart per link");
+    let spine0 = switch_index(&fabric, "spine0");
+    let spine1 = switch_index(&fabric, "spine1");
+    let before = fabric.stats().unwrap();
     fabric.drain_log(leaf0, "leaf0");
-    fabric
-        .switch_ns(leaf0)
-        .ip(&["link", "set", "s0", "down"])
-        .unwrap();
-    let t0 = Instant::now();
-    // the controller rewrote the groups at once (their member on s0 not
-    // live), before reading the kernel's tables again
-    let repaired = loop {
-        let lines = fabric.drain_log(leaf0, "leaf0");
-        if let Some(l) = lines.iter().find(|l| l.contains("(local repair)")) {
-            break l.clone();
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "no local repair logged by leaf0"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let (repaired, counts) = flows.run(
+        Duration::from_millis(1800),
+        Duration::from_micros(500),
+        Duration::from_millis(300),
+        || {
+            std::thread::sleep(Duration::from_millis(400));
+            pull_uplink(&fabric, leaf0)
+        },
+    );
+    let repaired = repaired.unwrap();
+    let after = fabric.stats().unwrap();
     let n: usize = repaired
         .split("link change: ")
         .nth(1)
@@ -218,6 +298,58 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
         .unwrap();
     assert!(n >= 1, "{repaired}");
     eprintln!("local repair: {repaired}");
+    // what the data planes counted on each uplink: frames leaf0 sent into
+    // it (tx, counted at the redirect) minus frames its spine routed from it
+    let delta = |i: usize, port: &str, name: &str| {
+        counter(&after[i], port, name) - counter(&before[i], port, name)
+    };
+    let tx = |port: &str| {
+        (0..8)
+            .map(|tc| delta(leaf0, port, &format!("tx_tc_pkts[{tc}]")))
+            .sum::<u64>()
+    };
+    let link_loss_s0 = tx("s0") as i128 - delta(spine0, "l0", "rx_routed") as i128;
+    let link_loss_s1 = tx("s1") as i128 - delta(spine1, "l0", "rx_routed") as i128;
+    let lost = |on: bool| -> u64 {
+        counts
+            .iter()
+            .zip(&on_s0)
+            .filter(|(_, s0)| **s0 == on)
+            .map(|(c, _)| c.lost())
+            .sum()
+    };
+    let sent: u64 = counts.iter().map(|c| c.sent).sum();
+    eprintln!(
+        "uplink pull under traffic: {sent} datagrams in {FLOWS} flows; lost {} on the flows of the pulled link s0 \
+         (the data planes: {link_loss_s0} sent into s0 and not routed by spine0), {} on the flows of s1 \
+         (the data planes: {link_loss_s1}); per flow (sent, lost): {:?}",
+        lost(true),
+        lost(false),
+        counts.iter().map(|c| (c.sent, c.lost())).collect::<Vec<_>>()
+    );
+    for (f, c) in counts.iter().enumerate() {
+        assert_eq!(c.duplicates, 0, "flow {f}: {c:?}");
+        if !on_s0[f] {
+            assert_eq!(
+                c.lost(),
+                0,
+                "flow {f} never used the pulled link and lost frames: {c:?}"
+            );
+        }
+    }
+    assert_eq!(
+        link_loss_s1, 0,
+        "the data planes lost frames on the link that stayed up"
+    );
+    assert_eq!(
+        lost(true) as i128,
+        link_loss_s0,
+        "every frame lost is one leaf0 sent into the pulled link that spine0 never routed"
+    );
+    eprintln!(
+        "(the loss count took {:.1} s)",
+        t_step.elapsed().as_secs_f64()
+    );
     wait_converged(&fabric, 1, Duration::from_secs(20)).unwrap();
     let (dp, listing) =
         testbed::frr::dataplane_routes(fabric.bin(), &fabric.switches[leaf0].instance).unwrap();

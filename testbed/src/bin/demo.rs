@@ -12,7 +12,10 @@
 //! with RoCEv2 host emulators (RC go-back-N, DCQCN, PFC), runs a ring
 //! all-reduce and a 7:1 incast with PFC and ECN on, the incast again with
 //! PFC off, and low-entropy elephants under hash, flowlet and bandwidth
-//! load balancing; prints each report and a summary, writes
+//! load balancing; then builds the same fabric with FRR (zebra + bgpd) in
+//! every switch, eBGP unnumbered, and shows the sessions established and
+//! the routes each data plane learned (skipped, saying so, without FRR);
+//! prints each report and a summary, writes
 //! `target/demo/report.json` and the plots, and tears everything down (also
 //! on error and Ctrl-C).
 //!
@@ -32,10 +35,11 @@ use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
 use testbed::controller::Controller;
 use testbed::fabric::{check_interrupt, install_interrupt_handler, Fabric};
 use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
+use testbed::frr::SwitchBgp;
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 use testbed::scenario::{RunOpts, RunResult, Scenario};
-use testbed::topo::Topology;
+use testbed::topo::{Routing, Topology};
 
 #[derive(Parser)]
 struct Args {
@@ -110,7 +114,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
     topo.hash_seed = seed;
     let (s, l, h) = topo.dims();
     println!(
-        "[1/6] building the default fabric: {s} spines, {l} leaves, {h} hosts per leaf; hosts {} Mb/s, uplinks {} Mb/s; PFC on priority 3, ECN (Kmin {} KB, Kmax {} KB, Pmax {}%)",
+        "[1/7] building the default fabric: {s} spines, {l} leaves, {h} hosts per leaf; hosts {} Mb/s, uplinks {} Mb/s; PFC on priority 3, ECN (Kmin {} KB, Kmax {} KB, Pmax {}%)",
         topo.host_mbps,
         topo.uplink_mbps,
         topo.kmin / 1000,
@@ -121,7 +125,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
     let mut runs: Vec<RunResult> = Vec::new();
     {
         let mut fabric = Fabric::build(topo.clone(), dp, "demo")?;
-        println!("\n[2/6] ring all-reduce, 2 MB per host ({} mode): 14 steps, each sends what the previous one received", fabric.topo.lb_mode);
+        println!("\n[2/7] ring all-reduce, 2 MB per host ({} mode): 14 steps, each sends what the previous one received", fabric.topo.lb_mode);
         runs.push(run_scenario(
             &fabric,
             &Scenario::AllReduce { bytes: 2 << 20 },
@@ -130,10 +134,10 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
             "all_reduce",
         )?);
         check_interrupt()?;
-        println!("\n[3/6] incast: h1..h7 write 256 KB each to h0, PFC and ECN on");
+        println!("\n[3/7] incast: h1..h7 write 256 KB each to h0, PFC and ECN on");
         runs.push(run_scenario(&fabric, &incast, &opts, out, "incast_pfc_on")?);
         check_interrupt()?;
-        println!("\n[4/6] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth");
+        println!("\n[4/7] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth");
         println!(
             "      hash seed {seed}: hash mode stacks the flows per leaf uplink as {placement:?}"
         );
@@ -151,7 +155,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
         }
     }
     check_interrupt()?;
-    println!("\n[5/6] the incast again with PFC off (fabric rebuilt)");
+    println!("\n[5/7] the incast again with PFC off (fabric rebuilt)");
     {
         let fabric = Fabric::build(
             Topology {
@@ -169,7 +173,9 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
             "incast_pfc_off",
         )?);
     }
-    println!("\n[6/6] torn down: controllers stopped, data planes detached, namespaces removed\n");
+    check_interrupt()?;
+    let bgp = bgp_scene(dp)?;
+    println!("\n[7/7] torn down: controllers stopped, FRR stopped, data planes detached, namespaces removed\n");
     println!(
         "{:<12} {:<10} {:>4} {:>9} {:>9} {:>8} {:>6} {:>6} {:>9} {:>9}",
         "scenario", "lb", "PFC", "JCT ms", "lossless", "ECN", "CNP", "PFC", "uplinks", "max/mean"
@@ -199,6 +205,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
                 .unwrap_or_else(|| "-".into()),
         );
     }
+    print_bgp(&bgp);
     let el: Vec<&RunResult> = runs.iter().filter(|r| r.scenario == "elephants").collect();
     if let Some(svg) = lb_modes_svg("low-entropy elephants: uplink shares per LB mode", &el) {
         std::fs::write(out.join("lb_modes.svg"), svg)?;
@@ -206,6 +213,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
     let report = serde_json::json!({
         "fabric": { "spines": s, "leaves": l, "hosts_per_leaf": h, "host_mbps": topo.host_mbps, "uplink_mbps": topo.uplink_mbps, "hash_seed": seed },
         "runs": runs.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+        "bgp": bgp.to_json(),
     });
     std::fs::write(
         out.join("report.json"),
@@ -467,4 +475,105 @@ fn lb_part(dp: &std::path::Path) -> Result<serde_json::Value> {
     println!("      plot: target/demo/lb_shares.svg");
     println!("\ndone: every namespace removed, every data plane detached");
     Ok(serde_json::Value::Object(modes))
+}
+
+/// The BGP scene's outcome.
+enum Bgp {
+    Skipped(String),
+    Converged {
+        converge_s: f64,
+        scene_s: f64,
+        expected_sessions: usize,
+        switches: Vec<SwitchBgp>,
+    },
+}
+
+impl Bgp {
+    /// Leaf-spine sessions Established, counted at the leaves (each session
+    /// has one leaf end).
+    fn sessions(switches: &[SwitchBgp]) -> usize {
+        switches.iter().filter(|b| b.leaf).map(|b| b.sessions).sum()
+    }
+
+    /// `bgp.*` of report.json: `skipped` (why), or `sessions_established`,
+    /// `sessions_expected`, `converge_s`, `scene_s`, `sessions.<switch>`,
+    /// `routes_learned.<switch>`.
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            Bgp::Skipped(why) => serde_json::json!({ "skipped": why }),
+            Bgp::Converged {
+                converge_s,
+                scene_s,
+                expected_sessions,
+                switches,
+            } => {
+                let per = |f: fn(&SwitchBgp) -> usize| {
+                    switches
+                        .iter()
+                        .map(|b| (b.name.clone(), serde_json::json!(f(b))))
+                        .collect::<serde_json::Map<_, _>>()
+                };
+                serde_json::json!({
+                    "sessions_established": Bgp::sessions(switches),
+                    "sessions_expected": expected_sessions,
+                    "converge_s": converge_s,
+                    "scene_s": scene_s,
+                    "sessions": per(|b| b.sessions),
+                    "routes_learned": per(|b| b.routes),
+                })
+            }
+        }
+    }
+}
+
+/// The default fabric again, routed by FRR: zebra + bgpd in every switch
+/// (as `dataplane-fabric --routing bgp`), until every data plane equals
+/// its kernel FIB; the figures, then teardown (FRR stopped with the fabric,
+/// also on error and Ctrl-C).
+fn bgp_scene(dp: &Path) -> Result<Bgp> {
+    println!("\n[6/7] BGP: the same fabric, routes from FRR (zebra + bgpd per switch, eBGP unnumbered) through the kernel into the data planes");
+    if let Some(why) = testbed::frr::missing() {
+        println!("      skipped: {why}");
+        return Ok(Bgp::Skipped(why));
+    }
+    let topo = Topology {
+        routing: Routing::Bgp,
+        ..Topology::default()
+    };
+    check_configs(&topo)?;
+    let (s, l, _) = topo.dims();
+    let t0 = std::time::Instant::now();
+    let fabric = Fabric::build(topo, dp, "demobgp")?;
+    let t = testbed::frr::wait_converged(&fabric, s, Duration::from_secs(60))?;
+    let switches = testbed::frr::summary(&fabric)?;
+    drop(fabric);
+    let bgp = Bgp::Converged {
+        converge_s: t.as_secs_f64(),
+        scene_s: t0.elapsed().as_secs_f64(),
+        expected_sessions: s * l,
+        switches,
+    };
+    println!("      converged in {:.1} s: every data plane equals its kernel FIB and FRR's installed routes", t.as_secs_f64());
+    Ok(bgp)
+}
+
+fn print_bgp(bgp: &Bgp) {
+    match bgp {
+        Bgp::Skipped(why) => println!("\nBGP: skipped ({why})"),
+        Bgp::Converged {
+            converge_s,
+            scene_s,
+            expected_sessions,
+            switches,
+        } => {
+            println!(
+                "\nBGP (FRR): {} of {expected_sessions} leaf-spine sessions established, converged {converge_s:.1} s after the build (scene: {scene_s:.1} s with build and teardown)",
+                Bgp::sessions(switches)
+            );
+            println!("{:<8} {:>8} {:>14}", "switch", "sessions", "routes learned");
+            for b in switches {
+                println!("{:<8} {:>8} {:>14}", b.name, b.sessions, b.routes);
+            }
+        }
+    }
 }

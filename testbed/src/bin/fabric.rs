@@ -208,13 +208,10 @@ fn real_main() -> Result<()> {
             "BGP converged in {:.1} s: every data plane equals its kernel FIB",
             t.as_secs_f64()
         );
-        for (i, sw) in fabric.switches.iter().enumerate() {
-            let (routes, _) = testbed::frr::dataplane_routes(fabric.bin(), &sw.instance)?;
+        for b in testbed::frr::summary(&fabric)? {
             println!(
                 "  {}: {} BGP session(s) established, {} route(s) learned into the data plane",
-                sw.node.name,
-                fabric.frr[i].established()?,
-                routes.len()
+                b.name, b.sessions, b.routes
             );
         }
     }
