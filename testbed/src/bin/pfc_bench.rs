@@ -276,15 +276,7 @@ fn decisions(bpf: &mut aya::Ebpf, frame: &[u8], ifindex: u32, n: usize, live: bo
     let fd = prog.fd()?.as_fd().as_raw_fd();
     let md = testbed::testrun::XdpMd::new(frame.len(), ifindex);
     for i in 0..n {
-        {
-            let mut rows: Array<&mut MapData, TcRow> = Array::try_from(
-                bpf.map_mut(names::map::TC_ROWS)
-                    .context(names::map::TC_ROWS)?,
-            )?;
-            let mut row = TcRow::ZERO;
-            row.pg[0].headroom_used = 1000;
-            rows.set(3, row, 0)?;
-        }
+        set_row(bpf, |row| row.pg[0].headroom_used = 1000)?;
         if live {
             dataplane_user::sys::prog_test_run(
                 fd,
@@ -328,16 +320,10 @@ fn timer_decisions(
     let tick_fd = tick.fd()?.as_fd().as_raw_fd();
     let mut tx = dataplane_user::lossless::pfc_path::TimerTx::open(bpf, plan, ports)?;
     for i in 0..n {
-        {
-            let mut rows: Array<&mut MapData, TcRow> = Array::try_from(
-                bpf.map_mut(names::map::TC_ROWS)
-                    .context(names::map::TC_ROWS)?,
-            )?;
-            let mut row = TcRow::ZERO;
+        set_row(bpf, |row| {
             row.pfc[0].xoff = 1;
             row.pfc[0].refresh_due_ns = u64::MAX;
-            rows.set(3, row, 0)?;
-        }
+        })?;
         let r = dataplane_user::sys::prog_test_run(tick_fd, &[0u8; 64], None, 1, 0)?;
         if r.retval != 3 {
             bail!("the tick queued no XON (returned {})", r.retval);
@@ -351,4 +337,16 @@ fn timer_decisions(
         }
     }
     Ok(tx.emitter.latencies_ns.clone())
+}
+
+/// TC_ROWS[3] (TC3) zeroed, then shaped by `f` (b0 is slot 0).
+fn set_row(bpf: &mut aya::Ebpf, f: impl FnOnce(&mut TcRow)) -> Result<()> {
+    let mut rows: Array<&mut MapData, TcRow> = Array::try_from(
+        bpf.map_mut(names::map::TC_ROWS)
+            .context(names::map::TC_ROWS)?,
+    )?;
+    let mut row = TcRow::ZERO;
+    f(&mut row);
+    rows.set(3, row, 0)?;
+    Ok(())
 }
