@@ -35,6 +35,12 @@ fn split(name: &str) -> (String, Option<(&'static str, String)>) {
     (name.to_string(), None)
 }
 
+/// The Prometheus type of a `stats --json` name: "counter" (never goes
+/// back while the data plane lives) or "gauge".
+pub fn kind_of(name: &str) -> &'static str {
+    help(&split(name).0).1
+}
+
 fn help(base: &str) -> (&'static str, &'static str) {
     match base {
         "rx_tc_pkts" => ("Frames received, by traffic class.", "counter"),
