@@ -25,6 +25,8 @@ use testbed::raw::send_frames;
 struct Ctl {
     child: Child,
     lines: mpsc::Receiver<String>,
+    /// It adopted a running data plane.
+    adopted: bool,
 }
 
 impl Ctl {
@@ -171,12 +173,21 @@ impl Rig {
                 let _ = tx.send(l);
             }
         });
-        let ctl = Ctl { child, lines: rx };
+        let mut ctl = Ctl {
+            child,
+            lines: rx,
+            adopted: false,
+        };
         if wait {
-            assert!(
-                ctl.wait_for("ready:", Duration::from_secs(20)).is_some(),
-                "{cmd} did not get ready"
-            );
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let l = ctl.wait_for("", Duration::from_millis(200));
+                ctl.adopted |= l.as_deref().is_some_and(|l| l.starts_with("adopted"));
+                if l.as_deref().is_some_and(|l| l.starts_with("ready:")) {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{cmd} did not get ready");
+            }
         }
         ctl
     }
@@ -263,6 +274,10 @@ impl Rig {
             // (the fault leaves no controller running)
             fault();
             let again = self.start("up", true);
+            assert!(
+                again.adopted,
+                "the new `up` did not adopt the running data plane"
+            );
             std::thread::sleep(Duration::from_millis(400));
             stop.store(true, Ordering::Relaxed);
             drop(again);
@@ -422,6 +437,39 @@ fn link_flapping_at_10_hz_loses_nothing_elsewhere() {
         }
         eprintln!("{flaps} flaps of sw-p2 in {:?}", t0.elapsed());
         assert!(flaps >= 5 * secs);
+        ctl.take();
+    });
+}
+
+#[test]
+fn pins_removed_under_a_running_controller_are_restored() {
+    let rig = Rig::new("hfp");
+    let mut ctl = Some(rig.start("up", true));
+    let dir = Path::new("/sys/fs/bpf/dataplane").join(&rig.instance);
+    let before = tables(&rig.instance, &CONFIG_TABLES).unwrap();
+    rig.under_traffic(|| {
+        std::fs::remove_dir_all(&dir).unwrap();
+        let c = ctl.as_ref().unwrap();
+        assert!(
+            c.wait_for("pins: restored", Duration::from_secs(5))
+                .is_some(),
+            "the removed pins were not restored"
+        );
+        for p in [
+            "links/sw-p0",
+            "links/sw-p1",
+            "links/sw-p2",
+            "PORT_CONFIG",
+            "PORT_COUNTERS",
+            "GROUPS",
+        ] {
+            assert!(dir.join(p).exists(), "{p} not pinned again");
+        }
+        let after = tables(&rig.instance, &CONFIG_TABLES).unwrap();
+        assert!(
+            changed(&before, &after).is_empty(),
+            "the restored pins are other maps"
+        );
         ctl.take();
     });
 }

@@ -305,7 +305,10 @@ impl Controller {
                     guard.clear_ready();
                     changed = true;
                 }
-                _ = recheck.tick() => changed = true,
+                _ = recheck.tick() => {
+                    changed = true;
+                    self.check_pins();
+                }
                 _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
                 _ = tick.tick(), if stats_interval.is_some() => self.print_stats(),
             }
@@ -314,6 +317,24 @@ impl Controller {
             }
         }
         Ok(())
+    }
+
+    /// Pins removed under the running controller (bpffs cleaned, the
+    /// directory deleted) are put back; the data plane never stopped (the
+    /// programs and this process hold maps and links).
+    fn check_pins(&mut self) {
+        match self.running.repin() {
+            Ok(r) if r.is_empty() => {}
+            Ok(r) => {
+                dataplane_user::log::warn(&format!(
+                    "pins of instance {} were removed under the controller; restored {}",
+                    self.plan.instance,
+                    r.join(", ")
+                ));
+                say(&format!("pins: restored {} pin(s)", r.len()));
+            }
+            Err(e) => dataplane_user::log::error(&format!("restoring removed pins: {e:#}")),
+        }
     }
 
     /// SIGHUP: `dataplane reload -c FILE` leaves FILE's path; a bare SIGHUP
