@@ -71,8 +71,10 @@ pub mod map {
     /// The minimal forwarder's egress port.
     pub const BENCH_FWD_TX: &str = "BENCH_FWD_TX";
 
+    /// Transmit drops after a redirect by destination ifindex (per CPU).
+    pub const XMIT_ERRORS: &str = "XMIT_ERRORS";
     /// Every map of the object.
-    pub const ALL: [&str; 30] = [
+    pub const ALL: [&str; 31] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -103,6 +105,7 @@ pub mod map {
         BENCH_SINK,
         BENCH_FWD_MACS,
         BENCH_FWD_TX,
+        XMIT_ERRORS,
     ];
 }
 
@@ -131,8 +134,14 @@ pub mod prog {
     /// Benchmark limit: a minimal forwarder (MAC rewrite, fixed redirect).
     pub const XDP_BENCH_FORWARD: &str = "xdp_bench_forward";
 
+    /// Tracepoint xdp:xdp_devmap_xmit: counts transmit drops after a
+    /// redirect.
+    pub const TP_XDP_DEVMAP_XMIT: &str = "tp_xdp_devmap_xmit";
+    /// Tracepoint xdp:xdp_redirect_err: counts redirects that failed after
+    /// the program returned.
+    pub const TP_XDP_REDIRECT_ERR: &str = "tp_xdp_redirect_err";
     /// Every program of the object.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 13] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -144,5 +153,7 @@ pub mod prog {
         XDP_BENCH_TX,
         XDP_BENCH_SINK,
         XDP_BENCH_FORWARD,
+        TP_XDP_DEVMAP_XMIT,
+        TP_XDP_REDIRECT_ERR,
     ];
 }

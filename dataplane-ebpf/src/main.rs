@@ -16,6 +16,7 @@ mod packet;
 mod snapshot;
 mod stages;
 mod tables;
+mod xmit;
 
 use aya_ebpf::{
     bindings::xdp_action,

@@ -111,6 +111,16 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
     // link changes: the kernel tells us on NETLINK_ROUTE / RTMGRP_LINK
     let links = dataplane_user::links::LinkWatch::open().context("netlink link watch")?;
     let lossless = Lossless::start(&plan, &mut running)?;
+    // counts redirected frames the kernel fails to transmit while we run
+    let _xmit_trace = match dataplane_user::telemetry::xmit::attach(&mut running.bpf) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            dataplane_user::log::warn(&format!(
+                "transmit errors after a redirect are not counted (tx_xdp_xmit_err): {e:#}"
+            ));
+            None
+        }
+    };
     say_ready(&plan, &running);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -122,6 +132,7 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         running,
         watchdog: None,
         port_up: Vec::new(),
+        xmit_err: Vec::new(),
     };
     ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
     ctl.port_up = ports_up(&ctl.plan);
@@ -262,6 +273,8 @@ struct Controller {
     running: attach::Running,
     watchdog: Option<lossless::watchdog::Watchdog>,
     port_up: Vec<bool>,
+    /// Each port's XDP transmit errors at the last check (device counter).
+    xmit_err: Vec<Option<u64>>,
 }
 
 impl Controller {
@@ -308,6 +321,7 @@ impl Controller {
                 _ = recheck.tick() => {
                     changed = true;
                     self.check_pins();
+                    self.check_egress_loss();
                 }
                 _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
                 _ = tick.tick(), if stats_interval.is_some() => self.print_stats(),
@@ -317,6 +331,39 @@ impl Controller {
             }
         }
         Ok(())
+    }
+
+    /// Frames redirected to a port that its driver failed to transmit
+    /// (the device's XDP transmit errors): said once per second while
+    /// they grow, with the likely cause. The first check only records.
+    fn check_egress_loss(&mut self) {
+        let Ok(by_ifindex) =
+            dataplane_user::telemetry::xmit::errors_by_ifindex(&self.running.pin_dir)
+        else {
+            return;
+        };
+        let now: Vec<Option<u64>> = self
+            .running
+            .ports
+            .iter()
+            .map(|r| Some(by_ifindex.get(&r.ifindex).copied().unwrap_or(0)))
+            .collect();
+        if self.xmit_err.len() == now.len() {
+            for ((p, old), new) in self.plan.ports.iter().zip(&self.xmit_err).zip(&now) {
+                if let (Some(o), Some(n)) = (old, new) {
+                    if n > o {
+                        let msg = format!(
+                            "egress loss: {} frames redirected to {} were not transmitted by the kernel \
+                             (tx_xdp_xmit_err {n}; a veth peer needs an XDP program or GRO on, a NIC XDP transmit queues)",
+                            n - o,
+                            p.name
+                        );
+                        dataplane_user::log::warn(&msg);
+                    }
+                }
+            }
+        }
+        self.xmit_err = now;
     }
 
     /// Pins removed under the running controller (bpffs cleaned, the

@@ -1,0 +1,180 @@
+//! Frames the data plane redirected to a port that the kernel then failed
+//! to transmit. A redirect is counted as sent by the program
+//! (`tx_tc_pkts`) when it returns XDP_REDIRECT; the kernel carries it out
+//! afterwards and a failure there frees the frame without any device
+//! counter: `xdp_do_redirect` refusing it (-EOPNOTSUPP: a veth whose peer
+//! has neither an XDP program nor GRO, a NIC without XDP transmit queues),
+//! or the devmap's bulk flush losing it (`ndo_xdp_xmit` failed or took only
+//! part). The kernel reports both on tracepoints, `xdp:xdp_redirect_err`
+//! and `xdp:xdp_devmap_xmit`; the controller attaches `tp_xdp_redirect_err`
+//! and `tp_xdp_devmap_xmit` there (a perf event per CPU each), which sum
+//! them per destination ifindex (`XMIT_ERRORS`), read here as each port's
+//! `tx_xdp_xmit_err`.
+//!
+//! Limits: counted while a controller runs (the tracepoint is attached by
+//! the running controller, not pinned); the tracepoint is global, so a
+//! device with the same ifindex in another network namespace that also
+//! receives devmap redirects adds to the port's count.
+
+use std::collections::BTreeMap;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use aya::maps::{MapData, PerCpuHashMap};
+use aya::programs::TracePoint;
+use aya::Ebpf;
+use dataplane_common::maps::{
+    XMIT_DROPS_OFF, XMIT_REDIRECT_ERR_TO_IFINDEX_OFF, XMIT_TO_IFINDEX_OFF,
+};
+use dataplane_common::names;
+
+/// Where tracefs is (mounted there when it is not).
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// The tracepoints (name under events/xdp), their programs and the
+/// (field, offset) each program reads.
+const TRACEPOINTS: [(&str, &str, &[(&str, usize)]); 2] = [
+    (
+        "xdp_devmap_xmit",
+        names::prog::TP_XDP_DEVMAP_XMIT,
+        &[
+            ("to_ifindex", XMIT_TO_IFINDEX_OFF),
+            ("drops", XMIT_DROPS_OFF),
+        ],
+    ),
+    (
+        "xdp_redirect_err",
+        names::prog::TP_XDP_REDIRECT_ERR,
+        &[("to_ifindex", XMIT_REDIRECT_ERR_TO_IFINDEX_OFF)],
+    ),
+];
+
+/// Checks a tracepoint's record layout (`format` file) against the
+/// offsets its program reads.
+pub fn check_format(format: &str, fields: &[(&str, usize)]) -> Result<()> {
+    let offset = |field: &str| -> Option<usize> {
+        let line = format.lines().find(|l| l.contains(&format!(" {field};")))?;
+        let rest = line.split("offset:").nth(1)?;
+        rest.split(';').next()?.trim().parse().ok()
+    };
+    for &(field, want) in fields {
+        match offset(field) {
+            Some(o) if o == want => {}
+            got => bail!("field {field} is at {got:?}, the program reads offset {want}"),
+        }
+    }
+    Ok(())
+}
+
+/// The program attached on every CPU (one perf event each: aya's
+/// tracepoint attach opens one on CPU 0 only); detached when dropped.
+pub struct XmitTrace {
+    _events: Vec<OwnedFd>,
+}
+
+/// Attaches `tp_xdp_devmap_xmit` to `xdp:xdp_devmap_xmit` on every CPU
+/// (mounting tracefs if needed).
+pub fn attach(bpf: &mut Ebpf) -> Result<XmitTrace> {
+    crate::sys::ensure_tracefs(TRACEFS)?;
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as i32;
+    let mut events = Vec::new();
+    for (tp, prog_name, fields) in TRACEPOINTS {
+        let dir = Path::new(TRACEFS).join("events/xdp").join(tp);
+        let format = std::fs::read_to_string(dir.join("format"))
+            .with_context(|| format!("reading {}/format", dir.display()))?;
+        check_format(&format, fields).with_context(|| format!("xdp:{tp}"))?;
+        let id: u64 = std::fs::read_to_string(dir.join("id"))?.trim().parse()?;
+        let prog: &mut TracePoint = bpf
+            .program_mut(prog_name)
+            .with_context(|| format!("program {prog_name} missing"))?
+            .try_into()?;
+        prog.load()?;
+        let prog_fd = prog.fd()?.as_fd().as_raw_fd();
+        for cpu in 0..cpus {
+            match perf_tracepoint(id, cpu, prog_fd) {
+                Ok(fd) => events.push(fd),
+                // an offline CPU runs nothing
+                Err(e) if cpu > 0 => crate::log::debug(&format!("xdp:{tp} on CPU {cpu}: {e}")),
+                Err(e) => return Err(e).with_context(|| format!("attaching to xdp:{tp}")),
+            }
+        }
+    }
+    Ok(XmitTrace { _events: events })
+}
+
+/// perf_event_open(2) of tracepoint `id` on `cpu` (every process), with
+/// program `prog_fd` attached and the event enabled.
+fn perf_tracepoint(id: u64, cpu: i32, prog_fd: i32) -> std::io::Result<OwnedFd> {
+    // struct perf_event_attr (PERF_ATTR_SIZE_VER0 = 64): type 0,
+    // size 4, config 8, sample_period 16, ..., wakeup_events 48
+    let mut attr = [0u8; 64];
+    attr[0..4].copy_from_slice(&2u32.to_ne_bytes()); // PERF_TYPE_TRACEPOINT
+    attr[4..8].copy_from_slice(&64u32.to_ne_bytes());
+    attr[8..16].copy_from_slice(&id.to_ne_bytes());
+    attr[48..52].copy_from_slice(&1u32.to_ne_bytes());
+    const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+    // SAFETY: perf_event_open with a zeroed attr of the version-0 size.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr.as_ptr(),
+            -1 as libc::c_int,
+            cpu,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by perf_event_open and is ours.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
+    const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+    // SAFETY: ioctls on our perf event fd with a program fd / no argument.
+    unsafe {
+        if libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_SET_BPF, prog_fd) != 0
+            || libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_ENABLE, 0) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(fd)
+}
+
+/// Transmit drops by destination ifindex, summed over CPUs, from the
+/// instance's pinned map.
+pub fn errors_by_ifindex(pin_dir: &Path) -> Result<BTreeMap<u32, u64>> {
+    let data = MapData::from_pin(pin_dir.join(names::map::XMIT_ERRORS))?;
+    let map: PerCpuHashMap<_, u32, u64> =
+        PerCpuHashMap::try_from(aya::maps::Map::PerCpuHashMap(data))?;
+    let mut out = BTreeMap::new();
+    for item in map.iter() {
+        let (k, per_cpu) = item?;
+        out.insert(k, per_cpu.iter().sum());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    const FORMAT: &str = "name: xdp_devmap_xmit\nID: 1234\nformat:\n\
+        \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+        \tfield:int from_ifindex;\toffset:8;\tsize:4;\tsigned:1;\n\
+        \tfield:u32 act;\toffset:12;\tsize:4;\tsigned:0;\n\
+        \tfield:int to_ifindex;\toffset:16;\tsize:4;\tsigned:1;\n\
+        \tfield:int drops;\toffset:20;\tsize:4;\tsigned:1;\n\
+        \tfield:int sent;\toffset:24;\tsize:4;\tsigned:1;\n";
+
+    #[test]
+    fn the_format_is_checked() {
+        let fields = super::TRACEPOINTS[0].2;
+        super::check_format(FORMAT, fields).unwrap();
+        let moved = FORMAT.replace("offset:20;", "offset:24;");
+        let e = super::check_format(&moved, fields).unwrap_err().to_string();
+        assert!(e.contains("drops") && e.contains("Some(24)"), "{e}");
+        assert!(super::check_format("nothing", fields).is_err());
+    }
+}
