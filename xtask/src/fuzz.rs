@@ -31,11 +31,12 @@ const RUSTFLAGS: &str = "-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-
     -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
     -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks";
 
-/// How long each target runs.
+/// How long each target runs: until the time or the executions are
+/// reached, whichever comes first.
 #[derive(Clone, Copy, Debug)]
-pub enum Budget {
-    Seconds(u64),
-    Runs(u64),
+pub struct Budget {
+    pub seconds: Option<u64>,
+    pub runs: Option<u64>,
 }
 
 /// What one target did.
@@ -144,10 +145,12 @@ fn run_target(dir: &Path, target: &str, budget: Budget, jobs: usize) -> Result<O
             "-rss_limit_mb=1024",
             "-max_len=4096",
         ]);
-    match budget {
-        Budget::Seconds(s) => cmd.arg(format!("-max_total_time={s}")),
-        Budget::Runs(r) => cmd.arg(format!("-runs={r}")),
-    };
+    if let Some(s) = budget.seconds {
+        cmd.arg(format!("-max_total_time={s}"));
+    }
+    if let Some(r) = budget.runs {
+        cmd.arg(format!("-runs={r}"));
+    }
     if jobs > 1 {
         // -fork: a crash is recorded and the run goes on
         cmd.arg(format!("-fork={jobs}")).arg("-ignore_crashes=1");

@@ -48,10 +48,10 @@ enum Cmd {
     /// executions and crashes go to target/bench/results.json
     /// (`fuzz.<target>.execs`, `.crashes`). Fails when a target crashed.
     Fuzz {
-        /// Seconds per target.
-        #[arg(long, default_value_t = 60, conflicts_with = "runs")]
-        seconds: u64,
-        /// Executions per target instead of a time.
+        /// Seconds per target (default 60 unless --runs is given).
+        #[arg(long)]
+        seconds: Option<u64>,
+        /// Executions per target (with --seconds: whichever comes first).
         #[arg(long)]
         runs: Option<u64>,
         /// Only this target.
@@ -190,9 +190,9 @@ fn main() -> Result<()> {
             target,
             jobs,
         } => {
-            let budget = match runs {
-                Some(r) => fuzz::Budget::Runs(r),
-                None => fuzz::Budget::Seconds(seconds),
+            let budget = fuzz::Budget {
+                seconds: seconds.or(if runs.is_none() { Some(60) } else { None }),
+                runs,
             };
             fuzz::fuzz(budget, target, jobs)
         }
