@@ -6,7 +6,7 @@
 //! With GRO back on the peer, every frame arrives and the counter stays.
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use dataplane_common::build::{self, Ip, L2};
@@ -75,6 +75,7 @@ fn frames_the_driver_fails_to_transmit_are_counted_and_warned() {
     )
     .unwrap();
     let log = std::env::temp_dir().join(format!("{instance}.log"));
+    let logf = std::fs::File::create(&log).unwrap();
     let child = Command::new(&bin)
         .args([
             "--netns",
@@ -85,8 +86,8 @@ fn frames_the_driver_fails_to_transmit_are_counted_and_warned() {
             "--metrics",
             "127.0.0.1:9464",
         ])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
+        .stdout(logf.try_clone().unwrap())
+        .stderr(logf)
         .spawn()
         .unwrap();
     let _guard = Down(instance.clone(), child);
@@ -100,6 +101,13 @@ fn frames_the_driver_fails_to_transmit_are_counted_and_warned() {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(1500)); // its first egress check
+                                                     // `up` warned before any frame: the port cannot take redirected frames
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("egress check: sw-p1 cannot take redirected frames"),
+        "no warning at up:\n{text}"
+    );
+    assert!(!text.contains("egress check: sw-p0"), "{text}");
 
     let l2 = L2::new([2, 0, 0, 0, 0x0f, 0], [2, 0, 0, 0, 0x0f, 0x10]);
     let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2);
@@ -162,9 +170,14 @@ fn frames_the_driver_fails_to_transmit_are_counted_and_warned() {
     );
     assert!(metrics.contains(&line), "{line} not in the metrics");
 
-    // GRO on: every frame arrives, no transmit error
+    // GRO on: the controller notices, every frame arrives, no transmit error
     h2.exec(&["ethtool", "-K", "eth0", "gro", "on"]).unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    std::thread::sleep(Duration::from_millis(1500));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("egress check: sw-p1 takes redirected frames again"),
+        "{text}"
+    );
     let (rx1, e1) = (
         rx(&h2),
         port_counter(&s1, "sw-p1", "tx_xdp_xmit_err").unwrap(),

@@ -61,6 +61,13 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         jobs: usize,
     },
+    /// Set up, then the soak: the demo's incast in a loop for N seconds,
+    /// the controllers' RSS and open fds sampled (soak.rss_growth_kb,
+    /// soak.fd_growth in target/bench/results.json). Needs root.
+    Soak {
+        #[arg(long, default_value_t = 600)]
+        seconds: u64,
+    },
     /// The P4 targets.
     P4 {
         #[command(subcommand)]
@@ -184,6 +191,29 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::P4 { cmd: P4Cmd::Test } => p4::test(),
+        Cmd::Soak { seconds } => {
+            setup::setup()?;
+            setup::require_root("the soak builds a namespace fabric and loads eBPF programs")?;
+            build_release_bins()?;
+            run(
+                Command::new(root().join("target/release/dataplane-soak")).args([
+                    "--dataplane",
+                    &root()
+                        .join("target/release/dataplane")
+                        .display()
+                        .to_string(),
+                    "--out",
+                    &root()
+                        .join("target/bench/results.json")
+                        .display()
+                        .to_string(),
+                    "--plots",
+                    &root().join("target/bench").display().to_string(),
+                    "--seconds",
+                    &seconds.to_string(),
+                ]),
+            )
+        }
         Cmd::Fuzz {
             seconds,
             runs,

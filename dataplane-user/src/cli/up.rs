@@ -121,6 +121,7 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
             None
         }
     };
+    let egress_ok = check_egress_ports(&plan, &running, None);
     say_ready(&plan, &running);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -133,6 +134,7 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         watchdog: None,
         port_up: Vec::new(),
         xmit_err: Vec::new(),
+        egress_ok,
     };
     ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
     ctl.port_up = ports_up(&ctl.plan);
@@ -155,6 +157,48 @@ fn bind_metrics(metrics: &str) -> Result<Option<std::net::TcpListener>> {
         .with_context(|| format!("--metrics {metrics}: cannot listen (in use?)"))?;
     l.set_nonblocking(true)?;
     Ok(Some(l))
+}
+
+/// Warns for every port next hops send to that cannot take redirected
+/// frames (its XDP features lack NDO_XMIT: a veth whose peer has neither an
+/// XDP program nor GRO, a NIC without XDP transmit queues), at `up` and
+/// then whenever that changes (`before`: the last check).
+fn check_egress_ports(
+    plan: &Plan,
+    running: &attach::Running,
+    before: Option<&Vec<Option<bool>>>,
+) -> Vec<Option<bool>> {
+    use dataplane_user::telemetry::xmit::takes_redirects;
+    let now: Vec<Option<bool>> = running
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let egress = plan.nexthops.iter().any(|n| n.port == i);
+            if egress {
+                takes_redirects(r.ifindex)
+            } else {
+                None
+            }
+        })
+        .collect();
+    for (i, ok) in now.iter().enumerate() {
+        let was = before.and_then(|b| b.get(i).copied().flatten());
+        if *ok == Some(false) && was != Some(false) {
+            dataplane_user::log::warn(&format!(
+                "egress check: {} cannot take redirected frames (its driver offers no XDP transmit now: \
+                 a veth peer needs an XDP program or GRO on, a NIC XDP transmit queues); frames routed to it are lost \
+                 and counted in tx_xdp_xmit_err",
+                plan.ports[i].name
+            ));
+        } else if *ok == Some(true) && was == Some(false) {
+            dataplane_user::log::info(&format!(
+                "egress check: {} takes redirected frames again",
+                plan.ports[i].name
+            ));
+        }
+    }
+    now
 }
 
 /// Says what was attached or adopted, then `ready:` (tests wait for it).
@@ -273,8 +317,10 @@ struct Controller {
     running: attach::Running,
     watchdog: Option<lossless::watchdog::Watchdog>,
     port_up: Vec<bool>,
-    /// Each port's XDP transmit errors at the last check (device counter).
+    /// Each port's transmit errors after a redirect at the last check.
     xmit_err: Vec<Option<u64>>,
+    /// Whether each port takes redirected frames, at the last check.
+    egress_ok: Vec<Option<bool>>,
 }
 
 impl Controller {
@@ -364,6 +410,7 @@ impl Controller {
             }
         }
         self.xmit_err = now;
+        self.egress_ok = check_egress_ports(&self.plan, &self.running, Some(&self.egress_ok));
     }
 
     /// Pins removed under the running controller (bpffs cleaned, the

@@ -178,3 +178,152 @@ mod tests {
         assert!(super::check_format("nothing", fields).is_err());
     }
 }
+
+/// Whether the device `ifindex` (in this namespace) accepts frames
+/// redirected to it: its XDP features include NDO_XMIT (the kernel's own
+/// check, which refuses the redirect with -EOPNOTSUPP otherwise), read over
+/// the `netdev` generic netlink family. `None` when the kernel cannot say.
+pub fn takes_redirects(ifindex: u32) -> Option<bool> {
+    const NETDEV_XDP_ACT_NDO_XMIT: u64 = 4;
+    let sock = Genl::open()?;
+    let family = sock.family_id("netdev")?;
+    // NETDEV_CMD_DEV_GET (1) with NETDEV_A_DEV_IFINDEX (1)
+    let reply = sock.request(family, 1, &[(1, ifindex.to_ne_bytes().to_vec())])?;
+    // NETDEV_A_DEV_XDP_FEATURES (3), u64
+    let f = attr(&reply, 3)?;
+    let features = u64::from_ne_bytes(f.get(..8)?.try_into().ok()?);
+    Some(features & NETDEV_XDP_ACT_NDO_XMIT != 0)
+}
+
+/// A generic netlink socket (NETLINK_GENERIC), one request at a time.
+struct Genl(OwnedFd);
+
+impl Genl {
+    fn open() -> Option<Genl> {
+        // SAFETY: socket(2); the fd is owned at once.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                libc::NETLINK_GENERIC,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: fd was just returned by socket(2).
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let tv = libc::timeval {
+            tv_sec: 1,
+            tv_usec: 0,
+        };
+        // SAFETY: a receive timeout on our socket.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as u32,
+            )
+        };
+        Some(Genl(fd))
+    }
+
+    /// The id of a generic netlink family (CTRL_CMD_GETFAMILY).
+    fn family_id(&self, name: &str) -> Option<u16> {
+        let mut n = name.as_bytes().to_vec();
+        n.push(0);
+        // GENL_ID_CTRL 0x10, CTRL_CMD_GETFAMILY 3, CTRL_ATTR_FAMILY_NAME 2
+        let reply = self.request(0x10, 3, &[(2, n)])?;
+        // CTRL_ATTR_FAMILY_ID 1, u16
+        let id = attr(&reply, 1)?;
+        Some(u16::from_ne_bytes(id.get(..2)?.try_into().ok()?))
+    }
+
+    /// Sends `cmd` to `family` with `attrs`; returns the reply's attributes
+    /// (after the 16-byte netlink and 4-byte genetlink headers).
+    fn request(&self, family: u16, cmd: u8, attrs: &[(u16, Vec<u8>)]) -> Option<Vec<u8>> {
+        let mut msg = vec![0u8; 20];
+        for (t, v) in attrs {
+            let len = 4 + v.len();
+            msg.extend_from_slice(&(len as u16).to_ne_bytes());
+            msg.extend_from_slice(&t.to_ne_bytes());
+            msg.extend_from_slice(v);
+            msg.resize(msg.len().next_multiple_of(4), 0);
+        }
+        let total = msg.len() as u32;
+        msg[0..4].copy_from_slice(&total.to_ne_bytes());
+        msg[4..6].copy_from_slice(&family.to_ne_bytes());
+        msg[6..8].copy_from_slice(&1u16.to_ne_bytes()); // NLM_F_REQUEST
+        msg[8..12].copy_from_slice(&1u32.to_ne_bytes()); // seq
+        msg[16] = cmd;
+        msg[17] = 1; // version
+                     // SAFETY: send/recv on our socket with buffers of the given sizes;
+                     // a zeroed sockaddr_nl addresses the kernel.
+        unsafe {
+            let mut to: libc::sockaddr_nl = std::mem::zeroed();
+            to.nl_family = libc::AF_NETLINK as u16;
+            let sent = libc::sendto(
+                self.0.as_raw_fd(),
+                msg.as_ptr().cast(),
+                msg.len(),
+                0,
+                (&to as *const libc::sockaddr_nl).cast(),
+                std::mem::size_of::<libc::sockaddr_nl>() as u32,
+            );
+            if sent < 0 {
+                return None;
+            }
+            let mut buf = vec![0u8; 16384];
+            let n = libc::recv(self.0.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0);
+            if n < 20 {
+                return None;
+            }
+            buf.truncate(n as usize);
+            // NLMSG_ERROR (2): the kernel refused (no such family/device)
+            if u16::from_ne_bytes([buf[4], buf[5]]) == 2 {
+                return None;
+            }
+            let len = (u32::from_ne_bytes(buf[0..4].try_into().ok()?) as usize).min(buf.len());
+            Some(buf[20..len].to_vec())
+        }
+    }
+}
+
+/// The payload of attribute `kind` in a netlink attribute list.
+fn attr(mut attrs: &[u8], kind: u16) -> Option<&[u8]> {
+    while attrs.len() >= 4 {
+        let len = usize::from(u16::from_ne_bytes([attrs[0], attrs[1]]));
+        let t = u16::from_ne_bytes([attrs[2], attrs[3]]) & 0x3fff;
+        if len < 4 || len > attrs.len() {
+            return None;
+        }
+        if t == kind {
+            return Some(&attrs[4..len]);
+        }
+        attrs = &attrs[len.next_multiple_of(4).min(attrs.len())..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod genl_tests {
+    #[test]
+    fn loopback_takes_no_redirects_and_a_missing_device_is_unknown() {
+        // lo has no ndo_xdp_xmit; ifindex 1 is lo in every namespace
+        if let Some(v) = super::takes_redirects(1) {
+            assert!(!v);
+        }
+        assert_eq!(super::takes_redirects(0x7fff_fff0), None);
+    }
+
+    #[test]
+    fn attributes_are_walked() {
+        let a = [8u8, 0, 1, 0, 7, 0, 0, 0, 6, 0, 3, 0, 9, 9, 0, 0];
+        assert_eq!(super::attr(&a, 3), Some(&[9u8, 9][..]));
+        assert_eq!(super::attr(&a, 1), Some(&[7u8, 0, 0, 0][..]));
+        assert_eq!(super::attr(&a, 2), None);
+        assert_eq!(super::attr(&[200, 0, 1, 0], 1), None);
+    }
+}

@@ -30,7 +30,8 @@ struct Args {
 
 /// (resident KiB, open fds) of a process.
 fn usage(pid: i32) -> Result<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("controller {pid} gone"))?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .with_context(|| format!("controller {pid} gone"))?;
     let rss = status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -43,14 +44,26 @@ fn usage(pid: i32) -> Result<(u64, u64)> {
 fn main() -> Result<()> {
     let args = Args::parse();
     install_interrupt_handler();
-    let incast = Scenario::Incast { receiver: "h0".into(), senders: None, bytes: 256 << 10 };
+    let incast = Scenario::Incast {
+        receiver: "h0".into(),
+        senders: None,
+        bytes: 256 << 10,
+    };
     let fabric = Fabric::build(Topology::default(), &args.paths.dataplane, "soak")?;
     let pids: Vec<(String, i32)> = fabric
         .switches
         .iter()
-        .map(|s| Ok((s.instance.clone(), dataplane_user::sys::InstanceLock::holder(&s.instance)?)))
+        .map(|s| {
+            Ok((
+                s.instance.clone(),
+                dataplane_user::sys::InstanceLock::holder(&s.instance)?,
+            ))
+        })
         .collect::<Result<_>>()?;
-    let opts = RunOpts { progress: false, ..RunOpts::default() };
+    let opts = RunOpts {
+        progress: false,
+        ..RunOpts::default()
+    };
     let t0 = Instant::now();
     let mut base: Option<Vec<(u64, u64)>> = None;
     let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); pids.len()];
@@ -67,7 +80,11 @@ fn main() -> Result<()> {
         }
         let b = base.get_or_insert_with(|| now.clone());
         let growth = |k: fn(&(u64, u64)) -> u64| {
-            now.iter().zip(b.iter()).map(|(n, b)| k(n) as i64 - k(b) as i64).max().unwrap_or(0)
+            now.iter()
+                .zip(b.iter())
+                .map(|(n, b)| k(n) as i64 - k(b) as i64)
+                .max()
+                .unwrap_or(0)
         };
         eprintln!(
             "soak: {t:>5.0} s, round {rounds}: lossless drops {}, RSS growth {} KiB, fd growth {}",
@@ -78,8 +95,18 @@ fn main() -> Result<()> {
         last = now;
     }
     let b = base.unwrap_or_default();
-    let rss_growth = last.iter().zip(&b).map(|(n, b)| n.0 as i64 - b.0 as i64).max().unwrap_or(0);
-    let fd_growth = last.iter().zip(&b).map(|(n, b)| n.1 as i64 - b.1 as i64).max().unwrap_or(0);
+    let rss_growth = last
+        .iter()
+        .zip(&b)
+        .map(|(n, b)| n.0 as i64 - b.0 as i64)
+        .max()
+        .unwrap_or(0);
+    let fd_growth = last
+        .iter()
+        .zip(&b)
+        .map(|(n, b)| n.1 as i64 - b.1 as i64)
+        .max()
+        .unwrap_or(0);
     let secs = t0.elapsed().as_secs_f64();
     println!("soak: {rounds} incast rounds in {secs:.0} s on {} controllers: RSS growth {rss_growth} KiB, fd growth {fd_growth}", pids.len());
     let m = machine();
@@ -101,9 +128,18 @@ fn main() -> Result<()> {
             rec("soak.rounds", rounds as f64, "rounds"),
         ],
     )?;
-    let named: Vec<(&str, Vec<(f64, f64)>)> =
-        pids.iter().zip(series).map(|((n, _), s)| (n.as_str(), s)).collect();
-    let svg = testbed::plot::lines("controller RSS during the incast soak", "s", "KiB", &named, &[]);
+    let named: Vec<(&str, Vec<(f64, f64)>)> = pids
+        .iter()
+        .zip(series)
+        .map(|((n, _), s)| (n.as_str(), s))
+        .collect();
+    let svg = testbed::plot::lines(
+        "controller RSS during the incast soak",
+        "s",
+        "KiB",
+        &named,
+        &[],
+    );
     std::fs::create_dir_all(&args.plots)?;
     std::fs::write(args.plots.join("soak_rss.svg"), svg)?;
     Ok(())
