@@ -204,3 +204,5 @@ pub const XMIT_DROPS_OFF: usize = 20;
 /// Offset of to_ifindex in the `xdp:xdp_redirect_err` record (prog_id 8,
 /// act 12, ifindex 16, err 20, to_ifindex 24, map_id 28, map_index 32).
 pub const XMIT_REDIRECT_ERR_TO_IFINDEX_OFF: usize = 24;
+/// Offset of map_id in the `xdp:xdp_redirect_err` record.
+pub const XMIT_REDIRECT_ERR_MAP_ID_OFF: usize = 28;

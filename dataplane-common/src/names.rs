@@ -73,8 +73,11 @@ pub mod map {
 
     /// Transmit drops after a redirect by destination ifindex (per CPU).
     pub const XMIT_ERRORS: &str = "XMIT_ERRORS";
+    /// The id of the instance's redirect devmap (failed redirects through
+    /// it are counted).
+    pub const XMIT_MAP_ID: &str = "XMIT_MAP_ID";
     /// Every map of the object.
-    pub const ALL: [&str; 31] = [
+    pub const ALL: [&str; 32] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -106,6 +109,7 @@ pub mod map {
         BENCH_FWD_MACS,
         BENCH_FWD_TX,
         XMIT_ERRORS,
+        XMIT_MAP_ID,
     ];
 }
 

@@ -5,12 +5,20 @@
 //! `xdp:xdp_devmap_xmit` (drops when a devmap bulk queue is flushed:
 //! `ndo_xdp_xmit` failed or took only part of it). Counted nowhere else.
 
-use aya_ebpf::{macros::map, macros::tracepoint, maps::PerCpuHashMap, programs::TracePointContext};
-use dataplane_common::maps::{XMIT_DROPS_OFF, XMIT_REDIRECT_ERR_TO_IFINDEX_OFF, XMIT_TO_IFINDEX_OFF};
+use aya_ebpf::{macros::map, macros::tracepoint, maps::{Array, PerCpuHashMap}, programs::TracePointContext};
+use dataplane_common::maps::{
+    XMIT_DROPS_OFF, XMIT_REDIRECT_ERR_MAP_ID_OFF, XMIT_REDIRECT_ERR_TO_IFINDEX_OFF, XMIT_TO_IFINDEX_OFF,
+};
 
 /// Transmit drops after a redirect, by destination ifindex (per CPU).
 #[map]
 static XMIT_ERRORS: PerCpuHashMap<u32, u64> = PerCpuHashMap::with_max_entries(1024, 0);
+
+/// The id of this instance's redirect devmap (TX_PORTS), written by the
+/// controller: failed redirects through other maps (other instances, other
+/// namespaces) are not ours.
+#[map]
+static XMIT_MAP_ID: Array<u32> = Array::with_max_entries(1, 0);
 
 #[tracepoint]
 pub fn tp_xdp_devmap_xmit(ctx: TracePointContext) -> u32 {
@@ -28,8 +36,16 @@ pub fn tp_xdp_devmap_xmit(ctx: TracePointContext) -> u32 {
 #[tracepoint]
 pub fn tp_xdp_redirect_err(ctx: TracePointContext) -> u32 {
     // SAFETY: as above.
-    let to = unsafe { ctx.read_at::<i32>(XMIT_REDIRECT_ERR_TO_IFINDEX_OFF).unwrap_or(0) };
-    add(to, 1)
+    let (to, map_id) = unsafe {
+        (
+            ctx.read_at::<i32>(XMIT_REDIRECT_ERR_TO_IFINDEX_OFF).unwrap_or(0),
+            ctx.read_at::<u32>(XMIT_REDIRECT_ERR_MAP_ID_OFF).unwrap_or(0),
+        )
+    };
+    match XMIT_MAP_ID.get(0) {
+        Some(&ours) if ours != 0 && ours == map_id => add(to, 1),
+        _ => 0,
+    }
 }
 
 #[inline(always)]

@@ -11,10 +11,12 @@
 //! them per destination ifindex (`XMIT_ERRORS`), read here as each port's
 //! `tx_xdp_xmit_err`.
 //!
-//! Limits: counted while a controller runs (the tracepoint is attached by
-//! the running controller, not pinned); the tracepoint is global, so a
-//! device with the same ifindex in another network namespace that also
-//! receives devmap redirects adds to the port's count.
+//! Limits: counted while a controller runs (the tracepoints are attached
+//! by the running controller, not pinned). Failed redirects are counted
+//! only through this instance's devmap (its map id); the flush drops of
+//! `xdp_devmap_xmit` carry no map id, so a device with the same ifindex in
+//! another network namespace that loses frames at a devmap flush adds to
+//! the port's count.
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -77,6 +79,16 @@ pub struct XmitTrace {
 /// (mounting tracefs if needed).
 pub fn attach(bpf: &mut Ebpf) -> Result<XmitTrace> {
     crate::sys::ensure_tracefs(TRACEFS)?;
+    // failed redirects count only through this instance's devmap
+    let id = match bpf.map(names::map::TX_PORTS) {
+        Some(aya::maps::Map::DevMap(m)) => m.info()?.id(),
+        _ => bail!("map {} missing or not a devmap", names::map::TX_PORTS),
+    };
+    let mut ids: aya::maps::Array<_, u32> = aya::maps::Array::try_from(
+        bpf.map_mut(names::map::XMIT_MAP_ID)
+            .context("map XMIT_MAP_ID missing")?,
+    )?;
+    ids.set(0, id, 0)?;
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as i32;
     let mut events = Vec::new();
