@@ -198,19 +198,22 @@ impl Running {
     /// while the data plane runs (maps and links: the programs and this
     /// process still hold them); returns what was restored.
     pub fn repin(&mut self) -> Result<Vec<String>> {
+        // the object's map names, parsed from the ELF once
+        static MAPS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        if MAPS.get().is_none() {
+            let names = object_maps()?.into_iter().map(|m| m.0).collect();
+            let _ = MAPS.set(names);
+        }
+        let maps = MAPS.get().expect("set above");
         let links_dir = self.pin_dir.join("links");
         if links_dir.exists()
             && self
                 .links
                 .iter()
                 .all(|(n, _)| link_pin(&self.pin_dir, n).exists())
+            && maps.iter().all(|m| self.pin_dir.join(m).exists())
         {
-            if object_maps()?
-                .iter()
-                .all(|m| self.pin_dir.join(&m.0).exists())
-            {
-                return Ok(Vec::new());
-            }
+            return Ok(Vec::new());
         }
         sys::ensure_bpffs()?;
         std::fs::create_dir_all(&links_dir)

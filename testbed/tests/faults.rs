@@ -307,7 +307,7 @@ fn sigkill_during_reload() {
     let mut ctl = Some(rig.start("up", true));
     rig.under_traffic(|| {
         // a reload that writes 2000 routes, killed at growing delays
-        for delay_ms in [0u64, 3, 15] {
+        for delay_ms in [0u64, 10] {
             std::fs::write(&rig.cfg, config(&rig.instance, 2000 + delay_ms as usize)).unwrap();
             let c = ctl.take().unwrap_or_else(|| rig.start("up", true));
             c.signal(libc::SIGHUP);
@@ -325,7 +325,7 @@ fn sigkill_during_upgrade() {
     let first = rig.start("up", true);
     rig.under_traffic(|| {
         let _first = first;
-        for delay_ms in [0u64, 5, 20, 50] {
+        for delay_ms in [0u64, 20] {
             let mut up = rig.start("upgrade", false);
             std::thread::sleep(Duration::from_millis(delay_ms));
             up.kill();

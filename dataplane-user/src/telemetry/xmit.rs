@@ -34,9 +34,12 @@ use dataplane_common::names;
 /// Where tracefs is (mounted there when it is not).
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 
-/// The tracepoints (name under events/xdp), their programs and the
-/// (field, offset) each program reads.
-const TRACEPOINTS: [(&str, &str, &[(&str, usize)]); 2] = [
+/// (field, offset) pairs a program reads from its tracepoint's record.
+type Fields = &'static [(&'static str, usize)];
+
+/// The tracepoints (name under events/xdp), their programs and the fields
+/// each program reads.
+const TRACEPOINTS: [(&str, &str, Fields); 2] = [
     (
         "xdp_devmap_xmit",
         names::prog::TP_XDP_DEVMAP_XMIT,
