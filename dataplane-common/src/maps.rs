@@ -194,3 +194,15 @@ mod pod {
     unsafe impl aya::Pod for super::PortCounters {}
     unsafe impl aya::Pod for super::GlobalCounters {}
 }
+
+/// Offsets in the `xdp:xdp_devmap_xmit` tracepoint record (after the 8-byte
+/// common header: from_ifindex 8, act 12, to_ifindex 16, drops 20, sent 24,
+/// err 28) that `tp_xdp_devmap_xmit` reads; the controller checks them
+/// against the tracepoint's format before attaching.
+pub const XMIT_TO_IFINDEX_OFF: usize = 16;
+pub const XMIT_DROPS_OFF: usize = 20;
+/// Offset of to_ifindex in the `xdp:xdp_redirect_err` record (prog_id 8,
+/// act 12, ifindex 16, err 20, to_ifindex 24, map_id 28, map_index 32).
+pub const XMIT_REDIRECT_ERR_TO_IFINDEX_OFF: usize = 24;
+/// Offset of map_id in the `xdp:xdp_redirect_err` record.
+pub const XMIT_REDIRECT_ERR_MAP_ID_OFF: usize = 28;

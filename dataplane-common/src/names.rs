@@ -83,8 +83,13 @@ pub mod map {
     /// Each port's own MAC (PFC source).
     pub const PORT_MACS: &str = "PORT_MACS";
 
+    /// Transmit drops after a redirect by destination ifindex (per CPU).
+    pub const XMIT_ERRORS: &str = "XMIT_ERRORS";
+    /// The id of the instance's redirect devmap (failed redirects through
+    /// it are counted).
+    pub const XMIT_MAP_ID: &str = "XMIT_MAP_ID";
     /// Every map of the object.
-    pub const ALL: [&str; 36] = [
+    pub const ALL: [&str; 38] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -121,6 +126,8 @@ pub mod map {
         PFC_QUEUED,
         PFC_DECISION,
         PORT_MACS,
+        XMIT_ERRORS,
+        XMIT_MAP_ID,
     ];
 }
 
@@ -151,8 +158,14 @@ pub mod prog {
     /// Devmap egress program of `PFC_BCAST`: packet copy, PFC frame or drop.
     pub const XDP_DEVMAP_PFC: &str = "xdp_devmap_pfc";
 
+    /// Tracepoint xdp:xdp_devmap_xmit: counts transmit drops after a
+    /// redirect.
+    pub const TP_XDP_DEVMAP_XMIT: &str = "tp_xdp_devmap_xmit";
+    /// Tracepoint xdp:xdp_redirect_err: counts redirects that failed after
+    /// the program returned.
+    pub const TP_XDP_REDIRECT_ERR: &str = "tp_xdp_redirect_err";
     /// Every program of the object.
-    pub const ALL: [&str; 12] = [
+    pub const ALL: [&str; 14] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -165,5 +178,7 @@ pub mod prog {
         XDP_BENCH_SINK,
         XDP_BENCH_FORWARD,
         XDP_DEVMAP_PFC,
+        TP_XDP_DEVMAP_XMIT,
+        TP_XDP_REDIRECT_ERR,
     ];
 }

@@ -17,6 +17,7 @@ mod pfc_tx;
 mod snapshot;
 mod stages;
 mod tables;
+mod xmit;
 
 use aya_ebpf::{
     bindings::xdp_action,

@@ -55,6 +55,10 @@ pub struct Running {
     /// atomically (frames in between took the kernel's path); with the
     /// swap's error. Logged as a warning each.
     pub non_atomic: Vec<(String, String)>,
+    /// A reference to each port's link, held while the controller runs:
+    /// removing the pins under a running controller does not detach the
+    /// programs, and [`Running::repin`] puts them back.
+    pub links: Vec<(String, Option<aya::programs::links::FdLink>)>,
 }
 
 impl Running {
@@ -89,6 +93,7 @@ impl Running {
                 ports: resolved.clone(),
                 adopted,
                 non_atomic: Vec::new(),
+                links: Vec::new(),
             };
             let prog_name = if plan.forwarding() {
                 names::prog::XDP_FORWARD
@@ -118,7 +123,9 @@ impl Running {
                         .and_then(|id| Ok(prog.take_link(id)?));
                     match swapped {
                         Ok(owned) => {
-                            drop(owned); // the pin keeps it
+                            // the pin keeps it; our reference too
+                            let held = aya::programs::links::FdLink::try_from(owned).ok();
+                            running.links.push((p.name.clone(), held));
                             running
                                 .attached
                                 .push((p.name.clone(), "kept, program swapped"));
@@ -159,9 +166,13 @@ impl Running {
                         p.name
                     )
                 })?;
-                fd_link.pin(&pin).with_context(|| {
+                let pinned = fd_link.pin(&pin).with_context(|| {
                     format!("pinning the XDP link of {} at {}", p.name, pin.display())
                 })?;
+                running.links.push((
+                    p.name.clone(),
+                    Some(aya::programs::links::FdLink::from(pinned)),
+                ));
                 running.attached.push((p.name.clone(), mode));
             }
             // ports no longer in the config: their links go
@@ -180,6 +191,59 @@ impl Running {
             let _ = down_dir(&pin_dir);
         }
         started
+    }
+}
+
+impl Running {
+    /// Pins again whatever was removed from the instance's pin directory
+    /// while the data plane runs (maps and links: the programs and this
+    /// process still hold them); returns what was restored.
+    pub fn repin(&mut self) -> Result<Vec<String>> {
+        // the object's map names, parsed from the ELF once
+        static MAPS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        if MAPS.get().is_none() {
+            let names = object_maps()?.into_iter().map(|m| m.0).collect();
+            let _ = MAPS.set(names);
+        }
+        let maps = MAPS.get().expect("set above");
+        let links_dir = self.pin_dir.join("links");
+        if links_dir.exists()
+            && self
+                .links
+                .iter()
+                .all(|(n, _)| link_pin(&self.pin_dir, n).exists())
+            && maps.iter().all(|m| self.pin_dir.join(m).exists())
+        {
+            return Ok(Vec::new());
+        }
+        sys::ensure_bpffs()?;
+        std::fs::create_dir_all(&links_dir)
+            .with_context(|| format!("creating {}", links_dir.display()))?;
+        let mut restored = Vec::new();
+        for (name, ..) in object_maps()? {
+            let path = self.pin_dir.join(&name);
+            if !path.exists() {
+                if let Some(m) = self.bpf.map(&name) {
+                    m.pin(&path)
+                        .map_err(|e| anyhow!("pinning {}: {e}", path.display()))?;
+                    restored.push(name);
+                }
+            }
+        }
+        for (name, link) in &mut self.links {
+            let path = link_pin(&self.pin_dir, name);
+            if path.exists() {
+                continue;
+            }
+            if let Some(l) = link.take() {
+                let pinned = l
+                    .pin(&path)
+                    .map_err(|e| anyhow!("pinning {}: {e}", path.display()))?;
+                *link = Some(aya::programs::links::FdLink::from(pinned));
+                restored.push(format!("links/{name}"));
+            }
+        }
+        Ok(restored)
     }
 }
 

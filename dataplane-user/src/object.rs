@@ -19,11 +19,13 @@ pub fn load_object() -> Result<Ebpf> {
     let mut bpf = Ebpf::load(EBPF_OBJECT).context("loading the eBPF object")?;
     let names: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
     for name in names {
-        let p: &mut Xdp = bpf
+        let prog = bpf
             .program_mut(&name)
-            .ok_or_else(|| anyhow!("program {name} vanished"))?
-            .try_into()
-            .with_context(|| format!("program {name} is not XDP"))?;
+            .ok_or_else(|| anyhow!("program {name} vanished"))?;
+        // the tracing program (telemetry::xmit) is loaded where it attaches
+        let Ok(p) = <&mut Xdp>::try_from(prog) else {
+            continue;
+        };
         p.load()
             .with_context(|| format!("verifier rejected {name}"))?;
     }
@@ -140,10 +142,13 @@ pub fn load_object_pinned_sized(dir: &Path, sizes: &[(&str, u32)]) -> Result<Ebp
         .context("loading the eBPF object with pinned maps")?;
     let progs: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
     for name in progs {
-        let p: &mut Xdp = bpf
+        let prog = bpf
             .program_mut(&name)
-            .ok_or_else(|| anyhow!("program {name} vanished"))?
-            .try_into()?;
+            .ok_or_else(|| anyhow!("program {name} vanished"))?;
+        // the tracing program (telemetry::xmit) is loaded where it attaches
+        let Ok(p) = <&mut Xdp>::try_from(prog) else {
+            continue;
+        };
         p.load()
             .with_context(|| format!("verifier rejected {name}"))?;
     }

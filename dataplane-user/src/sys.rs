@@ -139,6 +139,33 @@ pub fn ensure_bpffs() -> Result<()> {
     Ok(())
 }
 
+/// Mounts tracefs on `dir` when its `events` are not there (tracepoints
+/// are attached by their id under it).
+pub fn ensure_tracefs(dir: &str) -> Result<()> {
+    if Path::new(dir).join("events").exists() {
+        return Ok(());
+    }
+    let target = CString::new(dir).context("tracefs path")?;
+    let fstype = CString::new("tracefs").unwrap();
+    // SAFETY: plain mount syscall with valid C strings.
+    let rc = unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
+        bail!(
+            "tracefs is not mounted on {dir} and mounting it failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
 /// Pin directory of an instance.
 pub fn pin_dir(instance: &str) -> PathBuf {
     Path::new(PIN_ROOT).join(instance)

@@ -23,8 +23,11 @@ pub mod mac_control;
 pub mod p4_entries;
 pub mod seeds;
 
+/// A target's check.
+pub type Check = fn(&[u8]);
+
 /// Every target by name, for the replay test and the seed writer.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Check); 5] = [
     ("frame", frame::check),
     ("mac_control", mac_control::check),
     ("config_text", config_text::check),

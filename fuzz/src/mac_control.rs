@@ -160,6 +160,7 @@ fn pfc_frame(
         return Ok(());
     };
     assert_eq!(p.l3, L3::MacControl);
+    #[allow(clippy::needless_range_loop)] // prio indexes queues, rows and stats alike
     for prio in 0..NUM_TC {
         let Some(quanta) = p.mac_ctl.quanta_for_prio(prio) else {
             continue;

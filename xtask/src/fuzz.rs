@@ -31,11 +31,12 @@ const RUSTFLAGS: &str = "-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-
     -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
     -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks";
 
-/// How long each target runs.
+/// How long each target runs: until the time or the executions are
+/// reached, whichever comes first.
 #[derive(Clone, Copy, Debug)]
-pub enum Budget {
-    Seconds(u64),
-    Runs(u64),
+pub struct Budget {
+    pub seconds: Option<u64>,
+    pub runs: Option<u64>,
 }
 
 /// What one target did.
@@ -144,40 +145,46 @@ fn run_target(dir: &Path, target: &str, budget: Budget, jobs: usize) -> Result<O
             "-rss_limit_mb=1024",
             "-max_len=4096",
         ]);
-    match budget {
-        Budget::Seconds(s) => cmd.arg(format!("-max_total_time={s}")),
-        Budget::Runs(r) => cmd.arg(format!("-runs={r}")),
-    };
+    if let Some(s) = budget.seconds {
+        cmd.arg(format!("-max_total_time={s}"));
+    }
+    if let Some(r) = budget.runs {
+        cmd.arg(format!("-runs={r}"));
+    }
     if jobs > 1 {
         // -fork: a crash is recorded and the run goes on
         cmd.arg(format!("-fork={jobs}")).arg("-ignore_crashes=1");
     }
     let t0 = std::time::Instant::now();
-    let out = cmd
+    let mut child = cmd
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("starting {}", bin(target).display()))?;
-    let output = out.wait_with_output()?;
-    let seconds = t0.elapsed().as_secs_f64();
-    let log = String::from_utf8_lossy(&output.stderr);
-    std::fs::write(dir.join(format!("{target}.log")), log.as_bytes())?;
-    // the last lines: progress and final statistics
-    for l in log
-        .lines()
-        .rev()
-        .take(12)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-    {
-        eprintln!("  {l}");
+    // libFuzzer's progress lines shown as they come, everything kept
+    let mut log = String::new();
+    let err = child.stderr.take().expect("piped stderr");
+    for line in std::io::BufRead::lines(std::io::BufReader::new(err)).map_while(|l| l.ok()) {
+        if line.starts_with('#')
+            || line.starts_with("==")
+            || line.starts_with("Done")
+            || line.starts_with("stat::")
+        {
+            eprintln!("  [{target}] {line}");
+        }
+        log.push_str(&line);
+        log.push('\n');
     }
+    let status = child.wait()?;
+    let seconds = t0.elapsed().as_secs_f64();
+    std::fs::write(dir.join(format!("{target}.log")), log.as_bytes())?;
     let execs = final_execs(&log).with_context(|| {
         format!("{target}: no execution count in libFuzzer's output (see target/fuzz/{target}.log)")
     })?;
     let crashes = crash_files(&artifacts).saturating_sub(before);
-    let crashes = if !output.status.success() && crashes == 0 {
+    // libFuzzer exits 72 when interrupted (Ctrl-C): not a crash
+    let interrupted = status.code() == Some(72);
+    let crashes = if !status.success() && !interrupted && crashes == 0 {
         1
     } else {
         crashes

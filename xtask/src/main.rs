@@ -48,10 +48,10 @@ enum Cmd {
     /// executions and crashes go to target/bench/results.json
     /// (`fuzz.<target>.execs`, `.crashes`). Fails when a target crashed.
     Fuzz {
-        /// Seconds per target.
-        #[arg(long, default_value_t = 60, conflicts_with = "runs")]
-        seconds: u64,
-        /// Executions per target instead of a time.
+        /// Seconds per target (default 60 unless --runs is given).
+        #[arg(long)]
+        seconds: Option<u64>,
+        /// Executions per target (with --seconds: whichever comes first).
         #[arg(long)]
         runs: Option<u64>,
         /// Only this target.
@@ -60,6 +60,13 @@ enum Cmd {
         /// Worker processes per target (libFuzzer -fork).
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+    },
+    /// Set up, then the soak: the demo's incast in a loop for N seconds,
+    /// the controllers' RSS and open fds sampled (soak.rss_growth_kb,
+    /// soak.fd_growth in target/bench/results.json). Needs root.
+    Soak {
+        #[arg(long, default_value_t = 600)]
+        seconds: u64,
     },
     /// The P4 targets.
     P4 {
@@ -231,15 +238,38 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::P4 { cmd: P4Cmd::Test } => p4::test(),
+        Cmd::Soak { seconds } => {
+            setup::setup()?;
+            setup::require_root("the soak builds a namespace fabric and loads eBPF programs")?;
+            build_release_bins()?;
+            run(
+                Command::new(root().join("target/release/dataplane-soak")).args([
+                    "--dataplane",
+                    &root()
+                        .join("target/release/dataplane")
+                        .display()
+                        .to_string(),
+                    "--out",
+                    &root()
+                        .join("target/bench/results.json")
+                        .display()
+                        .to_string(),
+                    "--plots",
+                    &root().join("target/bench").display().to_string(),
+                    "--seconds",
+                    &seconds.to_string(),
+                ]),
+            )
+        }
         Cmd::Fuzz {
             seconds,
             runs,
             target,
             jobs,
         } => {
-            let budget = match runs {
-                Some(r) => fuzz::Budget::Runs(r),
-                None => fuzz::Budget::Seconds(seconds),
+            let budget = fuzz::Budget {
+                seconds: seconds.or(if runs.is_none() { Some(60) } else { None }),
+                runs,
             };
             fuzz::fuzz(budget, target, jobs)
         }

@@ -129,6 +129,17 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         &ports_up(&plan),
     )
     .context("routing: following the kernel's routes")?;
+    // counts redirected frames the kernel fails to transmit while we run
+    let _xmit_trace = match dataplane_user::telemetry::xmit::attach(&mut running.bpf) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            dataplane_user::log::warn(&format!(
+                "transmit errors after a redirect are not counted (tx_xdp_xmit_err): {e:#}"
+            ));
+            None
+        }
+    };
+    let egress_ok = check_egress_ports(&plan, &running, None);
     say_ready(&plan, &running);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -141,6 +152,8 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         watchdog: None,
         port_up: Vec::new(),
         routes,
+        xmit_err: Vec::new(),
+        egress_ok,
     };
     ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
     ctl.port_up = ports_up(&ctl.plan);
@@ -194,6 +207,48 @@ fn bind_metrics(metrics: &str) -> Result<Option<std::net::TcpListener>> {
         .with_context(|| format!("--metrics {metrics}: cannot listen (in use?)"))?;
     l.set_nonblocking(true)?;
     Ok(Some(l))
+}
+
+/// Warns for every port next hops send to that cannot take redirected
+/// frames (its XDP features lack NDO_XMIT: a veth whose peer has neither an
+/// XDP program nor GRO, a NIC without XDP transmit queues), at `up` and
+/// then whenever that changes (`before`: the last check).
+fn check_egress_ports(
+    plan: &Plan,
+    running: &attach::Running,
+    before: Option<&Vec<Option<bool>>>,
+) -> Vec<Option<bool>> {
+    use dataplane_user::telemetry::xmit::takes_redirects;
+    let now: Vec<Option<bool>> = running
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let egress = plan.nexthops.iter().any(|n| n.port == i);
+            if egress {
+                takes_redirects(r.ifindex)
+            } else {
+                None
+            }
+        })
+        .collect();
+    for (i, ok) in now.iter().enumerate() {
+        let was = before.and_then(|b| b.get(i).copied().flatten());
+        if *ok == Some(false) && was != Some(false) {
+            dataplane_user::log::warn(&format!(
+                "egress check: {} cannot take redirected frames (its driver offers no XDP transmit now: \
+                 a veth peer needs an XDP program or GRO on, a NIC XDP transmit queues); frames routed to it are lost \
+                 and counted in tx_xdp_xmit_err",
+                plan.ports[i].name
+            ));
+        } else if *ok == Some(true) && was == Some(false) {
+            dataplane_user::log::info(&format!(
+                "egress check: {} takes redirected frames again",
+                plan.ports[i].name
+            ));
+        }
+    }
+    now
 }
 
 /// Says what was attached or adopted, then `ready:` (tests wait for it).
@@ -354,6 +409,10 @@ impl std::os::fd::AsRawFd for Fd {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         self.0
     }
+    /// Each port's transmit errors after a redirect at the last check.
+    xmit_err: Vec<Option<u64>>,
+    /// Whether each port takes redirected frames, at the last check.
+    egress_ok: Vec<Option<bool>>,
 }
 
 impl Controller {
@@ -422,6 +481,10 @@ impl Controller {
                     if let Some(k) = self.routes.as_mut() {
                         k.tick();
                     }
+                _ = recheck.tick() => {
+                    changed = true;
+                    self.check_pins();
+                    self.check_egress_loss();
                 }
                 _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
                 _ = tick.tick(), if stats_interval.is_some() => self.print_stats(),
@@ -431,6 +494,58 @@ impl Controller {
             }
         }
         Ok(())
+    }
+
+    /// Frames redirected to a port that its driver failed to transmit
+    /// (the device's XDP transmit errors): said once per second while
+    /// they grow, with the likely cause. The first check only records.
+    fn check_egress_loss(&mut self) {
+        let Ok(by_ifindex) =
+            dataplane_user::telemetry::xmit::errors_by_ifindex(&self.running.pin_dir)
+        else {
+            return;
+        };
+        let now: Vec<Option<u64>> = self
+            .running
+            .ports
+            .iter()
+            .map(|r| Some(by_ifindex.get(&r.ifindex).copied().unwrap_or(0)))
+            .collect();
+        if self.xmit_err.len() == now.len() {
+            for ((p, old), new) in self.plan.ports.iter().zip(&self.xmit_err).zip(&now) {
+                if let (Some(o), Some(n)) = (old, new) {
+                    if n > o {
+                        let msg = format!(
+                            "egress loss: {} frames redirected to {} were not transmitted by the kernel \
+                             (tx_xdp_xmit_err {n}; a veth peer needs an XDP program or GRO on, a NIC XDP transmit queues)",
+                            n - o,
+                            p.name
+                        );
+                        dataplane_user::log::warn(&msg);
+                    }
+                }
+            }
+        }
+        self.xmit_err = now;
+        self.egress_ok = check_egress_ports(&self.plan, &self.running, Some(&self.egress_ok));
+    }
+
+    /// Pins removed under the running controller (bpffs cleaned, the
+    /// directory deleted) are put back; the data plane never stopped (the
+    /// programs and this process hold maps and links).
+    fn check_pins(&mut self) {
+        match self.running.repin() {
+            Ok(r) if r.is_empty() => {}
+            Ok(r) => {
+                dataplane_user::log::warn(&format!(
+                    "pins of instance {} were removed under the controller; restored {}",
+                    self.plan.instance,
+                    r.join(", ")
+                ));
+                say(&format!("pins: restored {} pin(s)", r.len()));
+            }
+            Err(e) => dataplane_user::log::error(&format!("restoring removed pins: {e:#}")),
+        }
     }
 
     /// SIGHUP: `dataplane reload -c FILE` leaves FILE's path; a bare SIGHUP

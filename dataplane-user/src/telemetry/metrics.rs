@@ -35,6 +35,12 @@ fn split(name: &str) -> (String, Option<(&'static str, String)>) {
     (name.to_string(), None)
 }
 
+/// The Prometheus type of a `stats --json` name: "counter" (never goes
+/// back while the data plane lives) or "gauge".
+pub fn kind_of(name: &str) -> &'static str {
+    help(&split(name).0).1
+}
+
 fn help(base: &str) -> (&'static str, &'static str) {
     match base {
         "rx_tc_pkts" => ("Frames received, by traffic class.", "counter"),
@@ -63,6 +69,10 @@ fn help(base: &str) -> (&'static str, &'static str) {
             "counter",
         ),
         "drop_headroom" => ("Lossless drops: headroom exhausted.", "counter"),
+        "tx_xdp_xmit_err" => (
+            "Frames redirected to the port that its driver failed to transmit (XDP transmit errors of the device).",
+            "counter",
+        ),
         "wd_drop" => ("Drops by the PFC watchdog during a storm.", "counter"),
         "queue_bytes" => ("Bytes in the buffer model's egress queue.", "gauge"),
         "queue_watermark" => ("Peak bytes of the buffer model's egress queue.", "gauge"),

@@ -7,3 +7,4 @@ pub mod metrics;
 pub mod serve;
 pub mod snapshot;
 pub mod stats;
+pub mod xmit;

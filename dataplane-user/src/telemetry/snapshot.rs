@@ -23,6 +23,7 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
     let g = read_global_counters(&pinned.global_counters)?;
     let mut snap = stats::Snapshot::new(instance, ports, g);
     let now = sys::monotonic_ns();
+    let xmit = crate::telemetry::xmit::errors_by_ifindex(&sys::pin_dir(instance)).ok();
     for p in &mut snap.ports {
         let per_cpu = pinned.lossless.get(&u32::from(p.port_id), 0)?;
         let mut lc = dataplane_common::buffer::LosslessCounters::ZERO;
@@ -62,6 +63,13 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
                         .insert(format!("pfcwd_in_storm[{tc}]"), w.in_storm);
                 }
             }
+        }
+        // redirected frames the kernel failed to transmit
+        if let Some(x) = &xmit {
+            p.counters.insert(
+                "tx_xdp_xmit_err".into(),
+                x.get(&p.ifindex).copied().unwrap_or(0),
+            );
         }
         if let Ok(r) = pinned.port_rate.get(&u32::from(p.port_id), 0) {
             p.speed_mbps = r.speed_mbps;
