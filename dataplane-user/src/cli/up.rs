@@ -400,6 +400,10 @@ struct Controller {
     port_up: Vec<bool>,
     /// `[routing] source = "kernel"`: the route sync.
     routes: Option<dataplane_user::routing::run::KernelRoutes>,
+    /// Each port's transmit errors after a redirect at the last check.
+    xmit_err: Vec<Option<u64>>,
+    /// Whether each port takes redirected frames, at the last check.
+    egress_ok: Vec<Option<bool>>,
 }
 
 /// A file descriptor owned elsewhere, for tokio's readiness.
@@ -409,10 +413,6 @@ impl std::os::fd::AsRawFd for Fd {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         self.0
     }
-    /// Each port's transmit errors after a redirect at the last check.
-    xmit_err: Vec<Option<u64>>,
-    /// Whether each port takes redirected frames, at the last check.
-    egress_ok: Vec<Option<bool>>,
 }
 
 impl Controller {
@@ -481,8 +481,6 @@ impl Controller {
                     if let Some(k) = self.routes.as_mut() {
                         k.tick();
                     }
-                _ = recheck.tick() => {
-                    changed = true;
                     self.check_pins();
                     self.check_egress_loss();
                 }

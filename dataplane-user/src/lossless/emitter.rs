@@ -17,6 +17,8 @@ pub struct Emitter {
     ports: Vec<Option<PfcPort>>,
     names: Vec<String>,
     /// Decision-to-sent latency of every frame, ns.
+    /// The last [`LATENCY_SAMPLES`] at most (allocated once: a long run's
+    /// memory stays flat).
     pub latencies_ns: Vec<u64>,
 
     /// Frames this controller sent (the fallback path).
@@ -42,7 +44,7 @@ impl Emitter {
         Ok(Emitter {
             ports: out,
             names,
-            latencies_ns: Vec::new(),
+            latencies_ns: Vec::with_capacity(LATENCY_SAMPLES),
 
             sent: 0,
             dp_sent: 0,
@@ -118,8 +120,9 @@ impl Emitter {
                 l.record(kind, &name, ev.prio & 7, &detail);
             }
         }
-        if self.latencies_ns.len() > 100_000 {
-            self.latencies_ns.drain(..50_000);
+        if self.latencies_ns.len() >= LATENCY_SAMPLES {
+            // keeps the capacity: no reallocation, the newest half stays
+            self.latencies_ns.drain(..LATENCY_SAMPLES / 2);
         }
     }
 
@@ -141,6 +144,10 @@ impl Emitter {
         n
     }
 }
+
+/// Latency samples an emitter keeps (the percentiles it reports are over
+/// the newest 8192-16384 frames).
+pub const LATENCY_SAMPLES: usize = 16_384;
 
 /// Gives the calling thread real-time priority (SCHED_FIFO), so PFC frames
 /// and the model's timer are not delayed by ordinary work on a busy host:
