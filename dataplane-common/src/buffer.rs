@@ -425,7 +425,9 @@ pub const PFC_EV_XOFF: u8 = 1;
 pub const PFC_EV_REFRESH: u8 = 2;
 pub const PFC_EV_XON: u8 = 3;
 
-/// A PFC frame the controller must send (ring buffer record).
+/// A PFC decision (ring buffer record): a frame the controller must send,
+/// or, with [`PFC_EV_SENT`], one the data plane sent (for the event log
+/// and the latency figures).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PfcEvent {
@@ -437,11 +439,18 @@ pub struct PfcEvent {
     pub port: u8,
     /// Priority to pause / resume.
     pub prio: u8,
-    pub _pad: u8,
+    /// [`PFC_EV_SENT`] or 0.
+    pub flags: u8,
     /// Pause time in quanta (0 for XON).
     pub quanta: u16,
     pub _pad2: u16,
+    /// With [`PFC_EV_SENT`]: when the data plane handed the frame to the
+    /// port (bpf_ktime_get_ns); else 0.
+    pub sent_ns: u64,
 }
+
+/// `PfcEvent::flags`: the data plane sent this frame itself.
+pub const PFC_EV_SENT: u8 = 1;
 
 /// The event for a PFC action, if any.
 #[inline(always)]
@@ -457,11 +466,107 @@ pub fn pfc_event(now_ns: u64, port: u8, prio: u8, a: PfcAction) -> Option<PfcEve
         kind,
         port,
         prio,
-        _pad: 0,
+        flags: 0,
         quanta,
         _pad2: 0,
+        sent_ns: 0,
     })
 }
+
+/// How the data plane's packet path sends a PFC frame: the packet that
+/// caused the decision is redirected with `BPF_F_BROADCAST` to a devmap of
+/// every model port, carrying this record as XDP metadata; each copy's
+/// devmap program asks [`pfc_copy_fate`] what to do with it. Metadata, not a
+/// per-CPU scratch: devmap programs run at the flush, after later packets
+/// of the same batch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcMeta {
+    /// When the model decided (for the latency record).
+    pub time_ns: u64,
+    /// [`PFC_META_MAGIC`]: a copy without it is not ours and is dropped.
+    pub magic: u32,
+    /// Port (id) out of which the PFC frame goes: the packet's ingress.
+    pub pfc_port: u16,
+    /// Port (id) the packet itself leaves by; [`PFC_NO_DATA`] when the
+    /// packet is dropped and only the PFC frame goes out.
+    pub data_port: u16,
+    /// Priority paused / resumed.
+    pub prio: u8,
+    /// [`PFC_EV_XOFF`], [`PFC_EV_REFRESH`] or [`PFC_EV_XON`].
+    pub kind: u8,
+    /// Pause time in quanta (0 for XON).
+    pub quanta: u16,
+}
+
+/// `PfcMeta::magic` ("PFC1").
+pub const PFC_META_MAGIC: u32 = 0x5046_4331;
+/// `PfcMeta::data_port` of a packet that is dropped.
+pub const PFC_NO_DATA: u16 = 0xffff;
+
+/// What a broadcast copy becomes on its egress port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyFate {
+    /// The packet itself, on its way out.
+    Data,
+    /// Rewritten into the 802.1Qbb frame of the decision.
+    Pfc,
+    /// Any other port's copy.
+    Drop,
+}
+
+/// The fate of a broadcast copy leaving by port `egress` (id).
+#[inline(always)]
+pub fn pfc_copy_fate(m: &PfcMeta, egress: u16) -> CopyFate {
+    if m.magic != PFC_META_MAGIC {
+        CopyFate::Drop
+    } else if egress == m.pfc_port {
+        CopyFate::Pfc
+    } else if egress == m.data_port {
+        CopyFate::Data
+    } else {
+        CopyFate::Drop
+    }
+}
+
+impl PfcMeta {
+    /// The decision it carries, as sent at `sent_ns` (the record the data
+    /// plane leaves for the controller).
+    #[inline(always)]
+    pub fn sent_event(&self, sent_ns: u64) -> PfcEvent {
+        PfcEvent {
+            time_ns: self.time_ns,
+            kind: self.kind,
+            port: self.pfc_port as u8,
+            prio: self.prio,
+            flags: PFC_EV_SENT,
+            quanta: self.quanta,
+            _pad2: 0,
+            sent_ns,
+        }
+    }
+
+    /// The metadata of an event, for a packet leaving by `data_port`.
+    #[inline(always)]
+    pub fn of(ev: &PfcEvent, data_port: u16) -> PfcMeta {
+        PfcMeta {
+            time_ns: ev.time_ns,
+            magic: PFC_META_MAGIC,
+            pfc_port: u16::from(ev.port),
+            data_port,
+            prio: ev.prio & 7,
+            kind: ev.kind,
+            quanta: ev.quanta,
+        }
+    }
+}
+
+/// Where a PFC decision is sent from (`PFC_PATH` entry 0, written by the
+/// controller): the data plane itself, or the controller's AF_PACKET
+/// sender through the ring buffer (the fallback, where the kernel lacks
+/// devmap programs or live-frame test runs).
+pub const PFC_PATH_USERSPACE: u32 = 0;
+pub const PFC_PATH_DATAPLANE: u32 = 1;
 
 /// Lossless-stage counters per port (per-CPU array indexed by port id):
 /// ECN marks, WRED drops and buffer drops count on the egress port's
@@ -493,6 +598,13 @@ pub struct LosslessCounters {
     pub busy_queue: u64,
     pub busy_pg: u64,
     pub busy_stage: u64,
+    /// PFC frames the data plane wrote and handed to this port (its own
+    /// emitters: devmap program, timer program).
+    pub pfc_sent_dp: u64,
+    /// PFC frames the data plane decided but could not send itself (frame
+    /// not resizable, redirect refused, timer queue full); the first two
+    /// go to the controller's fallback sender instead.
+    pub pfc_send_fail: u64,
 }
 
 /// Why the data plane's packet path could not account in the model
@@ -525,6 +637,8 @@ impl LosslessCounters {
         busy_queue: 0,
         busy_pg: 0,
         busy_stage: 0,
+        pfc_sent_dp: 0,
+        pfc_send_fail: 0,
     };
 
     pub fn accumulate(&mut self, o: &LosslessCounters) {
@@ -546,6 +660,8 @@ impl LosslessCounters {
         self.busy_queue += o.busy_queue;
         self.busy_pg += o.busy_pg;
         self.busy_stage += o.busy_stage;
+        self.pfc_sent_dp += o.pfc_sent_dp;
+        self.pfc_send_fail += o.pfc_send_fail;
     }
 
     /// Counts one packet-path event the model could not account.
@@ -642,10 +758,11 @@ pub fn books(queues: &[EgressQueue], rows: &[TcRow], pool: &SharedPool) -> Resul
 
 const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
 const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8 + NUM_TC);
-const _: () = assert!(core::mem::size_of::<PfcEvent>() == 16);
+const _: () = assert!(core::mem::size_of::<PfcEvent>() == 24);
 const _: () = assert!(core::mem::size_of::<PauseStat>() == 32);
 const _: () = assert!(core::mem::size_of::<WdStat>() == 24);
-const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 6));
+const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 8));
+const _: () = assert!(core::mem::size_of::<PfcMeta>() == 24);
 
 #[cfg(feature = "user")]
 mod pod {

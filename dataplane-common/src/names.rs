@@ -70,9 +70,21 @@ pub mod map {
     pub const BENCH_FWD_MACS: &str = "BENCH_FWD_MACS";
     /// The minimal forwarder's egress port.
     pub const BENCH_FWD_TX: &str = "BENCH_FWD_TX";
+    /// Where PFC frames are sent from: the data plane or the controller.
+    pub const PFC_PATH: &str = "PFC_PATH";
+    /// Every model port with `xdp_devmap_pfc`: the packet path's broadcast.
+    pub const PFC_BCAST: &str = "PFC_BCAST";
+    /// The timer's PFC decisions, for the controller's timer thread.
+    pub const PFC_QUEUE: &str = "PFC_QUEUE";
+    /// How many decisions the last tick queued.
+    pub const PFC_QUEUED: &str = "PFC_QUEUED";
+    /// The packet path's PFC decision on its way to the broadcast (per CPU).
+    pub const PFC_DECISION: &str = "PFC_DECISION";
+    /// Each port's own MAC (PFC source).
+    pub const PORT_MACS: &str = "PORT_MACS";
 
     /// Every map of the object.
-    pub const ALL: [&str; 30] = [
+    pub const ALL: [&str; 36] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -103,6 +115,12 @@ pub mod map {
         BENCH_SINK,
         BENCH_FWD_MACS,
         BENCH_FWD_TX,
+        PFC_PATH,
+        PFC_BCAST,
+        PFC_QUEUE,
+        PFC_QUEUED,
+        PFC_DECISION,
+        PORT_MACS,
     ];
 }
 
@@ -130,9 +148,11 @@ pub mod prog {
     pub const XDP_BENCH_SINK: &str = "xdp_bench_sink";
     /// Benchmark limit: a minimal forwarder (MAC rewrite, fixed redirect).
     pub const XDP_BENCH_FORWARD: &str = "xdp_bench_forward";
+    /// Devmap egress program of `PFC_BCAST`: packet copy, PFC frame or drop.
+    pub const XDP_DEVMAP_PFC: &str = "xdp_devmap_pfc";
 
     /// Every program of the object.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 12] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -144,5 +164,6 @@ pub mod prog {
         XDP_BENCH_TX,
         XDP_BENCH_SINK,
         XDP_BENCH_FORWARD,
+        XDP_DEVMAP_PFC,
     ];
 }

@@ -34,6 +34,9 @@ pub enum Reason {
     Local = 21,
     /// An 802.3x/802.1Qbb MAC-control frame, consumed by the port.
     MacControl = 22,
+    /// The next hop's neighbour (ARP/ND) is not resolved yet: the kernel
+    /// routes the frame and resolves it.
+    Unresolved = 23,
     /// No route for the destination.
     NoRoute = 32,
     /// The route's group has no live member.
@@ -56,7 +59,7 @@ const _: () = assert!(PARSE_ERROR_COUNT <= Reason::Classified as usize);
 
 impl Reason {
     /// Every reason, in code order.
-    pub const ALL: [Reason; 15] = [
+    pub const ALL: [Reason; 16] = [
         Reason::Classified,
         Reason::UnknownPort,
         Reason::NotIp,
@@ -64,6 +67,7 @@ impl Reason {
         Reason::TtlExpired,
         Reason::Local,
         Reason::MacControl,
+        Reason::Unresolved,
         Reason::NoRoute,
         Reason::NoLiveMember,
         Reason::NoNeighbour,
@@ -89,6 +93,7 @@ impl Reason {
             Reason::TtlExpired => "ttl_expired",
             Reason::Local => "local",
             Reason::MacControl => "mac_control",
+            Reason::Unresolved => "unresolved",
             Reason::NoRoute => "no_route",
             Reason::NoLiveMember => "no_live_member",
             Reason::NoNeighbour => "no_neighbour",

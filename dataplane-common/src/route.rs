@@ -27,10 +27,41 @@ pub struct RouteEntry {
     pub id: u16,
 }
 
+/// Route table capacity (LPM tries hold entries on demand: an empty
+/// table costs nothing).
+pub const ROUTES_V4_CAPACITY: u32 = 131072;
+pub const ROUTES_V6_CAPACITY: u32 = 32768;
+
 /// Next hops the data plane can send to.
 pub const MAX_NEXTHOPS: u32 = 256;
 /// Next-hop groups.
 pub const MAX_GROUPS: u32 = 64;
+
+/// [`NextHop::valid`]: usable.
+pub const NH_VALID: u8 = 1;
+/// [`NextHop::valid`]: the neighbour is not resolved yet; frames go to the
+/// kernel (which resolves it and routes them), counted `pass_unresolved`.
+pub const NH_UNRESOLVED: u8 = 2;
+
+/// What to do with a frame routed to a next hop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NhVerdict {
+    Send,
+    /// To the kernel: the neighbour is being resolved.
+    Unresolved,
+    /// No usable next hop.
+    Drop,
+}
+
+/// The next hop's verdict (`None`: no entry).
+#[inline(always)]
+pub fn nexthop_verdict(nh: Option<&NextHop>) -> NhVerdict {
+    match nh {
+        Some(n) if n.valid == NH_VALID => NhVerdict::Send,
+        Some(n) if n.valid == NH_UNRESOLVED => NhVerdict::Unresolved,
+        _ => NhVerdict::Drop,
+    }
+}
 
 /// A resolved neighbour: where and how to send.
 #[repr(C)]
@@ -44,7 +75,8 @@ pub struct NextHop {
     pub ifindex: u32,
     /// Egress port id (counters, rate estimator, devmap key).
     pub port_id: u16,
-    /// 1 when usable.
+    /// [`NH_VALID`] when usable, [`NH_UNRESOLVED`] while the neighbour
+    /// resolves; anything else: not usable.
     pub valid: u8,
     pub _pad: u8,
 }
@@ -149,6 +181,8 @@ pub struct FwdCounters {
     pub drop_no_member: u64,
     pub drop_no_neighbour: u64,
     pub drop_redirect: u64,
+    /// Handed to the kernel: the next hop's neighbour is not resolved.
+    pub pass_unresolved: u64,
 }
 
 impl FwdCounters {
@@ -164,6 +198,7 @@ impl FwdCounters {
         drop_no_member: 0,
         drop_no_neighbour: 0,
         drop_redirect: 0,
+        pass_unresolved: 0,
     };
 
     /// Adds `o` field by field (summing per-CPU copies).
@@ -183,6 +218,7 @@ impl FwdCounters {
         self.drop_no_member += o.drop_no_member;
         self.drop_no_neighbour += o.drop_no_neighbour;
         self.drop_redirect += o.drop_redirect;
+        self.pass_unresolved += o.pass_unresolved;
     }
 }
 
@@ -197,7 +233,7 @@ pub fn count_not_routed(c: &mut FwdCounters, why: NotRouted) {
     }
 }
 
-const _: () = assert!(core::mem::size_of::<FwdCounters>() == 8 * (16 + 9));
+const _: () = assert!(core::mem::size_of::<FwdCounters>() == 8 * (16 + 10));
 const _: () = assert!(core::mem::size_of::<RouteEntry>() == 4);
 const _: () = assert!(core::mem::size_of::<NextHop>() == 20);
 

@@ -551,3 +551,49 @@ fn a_busy_event_counts_in_model_busy_and_in_its_cause() {
         (8, 4, 2, 2)
     );
 }
+
+/// The fate of each copy of a broadcast that carries a PFC decision.
+mod pfc_copy {
+    use super::*;
+
+    fn meta(pfc_port: u16, data_port: u16) -> PfcMeta {
+        let ev = pfc_event(7, pfc_port as u8, 3, PfcAction::SendXoff { quanta: 0xffff }).unwrap();
+        PfcMeta::of(&ev, data_port)
+    }
+
+    #[test]
+    fn ingress_copy_is_the_pfc_frame_egress_copy_the_packet_others_drop() {
+        let m = meta(1, 4);
+        assert_eq!(pfc_copy_fate(&m, 1), CopyFate::Pfc);
+        assert_eq!(pfc_copy_fate(&m, 4), CopyFate::Data);
+        for p in [0u16, 2, 3, 5, 15] {
+            assert_eq!(pfc_copy_fate(&m, p), CopyFate::Drop);
+        }
+    }
+
+    #[test]
+    fn dropped_packet_leaves_only_the_pfc_frame() {
+        let m = meta(2, PFC_NO_DATA);
+        assert_eq!(pfc_copy_fate(&m, 2), CopyFate::Pfc);
+        assert!((0..16u16)
+            .filter(|&p| p != 2)
+            .all(|p| pfc_copy_fate(&m, p) == CopyFate::Drop));
+    }
+
+    #[test]
+    fn a_copy_without_our_magic_is_dropped() {
+        let mut m = meta(1, 4);
+        m.magic = 0;
+        assert!((0..16u16).all(|p| pfc_copy_fate(&m, p) == CopyFate::Drop));
+    }
+
+    #[test]
+    fn meta_carries_the_decision() {
+        let ev = pfc_event(9, 5, 4, PfcAction::SendXon).unwrap();
+        let m = PfcMeta::of(&ev, 6);
+        assert_eq!(
+            (m.pfc_port, m.data_port, m.prio, m.kind, m.quanta),
+            (5, 6, 4, PFC_EV_XON, 0)
+        );
+    }
+}

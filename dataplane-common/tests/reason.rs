@@ -17,7 +17,7 @@ fn codes_are_unique_ordered_and_named_once() {
         assert_eq!(code_name(malformed(e)), e.name());
         assert_eq!(Reason::from_code(malformed(e)), None);
     }
-    let mut names: [&str; 30] = [""; 30];
+    let mut names = vec![""; ParseError::ALL.len() + Reason::ALL.len()];
     let all = ParseError::ALL
         .iter()
         .map(|e| e.name())

@@ -620,3 +620,61 @@ mod packet_reads {
         assert_eq!(other.quanta_for_prio(3), None);
     }
 }
+
+/// The one writer of PFC frames (`macctl::pfc_frame_bytes`), held to the
+/// 802.1Qbb layout byte by byte and to the generic frame builder.
+mod pfc_frame_writer {
+    use super::*;
+    use dataplane_common::parse::{parse, L3};
+
+    const SRC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x07];
+
+    #[test]
+    fn xoff_for_priority_3_is_exactly_the_802_1qbb_frame() {
+        let f = macctl::pfc_decision_frame(SRC, 3, 0xffff);
+        let want = unhex(concat!(
+            "0180c2000001",                                         // destination
+            "020000000107",                                         // source: the port's MAC
+            "8808",                                                 // MAC control
+            "0101",                                                 // PFC opcode
+            "0008",                                                 // class-enable: priority 3
+            "000000000000ffff0000000000000000",                     // times: priority 3 = 0xffff
+            "0000000000000000000000000000000000000000000000000000", // padding
+        ));
+        assert_eq!(want.len(), macctl::MIN_FRAME);
+        assert_eq!(f.to_vec(), want);
+    }
+
+    #[test]
+    fn xon_has_its_enable_bit_and_time_zero() {
+        let f = macctl::pfc_decision_frame(SRC, 4, 0);
+        assert_eq!(&f[16..18], &[0x00, 0x10]);
+        assert!(f[18..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn equals_the_builder_and_parses_back() {
+        for prio in 0..8u8 {
+            for q in [0u16, 1, 0x1234, 0xffff] {
+                let f = macctl::pfc_decision_frame(SRC, prio, q);
+                let mut times = [0u16; 8];
+                times[prio as usize] = q;
+                assert_eq!(f.to_vec(), build::pfc_frame(SRC, 1 << prio, times));
+                let p = parse(&f[..]).unwrap();
+                assert_eq!(p.l3, L3::MacControl);
+                assert_eq!(p.mac_ctl.quanta_for_prio(prio as usize), Some(q));
+                for other in (0..8).filter(|&o| o != prio as usize) {
+                    assert_eq!(p.mac_ctl.quanta_for_prio(other), None);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn priority_is_masked_to_0_7() {
+        assert_eq!(
+            macctl::pfc_decision_frame(SRC, 11, 5),
+            macctl::pfc_decision_frame(SRC, 3, 5)
+        );
+    }
+}

@@ -43,4 +43,6 @@ pub use error::{ConfigError, FieldError};
 pub use group::{group_value, hash_placement};
 pub use plan::*;
 pub use schema::*;
-pub use values::{parse_mac, parse_pfc_enable, parse_prefix, parse_speed, DEFAULT_SPEED_MBPS};
+pub use values::{
+    check_instance_name, parse_mac, parse_pfc_enable, parse_prefix, parse_speed, DEFAULT_SPEED_MBPS,
+};

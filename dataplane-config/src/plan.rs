@@ -63,11 +63,47 @@ pub struct RoutePlan {
     pub target: Target,
 }
 
+/// Who sends the PFC frames the buffer model decides (`[buffer] pfc_tx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PfcTx {
+    /// The data plane where the kernel can (devmap programs, live-frame
+    /// test runs), else the controller.
+    Auto,
+    /// The data plane; `up` fails where the kernel cannot.
+    DataPlane,
+    /// The controller's AF_PACKET sender (ring buffer, real-time thread).
+    Userspace,
+}
+
+/// Default `response_us` with the data plane sending PFC: above the p99
+/// decision-to-wire time `dataplane-pfcbench` measured for this path
+/// (`pfc.dp.emit_latency_p99_us`, README's benchmark table), with margin.
+pub const RESPONSE_US_DATAPLANE: i64 = 50;
+/// Default `response_us` with the controller sending PFC: above the p99
+/// `dataplane-pfcbench` measured for this path on the 2-vCPU reference
+/// machine (p50 19 us, p99 72-336 us over runs: a woken thread's tail).
+pub const RESPONSE_US_USERSPACE: i64 = 150;
+
+impl PfcTx {
+    /// The headroom's default response time for this choice (`Auto`
+    /// assumes the data plane; `up` re-plans if it falls back).
+    pub fn default_response_us(self) -> i64 {
+        match self {
+            PfcTx::Auto | PfcTx::DataPlane => RESPONSE_US_DATAPLANE,
+            PfcTx::Userspace => RESPONSE_US_USERSPACE,
+        }
+    }
+}
+
 /// The buffer model's tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BufferPlan {
     pub pool_size: u32,
     pub tick_ns: u64,
+    /// Who sends PFC frames.
+    pub pfc_tx: PfcTx,
+    /// The PFC decision-to-wire time the headroom covers, ns.
+    pub response_ns: u64,
     /// Per port (index = port id).
     pub ports: Vec<dataplane_common::buffer::PortBuffer>,
     /// Headroom per port and how it was obtained.
@@ -90,12 +126,41 @@ pub struct Plan {
     pub nexthops: Vec<NextHopPlan>,
     pub groups: Vec<GroupPlan>,
     pub routes: Vec<RoutePlan>,
+    /// `[routing]`: routes learned from the kernel, when configured.
+    pub routing: Option<RoutingPlan>,
+}
+
+/// Route table sizes of the data plane's LPM tries as compiled (without
+/// `[routing]`); `[routing] max_routes_*` sets them at load, up to
+/// [`ROUTES_V4_MAX`] / [`ROUTES_V6_MAX`].
+pub use dataplane_common::route::{ROUTES_V4_CAPACITY, ROUTES_V6_CAPACITY};
+/// The largest route tables `[routing]` may ask for (LPM tries allocate per
+/// entry, so a large table costs only what it holds).
+pub const ROUTES_V4_MAX: u32 = 1 << 22;
+pub const ROUTES_V6_MAX: u32 = 1 << 20;
+
+/// `[routing] source = "kernel"`: the policy of routes learned from the
+/// kernel FIB.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutingPlan {
+    /// Kernel routing table followed (254 = main).
+    pub table: u32,
+    /// Mode (index into [`MODES`]) of learned multipath groups.
+    pub default_mode: u8,
+    pub flowlet_timeout_ns: u32,
+    /// Route table sizes (IPv4, IPv6), set at load: routes beyond them are
+    /// counted, not written.
+    pub max_routes_v4: u32,
+    pub max_routes_v6: u32,
+    /// Per-prefix mode overrides (address, length, mode index).
+    pub policy: Vec<(std::net::IpAddr, u8, u8)>,
 }
 
 impl Plan {
-    /// Routing is on when the config has routes: ports then run
+    /// Routing is on when the config has routes (or learns them from the
+    /// kernel, `[routing]`): ports then run
     /// `xdp_forward` instead of `xdp_classify`.
     pub fn forwarding(&self) -> bool {
-        !self.routes.is_empty()
+        !self.routes.is_empty() || self.routing.is_some()
     }
 }

@@ -34,6 +34,58 @@ pub struct Config {
     pub wred_profile: BTreeMap<String, WredSection>,
     /// The PFC watchdog (SONiC pfcwd) on every lossless queue; absent: off.
     pub pfcwd: Option<PfcwdSection>,
+    /// Routes from the kernel's FIB (`source = "kernel"`); absent: static
+    /// routes only.
+    pub routing: Option<RoutingSection>,
+}
+
+/// `[routing]`: where routes come from and the policy of learned groups.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSection {
+    /// `kernel` (follow the kernel FIB over netlink) or `static`.
+    #[serde(default = "default_routing_source")]
+    pub source: String,
+    /// Kernel routing table to follow (254 = main).
+    #[serde(default = "default_routing_table")]
+    pub table: i64,
+    /// Load-balancing mode of learned multipath groups.
+    #[serde(default = "default_routing_mode")]
+    pub default_mode: String,
+    #[serde(default = "default_flowlet_us")]
+    pub flowlet_timeout_us: i64,
+    /// Route table sizes of the data plane (IPv4, IPv6 prefixes).
+    #[serde(default = "default_max_v4")]
+    pub max_routes_v4: i64,
+    #[serde(default = "default_max_v6")]
+    pub max_routes_v6: i64,
+    /// Per-prefix mode overrides: a learned route inside `prefix` (longest
+    /// match) gets `mode`.
+    #[serde(default)]
+    pub policy: Vec<RoutingPolicySection>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingPolicySection {
+    pub prefix: String,
+    pub mode: String,
+}
+
+fn default_routing_source() -> String {
+    "kernel".into()
+}
+fn default_routing_table() -> i64 {
+    254
+}
+fn default_routing_mode() -> String {
+    "hash".into()
+}
+fn default_max_v4() -> i64 {
+    131072
+}
+fn default_max_v6() -> i64 {
+    32768
 }
 
 /// `[pfcwd]` with SONiC's defaults.
@@ -81,8 +133,15 @@ pub struct BufferSection {
     pub mtu: i64,
     #[serde(default = "default_cable")]
     pub cable_length_m: i64,
-    #[serde(default = "default_response_us")]
-    pub response_us: i64,
+    /// PFC decision-to-wire time the headroom covers; default: the measured
+    /// p99 of the emission path (`pfc_tx`) with a margin.
+    #[serde(default)]
+    pub response_us: Option<i64>,
+    /// Who sends PFC frames: "auto" (the default: the data plane where the
+    /// kernel can, else the controller), "dataplane", "userspace" (the
+    /// controller's AF_PACKET sender).
+    #[serde(default = "default_pfc_tx")]
+    pub pfc_tx: String,
     /// Period of the model's timer (drain of quiet queues, XON, refresh).
     #[serde(default = "default_tick_us")]
     pub tick_us: i64,
@@ -103,11 +162,8 @@ fn default_mtu() -> i64 {
 fn default_cable() -> i64 {
     5
 }
-/// Default PFC decision-to-wire time the headroom must cover: above the p99
-/// measured by `dataplane-pfcbench` on the 2-vCPU reference machine
-/// (p50 19 us, p99 146 us).
-fn default_response_us() -> i64 {
-    150
+fn default_pfc_tx() -> String {
+    "auto".into()
 }
 fn default_tick_us() -> i64 {
     200

@@ -42,6 +42,22 @@ pub fn parse_speed(v: &toml::Value) -> Option<u32> {
     (1..=1_600_000).contains(&mbps).then_some(mbps as u32)
 }
 
+/// An instance name (`[switch] name`, `--instance`): it names the pin
+/// directory `/sys/fs/bpf/dataplane/<name>` and the lock file, so 1-64
+/// characters from `[A-Za-z0-9_-]` (no `/`, no `..`).
+pub fn check_instance_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("expected 1-64 characters from [A-Za-z0-9_-] (it names the pin directory), got {name:?}"))
+    }
+}
+
 /// FNV-1a, for the default per-switch hash seed.
 pub(crate) fn fnv1a(b: &[u8]) -> u32 {
     b.iter().fold(0x811c_9dc5u32, |h, &x| {

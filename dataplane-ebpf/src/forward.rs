@@ -10,8 +10,8 @@ use dataplane_common::{
     parse::{Parsed, L3},
     reason::Reason,
     route::{
-        count_not_routed, ipv4_ttl_decrement, pre_route, NextHop, NotRouted, ROUTE_GROUP,
-        ROUTE_LOCAL, ROUTE_NEXTHOP,
+        count_not_routed, ipv4_ttl_decrement, nexthop_verdict, pre_route, NextHop, NhVerdict,
+        NotRouted, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
 };
@@ -84,8 +84,14 @@ pub fn forward(
         }
     };
     // SAFETY: read-only use; hash-map updates replace entries whole.
-    let nh: NextHop = match unsafe { NEXTHOPS.get(&u32::from(nh_id)) } {
-        Some(nh) if nh.valid != 0 => *nh,
+    let entry = unsafe { NEXTHOPS.get(&u32::from(nh_id)) };
+    let nh: NextHop = match (nexthop_verdict(entry), entry) {
+        (NhVerdict::Send, Some(nh)) => *nh,
+        (NhVerdict::Unresolved, _) => {
+            // the kernel routes it and resolves the neighbour
+            rx.pass_unresolved += 1;
+            return xdp_action::XDP_PASS;
+        }
         _ => {
             rx.drop_no_neighbour += 1;
             return crate::snapshot::drop_frame(ctx, cfg.port_id, Reason::NoNeighbour.code());
@@ -136,22 +142,28 @@ pub fn forward(
     finish(&ec)
 }
 
+/// Rate estimator and counters of a routed packet that was redirected.
+#[inline(always)]
+pub fn sent(ec: &EgressCtx) {
+    let len = u64::from(ec.len);
+    // only what leaves counts as load
+    crate::balance::sent(ec.out_port, len, ec.now);
+    if let Some(rx) = fwd_counters(ec.in_port) {
+        rx.rx_routed += 1;
+    }
+    if let Some(tx) = fwd_counters(ec.out_port) {
+        let tc = (ec.tc & 7) as usize;
+        tx.tx_tc_pkts[tc] += 1;
+        tx.tx_tc_bytes[tc] += len;
+    }
+}
+
 /// Rate estimator, redirect and counters of a routed packet.
 #[inline(always)]
 pub fn finish(ec: &EgressCtx) -> u32 {
-    let len = u64::from(ec.len);
     match TX_PORTS.redirect(u32::from(ec.out_port), 0) {
         Ok(action) => {
-            // only what leaves counts as load
-            crate::balance::sent(ec.out_port, len, ec.now);
-            if let Some(rx) = fwd_counters(ec.in_port) {
-                rx.rx_routed += 1;
-            }
-            if let Some(tx) = fwd_counters(ec.out_port) {
-                let tc = (ec.tc & 7) as usize;
-                tx.tx_tc_pkts[tc] += 1;
-                tx.tx_tc_bytes[tc] += len;
-            }
+            sent(ec);
             action
         }
         Err(_) => {

@@ -18,13 +18,13 @@ use core::intrinsics::{atomic_cxchg, atomic_xadd, atomic_xchg, AtomicOrdering};
 use aya_ebpf::{
     helpers::{bpf_get_prandom_u32, bpf_ktime_get_ns},
     macros::map,
-    maps::{Array, PerCpuArray, RingBuf},
+    maps::{Array, PerCpuArray},
 };
 use dataplane_common::{
     buffer::{
         arrival_admit, arrival_drain, arrival_wred, pfc_event, pfc_rx_queue, pg_lock, queue_lock,
-        storm_queue, tick_pg, Arrival, BufVerdict, Busy, LosslessCounters, PauseStat, PortBuffer,
-        TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
+        storm_queue, tick_pg, Arrival, BufVerdict, Busy, LosslessCounters, PauseStat, PfcEvent,
+        PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
     },
     lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
     maps::MAX_PORTS,
@@ -64,9 +64,6 @@ static PAUSE_STATS: Array<PauseStat> = Array::with_max_entries((MODEL_PORTS * NU
 /// only (kept here so they are pinned with the rest).
 #[map]
 static WD_STATS: Array<WdStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
-/// PFC frames for the controller to send.
-#[map]
-static PFC_EVENTS: RingBuf = RingBuf::with_byte_size(64 * 1024, 0);
 /// Lossless counters per port (per CPU).
 #[map]
 static LOSSLESS_COUNTERS: PerCpuArray<LosslessCounters> =
@@ -231,19 +228,20 @@ pub(crate) fn counters(port: u16) -> Option<&'static mut LosslessCounters> {
         .map(|p| unsafe { &mut *p })
 }
 
+/// Counts a PFC decision for port `port` and gives its event, if any (sent
+/// by `pfc_tx`).
 #[inline(always)]
-fn emit(now: u64, port: u8, prio: u8, a: dataplane_common::lossless::PfcAction) {
-    if let Some(ev) = pfc_event(now, port, prio, a) {
-        if let Some(c) = counters(u16::from(port)) {
-            c.count_pfc(prio as usize, a);
-            if PFC_EVENTS
-                .output::<dataplane_common::buffer::PfcEvent>(&ev, 0)
-                .is_err()
-            {
-                c.event_lost += 1;
-            }
-        }
+fn decided(
+    now: u64,
+    port: u8,
+    prio: u8,
+    a: dataplane_common::lossless::PfcAction,
+) -> Option<PfcEvent> {
+    let ev = pfc_event(now, port, prio, a)?;
+    if let Some(c) = counters(u16::from(port)) {
+        c.count_pfc(prio as usize, a);
     }
+    Some(ev)
 }
 
 /// Whether a packet from `in_port` to `out_port` goes through the buffer
@@ -267,21 +265,38 @@ pub enum Egress {
     Drop(u8),
 }
 
+/// The model's verdict, and whether its arrival made a PFC decision for
+/// the ingress port (left in `pfc_tx::decision()` for `pfc_tx` to send).
+pub struct EgressOut {
+    pub verdict: Egress,
+    pub pfc: bool,
+}
+
+impl From<Egress> for EgressOut {
+    #[inline(always)]
+    fn from(verdict: Egress) -> Self {
+        EgressOut {
+            verdict,
+            pfc: false,
+        }
+    }
+}
+
 /// Runs the buffer model for a packet from port `in_port` to `out_port`;
 /// marks CE in the packet when the model says so.
 #[inline(always)]
-pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
+pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
     // frames are at most 16 KiB (bounded so the verifier's ranges stay small)
     let (in_port, out_port, len) = (ec.in_port, ec.out_port, u64::from(ec.len & 0x3fff));
     let (ip, op) = (in_port as usize, out_port as usize);
     if ip >= MODEL_PORTS || op >= MODEL_PORTS {
-        return Egress::Forward;
+        return Egress::Forward.into();
     }
     let (Some(ib), Some(ob)) = (PORT_BUF.get(ip as u32), PORT_BUF.get(op as u32)) else {
-        return Egress::Forward;
+        return Egress::Forward.into();
     };
     if ib.enabled == 0 || ob.enabled == 0 {
-        return Egress::Forward;
+        return Egress::Forward.into();
     }
     let tc = (ec.tc as usize) & (NUM_TC - 1);
     let (Some(q), Some(row), Some(pool)) = (
@@ -289,7 +304,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
         TC_ROWS.get_ptr_mut(tc as u32),
         POOL.get_ptr_mut(0),
     ) else {
-        return Egress::Forward;
+        return Egress::Forward.into();
     };
     let qlock = queue_lock(op, tc);
     if ob.storm[tc] != STORM_NONE {
@@ -307,9 +322,9 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
             if let Some(c) = counters(out_port) {
                 c.wd_drop[tc] += 1;
             }
-            return Egress::Drop(Reason::PfcWatchdog.code());
+            return Egress::Drop(Reason::PfcWatchdog.code()).into();
         }
-        return Egress::Forward;
+        return Egress::Forward.into();
     }
     // The slot is re-read through a volatile load: the range check above
     // would otherwise let LLVM drop the `& (MODEL_PORTS - 1)` masks inside
@@ -332,12 +347,12 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
         if let Some(c) = counters(out_port) {
             c.count_busy(Busy::Queue);
         }
-        return Egress::Forward;
+        return Egress::Forward.into();
     };
     // the steps of `on_arrival`, each under the lock of what it touches
     let Some(p) = pending() else {
         unlock(l);
-        return Egress::Forward;
+        return Egress::Forward.into();
     };
     let slot = (slot as usize) & (MODEL_PORTS - 1);
     // SAFETY: the queue's lock is held; a map value; the per-CPU slot
@@ -368,7 +383,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
         if let Some(c) = counters(out_port) {
             c.count_busy(Busy::Pg);
         }
-        return Egress::Forward;
+        return Egress::Forward.into();
     };
     // SAFETY: the queue's and the PG's locks are held; map values. (A
     // release and WRED do not touch each other's state: the order is
@@ -385,23 +400,27 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
     });
     unlock(pl);
     unlock(l);
-    emit(now, ip as u8, tc as u8, d.pfc);
+    let pfc = match decided(now, ip as u8, tc as u8, d.pfc) {
+        Some(ev) => crate::pfc_tx::keep_decision(&ev),
+        None => false,
+    };
+    let out = |verdict| EgressOut { verdict, pfc };
     let Some(c) = counters(out_port) else {
-        return Egress::Forward;
+        return out(Egress::Forward);
     };
     match d.verdict {
         BufVerdict::Forward => {}
         BufVerdict::WredDrop => {
             c.wred_drop[tc] += 1;
-            return Egress::Drop(Reason::Wred.code());
+            return out(Egress::Drop(Reason::Wred.code()));
         }
         BufVerdict::NoBuffer(DropReason::SharedFull) => {
             c.drop_shared_full[tc] += 1;
-            return Egress::Drop(Reason::SharedBufferFull.code());
+            return out(Egress::Drop(Reason::SharedBufferFull.code()));
         }
         BufVerdict::NoBuffer(DropReason::HeadroomExhausted) => {
             c.drop_headroom[tc] += 1;
-            return Egress::Drop(Reason::HeadroomExhausted.code());
+            return out(Egress::Drop(Reason::HeadroomExhausted.code()));
         }
     }
     // routed frames are untagged or carry one tag: the L3 offset is 14 or 18
@@ -410,7 +429,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> Egress {
     if d.mark_ce && mark_ce(pkt, ec.l3, l3) {
         c.ecn_marked[tc] += 1;
     }
-    Egress::Forward
+    out(Egress::Forward)
 }
 
 /// Sets CE (IPv4: TOS and checksum; IPv6: traffic class). False when the
@@ -578,14 +597,18 @@ extern "C" fn tick_pfc(i: u64, now: *mut core::ffi::c_void) -> i64 {
         tick_pg(now, &mut *row, port, pb, tc, &p)
     };
     unlock(pl);
-    emit(now, port as u8, tc as u8, action);
+    if let Some(ev) = decided(now, port as u8, tc as u8, action) {
+        crate::pfc_tx::from_timer(&ev);
+    }
     0
 }
 
 /// One timer tick over every (port, TC): the queues drain (and storms
 /// flush), their bytes go back to the PGs, then each PG's PFC state.
+/// Returns `pfc_tx::timer_verdict`.
 #[inline(always)]
-pub fn tick() {
+pub fn tick() -> u32 {
+    crate::pfc_tx::timer_start();
     // SAFETY: helper without preconditions.
     let mut now = unsafe { bpf_ktime_get_ns() };
     // SAFETY: callback and context follow bpf_loop's contract.
@@ -608,4 +631,5 @@ pub fn tick() {
             0,
         )
     };
+    crate::pfc_tx::timer_verdict()
 }

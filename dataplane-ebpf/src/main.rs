@@ -13,6 +13,7 @@ mod balance;
 mod forward;
 mod lossless;
 mod packet;
+mod pfc_tx;
 mod snapshot;
 mod stages;
 mod tables;
@@ -181,18 +182,42 @@ pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
         return xdp_action::XDP_DROP;
     };
     let pkt = XdpPacket::new(&ctx);
-    if let lossless::Egress::Drop(reason) = lossless::egress(&pkt, &ec) {
+    let out = lossless::egress(&pkt, &ec);
+    let drop = match out.verdict {
+        lossless::Egress::Drop(reason) => Some(reason),
+        lossless::Egress::Forward => None,
+    };
+    if let (true, Some(ev)) = (out.pfc, pfc_tx::decision()) {
+        // the decision's PFC frame leaves with (or instead of) the packet
+        if let Ok(action) = pfc_tx::broadcast(&ctx, &ev, &ec, drop.is_some()) {
+            if drop.is_none() {
+                forward::sent(&ec);
+            }
+            return action;
+        }
+    }
+    if let Some(reason) = drop {
         return snapshot::drop_frame(&ctx, ec.in_port, reason);
     }
     forward::finish(&ec)
 }
 
+/// Egress program of every `PFC_BCAST` entry (a devmap program): of the
+/// copies of a packet that carries a PFC decision, passes the packet's own,
+/// turns the one for its ingress port into the 802.1Qbb frame, drops the
+/// rest.
+#[xdp(map = "devmap")]
+pub fn xdp_devmap_pfc(ctx: XdpContext) -> u32 {
+    pfc_tx::devmap_copy(&ctx)
+}
+
 /// Timer of the buffer model, run by the controller with BPF_PROG_RUN:
-/// drains quiet queues, sends XON / refreshes. Its frame is ignored.
+/// drains quiet queues, decides XON / refreshes. Its frame is ignored; it
+/// returns `XDP_TX` when it queued PFC frames (the controller's timer thread
+/// then sends them).
 #[xdp]
 pub fn xdp_lossless_tick(_ctx: XdpContext) -> u32 {
-    lossless::tick();
-    xdp_action::XDP_DROP
+    lossless::tick()
 }
 
 /// Benchmark baseline: returns at once.

@@ -7,16 +7,20 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     maps::MAX_PORTS,
-    route::{FwdCounters, NextHop, RouteEntry, MAX_NEXTHOPS},
+    route::{
+        FwdCounters, NextHop, RouteEntry, MAX_NEXTHOPS, ROUTES_V4_CAPACITY, ROUTES_V6_CAPACITY,
+    },
 };
 
 /// IPv4 routes (longest prefix match).
 #[map]
-pub(crate) static ROUTES_V4: LpmTrie<[u8; 4], RouteEntry> = LpmTrie::with_max_entries(16384, 0);
+pub(crate) static ROUTES_V4: LpmTrie<[u8; 4], RouteEntry> =
+    LpmTrie::with_max_entries(ROUTES_V4_CAPACITY, 0);
 
 /// IPv6 routes (longest prefix match).
 #[map]
-pub(crate) static ROUTES_V6: LpmTrie<[u8; 16], RouteEntry> = LpmTrie::with_max_entries(16384, 0);
+pub(crate) static ROUTES_V6: LpmTrie<[u8; 16], RouteEntry> =
+    LpmTrie::with_max_entries(ROUTES_V6_CAPACITY, 0);
 
 /// Next hops by index. A hash map so an update replaces an entry whole.
 #[map]

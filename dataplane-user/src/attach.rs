@@ -1,6 +1,6 @@
 //! Loading the programs, writing the tables, attaching, pinning.
 
-use crate::object::{check_pinned_layouts, load_object_pinned, object_maps};
+use crate::object::{check_pinned_layouts_sized, load_object_pinned_sized, object_maps};
 use crate::ports::{resolve_ports, Resolved};
 use crate::tables::write_tables;
 use dataplane_common::names;
@@ -50,6 +50,11 @@ pub struct Running {
     pub ports: Vec<Resolved>,
     /// A running data plane was adopted (not created).
     pub adopted: bool,
+    /// Ports whose pinned link could not take the new program (e.g. the
+    /// interface was recreated): detached and attached anew, not
+    /// atomically (frames in between took the kernel's path); with the
+    /// swap's error. Logged as a warning each.
+    pub non_atomic: Vec<(String, String)>,
 }
 
 impl Running {
@@ -66,14 +71,15 @@ impl Running {
             && std::fs::read_dir(&links_dir)
                 .map(|mut d| d.next().is_some())
                 .unwrap_or(false);
+        let sizes = crate::object::route_table_sizes(plan);
         if pin_dir.exists() {
-            check_pinned_layouts(&pin_dir)?;
+            check_pinned_layouts_sized(&pin_dir, &sizes)?;
         }
         std::fs::create_dir_all(&links_dir)
             .with_context(|| format!("creating {}", links_dir.display()))?;
         let fresh = !adopted;
         let started = (|| -> Result<Running> {
-            let mut bpf = load_object_pinned(&pin_dir)?;
+            let mut bpf = load_object_pinned_sized(&pin_dir, &sizes)?;
             write_tables(&mut bpf, plan, &resolved)?;
             let mut running = Running {
                 bpf,
@@ -82,6 +88,7 @@ impl Running {
                 program: names::prog::XDP_CLASSIFY,
                 ports: resolved.clone(),
                 adopted,
+                non_atomic: Vec::new(),
             };
             let prog_name = if plan.forwarding() {
                 names::prog::XDP_FORWARD
@@ -117,7 +124,13 @@ impl Running {
                                 .push((p.name.clone(), "kept, program swapped"));
                             continue;
                         }
-                        Err(_) => {
+                        Err(e) => {
+                            crate::log::warn(&format!(
+                                "{}: the program swap on its pinned link failed ({e:#}); detaching it and attaching anew, \
+                                 not atomically: frames arriving in between take the kernel's path",
+                                p.name
+                            ));
+                            running.non_atomic.push((p.name.clone(), format!("{e:#}")));
                             let _ = std::fs::remove_file(&pin);
                         }
                     }
@@ -190,6 +203,7 @@ pub fn down(instance: &str) -> Result<usize> {
     }
     let _ = std::fs::remove_file(crate::telemetry::events::log_path(instance));
     let _ = std::fs::remove_file(sys::reload_request(instance));
+    let _ = std::fs::remove_file(crate::routing::listing_path(instance));
     down_dir(&dir)
 }
 

@@ -12,6 +12,7 @@
 //! | [`lossless`] | buffer-model tables and timer, PFC emission, watchdog |
 //! | [`telemetry`] | counters, stats, metrics, drop events |
 //! | [`links`] | link-state notifications (netlink) |
+//! | [`routing`] | routes, neighbours, nexthop objects from the kernel (netlink) -> tables |
 //! | [`sys`] | interfaces, namespaces, bpffs, the instance lock |
 //! | [`log`] | levels, plain or JSON lines |
 
@@ -21,6 +22,7 @@ pub mod log;
 pub mod lossless;
 pub mod object;
 pub mod ports;
+pub mod routing;
 pub mod sys;
 pub mod tables;
 pub mod telemetry;

@@ -59,12 +59,33 @@ pub fn object_maps() -> Result<Vec<MapLayout>> {
     Ok(v)
 }
 
+/// Map sizes a configuration sets at load (`[routing] max_routes_*`: the
+/// route tables), as (map name, max entries).
+pub type MapSizes = Vec<(&'static str, u32)>;
+
+/// The object's maps with `sizes` applied.
+pub fn object_maps_sized(sizes: &[(&str, u32)]) -> Result<Vec<MapLayout>> {
+    let mut v = object_maps()?;
+    for m in &mut v {
+        if let Some((_, n)) = sizes.iter().find(|(name, _)| *name == m.0) {
+            m.4 = *n;
+        }
+    }
+    Ok(v)
+}
+
 /// Refuses to adopt pinned maps whose layout differs from this build's: a
 /// data plane of another version is running there, and reusing its maps
 /// would corrupt them.
 pub fn check_pinned_layouts(dir: &Path) -> Result<()> {
+    check_pinned_layouts_sized(dir, &[])
+}
+
+/// [`check_pinned_layouts`] against the layouts with `sizes` applied (a
+/// route table of another size is another layout: `down` first).
+pub fn check_pinned_layouts_sized(dir: &Path, sizes: &[(&str, u32)]) -> Result<()> {
     let mut bad = Vec::new();
-    for (name, ty, k, v, n) in object_maps()? {
+    for (name, ty, k, v, n) in object_maps_sized(sizes)? {
         let path = dir.join(&name);
         if !path.exists() {
             continue;
@@ -100,11 +121,19 @@ pub fn check_pinned_layouts(dir: &Path) -> Result<()> {
 /// there are reused (state, counters, flowlets and the buffer model
 /// survive), the others are created and pinned.
 pub fn load_object_pinned(dir: &Path) -> Result<Ebpf> {
+    load_object_pinned_sized(dir, &[])
+}
+
+/// [`load_object_pinned`] with the maps of `sizes` created at those sizes.
+pub fn load_object_pinned_sized(dir: &Path, sizes: &[(&str, u32)]) -> Result<Ebpf> {
     let names: Vec<String> = object_maps()?.into_iter().map(|m| m.0).collect();
     let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
     let mut loader = aya::EbpfLoader::new();
     for (n, p) in names.iter().zip(&paths) {
         loader.map_pin_path(n.as_str(), p.as_path());
+    }
+    for (n, size) in sizes {
+        loader.map_max_entries(n, *size);
     }
     let mut bpf = loader
         .load(EBPF_OBJECT)
@@ -119,4 +148,16 @@ pub fn load_object_pinned(dir: &Path) -> Result<Ebpf> {
             .with_context(|| format!("verifier rejected {name}"))?;
     }
     Ok(bpf)
+}
+
+/// The route tables' sizes a plan asks for: `[routing] max_routes_v4/v6`
+/// (none without `[routing]`: the compiled sizes).
+pub fn route_table_sizes(plan: &dataplane_config::Plan) -> MapSizes {
+    match &plan.routing {
+        Some(r) => vec![
+            (dataplane_common::names::map::ROUTES_V4, r.max_routes_v4),
+            (dataplane_common::names::map::ROUTES_V6, r.max_routes_v6),
+        ],
+        None => Vec::new(),
+    }
 }

@@ -264,3 +264,24 @@ pub fn prog_test_run(
         duration_ns: u32_at(36),
     })
 }
+
+/// Pops the next element of a BPF queue/stack map `fd`
+/// (BPF_MAP_LOOKUP_AND_DELETE_ELEM with no key), if any.
+pub fn queue_pop(fd: i32) -> Option<[u8; 64]> {
+    let mut value = [0u8; 64];
+    let mut attr = [0u8; 32];
+    attr[0..4].copy_from_slice(&(fd as u32).to_ne_bytes());
+    attr[16..24].copy_from_slice(&(value.as_mut_ptr() as u64).to_ne_bytes());
+    const BPF_MAP_LOOKUP_AND_DELETE_ELEM: libc::c_long = 21;
+    // SAFETY: bpf(2) with an attr of the documented layout; the value
+    // buffer is larger than any queue element of ours and outlives the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_MAP_LOOKUP_AND_DELETE_ELEM,
+            attr.as_mut_ptr(),
+            attr.len() as u32,
+        )
+    };
+    (rc == 0).then_some(value)
+}

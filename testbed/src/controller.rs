@@ -119,6 +119,11 @@ impl Controller {
         out
     }
 
+    /// The controller's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Waits up to `timeout` for a line containing `pat`; returns it.
     pub fn wait_for(&self, pat: &str, timeout: Duration, label: &str) -> Option<String> {
         let deadline = Instant::now() + timeout;
@@ -179,6 +184,22 @@ impl Controller {
         self.terminate();
         std::thread::sleep(Duration::from_millis(20));
         self.drain(label)
+    }
+
+    /// The config file it runs (a bare SIGHUP re-reads it).
+    pub fn config_path(&self) -> &Path {
+        &self.config
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends it `sig` (e.g. SIGHUP: reload its config file).
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: signalling our own child by its pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
     }
 
     /// Kills it (SIGKILL) without detaching anything, as a crash would.

@@ -155,6 +155,8 @@ pub struct Fabric {
     // Field order is drop order: controllers detach before their
     // namespaces go.
     controllers: Vec<Controller>,
+    /// FRR of every switch (`Routing::Bgp`), in switch order.
+    pub frr: Vec<crate::frr::Frr>,
     pub switches: Vec<SwitchRun>,
     switch_ns: Vec<Netns>,
     host_ns: Vec<Netns>,
@@ -176,16 +178,35 @@ impl Fabric {
         if tag.is_empty() || tag.len() > 12 || !tag.chars().all(|c| c.is_ascii_alphanumeric()) {
             bail!("tag {tag:?}: expected 1 to 12 letters or digits");
         }
+        let bgp = topo.routing == crate::topo::Routing::Bgp;
+        if bgp {
+            if let Some(why) = crate::frr::missing() {
+                bail!("--routing bgp: {why}");
+            }
+        }
         cleanup_stale();
         cleanup_stale_pins();
+        crate::frr::cleanup_stale();
         let switches = topo.switches();
         let hosts = topo.hosts();
         let mut switch_ns = Vec::new();
         for s in &switches {
             let ns = Netns::create(&format!("{tag}{}", s.name))?;
-            // the switch's kernel stays quiet: no IPv6 autoconfiguration,
-            // router solicitations or MLD reports on its ports
-            ns.disable_ipv6()?;
+            if bgp {
+                // a router: BGP unnumbered runs over IPv6 link-local
+                ns.exec(&[
+                    "sysctl",
+                    "-qw",
+                    "net.ipv4.ip_forward=1",
+                    "net.ipv6.conf.all.forwarding=1",
+                    "net.ipv4.conf.all.proxy_arp=1",
+                    "net.ipv4.conf.default.proxy_arp=1",
+                ])?;
+            } else {
+                // the switch's kernel stays quiet: no IPv6 autoconfiguration,
+                // router solicitations or MLD reports on its ports
+                ns.disable_ipv6()?;
+            }
             switch_ns.push(ns);
         }
         let mut host_ns = Vec::new();
@@ -262,9 +283,13 @@ impl Fabric {
                 "nodad",
             ])?;
         }
+        if bgp {
+            crate::frr::address_fabric(&topo, &switch_ns, &host_ns)?;
+        }
         let mut fabric = Fabric {
             topo: topo.clone(),
             controllers: Vec::new(),
+            frr: Vec::new(),
             switches: Vec::new(),
             switch_ns,
             host_ns,
@@ -272,6 +297,26 @@ impl Fabric {
             bin: bin.clone(),
             tag: tag.into(),
         };
+        if bgp {
+            for (i, s) in switches.iter().enumerate() {
+                check_interrupt()?;
+                let dir = std::env::temp_dir();
+                let text = crate::frr::config(
+                    &topo,
+                    s,
+                    &dir.join(format!(
+                        "dpt-frr-{}-{}",
+                        fabric.switch_ns[i].name,
+                        std::process::id()
+                    )),
+                );
+                fabric.frr.push(crate::frr::Frr::start(
+                    &fabric.switch_ns[i],
+                    &s.name,
+                    &text,
+                )?);
+            }
+        }
         for (i, s) in switches.iter().enumerate() {
             check_interrupt()?;
             let instance = fabric.instance(s);

@@ -122,6 +122,19 @@ pub struct Topology {
     pub response_us: u32,
     /// `[switch] hash_seed` of every switch.
     pub hash_seed: u32,
+    /// Where the switches' routes come from.
+    pub routing: Routing,
+}
+
+/// The fabric's control plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Routing {
+    /// Routes and neighbours in each switch's config.
+    #[default]
+    Static,
+    /// FRR (zebra + bgpd) in each switch namespace, eBGP unnumbered; the
+    /// controllers follow the kernel FIB (`[routing] source = "kernel"`).
+    Bgp,
 }
 
 impl Default for Topology {
@@ -151,6 +164,7 @@ impl Default for Topology {
             headroom_bytes: 256 * 1024,
             response_us: 2_000,
             hash_seed: 1,
+            routing: Routing::Static,
         }
     }
 }
@@ -552,6 +566,41 @@ impl Topology {
         out.port(name, mac_, mbps, &extra);
     }
 
+    /// With BGP: the ports and `[routing]` (routes from the kernel, groups
+    /// in the fabric's mode); no static next hop or route.
+    fn bgp_switch_ports(&self, out: &mut ConfigText, sw: &SwitchNode) {
+        let (s, l, h) = self.dims();
+        match sw.kind {
+            SwitchKind::Leaf => {
+                for x in self.hosts().into_iter().filter(|x| x.leaf == sw.index) {
+                    self.port(out, &format!("h{}", x.slot), x.gw_mac, x.mbps);
+                }
+                for sp in 0..s {
+                    self.port(
+                        out,
+                        &format!("s{sp}"),
+                        mac(1, sw.index, h + sp),
+                        self.uplink_mbps,
+                    );
+                }
+            }
+            SwitchKind::Spine => {
+                for leaf in 0..l {
+                    self.port(
+                        out,
+                        &format!("l{leaf}"),
+                        mac(2, sw.index, leaf),
+                        self.uplink_mbps,
+                    );
+                }
+            }
+        }
+        out.raw(&format!(
+            "[routing]\nsource = \"kernel\"\ndefault_mode = \"{}\"\nflowlet_timeout_us = {}\n\n",
+            self.lb_mode, self.flowlet_timeout_us
+        ));
+    }
+
     /// The `dataplane` config of switch `sw` with instance name `instance`.
     pub fn switch_config(&self, sw: &SwitchNode, instance: &str) -> String {
         let (s, l, h) = self.dims();
@@ -561,6 +610,10 @@ impl Topology {
             return out.0;
         }
         self.common_sections(&mut out, instance);
+        if self.routing == Routing::Bgp {
+            self.bgp_switch_ports(&mut out, sw);
+            return out.0;
+        }
         match sw.kind {
             SwitchKind::Leaf => {
                 let hosts: Vec<HostNode> = self

@@ -3,6 +3,7 @@
 //! Every command first runs `setup`, which installs what is missing and is
 //! quick when everything is present, so a fresh clone needs nothing else.
 
+mod fuzz;
 mod p4;
 mod setup;
 
@@ -43,6 +44,23 @@ enum Cmd {
     /// Set up, then run the demo: a switch and two hosts in network
     /// namespaces, RoCEv2 and PFC traffic, the switch's counters.
     Demo,
+    /// Run every fuzz target (libFuzzer, nightly) from the seed corpus;
+    /// executions and crashes go to target/bench/results.json
+    /// (`fuzz.<target>.execs`, `.crashes`). Fails when a target crashed.
+    Fuzz {
+        /// Seconds per target.
+        #[arg(long, default_value_t = 60, conflicts_with = "runs")]
+        seconds: u64,
+        /// Executions per target instead of a time.
+        #[arg(long)]
+        runs: Option<u64>,
+        /// Only this target.
+        #[arg(long)]
+        target: Option<String>,
+        /// Worker processes per target (libFuzzer -fork).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+    },
     /// The P4 targets.
     P4 {
         #[command(subcommand)]
@@ -80,7 +98,7 @@ pub fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn cargo() -> Command {
+pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
@@ -198,10 +216,33 @@ fn main() -> Result<()> {
             )?;
             println!("\n== fabric simulator (dataplane-sim, one core) ==");
             sim_bench(&out)?;
+            println!(
+                "\n== routes from the kernel: sync rate, memory, local repair, BGP convergence =="
+            );
+            run(
+                Command::new(root().join("target/release/dataplane-routebench")).args([
+                    "--dataplane",
+                    &dp,
+                    "--out",
+                    &out,
+                ]),
+            )?;
             println!("\nall figures: {out}");
             Ok(())
         }
         Cmd::P4 { cmd: P4Cmd::Test } => p4::test(),
+        Cmd::Fuzz {
+            seconds,
+            runs,
+            target,
+            jobs,
+        } => {
+            let budget = match runs {
+                Some(r) => fuzz::Budget::Runs(r),
+                None => fuzz::Budget::Seconds(seconds),
+            };
+            fuzz::fuzz(budget, target, jobs)
+        }
         Cmd::Demo => {
             setup::setup()?;
             setup::require_root("the demo creates network namespaces and loads eBPF programs")?;

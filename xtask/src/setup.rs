@@ -5,6 +5,7 @@
 //! | llvm-22-dev, libpolly-22-dev | bpf-linker links against LLVM 22     |
 //! | iproute2, ethtool            | namespaces and veth for the tests    |
 //! | tshark                       | independent decoder of captures      |
+//! | frr (zebra, bgpd)            | the BGP fabric of the routing tests  |
 //! | python3 + scapy (PyPI)       | independent RoCEv2/PFC decoder       |
 //! | rust-src for `nightly`       | build-std=core for bpfel-unknown-none|
 //! | bpf-linker 0.13 (LLVM 22)    | links the eBPF object                |
@@ -25,6 +26,7 @@ const APT_PACKAGES: &[&str] = &[
     "iproute2",
     "ethtool",
     "tshark",
+    "frr",
 ];
 const SCAPY: &str = "scapy==2.8.0";
 

@@ -215,13 +215,9 @@ impl<const N: usize> EgressQueueN<N> {
         let mut frac_mask: u64 = 0;
         i = 0;
         while i < N {
+            // (no early skip of empty slots: a branch per slot multiplies
+            // the paths the eBPF verifier walks past its limit)
             let c = u64::from(self.ingress[i & Self::SLOT_MASK]);
-            if c == 0 {
-                // an empty slot gives back nothing (no division for it)
-                released[i & Self::SLOT_MASK] = 0;
-                i += 1;
-                continue;
-            }
             let p = c * d;
             let mut r = p / total;
             if r > c {

@@ -83,3 +83,49 @@ pub fn quanta_to_nanos(quanta: u16, speed_mbps: u64) -> u64 {
     }
     u64::from(quanta) * 512_000 / speed_mbps
 }
+
+/// EtherType of MAC control frames.
+pub const ETHERTYPE: u16 = 0x8808;
+
+/// The whole 60-byte 802.1Qbb frame (no FCS) from `src`: destination
+/// [`DST_MAC`], EtherType 0x8808, opcode 0x0101, `class_enable`, the eight
+/// pause times, zero padding. The one writer of PFC frames: the data
+/// plane's emitters (devmap program, timer program) and the controller's
+/// AF_PACKET fallback all send these bytes.
+#[inline(always)]
+pub fn pfc_frame_bytes(src: [u8; 6], class_enable: u16, times: [u16; 8]) -> [u8; MIN_FRAME] {
+    let mut f = [0u8; MIN_FRAME];
+    let mut i = 0;
+    while i < 6 {
+        f[i] = DST_MAC[i];
+        f[6 + i] = src[i];
+        i += 1;
+    }
+    let et = ETHERTYPE.to_be_bytes();
+    f[12] = et[0];
+    f[13] = et[1];
+    let op = OPCODE_PFC.to_be_bytes();
+    f[14] = op[0];
+    f[15] = op[1];
+    let ce = class_enable.to_be_bytes();
+    f[16] = ce[0];
+    f[17] = ce[1];
+    let mut p = 0;
+    while p < 8 {
+        let t = times[p].to_be_bytes();
+        f[18 + 2 * p] = t[0];
+        f[19 + 2 * p] = t[1];
+        p += 1;
+    }
+    f
+}
+
+/// The frame of one PFC decision: class-enable bit `prio` set, its pause
+/// time `quanta` (0 = XON), every other time 0.
+#[inline(always)]
+pub fn pfc_decision_frame(src: [u8; 6], prio: u8, quanta: u16) -> [u8; MIN_FRAME] {
+    let prio = (prio & 7) as usize;
+    let mut times = [0u16; 8];
+    times[prio] = quanta;
+    pfc_frame_bytes(src, 1 << prio, times)
+}

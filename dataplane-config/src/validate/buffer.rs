@@ -35,6 +35,7 @@ struct Params {
     cable: u32,
     response_ns: u64,
     tick_ns: u64,
+    pfc_tx: PfcTx,
 }
 
 impl Config {
@@ -69,6 +70,8 @@ impl Config {
         Some(BufferPlan {
             pool_size: params.pool_size,
             tick_ns: params.tick_ns,
+            pfc_tx: params.pfc_tx,
+            response_ns: params.response_ns,
             ports: out,
             headroom: heads,
         })
@@ -147,6 +150,18 @@ fn wred_profile(base: &str, w: &WredSection, err: &mut impl FnMut(String, String
 
 /// `[buffer]`'s values, each in its range.
 fn buffer_params(b: &BufferSection, err: &mut impl FnMut(String, String)) -> Params {
+    let pfc_tx = match b.pfc_tx.as_str() {
+        "auto" => PfcTx::Auto,
+        "dataplane" => PfcTx::DataPlane,
+        "userspace" => PfcTx::Userspace,
+        other => {
+            err(
+                "buffer.pfc_tx".into(),
+                format!("expected \"auto\", \"dataplane\" or \"userspace\", got {other:?}"),
+            );
+            PfcTx::Auto
+        }
+    };
     let mut in_range = |v: i64, lo: i64, hi: i64, f: &str, what: &str| -> i64 {
         if (lo..=hi).contains(&v) {
             v
@@ -159,6 +174,7 @@ fn buffer_params(b: &BufferSection, err: &mut impl FnMut(String, String)) -> Par
         }
     };
     let us = "microseconds";
+    let response_us = b.response_us.unwrap_or(pfc_tx.default_response_us());
     Params {
         pool_size: in_range(b.pool_size, 1, i64::from(u32::MAX), "pool_size", "bytes") as u32,
         dynamic_th: in_range(b.dynamic_th, -8, 7, "dynamic_th", "an exponent") as i8,
@@ -167,8 +183,9 @@ fn buffer_params(b: &BufferSection, err: &mut impl FnMut(String, String)) -> Par
         xon_offset: in_range(b.xon_offset, 0, 1 << 30, "xon_offset", "bytes") as u32,
         mtu: in_range(b.mtu, 64, 65535, "mtu", "bytes") as u32,
         cable: in_range(b.cable_length_m, 0, 100_000, "cable_length_m", "metres") as u32,
-        response_ns: in_range(b.response_us, 0, 1_000_000, "response_us", us) as u64 * 1000,
+        response_ns: in_range(response_us, 0, 1_000_000, "response_us", us) as u64 * 1000,
         tick_ns: in_range(b.tick_us, 10, 1_000_000, "tick_us", us) as u64 * 1000,
+        pfc_tx,
     }
 }
 

@@ -11,6 +11,7 @@ mod buffer;
 mod forwarding;
 mod pfcwd;
 mod ports;
+mod routing;
 
 impl Config {
     /// Parses TOML text. Syntax and unknown-field errors come from the TOML
@@ -46,7 +47,8 @@ impl Config {
         let maps = self.tc_maps(&mut err);
         let mut ports = self.validate_ports(cnp_tc, default_malformed, &maps, &mut err);
         let (nexthops, groups, routes) = self.validate_forwarding(&ports, &mut err);
-        if !routes.is_empty() {
+        let routing = self.validate_routing(&mut err);
+        if !routes.is_empty() || routing.is_some() {
             for p in &mut ports {
                 p.config.flags |= dataplane_common::maps::PORT_F_FORWARD;
             }
@@ -66,11 +68,7 @@ impl Config {
                 errors: errs,
             });
         }
-        let buffer_response_ns = self
-            .buffer
-            .as_ref()
-            .map(|b| b.response_us.clamp(0, 1_000_000) as u64 * 1000)
-            .unwrap_or(0);
+        let buffer_response_ns = buffer.as_ref().map(|b| b.response_ns).unwrap_or(0);
         Ok(Plan {
             instance: self.switch.name.clone(),
             hash_seed,
@@ -81,22 +79,14 @@ impl Config {
             nexthops,
             groups,
             routes,
+            routing,
         })
     }
 
     /// `[switch]`: the instance name, the CNP class, the malformed default.
     fn validate_switch(&self, err: &mut impl FnMut(String, String)) -> (u8, u8) {
-        let instance = &self.switch.name;
-        if instance.is_empty()
-            || instance.len() > 64
-            || !instance
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            err(
-                "switch.name".into(),
-                format!("expected 1-64 characters from [A-Za-z0-9_-] (it names the pin directory), got {instance:?}"),
-            );
+        if let Err(m) = check_instance_name(&self.switch.name) {
+            err("switch.name".into(), m);
         }
         let cnp_tc = check_tc(self.switch.cnp_tc, "switch.cnp_tc", err);
         let default_malformed = check_malformed(&self.switch.malformed, "switch.malformed", err);

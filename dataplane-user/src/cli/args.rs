@@ -52,6 +52,16 @@ pub enum Cmd {
         #[command(flatten)]
         which: Instance,
     },
+    /// Print the routes a running controller has in the data plane: prefix,
+    /// source (static / kernel / connected / neighbour), next hop or group,
+    /// members live/down, mode.
+    Routes {
+        #[command(flatten)]
+        which: Instance,
+        /// JSON (the controller's listing) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the counters of a running data plane.
     Stats {
         #[command(flatten)]
@@ -120,6 +130,10 @@ pub enum P4Cmd {
         /// Tofino traffic-manager cell size (80 on Tofino 1, 176 on Tofino 2).
         #[arg(long, default_value_t = 80)]
         tofino_cell_bytes: u32,
+        /// Add the routes the running controller of this config's instance
+        /// learned from the kernel (its `dataplane routes` listing).
+        #[arg(long)]
+        learned: bool,
     },
     /// Read the P4 program's counters from a running switch and show them
     /// as pfcstat does: PFC received/sent per priority, packets per class
@@ -180,10 +194,14 @@ pub struct Instance {
 impl Instance {
     pub fn name(&self) -> Result<String> {
         if let Some(i) = &self.instance {
+            dataplane_config::check_instance_name(i)
+                .map_err(|m| anyhow::anyhow!("--instance: {m}"))?;
             return Ok(i.clone());
         }
         if let Some(c) = &self.config {
             let cfg = Config::load(c)?;
+            dataplane_config::check_instance_name(&cfg.switch.name)
+                .map_err(|m| anyhow::anyhow!("{}: switch.name: {m}", c.display()))?;
             return Ok(cfg.switch.name);
         }
         Ok("default".into())

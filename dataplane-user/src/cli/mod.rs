@@ -4,6 +4,7 @@
 pub mod args;
 mod config;
 mod p4;
+mod routes;
 mod show;
 mod up;
 
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Up(run) => up::up(up_plan.expect("validated above"), run),
         Cmd::Upgrade(run) => up::upgrade(up_plan.expect("validated above"), run),
         Cmd::Reload { config } => up::request_reload(&config),
+        Cmd::Routes { which, json } => routes::show(&which.name()?, json),
         Cmd::Stats { which, json } => show::stats(&which.name()?, json),
         Cmd::Watch { which, interval } => show::watch(&which.name()?, interval),
         Cmd::Down { which } => show::down(&which.name()?),
@@ -52,8 +54,16 @@ pub fn run(cli: Cli) -> Result<()> {
                     out,
                     bmv2_packet_bytes,
                     tofino_cell_bytes,
+                    learned,
                 },
-        } => p4::entries(&target, &config, &out, bmv2_packet_bytes, tofino_cell_bytes),
+        } => p4::entries(
+            &target,
+            &config,
+            &out,
+            bmv2_packet_bytes,
+            tofino_cell_bytes,
+            learned,
+        ),
         Cmd::P4 {
             cmd:
                 P4Cmd::Stats {

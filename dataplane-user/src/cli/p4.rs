@@ -16,11 +16,24 @@ pub fn entries(
     out: &Path,
     bmv2_packet_bytes: u32,
     tofino_cell_bytes: u32,
+    learned: bool,
 ) -> Result<()> {
     let t: p4::Target = target
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--target: {e}"))?;
-    let plan = plan_of(config)?;
+    let mut plan = plan_of(config)?;
+    if learned {
+        let path = dataplane_user::routing::listing_path(&plan.instance);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            anyhow::anyhow!("--learned: no route listing of instance {:?} ({}): {e}; is its controller running?", plan.instance, path.display())
+        })?;
+        let listing: dataplane_user::routing::Listing = serde_json::from_str(&text)?;
+        plan = dataplane_user::routing::export::with_learned(&plan, &listing)?;
+        println!(
+            "with {} learned route(s) of the running controller",
+            plan.routes.len()
+        );
+    }
     let opts = p4::Options {
         bmv2_packet_bytes,
         tofino_cell_bytes,

@@ -16,6 +16,12 @@ use super::say;
 /// `dataplane upgrade`: stops the running controller of the instance (its
 /// data plane keeps forwarding), then runs `up` with this build.
 pub fn upgrade(plan: Plan, run: Run) -> Result<()> {
+    // a data plane of another layout is refused before the running
+    // controller is stopped (it keeps running it)
+    let pin_dir = sys::pin_dir(&plan.instance);
+    if pin_dir.exists() {
+        dataplane_user::object::check_pinned_layouts(&pin_dir)?;
+    }
     if let Ok(pid) = sys::InstanceLock::holder(&plan.instance) {
         say(&format!(
             "upgrade: stopping controller {pid} of instance {} (its data plane keeps forwarding)",
@@ -86,6 +92,9 @@ fn reload(
     {
         anyhow::bail!("routing, [buffer] or [pfcwd] was added or removed: restart `up` for that");
     }
+    if new.routing != current.routing {
+        anyhow::bail!("[routing] changed: restart `up` for that (the route sync keeps the policy it started with)");
+    }
     let resolved = ports::resolve_ports(&new)?;
     let changed = tables::write_tables(&mut running.bpf, &new, &resolved)?;
     Ok((new, changed))
@@ -105,6 +114,21 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
     // link changes: the kernel tells us on NETLINK_ROUTE / RTMGRP_LINK
     let links = dataplane_user::links::LinkWatch::open().context("netlink link watch")?;
     let lossless = Lossless::start(&plan, &mut running)?;
+    let plan = match replan_for_fallback(&plan, &config_path, &lossless.path)? {
+        Some(p) => {
+            tables::write_tables(&mut running.bpf, &p, &running.ports)?;
+            p
+        }
+        None => plan,
+    };
+    // [routing]: the kernel's routes, written before `ready`
+    let routes = dataplane_user::routing::run::KernelRoutes::start(
+        &plan,
+        &running.ports,
+        &running.pin_dir,
+        &ports_up(&plan),
+    )
+    .context("routing: following the kernel's routes")?;
     say_ready(&plan, &running);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -116,6 +140,7 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         running,
         watchdog: None,
         port_up: Vec::new(),
+        routes,
     };
     ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
     ctl.port_up = ports_up(&ctl.plan);
@@ -127,6 +152,37 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         "controller stopped; instance {instance} keeps forwarding (`dataplane down --instance {instance}` detaches it)"
     ));
     Ok(())
+}
+
+/// With `pfc_tx = "auto"` falling back to the controller's sender and no
+/// `response_us` given, the plan again with the headroom sized for that
+/// path (the first assumed the data plane's).
+fn replan_for_fallback(
+    plan: &Plan,
+    path: &Path,
+    active: &lossless::pfc_path::PfcPath,
+) -> Result<Option<Plan>> {
+    let auto = plan
+        .buffer
+        .as_ref()
+        .is_some_and(|b| b.pfc_tx == dataplane_config::PfcTx::Auto);
+    if !auto || *active == lossless::pfc_path::PfcPath::DataPlane {
+        return Ok(None);
+    }
+    let mut cfg = dataplane_config::Config::load(path)?;
+    let Some(b) = cfg.buffer.as_mut() else {
+        return Ok(None);
+    };
+    if b.response_us.is_some() {
+        return Ok(None);
+    }
+    b.pfc_tx = "userspace".into();
+    let p = cfg.validate(&path.display().to_string())?;
+    say(&format!(
+        "buffer: headroom re-sized for the controller's PFC path (response {} us)",
+        p.buffer_response_ns / 1000
+    ));
+    Ok(Some(p))
 }
 
 /// Binds the metrics endpoint (`off`: none).
@@ -151,6 +207,14 @@ fn say_ready(plan: &Plan, running: &attach::Running) {
     for (name, mode) in &running.attached {
         say(&format!("attached {} to {name} ({mode})", running.program));
     }
+    if !running.non_atomic.is_empty() {
+        let names: Vec<&str> = running.non_atomic.iter().map(|(n, _)| n.as_str()).collect();
+        say(&format!(
+            "non-atomic attach: {} port(s) re-attached after a failed program swap: {}",
+            names.len(),
+            names.join(", ")
+        ));
+    }
     say(&format!(
         "ready: instance {} pinned at {}",
         plan.instance,
@@ -169,12 +233,23 @@ fn ports_up(plan: &Plan) -> Vec<bool> {
 /// The lossless control threads: the buffer model's timer and the PFC
 /// emitter.
 struct Lossless {
-    _ticker: Option<lossless::buffer::Ticker>,
+    ticker: Option<lossless::buffer::Ticker>,
     emitter: lossless::emitter::EmitterThread,
+    path: lossless::pfc_path::PfcPath,
 }
 
 impl Lossless {
     fn start(plan: &Plan, running: &mut attach::Running) -> Result<Lossless> {
+        let path = lossless::pfc_path::select(&mut running.bpf, plan, &running.ports)?;
+        say(&path.describe());
+        let timer_tx = match path {
+            lossless::pfc_path::PfcPath::DataPlane => Some(lossless::pfc_path::TimerTx::open(
+                &running.bpf,
+                plan,
+                &running.ports,
+            )?),
+            lossless::pfc_path::PfcPath::Userspace(_) => None,
+        };
         let ticker = match &plan.buffer {
             Some(b) => {
                 for (p, (h, how)) in plan.ports.iter().zip(&b.headroom) {
@@ -186,6 +261,7 @@ impl Lossless {
                 Some(lossless::buffer::Ticker::start(
                     &running.bpf,
                     Duration::from_nanos(b.tick_ns),
+                    timer_tx,
                 )?)
             }
             None => None,
@@ -212,32 +288,51 @@ impl Lossless {
             .unwrap_or(0);
         let emitter = lossless::emitter::EmitterThread::start(emitter, ring, late_ns)?;
         Ok(Lossless {
-            _ticker: ticker,
+            ticker,
             emitter,
+            path,
         })
     }
 
-    /// Stops the emitter and reports its decision-to-wire latency.
+    /// Stops the threads and reports each path's decision-to-wire latency.
     fn stop(self) {
-        let Some(emitter) = self.emitter.stop() else {
-            return;
-        };
-        let pct = |p| lossless::emitter::percentile(&emitter.latencies_ns, p);
-        if let (Some(p50), Some(p99), Some(max)) = (
-            pct(50.0),
-            pct(99.0),
-            emitter.latencies_ns.iter().copied().max(),
-        ) {
-            say(&format!(
-                "pfc: {} frames sent ({} failed, {} later than the headroom's response time), decision-to-wire latency p50 {:.1} us, p99 {:.1} us, max {:.1} us",
-                emitter.sent,
-                emitter.failed,
-                emitter.late,
-                p50 as f64 / 1000.0,
-                p99 as f64 / 1000.0,
-                max as f64 / 1000.0
-            ));
+        let timer = self.ticker.and_then(|t| t.stop());
+        if let Some(emitter) = self.emitter.stop() {
+            report(
+                &emitter,
+                &format!(
+                    "{} frames sent by the data plane, {} by the controller's emitter",
+                    emitter.dp_sent, emitter.sent
+                ),
+            );
         }
+        if let Some(t) = timer {
+            report(
+                &t.emitter,
+                &format!(
+                    "timer path (XON / refresh with no packet arriving): {} frames sent by the timer thread",
+                    t.emitter.sent
+                ),
+            );
+        }
+        let _ = self.path;
+    }
+}
+
+/// One `pfc:` line: what was sent, failures, late frames, latency.
+fn report(e: &lossless::emitter::Emitter, what: &str) {
+    let pct = |p| lossless::emitter::percentile(&e.latencies_ns, p);
+    if let (Some(p50), Some(p99), Some(max)) =
+        (pct(50.0), pct(99.0), e.latencies_ns.iter().copied().max())
+    {
+        say(&format!(
+            "pfc: {what} ({} failed, {} later than the headroom's response time), decision-to-wire latency p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+            e.failed,
+            e.late,
+            p50 as f64 / 1000.0,
+            p99 as f64 / 1000.0,
+            max as f64 / 1000.0
+        ));
     }
 }
 
@@ -248,6 +343,17 @@ struct Controller {
     running: attach::Running,
     watchdog: Option<lossless::watchdog::Watchdog>,
     port_up: Vec<bool>,
+    /// `[routing] source = "kernel"`: the route sync.
+    routes: Option<dataplane_user::routing::run::KernelRoutes>,
+}
+
+/// A file descriptor owned elsewhere, for tokio's readiness.
+struct Fd(std::os::fd::RawFd);
+
+impl std::os::fd::AsRawFd for Fd {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.0
+    }
 }
 
 impl Controller {
@@ -277,6 +383,19 @@ impl Controller {
             .map_err(|e| anyhow::anyhow!("netlink watch: {e}"))?;
         // a slow re-check as well, in case a notification was missed
         let mut recheck = tokio::time::interval(Duration::from_secs(1));
+        let route_events = match &self.routes {
+            // SAFETY: the socket lives in `self.routes`, which outlives
+            // this loop and the registration.
+            Some(r) => Some(
+                unsafe {
+                    tokio::io::unix::AsyncFd::register(Fd(std::os::fd::AsRawFd::as_raw_fd(
+                        &r.events,
+                    )))
+                }
+                .map_err(|e| anyhow::anyhow!("netlink route events: {e}"))?,
+            ),
+            None => None,
+        };
         let wd_poll = self.plan.pfcwd.map(|(_, p)| p).unwrap_or(1000);
         let mut wd_tick = tokio::time::interval(Duration::from_millis(wd_poll));
         loop {
@@ -291,7 +410,19 @@ impl Controller {
                     guard.clear_ready();
                     changed = true;
                 }
-                _ = recheck.tick() => changed = true,
+                r = async { route_events.as_ref().expect("guarded").readable().await }, if route_events.is_some() => {
+                    let mut guard = r?;
+                    if let Some(k) = self.routes.as_mut() {
+                        k.on_events();
+                    }
+                    guard.clear_ready();
+                }
+                _ = recheck.tick() => {
+                    changed = true;
+                    if let Some(k) = self.routes.as_mut() {
+                        k.tick();
+                    }
+                }
                 _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
                 _ = tick.tick(), if stats_interval.is_some() => self.print_stats(),
             }
@@ -345,6 +476,9 @@ impl Controller {
     /// groups (only its flows move).
     fn on_links_changed(&mut self) {
         let now = ports_up(&self.plan);
+        if let Some(k) = self.routes.as_mut() {
+            k.on_links(&now);
+        }
         if now == self.port_up {
             return;
         }
@@ -368,37 +502,13 @@ impl Controller {
     }
 }
 
-/// Serves GET /metrics (Prometheus text) from the pinned maps.
+/// Serves GET /metrics (Prometheus text) from the pinned maps, within the
+/// server's bounds (`telemetry::serve`).
 async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    loop {
-        let Ok((mut sock, _)) = listener.accept().await else {
-            continue;
-        };
-        let instance = instance.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 2048];
-            let n = match tokio::time::timeout(Duration::from_secs(5), sock.read(&mut buf)).await {
-                Ok(Ok(n)) => n,
-                _ => return,
-            };
-            let req = String::from_utf8_lossy(&buf[..n]);
-            let path = req.split_whitespace().nth(1).unwrap_or("");
-            let (status, ctype, body) =
-                if req.starts_with("GET ") && (path == "/metrics" || path == "/") {
-                    match snapshot(&instance) {
-                        Ok(s) => (
-                            "200 OK",
-                            "text/plain; version=0.0.4",
-                            dataplane_user::telemetry::metrics::render(&s),
-                        ),
-                        Err(e) => ("503 Service Unavailable", "text/plain", format!("{e:#}\n")),
-                    }
-                } else {
-                    ("404 Not Found", "text/plain", "GET /metrics\n".to_string())
-                };
-            let resp = format!("HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-            let _ = sock.write_all(resp.as_bytes()).await;
-        });
-    }
+    use dataplane_user::telemetry::{metrics, serve};
+    let stats = std::sync::Arc::new(serve::ServerStats::default());
+    serve::serve(listener, serve::Limits::default(), stats, move || {
+        snapshot(&instance).map(|s| metrics::render(&s))
+    })
+    .await
 }

@@ -3,6 +3,7 @@
 //! for (XDP cannot create packets).
 
 use crate::lossless::emitter::realtime;
+use crate::lossless::pfc_path::TimerTx;
 use dataplane_common::names;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,15 +64,17 @@ pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
     Ok(n)
 }
 
-/// Runs `xdp_lossless_tick` every `period` on its own thread, with the
-/// BPF_PROG_TEST_RUN syscall on a clone of the program's fd.
+/// Runs `xdp_lossless_tick` every `period` on its own real-time thread,
+/// with the BPF_PROG_TEST_RUN syscall on a clone of the program's fd; with
+/// the data plane sending PFC (`tx`), a tick that queued frames (it returns
+/// `XDP_TX`) is followed at once by their sending.
 pub struct Ticker {
     stop: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
+    handle: Option<std::thread::JoinHandle<Option<TimerTx>>>,
 }
 
 impl Ticker {
-    pub fn start(bpf: &Ebpf, period: Duration) -> Result<Ticker> {
+    pub fn start(bpf: &Ebpf, period: Duration, mut tx: Option<TimerTx>) -> Result<Ticker> {
         let prog: &Xdp = bpf
             .program(names::prog::XDP_LOSSLESS_TICK)
             .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_LOSSLESS_TICK))?
@@ -88,19 +91,37 @@ impl Ticker {
                 // refreshes and XON come from this timer: keep it punctual
                 let _ = realtime(40);
                 while !s.load(Ordering::Relaxed) {
-                    if let Err(e) = crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0) {
-                        crate::log::error(&format!("lossless tick: {e}"));
-                        std::thread::sleep(Duration::from_secs(1));
+                    match crate::sys::prog_test_run(fd.as_raw_fd(), &frame, None, 1, 0) {
+                        Ok(out) if out.retval == XDP_TX => {
+                            if let Some(tx) = tx.as_mut() {
+                                tx.send_all();
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            crate::log::error(&format!("lossless tick: {e}"));
+                            std::thread::sleep(Duration::from_secs(1));
+                        }
                     }
                     std::thread::sleep(period);
                 }
+                tx
             })?;
         Ok(Ticker {
             stop,
             handle: Some(handle),
         })
     }
+
+    /// Stops the thread; returns the timer path's sender with its figures.
+    pub fn stop(mut self) -> Option<TimerTx> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.take().and_then(|h| h.join().ok()).flatten()
+    }
 }
+
+/// `xdp_lossless_tick`'s verdict when it queued PFC frames.
+const XDP_TX: u32 = 3;
 
 impl Drop for Ticker {
     fn drop(&mut self) {

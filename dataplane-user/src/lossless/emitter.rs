@@ -5,7 +5,7 @@ use crate::lossless::pfc::PfcPort;
 use crate::ports::Resolved;
 use anyhow::{bail, Result};
 use aya::maps::{MapData, RingBuf};
-use dataplane_common::buffer::{PfcEvent, PFC_EV_XON};
+use dataplane_common::buffer::{PfcEvent, PFC_EV_SENT, PFC_EV_XON};
 use dataplane_config::Plan;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +18,11 @@ pub struct Emitter {
     names: Vec<String>,
     /// Decision-to-sent latency of every frame, ns.
     pub latencies_ns: Vec<u64>,
+
+    /// Frames this controller sent (the fallback path).
     pub sent: u64,
+    /// Frames the data plane reported it sent.
+    pub dp_sent: u64,
     pub failed: u64,
     /// Frames later than the headroom's response time.
     pub late: u64,
@@ -39,15 +43,24 @@ impl Emitter {
             ports: out,
             names,
             latencies_ns: Vec::new(),
+
             sent: 0,
+            dp_sent: 0,
             failed: 0,
             late: 0,
             log: Some(crate::telemetry::events::EventLog::open(&plan.instance)),
         })
     }
 
-    /// Sends one event's frame.
+    /// One ring record: a frame to send (the fallback path), or a frame
+    /// the data plane sent itself ([`PFC_EV_SENT`]), recorded alike.
     pub fn handle(&mut self, ev: &PfcEvent) -> Result<()> {
+        if ev.flags & PFC_EV_SENT != 0 {
+            self.dp_sent += 1;
+
+            self.record(ev, ev.sent_ns, "the data plane");
+            return Ok(());
+        }
         let Some(Some(port)) = self.ports.get(ev.port as usize) else {
             bail!("PFC event for port slot {} which has no sender", ev.port);
         };
@@ -60,43 +73,53 @@ impl Emitter {
         match r {
             Ok(_) => {
                 self.sent += 1;
-                let now = crate::sys::monotonic_ns();
-                self.latencies_ns.push(now.saturating_sub(ev.time_ns));
-                crate::log::debug(&format!(
-                    "pfc: sent {} on {} priority {} ({} quanta), {} us after the decision",
-                    if ev.kind == PFC_EV_XON { "XON" } else { "XOFF" },
-                    self.names[ev.port as usize],
-                    ev.prio & 7,
-                    ev.quanta,
-                    now.saturating_sub(ev.time_ns) / 1000
-                ));
-                // transitions only: refreshes repeat an XOFF in force
-                if ev.kind != dataplane_common::buffer::PFC_EV_REFRESH {
-                    if let Some(l) = self.log.as_mut() {
-                        let (kind, detail) = if ev.kind == PFC_EV_XON {
-                            ("pfc_xon_sent", "resume (time 0)".to_string())
-                        } else {
-                            (
-                                "pfc_xoff_sent",
-                                format!(
-                                    "pause {} quanta, {} us after the decision",
-                                    ev.quanta,
-                                    now.saturating_sub(ev.time_ns) / 1000
-                                ),
-                            )
-                        };
-                        l.record(kind, &self.names[ev.port as usize], ev.prio & 7, &detail);
-                    }
-                }
-                if self.latencies_ns.len() > 100_000 {
-                    self.latencies_ns.drain(..50_000);
-                }
+                self.record(ev, crate::sys::monotonic_ns(), "the controller");
                 Ok(())
             }
             Err(e) => {
                 self.failed += 1;
                 Err(e.context(format!("sending PFC on {}", self.names[ev.port as usize])))
             }
+        }
+    }
+
+    /// Latency (decision to `sent_ns`), debug line and event log of a frame
+    /// that went out.
+    fn record(&mut self, ev: &PfcEvent, sent_ns: u64, by: &str) {
+        let name = self
+            .names
+            .get(ev.port as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("slot{}", ev.port));
+        let lat = sent_ns.saturating_sub(ev.time_ns);
+        self.latencies_ns.push(lat);
+        crate::log::debug(&format!(
+            "pfc: {by} sent {} on {name} priority {} ({} quanta), {} us after the decision",
+            if ev.kind == PFC_EV_XON { "XON" } else { "XOFF" },
+            ev.prio & 7,
+            ev.quanta,
+            lat / 1000
+        ));
+        // transitions only: refreshes repeat an XOFF in force
+        if ev.kind != dataplane_common::buffer::PFC_EV_REFRESH {
+            if let Some(l) = self.log.as_mut() {
+                let (kind, detail) = if ev.kind == PFC_EV_XON {
+                    ("pfc_xon_sent", format!("resume (time 0), sent by {by}"))
+                } else {
+                    (
+                        "pfc_xoff_sent",
+                        format!(
+                            "pause {} quanta, {} us after the decision, sent by {by}",
+                            ev.quanta,
+                            lat / 1000
+                        ),
+                    )
+                };
+                l.record(kind, &name, ev.prio & 7, &detail);
+            }
+        }
+        if self.latencies_ns.len() > 100_000 {
+            self.latencies_ns.drain(..50_000);
         }
     }
 

@@ -4,4 +4,5 @@
 pub mod buffer;
 pub mod emitter;
 pub mod pfc;
+pub mod pfc_path;
 pub mod watchdog;

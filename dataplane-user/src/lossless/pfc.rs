@@ -11,7 +11,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use dataplane_common::build::pfc_frame;
+use dataplane_common::wire::macctl::pfc_frame_bytes;
 
 /// A raw socket bound to one port, sending MAC control frames.
 pub struct PfcPort {
@@ -52,7 +52,7 @@ impl PfcPort {
 
     /// Sends one PFC frame; returns how long the send call took.
     pub fn send(&self, class_enable: u16, times: [u16; 8]) -> Result<Duration> {
-        let frame = pfc_frame(self.mac, class_enable, times);
+        let frame = pfc_frame_bytes(self.mac, class_enable, times);
         // SAFETY: zeroed sockaddr_ll filled in; sendto on our fd.
         unsafe {
             let mut sll: libc::sockaddr_ll = std::mem::zeroed();

@@ -113,6 +113,11 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     n += crate::tables::groups::write_groups(bpf, plan, ports)?;
     n += write_routes::<4>(bpf, names::map::ROUTES_V4, plan)?;
     n += write_routes::<16>(bpf, names::map::ROUTES_V6, plan)?;
+    // with [routing] the learned entries (routes not in the config, next
+    // hops and groups above the config's ids) are the route sync's
+    if plan.routing.is_some() {
+        return Ok(n);
+    }
     n += crate::tables::groups::remove_stale_groups(bpf, plan)?;
     {
         let mut m: HashMap<&mut MapData, u32, NextHop> =
@@ -158,6 +163,9 @@ where
             n += 1;
         }
         keep.insert(k);
+    }
+    if plan.routing.is_some() {
+        return Ok(n);
     }
     for k in loaded.keys().filter(|k| !keep.contains(*k)) {
         t.remove(&Key::new(k.0, k.1))?;

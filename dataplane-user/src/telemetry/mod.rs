@@ -4,5 +4,6 @@
 pub mod counters;
 pub mod events;
 pub mod metrics;
+pub mod serve;
 pub mod snapshot;
 pub mod stats;

@@ -69,6 +69,7 @@ pub fn fwd_fields(c: &FwdCounters) -> Vec<(String, u64)> {
     v.push(("drop_no_member".into(), c.drop_no_member));
     v.push(named("drop", Reason::NoNeighbour, c.drop_no_neighbour));
     v.push(("drop_redirect".into(), c.drop_redirect));
+    v.push(named("pass", Reason::Unresolved, c.pass_unresolved));
     v
 }
 
@@ -104,6 +105,8 @@ pub fn lossless_fields(c: &dataplane_common::buffer::LosslessCounters) -> Vec<(S
     v.push(("model_busy_queue".into(), c.busy_queue));
     v.push(("model_busy_pg".into(), c.busy_pg));
     v.push(("model_busy_stage".into(), c.busy_stage));
+    v.push(("pfc_sent_dp".into(), c.pfc_sent_dp));
+    v.push(("pfc_send_fail".into(), c.pfc_send_fail));
     v
 }
 

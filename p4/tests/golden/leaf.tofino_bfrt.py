@@ -344,17 +344,17 @@ eg.wred.add_with_wred_hit(egress_port=DEV_PORT["eth4"], tc=3, enq_qdepth_start=1
 # response_us = 1 (or headroom_xoff per port) for a Tofino-sized headroom.
 tm.pool.cfg.mod(pool="IG_APP_POOL_0", size_cells=209716)
 tm.port.flowcontrol.mod(dev_port=DEV_PORT["eth1"], mode_tx="PFC", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])
-# eth1 priority 3: reserve 0 B, headroom (xoff) 1919868 B, xon_offset 3072 B, dynamic_th 0
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["eth1"]), ppg_id=1, dev_port=DEV_PORT["eth1"], icos_3=True, guaranteed_cells=0, hysteresis_cells=39, pool_id="IG_APP_POOL_0", pool_max_cells=209716, pfc_enable=True, pfc_skid_max_cells=23999, dynamic_baf="50%")
+# eth1 priority 3: reserve 0 B, headroom (xoff) 669868 B, xon_offset 3072 B, dynamic_th 0
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["eth1"]), ppg_id=1, dev_port=DEV_PORT["eth1"], icos_3=True, guaranteed_cells=0, hysteresis_cells=39, pool_id="IG_APP_POOL_0", pool_max_cells=209716, pfc_enable=True, pfc_skid_max_cells=8374, dynamic_baf="50%")
 tm.port.flowcontrol.mod(dev_port=DEV_PORT["eth2"], mode_tx="PFC", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])
-# eth2 priority 3: reserve 0 B, headroom (xoff) 1919868 B, xon_offset 3072 B, dynamic_th 0
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["eth2"]), ppg_id=2, dev_port=DEV_PORT["eth2"], icos_3=True, guaranteed_cells=0, hysteresis_cells=39, pool_id="IG_APP_POOL_0", pool_max_cells=209716, pfc_enable=True, pfc_skid_max_cells=23999, dynamic_baf="50%")
+# eth2 priority 3: reserve 0 B, headroom (xoff) 669868 B, xon_offset 3072 B, dynamic_th 0
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["eth2"]), ppg_id=2, dev_port=DEV_PORT["eth2"], icos_3=True, guaranteed_cells=0, hysteresis_cells=39, pool_id="IG_APP_POOL_0", pool_max_cells=209716, pfc_enable=True, pfc_skid_max_cells=8374, dynamic_baf="50%")
 tm.port.flowcontrol.mod(dev_port=DEV_PORT["eth3"], mode_tx="PFC", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])
-# eth3 priority 3: reserve 0 B, headroom (xoff) 7597143 B, xon_offset 3072 B, dynamic_th 0
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["eth3"]), ppg_id=3, dev_port=DEV_PORT["eth3"], icos_3=True, guaranteed_cells=0, hysteresis_cells=39, pool_id="IG_APP_POOL_0", pool_max_cells=209716, pfc_enable=True, pfc_skid_max_cells=94965, dynamic_baf="50%")
+# eth3 priority 3: reserve 0 B, headroom (xoff) 2597143 B, xon_offset 3072 B, dynamic_th 0
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["eth3"]), ppg_id=3, dev_port=DEV_PORT["eth3"], icos_3=True, guaranteed_cells=0, hysteresis_cells=39, pool_id="IG_APP_POOL_0", pool_max_cells=209716, pfc_enable=True, pfc_skid_max_cells=32465, dynamic_baf="50%")
 tm.port.flowcontrol.mod(dev_port=DEV_PORT["eth4"], mode_tx="PFC", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])
-# eth4 priority 3: reserve 0 B, headroom (xoff) 7597143 B, xon_offset 3072 B, dynamic_th 0
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["eth4"]), ppg_id=4, dev_port=DEV_PORT["eth4"], icos_3=True, guaranteed_cells=0, hysteresis_cells=39, pool_id="IG_APP_POOL_0", pool_max_cells=209716, pfc_enable=True, pfc_skid_max_cells=94965, dynamic_baf="50%")
+# eth4 priority 3: reserve 0 B, headroom (xoff) 2597143 B, xon_offset 3072 B, dynamic_th 0
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["eth4"]), ppg_id=4, dev_port=DEV_PORT["eth4"], icos_3=True, guaranteed_cells=0, hysteresis_cells=39, pool_id="IG_APP_POOL_0", pool_max_cells=209716, pfc_enable=True, pfc_skid_max_cells=32465, dynamic_baf="50%")
 
 # ---- lossy classes: egress queue dynamic threshold (buffer.lossy_dynamic_th) ----
 # NOTE: lossy_dynamic_th 3 has no Tofino factor: the nearest, 80% (dynamic_th 2)

@@ -568,25 +568,25 @@ eg.wred.add_with_wred_hit(egress_port=DEV_PORT["u1"], tc=4, enq_qdepth_start=262
 # response_us = 1 (or headroom_xoff per port) for a Tofino-sized headroom.
 tm.pool.cfg.mod(pool="IG_APP_POOL_0", size_cells=52429)
 tm.port.flowcontrol.mod(dev_port=DEV_PORT["d0"], mode_tx="PFC", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])
-# d0 priority 3: reserve 2048 B, headroom (xoff) 493048 B, xon_offset 4096 B, dynamic_th -1
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["d0"]), ppg_id=1, dev_port=DEV_PORT["d0"], icos_3=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=6164, dynamic_baf="33%")
-# d0 priority 4: reserve 2048 B, headroom (xoff) 493048 B, xon_offset 4096 B, dynamic_th -1
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["d0"]), ppg_id=2, dev_port=DEV_PORT["d0"], icos_4=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=6164, dynamic_baf="33%")
+# d0 priority 3: reserve 2048 B, headroom (xoff) 180548 B, xon_offset 4096 B, dynamic_th -1
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["d0"]), ppg_id=1, dev_port=DEV_PORT["d0"], icos_3=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=2257, dynamic_baf="33%")
+# d0 priority 4: reserve 2048 B, headroom (xoff) 180548 B, xon_offset 4096 B, dynamic_th -1
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["d0"]), ppg_id=2, dev_port=DEV_PORT["d0"], icos_4=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=2257, dynamic_baf="33%")
 tm.port.flowcontrol.mod(dev_port=DEV_PORT["d1"], mode_tx="PFC", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])
-# d1 priority 3: reserve 2048 B, headroom (xoff) 493048 B, xon_offset 4096 B, dynamic_th -1
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["d1"]), ppg_id=3, dev_port=DEV_PORT["d1"], icos_3=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=6164, dynamic_baf="33%")
-# d1 priority 4: reserve 2048 B, headroom (xoff) 493048 B, xon_offset 4096 B, dynamic_th -1
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["d1"]), ppg_id=4, dev_port=DEV_PORT["d1"], icos_4=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=6164, dynamic_baf="33%")
+# d1 priority 3: reserve 2048 B, headroom (xoff) 180548 B, xon_offset 4096 B, dynamic_th -1
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["d1"]), ppg_id=3, dev_port=DEV_PORT["d1"], icos_3=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=2257, dynamic_baf="33%")
+# d1 priority 4: reserve 2048 B, headroom (xoff) 180548 B, xon_offset 4096 B, dynamic_th -1
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["d1"]), ppg_id=4, dev_port=DEV_PORT["d1"], icos_4=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=2257, dynamic_baf="33%")
 tm.port.flowcontrol.mod(dev_port=DEV_PORT["u0"], mode_tx="PFC", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])
-# u0 priority 3: reserve 2048 B, headroom (xoff) 493048 B, xon_offset 4096 B, dynamic_th -1
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["u0"]), ppg_id=5, dev_port=DEV_PORT["u0"], icos_3=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=6164, dynamic_baf="33%")
-# u0 priority 4: reserve 2048 B, headroom (xoff) 493048 B, xon_offset 4096 B, dynamic_th -1
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["u0"]), ppg_id=6, dev_port=DEV_PORT["u0"], icos_4=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=6164, dynamic_baf="33%")
+# u0 priority 3: reserve 2048 B, headroom (xoff) 180548 B, xon_offset 4096 B, dynamic_th -1
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["u0"]), ppg_id=5, dev_port=DEV_PORT["u0"], icos_3=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=2257, dynamic_baf="33%")
+# u0 priority 4: reserve 2048 B, headroom (xoff) 180548 B, xon_offset 4096 B, dynamic_th -1
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["u0"]), ppg_id=6, dev_port=DEV_PORT["u0"], icos_4=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=2257, dynamic_baf="33%")
 tm.port.flowcontrol.mod(dev_port=DEV_PORT["u1"], mode_tx="PFC", cos_to_icos=[0, 1, 2, 3, 4, 5, 6, 7])
-# u1 priority 3: reserve 2048 B, headroom (xoff) 493048 B, xon_offset 4096 B, dynamic_th -1
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["u1"]), ppg_id=7, dev_port=DEV_PORT["u1"], icos_3=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=6164, dynamic_baf="33%")
-# u1 priority 4: reserve 2048 B, headroom (xoff) 493048 B, xon_offset 4096 B, dynamic_th -1
-tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["u1"]), ppg_id=8, dev_port=DEV_PORT["u1"], icos_4=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=6164, dynamic_baf="33%")
+# u1 priority 3: reserve 2048 B, headroom (xoff) 180548 B, xon_offset 4096 B, dynamic_th -1
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["u1"]), ppg_id=7, dev_port=DEV_PORT["u1"], icos_3=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=2257, dynamic_baf="33%")
+# u1 priority 4: reserve 2048 B, headroom (xoff) 180548 B, xon_offset 4096 B, dynamic_th -1
+tm.ppg.cfg.add_with_dev_port(pipe=pipe_of(DEV_PORT["u1"]), ppg_id=8, dev_port=DEV_PORT["u1"], icos_4=True, guaranteed_cells=26, hysteresis_cells=52, pool_id="IG_APP_POOL_0", pool_max_cells=52429, pfc_enable=True, pfc_skid_max_cells=2257, dynamic_baf="33%")
 
 # ---- lossy classes: egress queue dynamic threshold (buffer.lossy_dynamic_th) ----
 for name, qids, baf in [

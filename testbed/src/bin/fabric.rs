@@ -17,7 +17,7 @@ use clap::{Parser, ValueEnum};
 use testbed::fabric::{install_interrupt_handler, Fabric};
 use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::scenario::{RunOpts, Scenario};
-use testbed::topo::{Shape, Topology};
+use testbed::topo::{Routing, Shape, Topology};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum Kind {
@@ -25,6 +25,15 @@ enum Kind {
     AllReduce,
     Permutation,
     Elephants,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum RoutingArg {
+    /// Routes and neighbours in each switch's config.
+    Static,
+    /// FRR (zebra + bgpd) in every switch namespace, eBGP unnumbered; the
+    /// controllers follow the kernel FIB.
+    Bgp,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -104,6 +113,9 @@ struct Args {
     /// Give up after this many seconds (reported as incomplete).
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
+    /// The switches' control plane: static routes, or FRR/BGP.
+    #[arg(long, value_enum, default_value = "static")]
+    routing: RoutingArg,
     /// Where the report and plots go.
     #[arg(long, default_value = "target/fabric")]
     out: PathBuf,
@@ -138,6 +150,10 @@ fn real_main() -> Result<()> {
         kmin: a.kmin,
         kmax: a.kmax,
         pmax: a.pmax,
+        routing: match a.routing {
+            RoutingArg::Static => Routing::Static,
+            RoutingArg::Bgp => Routing::Bgp,
+        },
         ..Topology::default()
     };
     let bytes = match (a.bytes, a.duration) {
@@ -161,6 +177,9 @@ fn real_main() -> Result<()> {
         Kind::Elephants => Scenario::Elephants { bytes },
     };
     // everything that can be refused is refused before anything is built
+    if topo.routing == Routing::Bgp && !a.compare_modes.is_empty() {
+        bail!("--compare-modes needs --routing static: with bgp the learned groups' mode is the controllers' [routing] default_mode, fixed when they start (use --lb-mode)");
+    }
     check_configs(&topo)?;
     sc.plans(&topo)?;
     for m in &a.compare_modes {
@@ -183,6 +202,22 @@ fn real_main() -> Result<()> {
     let (s, l, h) = topo.dims();
     println!("building the fabric: {s} spine(s), {l} leaf/leaves, {h} host(s) per leaf; hosts {} Mb/s, uplinks {} Mb/s", topo.host_mbps, topo.uplink_mbps);
     let mut fabric = Fabric::build(topo, &a.dataplane, "fab")?;
+    if fabric.topo.routing == Routing::Bgp {
+        let t = testbed::frr::wait_converged(&fabric, s, Duration::from_secs(60))?;
+        println!(
+            "BGP converged in {:.1} s: every data plane equals its kernel FIB",
+            t.as_secs_f64()
+        );
+        for (i, sw) in fabric.switches.iter().enumerate() {
+            let (routes, _) = testbed::frr::dataplane_routes(fabric.bin(), &sw.instance)?;
+            println!(
+                "  {}: {} BGP session(s) established, {} route(s) learned into the data plane",
+                sw.node.name,
+                fabric.frr[i].established()?,
+                routes.len()
+            );
+        }
+    }
     let opts = RunOpts {
         timeout: Duration::from_secs_f64(a.duration.unwrap_or(a.timeout)),
         dcqcn: a.dcqcn == OnOff::On,

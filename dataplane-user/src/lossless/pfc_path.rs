@@ -1,0 +1,167 @@
+//! Choosing who sends PFC frames: the data plane itself (`xdp_devmap_pfc`
+//! on the packet path; on the timer path the tick queues its decisions and
+//! the timer thread sends them at once; see `dataplane-ebpf/src/pfc_tx.rs`),
+//! or the controller's emitter thread (ring buffer, AF_PACKET) as the
+//! fallback where the kernel lacks devmap programs.
+
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+
+use crate::lossless::emitter::Emitter;
+use dataplane_common::buffer::PfcEvent;
+
+use anyhow::{anyhow, bail, Context, Result};
+use aya::maps::{Array, DevMap, MapData};
+use aya::programs::Xdp;
+use aya::Ebpf;
+use dataplane_common::buffer::{PFC_PATH_DATAPLANE, PFC_PATH_USERSPACE};
+use dataplane_common::lossless::MODEL_PORTS;
+use dataplane_common::names;
+use dataplane_config::{PfcTx, Plan};
+
+use crate::ports::Resolved;
+
+/// The active emission path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PfcPath {
+    DataPlane,
+    /// The controller sends; why (the kernel's refusal, or the config).
+    Userspace(String),
+}
+
+impl PfcPath {
+    /// The metric label / stats name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PfcPath::DataPlane => "dataplane",
+            PfcPath::Userspace(_) => "userspace",
+        }
+    }
+
+    /// One line for `up`'s output.
+    pub fn describe(&self) -> String {
+        match self {
+            PfcPath::DataPlane => "pfc: frames sent by the data plane (packet path: devmap broadcast + xdp_devmap_pfc; timer path: the timer thread sends what the tick queued)".into(),
+            PfcPath::Userspace(why) => format!("pfc: frames sent by the controller (AF_PACKET, real-time thread): {why}"),
+        }
+    }
+}
+
+/// Writes each port's MAC (`PORT_MACS`, the frames' source) and selects
+/// the path `plan` asks for: for the data plane, every model port goes into
+/// `PFC_BCAST` with `xdp_devmap_pfc`. `Auto` falls back to the controller,
+/// saying why; `DataPlane` fails instead.
+pub fn select(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<PfcPath> {
+    write_port_macs(bpf, ports)?;
+    let want = plan
+        .buffer
+        .as_ref()
+        .map(|b| b.pfc_tx)
+        .unwrap_or(PfcTx::Auto);
+    let path = match want {
+        PfcTx::Userspace => PfcPath::Userspace("buffer.pfc_tx = \"userspace\"".into()),
+        PfcTx::Auto | PfcTx::DataPlane => match enable_dataplane(bpf, ports) {
+            Ok(()) => PfcPath::DataPlane,
+            Err(e) if want == PfcTx::Auto => {
+                PfcPath::Userspace(format!("the kernel refused the data plane's path ({e:#})"))
+            }
+            Err(e) => return Err(e.context("buffer.pfc_tx = \"dataplane\"")),
+        },
+    };
+    let v = match path {
+        PfcPath::DataPlane => PFC_PATH_DATAPLANE,
+        PfcPath::Userspace(_) => PFC_PATH_USERSPACE,
+    };
+    let mut m: Array<&mut MapData, u32> = Array::try_from(
+        bpf.map_mut(names::map::PFC_PATH)
+            .context(names::map::PFC_PATH)?,
+    )?;
+    m.set(0, v, 0).context("PFC_PATH")?;
+    Ok(path)
+}
+
+/// `PORT_MACS[port id]` = the port's own MAC.
+fn write_port_macs(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
+    let mut m: Array<&mut MapData, [u8; 8]> = Array::try_from(
+        bpf.map_mut(names::map::PORT_MACS)
+            .context(names::map::PORT_MACS)?,
+    )?;
+    for r in ports {
+        let mut v = [0u8; 8];
+        v[..6].copy_from_slice(&r.config.mac);
+        m.set(u32::from(r.config.port_id), v, 0)
+            .with_context(|| format!("PORT_MACS[{}]", r.config.port_id))?;
+    }
+    Ok(())
+}
+
+/// Fills `PFC_BCAST` (the kernel refuses a devmap program it cannot run).
+fn enable_dataplane(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
+    let prog: &Xdp = bpf
+        .program(names::prog::XDP_DEVMAP_PFC)
+        .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_DEVMAP_PFC))?
+        .try_into()?;
+    let fd = prog
+        .fd()
+        .map_err(|e| anyhow!("{} not loaded: {e}", names::prog::XDP_DEVMAP_PFC))?
+        .try_clone()?;
+    {
+        let mut bc: DevMap<&mut MapData> = DevMap::try_from(
+            bpf.map_mut(names::map::PFC_BCAST)
+                .context(names::map::PFC_BCAST)?,
+        )?;
+        for r in ports {
+            let id = u32::from(r.config.port_id);
+            if id as usize >= MODEL_PORTS {
+                bail!("port id {id} is beyond the buffer model's {MODEL_PORTS} ports");
+            }
+            bc.set(id, r.ifindex, Some(&fd), 0).with_context(|| {
+                format!(
+                    "PFC_BCAST[{id}] = ifindex {} with {}",
+                    r.ifindex,
+                    names::prog::XDP_DEVMAP_PFC
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The timer path's sender, owned by the timer thread: after a tick that
+/// queued decisions it pops every one (`PFC_QUEUE`) and sends its frame
+/// through its own [`Emitter`] (AF_PACKET, the same bytes, the same event
+/// log and latency record), before the thread sleeps again.
+pub struct TimerTx {
+    queue: OwnedFd,
+    /// Its sender, latency record and counts.
+    pub emitter: Emitter,
+}
+
+impl TimerTx {
+    pub fn open(bpf: &Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<TimerTx> {
+        let queue = match bpf
+            .map(names::map::PFC_QUEUE)
+            .ok_or_else(|| anyhow!("map {} missing", names::map::PFC_QUEUE))?
+        {
+            aya::maps::Map::Queue(d) => d.fd().as_fd().try_clone_to_owned()?,
+            _ => bail!("map {} is not a queue", names::map::PFC_QUEUE),
+        };
+        Ok(TimerTx {
+            queue,
+            emitter: Emitter::open(plan, ports)?,
+        })
+    }
+
+    /// Pops and sends every queued decision; returns how many.
+    pub fn send_all(&mut self) -> usize {
+        let mut n = 0;
+        while let Some(v) = crate::sys::queue_pop(self.queue.as_raw_fd()) {
+            // SAFETY: the data plane queues PfcEvent records; read unaligned.
+            let ev: PfcEvent = unsafe { std::ptr::read_unaligned(v.as_ptr() as *const PfcEvent) };
+            if let Err(e) = self.emitter.handle(&ev) {
+                crate::log::error(&format!("pfc: timer path: {e:#}"));
+            }
+            n += 1;
+        }
+        n
+    }
+}

@@ -1,0 +1,111 @@
+//! The eBPF maps as the route sync's [`Writer`]: next hops, groups and the
+//! two LPM tries, opened from the instance's pins, each entry replaced
+//! whole (hash-map and LPM updates are atomic per entry).
+
+use std::net::IpAddr;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use aya::maps::lpm_trie::{Key, LpmTrie};
+use aya::maps::{HashMap, MapData};
+use dataplane_common::lb::Group;
+use dataplane_common::names;
+use dataplane_common::route::{NextHop, RouteEntry};
+
+use super::kernel::Prefix;
+use super::sync::Writer;
+
+pub struct MapWriter {
+    nexthops: HashMap<MapData, u32, NextHop>,
+    groups: HashMap<MapData, u32, Group>,
+    v4: LpmTrie<MapData, [u8; 4], RouteEntry>,
+    v6: LpmTrie<MapData, [u8; 16], RouteEntry>,
+}
+
+fn open(dir: &Path, name: &str) -> Result<aya::maps::Map> {
+    let d =
+        MapData::from_pin(dir.join(name)).with_context(|| format!("opening pinned map {name}"))?;
+    Ok(aya::maps::Map::HashMap(d))
+}
+
+fn lpm(dir: &Path, name: &str) -> Result<aya::maps::Map> {
+    let d =
+        MapData::from_pin(dir.join(name)).with_context(|| format!("opening pinned map {name}"))?;
+    Ok(aya::maps::Map::LpmTrie(d))
+}
+
+impl MapWriter {
+    /// The maps pinned in `pin_dir` (the running instance's).
+    pub fn open(pin_dir: &Path) -> Result<MapWriter> {
+        Ok(MapWriter {
+            nexthops: HashMap::try_from(open(pin_dir, names::map::NEXTHOPS)?)?,
+            groups: HashMap::try_from(open(pin_dir, names::map::GROUPS)?)?,
+            v4: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V4)?)?,
+            v6: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V6)?)?,
+        })
+    }
+
+    /// Every IPv4 and IPv6 route loaded (prefix, entry).
+    pub fn loaded_routes(&self) -> Vec<(Prefix, RouteEntry)> {
+        let mut v: Vec<(Prefix, RouteEntry)> = self
+            .v4
+            .iter()
+            .filter_map(|r| r.ok())
+            .map(|(k, e)| (Prefix::new(IpAddr::from(k.data()), k.prefix_len() as u8), e))
+            .collect();
+        v.extend(
+            self.v6
+                .iter()
+                .filter_map(|r| r.ok())
+                .map(|(k, e)| (Prefix::new(IpAddr::from(k.data()), k.prefix_len() as u8), e)),
+        );
+        v
+    }
+}
+
+impl MapWriter {
+    pub fn loaded_nexthops(&self) -> Vec<(u16, NextHop)> {
+        self.nexthops
+            .iter()
+            .filter_map(|r| r.ok())
+            .filter_map(|(k, v)| Some((u16::try_from(k).ok()?, v)))
+            .collect()
+    }
+
+    pub fn loaded_groups(&self) -> Vec<(u16, Group)> {
+        self.groups
+            .iter()
+            .filter_map(|r| r.ok())
+            .filter_map(|(k, v)| Some((u16::try_from(k).ok()?, v)))
+            .collect()
+    }
+}
+
+impl Writer for MapWriter {
+    fn nexthop(&mut self, id: u16, v: Option<&NextHop>) -> Result<()> {
+        match v {
+            Some(v) => self.nexthops.insert(u32::from(id), *v, 0)?,
+            None => self.nexthops.remove(&u32::from(id))?,
+        }
+        Ok(())
+    }
+
+    fn group(&mut self, id: u16, v: Option<&Group>) -> Result<()> {
+        match v {
+            Some(v) => self.groups.insert(u32::from(id), *v, 0)?,
+            None => self.groups.remove(&u32::from(id))?,
+        }
+        Ok(())
+    }
+
+    fn route(&mut self, p: &Prefix, v: Option<&RouteEntry>) -> Result<()> {
+        let len = u32::from(p.len);
+        match (p.addr, v) {
+            (IpAddr::V4(a), Some(v)) => self.v4.insert(&Key::new(len, a.octets()), *v, 0)?,
+            (IpAddr::V4(a), None) => self.v4.remove(&Key::new(len, a.octets()))?,
+            (IpAddr::V6(a), Some(v)) => self.v6.insert(&Key::new(len, a.octets()), *v, 0)?,
+            (IpAddr::V6(a), None) => self.v6.remove(&Key::new(len, a.octets()))?,
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,377 @@
+//! `dataplane-routebench`: routes from the kernel into the data plane.
+//!
+//! - `routes.sync_per_s`: a switch namespace holds `--routes` IPv4 kernel
+//!   routes (half over a two-path multipath, half to one next hop, /32s in
+//!   198.18.0.0/15); the controller starts and dumps them into the data
+//!   plane; the figure is routes / the time its first sync took (netlink
+//!   dump, decode, mapping, map writes), as the controller logs it.
+//! - `routes.controller_rss_mb`: the controller's resident memory with them,
+//!   against `routes.controller_rss_mb_empty` (the same switch, no routes).
+//! - `routes.local_repair_us` and `routes.bgp_converge_ms` (with FRR; skipped
+//!   saying so without it): on the 2-spine 2-leaf BGP fabric, a leaf's
+//!   uplink is pulled; local repair is the time until the data plane's
+//!   groups have the member down (read from the pinned maps), BGP
+//!   convergence the time until the data plane routes the other leaf's
+//!   hosts over the remaining uplink only. Medians of `--repeat` pulls.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use dataplane_common::route::{ROUTE_GROUP, ROUTE_NEXTHOP};
+use dataplane_user::routing::kernel::Prefix;
+use dataplane_user::routing::writer::MapWriter;
+use testbed::bench::{machine, merge_results, Record};
+use testbed::controller::Controller;
+use testbed::fabric::{install_interrupt_handler, Fabric};
+use testbed::netns::Netns;
+use testbed::topo::{ipv4_str, Routing, Shape, Topology};
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Kernel routes into the data plane: sync rate, memory, local repair, BGP convergence"
+)]
+struct Args {
+    #[arg(long, default_value = "target/release/dataplane")]
+    dataplane: PathBuf,
+    #[arg(long, default_value = "target/bench/results.json")]
+    out: PathBuf,
+    /// Kernel routes to sync.
+    #[arg(long, default_value_t = 100_000)]
+    routes: u32,
+    /// Uplink pulls on the BGP fabric.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+}
+
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main() -> Result<()> {
+    let a = Args::parse();
+    install_interrupt_handler();
+    testbed::fabric::require_root()?;
+    let m = machine();
+    let mut recs = Vec::new();
+    let (rate, n, ms, rss, rss0) = sync_rate(&a.dataplane, a.routes)?;
+    println!("routes.sync_per_s: {rate:.0} ({n} routes in {ms:.1} ms); controller RSS {rss:.1} MB with them, {rss0:.1} MB without");
+    recs.push(Record {
+        figure: "routes.sync_per_s".into(),
+        value: rate,
+        unit: "routes/s".into(),
+        baseline: None,
+        ratio: None,
+        machine: m.clone(),
+        note: Some(format!("{n} kernel routes dumped into the data plane in {ms:.1} ms (first sync: netlink dump, decode, mapping, map writes); target >= 50000")),
+    });
+    recs.push(Record::against(
+        "routes.controller_rss_mb".into(),
+        rss,
+        "MB",
+        ("routes.controller_rss_mb_empty", rss0),
+        &m,
+        format!("controller VmRSS with {n} learned routes"),
+    ));
+    recs.push(Record {
+        figure: "routes.controller_rss_mb_empty".into(),
+        value: rss0,
+        unit: "MB".into(),
+        baseline: None,
+        ratio: None,
+        machine: m.clone(),
+        note: Some("controller VmRSS, same switch, no learned route".into()),
+    });
+    match testbed::frr::missing() {
+        Some(why) => println!("routes.local_repair_us, routes.bgp_converge_ms: SKIPPED ({why})"),
+        None => {
+            let (repair, converge) = failover(&a.dataplane, a.repeat)?;
+            println!("routes.local_repair_us: {repair:.0} (median of {}); routes.bgp_converge_ms: {converge:.0}", a.repeat);
+            recs.push(Record {
+                figure: "routes.local_repair_us".into(),
+                value: repair,
+                unit: "us".into(),
+                baseline: None,
+                ratio: None,
+                machine: m.clone(),
+                note: Some(format!("from the SIOCSIFFLAGS that takes a leaf's uplink down to its member down in the data plane's group (pinned maps polled every 200 us), median of {}", a.repeat)),
+            });
+            recs.push(Record {
+                figure: "routes.bgp_converge_ms".into(),
+                value: converge,
+                unit: "ms".into(),
+                baseline: None,
+                ratio: None,
+                machine: m,
+                note: Some("uplink pulled to the data plane routing the other leaf's hosts over the remaining uplink only (FRR withdraw, kernel FIB, route sync)".into()),
+            });
+        }
+    }
+    merge_results(&a.out, &recs)?;
+    println!("figures: {}", a.out.display());
+    Ok(())
+}
+
+fn rss_mb(pid: u32) -> Result<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kb: f64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .context("VmRSS")?;
+    Ok(kb / 1024.0)
+}
+
+const CONFIG: &str = "[switch]\nname = \"NAME\"\n\n[[port]]\nname = \"p0\"\n\n[[port]]\nname = \"p1\"\n\n[routing]\nsource = \"kernel\"\nmax_routes_v4 = 262144\n";
+
+/// (routes/s, routes, ms, RSS MB with them, RSS MB without).
+fn sync_rate(bin: &Path, n: u32) -> Result<(f64, u32, f64, f64, f64)> {
+    if n > 130_000 {
+        bail!("--routes: at most 130000 (the /32s of 198.18.0.0/15 past the links)");
+    }
+    let ns = Netns::create("rbsync")?;
+    for p in ["p0", "p1"] {
+        ns.ip(&[
+            "link",
+            "add",
+            p,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &format!("{p}x"),
+        ])?;
+        ns.ip(&["link", "set", p, "up"])?;
+        ns.ip(&["link", "set", &format!("{p}x"), "up"])?;
+    }
+    ns.ip(&["addr", "add", "198.18.0.0/31", "dev", "p0"])?;
+    ns.ip(&["addr", "add", "198.18.0.2/31", "dev", "p1"])?;
+    ns.ip(&[
+        "neigh",
+        "add",
+        "198.18.0.1",
+        "lladdr",
+        "02:00:00:00:00:01",
+        "dev",
+        "p0",
+        "nud",
+        "permanent",
+    ])?;
+    ns.ip(&[
+        "neigh",
+        "add",
+        "198.18.0.3",
+        "lladdr",
+        "02:00:00:00:00:02",
+        "dev",
+        "p1",
+        "nud",
+        "permanent",
+    ])?;
+    let instance = format!("rbsync-{}", std::process::id());
+    let text = CONFIG.replace("NAME", &instance);
+    // without routes first: the controller's own memory
+    let rss0 = {
+        let c = Controller::start(bin, &ns, &instance, &text, "rbsync")?;
+        std::thread::sleep(Duration::from_millis(2500));
+        let r = rss_mb(c.pid())?;
+        c.stop("rbsync");
+        down(bin, &ns, &instance);
+        r
+    };
+    let batch = std::env::temp_dir().join(format!("rbsync-{}.batch", std::process::id()));
+    let mut b = String::with_capacity(n as usize * 80);
+    for i in 0..n {
+        let a = u32::from_be_bytes([198, 18, 0, 0]) + 1024 + i;
+        let d = ipv4_str(a.to_be_bytes());
+        if i % 2 == 0 {
+            b.push_str(&format!("route add {d}/32 proto bgp nexthop via 198.18.0.1 dev p0 nexthop via 198.18.0.3 dev p1\n"));
+        } else {
+            b.push_str(&format!(
+                "route add {d}/32 proto bgp via 198.18.0.1 dev p0\n"
+            ));
+        }
+    }
+    std::fs::write(&batch, b)?;
+    let t = Instant::now();
+    ns.ip(&["-batch", &batch.display().to_string()])?;
+    let _ = std::fs::remove_file(&batch);
+    println!(
+        "{n} kernel routes added in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let c = Controller::start(bin, &ns, &instance, &text, "rbsync")?;
+    let line = c
+        .history()
+        .into_iter()
+        .find(|l| l.contains("routing: kernel table"))
+        .context("the controller did not log its first sync")?;
+    // "... 100004 routes; wrote 100006 route(s), ... in 1234.5 ms (dump ...)"
+    let ms: f64 = line
+        .rsplit(" in ")
+        .next()
+        .and_then(|x| x.split(" ms").next())
+        .and_then(|x| x.parse().ok())
+        .with_context(|| format!("no time in {line:?}"))?;
+    let written: u32 = line
+        .split("wrote ")
+        .nth(1)
+        .and_then(|x| x.split(' ').next())
+        .and_then(|x| x.parse().ok())
+        .with_context(|| format!("no route count in {line:?}"))?;
+    if written < n {
+        bail!("the first sync wrote {written} routes, expected at least {n}: {line}");
+    }
+    println!("{line}");
+    // the table's size is the config's
+    let info = aya::maps::MapData::from_pin(
+        dataplane_user::sys::pin_dir(&instance).join(dataplane_common::names::map::ROUTES_V4),
+    )?
+    .info()?;
+    if info.max_entries() != 262_144 {
+        bail!("ROUTES_V4 holds {} entries, the config asked for 262144", info.max_entries());
+    }
+    // after the first tick's listing (the controller's steady state)
+    std::thread::sleep(Duration::from_millis(2500));
+    let rss = rss_mb(c.pid())?;
+    c.stop("rbsync");
+    down(bin, &ns, &instance);
+    Ok((f64::from(written) / (ms / 1e3), written, ms, rss, rss0))
+}
+
+fn down(bin: &Path, ns: &Netns, instance: &str) {
+    let _ = std::process::Command::new(bin)
+        .args(["--netns", &ns.name, "down", "--instance", instance])
+        .output();
+}
+
+/// The (egress port id, live) of every next hop leaf0's data plane has
+/// for `host` (a group's members, or the one next hop).
+fn route_members(w: &MapWriter, host: &Prefix) -> Option<Vec<(u16, u8)>> {
+    let (_, e) = w.loaded_routes().into_iter().find(|(p, _)| p == host)?;
+    let nhs = w.loaded_nexthops();
+    let port = |id: u16| nhs.iter().find(|(i, _)| *i == id).map(|(_, n)| n.port_id);
+    match e.kind {
+        ROUTE_NEXTHOP => Some(vec![(port(e.id)?, 1)]),
+        ROUTE_GROUP => {
+            let (_, g) = w.loaded_groups().into_iter().find(|(i, _)| *i == e.id)?;
+            g.members[..g.n_members as usize]
+                .iter()
+                .map(|m| Some((port(m.id)?, m.live)))
+                .collect()
+        }
+        _ => None,
+    }
+}
+
+/// Sets interface `name` of `ns` up or down (SIOCSIFFLAGS, in this
+/// process: no command's start-up in the measurement); returns the time
+/// just before the call.
+fn set_link(ns: &Netns, name: &str, up: bool) -> Result<Instant> {
+    let _in = ns.enter()?;
+    // SAFETY: zeroed ifreq with the name copied in; ioctls on our socket.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        if fd < 0 {
+            bail!("socket: {}", std::io::Error::last_os_error());
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (d, s) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
+            *d = *s as libc::c_char;
+        }
+        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) != 0 {
+            libc::close(fd);
+            bail!("SIOCGIFFLAGS {name}: {}", std::io::Error::last_os_error());
+        }
+        let f = req.ifr_ifru.ifru_flags;
+        req.ifr_ifru.ifru_flags = if up {
+            f | libc::IFF_UP as i16
+        } else {
+            f & !(libc::IFF_UP as i16)
+        };
+        let t0 = Instant::now();
+        let rc = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req);
+        libc::close(fd);
+        if rc != 0 {
+            bail!("SIOCSIFFLAGS {name}: {}", std::io::Error::last_os_error());
+        }
+        Ok(t0)
+    }
+}
+
+/// Medians of (local repair us, BGP convergence ms) over `repeat` pulls.
+fn failover(bin: &Path, repeat: usize) -> Result<(f64, f64)> {
+    let topo = Topology {
+        shape: Shape::LeafSpine {
+            spines: 2,
+            leaves: 2,
+            hosts_per_leaf: 1,
+        },
+        routing: Routing::Bgp,
+        lb_mode: "hash".into(),
+        ..Topology::default()
+    };
+    let fabric = Fabric::build(topo, bin, "rb")?;
+    testbed::frr::wait_converged(&fabric, 2, Duration::from_secs(60))?;
+    let leaf0 = fabric
+        .switches
+        .iter()
+        .position(|s| s.node.name == "leaf0")
+        .context("leaf0")?;
+    let sw = &fabric.switches[leaf0];
+    let w = MapWriter::open(&dataplane_user::sys::pin_dir(&sw.instance))?;
+    let id = |n: &str| {
+        sw.ports
+            .iter()
+            .find(|p| p.0 == n)
+            .map(|p| p.1)
+            .context("port")
+    };
+    let (s0, s1) = (id("s0")?, id("s1")?);
+    let h1 = fabric.topo.hosts()[1].clone();
+    let host = Prefix::new(std::net::IpAddr::from(h1.ipv4), 32);
+    let mut repairs = Vec::new();
+    let mut converges = Vec::new();
+    for round in 0..repeat {
+        testbed::fabric::check_interrupt()?;
+        let t0 = set_link(fabric.switch_ns(leaf0), "s0", false)?;
+        let mut repaired = None;
+        loop {
+            let m = route_members(&w, &host).unwrap_or_default();
+            if repaired.is_none()
+                && !m.is_empty()
+                && m.iter().all(|(p, live)| *p != s0 || *live == 0)
+            {
+                repaired = Some(t0.elapsed());
+            }
+            if !m.is_empty() && m.iter().all(|(p, _)| *p == s1) {
+                break;
+            }
+            if t0.elapsed() > Duration::from_secs(30) {
+                bail!("round {round}: the data plane did not converge to s1 within 30 s: {m:?}");
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let conv = t0.elapsed();
+        let rep = repaired.unwrap_or(conv);
+        println!(
+            "pull {round}: local repair {:.0} us, BGP convergence {:.0} ms",
+            rep.as_secs_f64() * 1e6,
+            conv.as_secs_f64() * 1e3
+        );
+        repairs.push(rep.as_secs_f64() * 1e6);
+        converges.push(conv.as_secs_f64() * 1e3);
+        set_link(fabric.switch_ns(leaf0), "s0", true)?;
+        testbed::frr::wait_converged(&fabric, 2, Duration::from_secs(60))?;
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    Ok((med(&mut repairs), med(&mut converges)))
+}

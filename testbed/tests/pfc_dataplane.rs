@@ -1,0 +1,279 @@
+//! PFC frames the data plane sends itself (`pfc_tx = "dataplane"`), taken
+//! off the wire on the peer of the port they protect and held to the
+//! 802.1Qbb bytes exactly, then decoded by tshark and scapy (independent
+//! decoders): XOFF and a refresh on the packet path (`xdp_forward` in
+//! live-frames mode: the packet is broadcast, `xdp_devmap_pfc` rewrites
+//! the ingress port's copy), XON on the timer path (the tick queues it, the
+//! timer thread's sender pops and sends it). The packet itself still
+//! reaches its egress port's peer, and `pfc_sent_dp` counts the data
+//! plane's own frames.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use aya::maps::{Array, MapData, PerCpuArray};
+use aya::programs::Xdp;
+use dataplane_common::buffer::{LosslessCounters, TcRow};
+use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::names;
+use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
+use dataplane_user::lossless::pfc_path::{select, PfcPath, TimerTx};
+use dataplane_user::object::load_object;
+use dataplane_user::tables::apply_config_text;
+use std::os::fd::{AsFd, AsRawFd};
+use testbed::netns::Netns;
+use testbed::raw::RawSocket;
+use testbed::testrun::XdpMd;
+
+const MAC0: [u8; 6] = [0x02, 0, 0, 0, 0x0d, 0x00];
+
+const CONFIG: &str = r#"
+[switch]
+name = "pfcdp"
+
+[buffer]
+pool_size = 16777216
+pfc_tx = "dataplane"
+
+[[port]]
+name = "b0"
+mac = "02:00:00:00:0d:00"
+pfc_enable = "3"
+
+[[port]]
+name = "b1"
+mac = "02:00:00:00:0d:01"
+pfc_enable = "3"
+
+[[nexthop]]
+name = "n"
+port = "b1"
+mac = "02:00:00:00:0e:01"
+
+[[route]]
+prefix = "198.18.1.0/24"
+nexthop = "n"
+"#;
+
+/// TC_ROWS[3] with slot 0 (b0) set by `f`.
+fn set_row(bpf: &mut aya::Ebpf, f: impl FnOnce(&mut TcRow)) {
+    let mut rows: Array<&mut MapData, TcRow> =
+        Array::try_from(bpf.map_mut(names::map::TC_ROWS).unwrap()).unwrap();
+    let mut row = TcRow::ZERO;
+    f(&mut row);
+    rows.set(3, row, 0).unwrap();
+}
+
+/// Runs `xdp_forward` on `frame` from b0 in live-frames mode.
+fn forward_live(bpf: &aya::Ebpf, frame: &[u8], ifindex: u32) {
+    let p: &Xdp = bpf.program("xdp_forward").unwrap().try_into().unwrap();
+    let fd = p.fd().unwrap().as_fd().as_raw_fd();
+    let md = XdpMd::new(frame.len(), ifindex);
+    dataplane_user::sys::prog_test_run(
+        fd,
+        frame,
+        Some(md.as_bytes()),
+        1,
+        dataplane_user::sys::TEST_RUN_XDP_LIVE_FRAMES,
+    )
+    .expect("xdp_forward in live-frames mode");
+}
+
+/// The next frame of EtherType `et` received on `s` within a second.
+fn next_frame(s: &RawSocket, et: u16) -> Option<Vec<u8>> {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let mut buf = [0u8; 2048];
+    while Instant::now() < deadline {
+        while let Some(rx) = s.recv(&mut buf).unwrap() {
+            let f = &buf[..rx.len.min(buf.len())];
+            if rx.pkttype != libc::PACKET_OUTGOING as u8
+                && f.len() >= 14
+                && f[12..14] == et.to_be_bytes()
+            {
+                return Some(f.to_vec());
+            }
+        }
+        s.wait(Duration::from_millis(10));
+    }
+    None
+}
+
+fn pfc_sent_dp(bpf: &aya::Ebpf) -> u64 {
+    let c: PerCpuArray<&MapData, LosslessCounters> =
+        PerCpuArray::try_from(bpf.map(names::map::LOSSLESS_COUNTERS).unwrap()).unwrap();
+    c.get(&0, 0).unwrap().iter().map(|x| x.pfc_sent_dp).sum()
+}
+
+#[test]
+fn data_plane_pfc_frames_on_the_wire() {
+    let ns = Netns::create("pfcdp").unwrap();
+    let _in = ns.enter().unwrap();
+    ns.disable_ipv6().unwrap();
+    ns.add_ports(&["b0", "b1"]).unwrap();
+    for p in ["b0-peer", "b1-peer"] {
+        // the peers take redirected frames (veth needs NAPI: GRO or XDP)
+        testbed::netns::exec(&ns.name, &["ethtool", "-K", p, "gro", "on"]).unwrap();
+    }
+    let mut bpf = load_object().unwrap();
+    let (plan, ix) = apply_config_text(&mut bpf, CONFIG, "pfcdp").unwrap();
+    let path = select(&mut bpf, &plan, &ix).unwrap();
+    assert_eq!(path, PfcPath::DataPlane, "{}", path.describe());
+    let tap0 = RawSocket::open("b0-peer", libc::ETH_P_ALL as u16, true).unwrap();
+    let tap1 = RawSocket::open("b1-peer", libc::ETH_P_ALL as u16, true).unwrap();
+
+    let frame = {
+        let l2 = L2::new(MAC0, [2, 0, 0, 0, 0, 1]);
+        let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2);
+        build::rocev2_frame(
+            &l2,
+            &ip,
+            49152,
+            &Bth::request(OP_WRITE_MIDDLE, 0x11, 7),
+            None,
+            &[0; 64],
+        )
+    };
+    let xoff = build::pfc_frame(MAC0, 1 << 3, [0, 0, 0, 0xffff, 0, 0, 0, 0]);
+    let xon = build::pfc_frame(MAC0, 1 << 3, [0; 8]);
+    let mut seen = Vec::new();
+
+    // XOFF: b0's PG in headroom; the packet goes on to b1
+    set_row(&mut bpf, |r| r.pg[0].headroom_used = 1000);
+    forward_live(&bpf, &frame, ix[0].ifindex);
+    let got = next_frame(&tap0, 0x8808).expect("no PFC frame on b0's peer after the XOFF decision");
+    assert_eq!(got, xoff, "XOFF bytes");
+    seen.push(got);
+    let data = next_frame(&tap1, 0x0800).expect("the packet did not reach b1's peer");
+    assert_eq!(
+        &data[12..14],
+        &[0x08, 0x00],
+        "the routed packet on b1: {data:02x?}"
+    );
+    assert_eq!(
+        &data[0..6],
+        &[2, 0, 0, 0, 0x0e, 1],
+        "rewritten destination MAC"
+    );
+
+    // refresh: paused already, the refresh due
+    set_row(&mut bpf, |r| {
+        r.pg[0].headroom_used = 1000;
+        r.pfc[0].xoff = 1;
+        r.pfc[0].refresh_due_ns = 1;
+    });
+    forward_live(&bpf, &frame, ix[0].ifindex);
+    let got =
+        next_frame(&tap0, 0x8808).expect("no PFC frame on b0's peer after the refresh decision");
+    assert_eq!(got, xoff, "refresh bytes (an XOFF again)");
+    seen.push(got);
+    assert!(
+        next_frame(&tap1, 0x0800).is_some(),
+        "the refreshing packet went on to b1"
+    );
+
+    // XON on the timer path: the PG empty, its peer paused, no packet
+    set_row(&mut bpf, |r| {
+        r.pfc[0].xoff = 1;
+        r.pfc[0].refresh_due_ns = u64::MAX;
+    });
+    let tick: &Xdp = bpf
+        .program(names::prog::XDP_LOSSLESS_TICK)
+        .unwrap()
+        .try_into()
+        .unwrap();
+    let tick_fd = tick.fd().unwrap().as_fd().as_raw_fd();
+    let r = dataplane_user::sys::prog_test_run(tick_fd, &[0u8; 64], None, 1, 0).unwrap();
+    assert_eq!(r.retval, 3, "the tick returns XDP_TX when it queued frames");
+    let mut tx = TimerTx::open(&bpf, &plan, &ix).unwrap();
+    assert_eq!(tx.send_all(), 1, "one XON queued");
+    let got = next_frame(&tap0, 0x8808).expect("no XON on b0's peer from the timer path");
+    assert_eq!(got, xon, "XON bytes");
+    seen.push(got);
+    assert_eq!(pfc_sent_dp(&bpf), 2, "pfc_sent_dp on b0 (XOFF, refresh)");
+
+    // two XONs in one tick (b0 and b1 both paused): one run each
+    set_row(&mut bpf, |r| {
+        for s in 0..2 {
+            r.pfc[s].xoff = 1;
+            r.pfc[s].refresh_due_ns = u64::MAX;
+        }
+    });
+    let r = dataplane_user::sys::prog_test_run(tick_fd, &[0u8; 64], None, 1, 0).unwrap();
+    assert_eq!(r.retval, 3);
+    assert_eq!(tx.send_all(), 2, "two XONs queued");
+    assert!(
+        next_frame(&tap0, 0x8808).is_some(),
+        "XON on b0's peer (of two)"
+    );
+    assert!(
+        next_frame(&tap1, 0x8808).is_some(),
+        "XON on b1's peer (of two)"
+    );
+
+    // independent decoders on the same bytes
+    let dir = std::env::temp_dir().join(format!("dp-pfcdp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("pfc.pcap");
+    common::write_pcap(&pcap, &seen).unwrap();
+    let t = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(&pcap)
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "eth.dst",
+            "-e",
+            "eth.src",
+            "-e",
+            "macc.opcode",
+        ])
+        .args([
+            "-e",
+            "macc.cbfc.enbv",
+            "-e",
+            "macc.cbfc.pause_time.c3",
+            "-e",
+            "frame.len",
+        ])
+        .output()
+        .expect("tshark (installed by `cargo xtask setup`)");
+    let text = String::from_utf8_lossy(&t.stdout);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 3, "tshark: {text}");
+    for (row, c3) in rows.iter().zip(["65535", "65535", "0"]) {
+        assert_eq!(row[0], "01:80:c2:00:00:01", "{row:?}");
+        assert_eq!(
+            row[1], "02:00:00:00:0d:00",
+            "source = the port's MAC: {row:?}"
+        );
+        assert_eq!(row[2], "0x0101", "{row:?}");
+        assert_eq!(
+            row[3].trim_start_matches("0x").trim_start_matches('0'),
+            "8",
+            "{row:?}"
+        );
+        assert_eq!(row[4], c3, "{row:?}");
+        assert_eq!(row[5], "60", "{row:?}");
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/decode_scapy.py");
+    let out = std::process::Command::new("python3")
+        .arg(script)
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "scapy: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decoded: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(decoded.len(), 3);
+    for (d, t3) in decoded.iter().zip([0xffff, 0xffff, 0]) {
+        assert_eq!(d["pfc_class_enable"], 8, "{d}");
+        assert_eq!(d["pfc_times"][3], t3, "{d}");
+        assert_eq!(d["dst"], "01:80:c2:00:00:01", "{d}");
+    }
+}
