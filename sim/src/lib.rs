@@ -13,6 +13,7 @@
 pub mod config;
 pub mod engine;
 pub mod host;
+pub mod model;
 pub mod output;
 pub mod report;
 pub mod svg;
