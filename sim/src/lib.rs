@@ -14,6 +14,7 @@ pub mod config;
 pub mod engine;
 pub mod host;
 pub mod model;
+pub mod queue;
 pub mod output;
 pub mod report;
 pub mod svg;

@@ -104,8 +104,12 @@ impl<const N: usize> SwModel for Model<N> {
     ) -> (Decision, u64) {
         let mut released = [0u32; N];
         let q = &mut self.q[out][cls];
-        arrival_drain(now, q, egress, &mut released);
-        release_row(&mut self.rows[cls], pool, &released);
+        // nothing drained: nothing to give back (release_row would skip
+        // every slot)
+        let drained = arrival_drain(now, q, egress, &mut released);
+        if drained > 0 {
+            release_row(&mut self.rows[cls], pool, &released);
+        }
         let d = match arrival_wred(q, egress, a, rand) {
             Ok(mark) => {
                 let slot = a.ingress as usize & (N - 1);
@@ -123,7 +127,7 @@ impl<const N: usize> SwModel for Model<N> {
             }
             Err(d) => d,
         };
-        (d, mask(&released))
+        (d, if drained > 0 { mask(&released) } else { 0 })
     }
 
     #[inline]
@@ -136,7 +140,9 @@ impl<const N: usize> SwModel for Model<N> {
         pool: &mut SharedPool,
     ) -> u64 {
         let mut released = [0u32; N];
-        arrival_drain(now, &mut self.q[port][cls], egress, &mut released);
+        if arrival_drain(now, &mut self.q[port][cls], egress, &mut released) == 0 {
+            return 0;
+        }
         release_row(&mut self.rows[cls], pool, &released);
         mask(&released)
     }
