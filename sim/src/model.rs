@@ -168,7 +168,14 @@ impl<const N: usize> SwModel for Model<N> {
         ingress: &PortBuffer,
         pool: &SharedPool,
     ) -> PfcAction {
-        tick_pg(now, &mut self.rows[1], slot, ingress, TC_DATA as usize, pool)
+        tick_pg(
+            now,
+            &mut self.rows[1],
+            slot,
+            ingress,
+            TC_DATA as usize,
+            pool,
+        )
     }
 
     #[inline]

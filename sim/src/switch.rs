@@ -6,17 +6,15 @@
 use std::collections::VecDeque;
 
 use anyhow::{bail, Result};
-use dataplane_common::buffer::{
-    Arrival, BufVerdict, PauseStat, PortBuffer, NUM_TC, STORM_NONE,
-};
+use dataplane_common::buffer::{Arrival, BufVerdict, PauseStat, PortBuffer, NUM_TC, STORM_NONE};
 use dataplane_common::lb::{
     build_buckets, flow_hash, flowlet_entry, flowlet_index, flowlet_tag, select, uses_flowlets,
     validate_group, FlowKey, FlowletSlot, Group, Member, PortRate, FLOWLET_SLOTS, MAX_MEMBERS,
     NUM_BANDS,
 };
 use dataplane_common::lossless::{
-    headroom, validate_buffer_profile, validate_wred, BufferProfile, DropReason, HeadroomInput, PfcAction, SharedPool, WredProfile, DEFAULT_XON_OFFSET, ECN_ALL, ECN_CE,
-    ECN_NONE, TH_DYNAMIC,
+    headroom, validate_buffer_profile, validate_wred, BufferProfile, DropReason, HeadroomInput,
+    PfcAction, SharedPool, WredProfile, DEFAULT_XON_OFFSET, ECN_ALL, ECN_CE, ECN_NONE, TH_DYNAMIC,
 };
 use dataplane_common::rand::XorShift32;
 
@@ -252,7 +250,10 @@ impl Switch {
             tier: spec.tier,
             ports,
             bufs,
-            model: new_model(spec.ports.len(), spec.ports.len().next_power_of_two().max(8)),
+            model: new_model(
+                spec.ports.len(),
+                spec.ports.len().next_power_of_two().max(8),
+            ),
             pool,
             route: spec.route.clone(),
             groups,
@@ -559,9 +560,13 @@ impl Sim {
         let pt = &mut sw.ports[port as usize];
         pt.busy = false;
         let cls = pt.cur;
-        let released = sw
-            .model
-            .drain(now, port as usize, cls, &sw.bufs[port as usize], &mut sw.pool);
+        let released = sw.model.drain(
+            now,
+            port as usize,
+            cls,
+            &sw.bufs[port as usize],
+            &mut sw.pool,
+        );
         if cls == 1 {
             self.after_release(s, released);
         }
@@ -577,9 +582,13 @@ impl Sim {
         }
         for cls in 0..2 {
             let sw = &mut self.switches[s];
-            let released =
-                sw.model
-                    .drain(now, port as usize, cls, &sw.bufs[port as usize], &mut sw.pool);
+            let released = sw.model.drain(
+                now,
+                port as usize,
+                cls,
+                &sw.bufs[port as usize],
+                &mut sw.pool,
+            );
             if cls == 1 {
                 self.after_release(s, released);
             }
