@@ -145,15 +145,16 @@ pub const MODEL_LOCKS: usize = 2 * MODEL_PORTS * NUM_TC;
 
 /// Arrival, step 1 (the egress queue): drain to now; `released[i]`
 /// (overwritten) is what ingress slot `i` gets back (to
-/// [`PgState::release`] on its PG).
+/// [`PgState::release`] on its PG). Returns the bytes drained (their sum:
+/// 0 means there is nothing to release).
 #[inline(always)]
 pub fn arrival_drain<const N: usize>(
     now_ns: u64,
     q: &mut EgressQueueN<N>,
     egress: &PortBuffer,
     released: &mut [u32; N],
-) {
-    q.drain(now_ns, egress.speed_mbps, released);
+) -> u32 {
+    q.drain(now_ns, egress.speed_mbps, released)
 }
 
 /// Arrival, step 2 (the egress queue): WRED/ECN on the drained queue's

@@ -2,14 +2,13 @@
 //! events, a slab of packets reused through a
 //! free list (no allocation per packet once warm), and the dispatch loop.
 
-use std::cmp::Reverse;
 use std::time::Instant;
 
 use dataplane_common::rand::SplitMix64;
-use radix_heap::RadixHeapMap;
 
 use crate::config::Params;
 use crate::host::{Flow, Host};
+use crate::queue::RadixQueue;
 use crate::report::Stats;
 use crate::switch::Switch;
 use crate::topo::Topology;
@@ -42,6 +41,17 @@ pub struct Pkt {
     pub kind: u8,
     pub ecn: u8,
     pub tc: u8,
+}
+
+/// What a switch reads of a flow to balance it (a copy of [`Flow`]'s
+/// fields, packed apart from the flow's transport state: 16 bytes a flow,
+/// so a switch's lookups stay in cache).
+#[derive(Clone, Copy, Debug)]
+pub struct FlowAddr {
+    pub src: u32,
+    pub dst: u32,
+    pub qp: u32,
+    pub sport: u16,
 }
 
 /// What happens at an instant. Node ids: hosts `0..hosts`, then switches.
@@ -99,27 +109,26 @@ pub enum Ev {
     Sample,
 }
 
-/// The event queue: a radix heap (a monotone priority queue: nothing is
-/// ever scheduled before the event being handled), O(1) amortised per
-/// event. Events at the same nanosecond come out in an order fixed by the
-/// sequence of pushes, so a run is reproducible.
+/// The event queue ([`RadixQueue`]): events at the same nanosecond come
+/// out in an order fixed by the sequence of pushes, so a run is
+/// reproducible.
 pub struct Queue {
-    heap: RadixHeapMap<Reverse<u64>, Ev>,
+    heap: RadixQueue<Ev>,
 }
 
 impl Queue {
     pub fn new() -> Self {
         Queue {
-            heap: RadixHeapMap::new(),
+            heap: RadixQueue::new(),
         }
     }
     #[inline]
     pub fn push(&mut self, t: u64, ev: Ev) {
-        self.heap.push(Reverse(t), ev);
+        self.heap.push(t, ev);
     }
     #[inline]
     fn pop(&mut self) -> Option<(u64, Ev)> {
-        self.heap.pop().map(|(Reverse(t), e)| (t, e))
+        self.heap.pop()
     }
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -157,6 +166,8 @@ pub struct Sim {
     pub switches: Vec<Switch>,
     pub hosts: Vec<Host>,
     pub flows: Vec<Flow>,
+    /// `flows[i]`'s addresses, for the switches.
+    pub addrs: Vec<FlowAddr>,
     /// Flows in start order whose start is scheduled one at a time.
     pub arrivals: Vec<u32>,
     pub next_arrival: usize,
@@ -167,6 +178,8 @@ pub struct Sim {
     pub stop_ns: u64,
     /// Print progress to stderr.
     pub progress: bool,
+    /// The hosts' DCQCN parameters ([`Sim::dcqcn_of`] the run's options).
+    pub dcqcn: dataplane_common::dcqcn::DcqcnParams,
 }
 
 impl Sim {
@@ -239,6 +252,7 @@ impl Sim {
             switches,
             hosts,
             flows: Vec::new(),
+            addrs: Vec::new(),
             arrivals: Vec::new(),
             next_arrival: 0,
             rng,
@@ -246,7 +260,9 @@ impl Sim {
             events: 0,
             stop_ns,
             progress: false,
+            dcqcn: dataplane_common::dcqcn::DcqcnParams::new(1),
         };
+        sim.dcqcn = sim.dcqcn_of();
         crate::workload::generate(&mut sim)?;
         Ok(sim)
     }

@@ -127,8 +127,15 @@ impl Host {
 }
 
 impl Sim {
-    /// DCQCN parameters of the hosts (all at the same line rate).
+    /// DCQCN parameters of the hosts (all at the same line rate), as
+    /// computed once when the simulation was built.
+    #[inline]
     pub fn dcqcn(&self) -> DcqcnParams {
+        self.dcqcn
+    }
+
+    /// DCQCN parameters of the hosts of `p`'s run.
+    pub fn dcqcn_of(&self) -> DcqcnParams {
         let l = u64::from(self.p.host_speed_mbps) * 1_000_000;
         match self.p.cc {
             Cc::Mlx => DcqcnParams::mlx(l),

@@ -13,7 +13,9 @@
 pub mod config;
 pub mod engine;
 pub mod host;
+pub mod model;
 pub mod output;
+pub mod queue;
 pub mod report;
 pub mod svg;
 pub mod switch;

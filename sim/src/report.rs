@@ -137,8 +137,8 @@ impl Sim {
         let mut max = 0u32;
         let mut sum = 0u64;
         for sw in &self.switches {
-            for pt in &sw.ports {
-                let b = pt.q[1].bytes;
+            for i in 0..sw.ports.len() {
+                let b = sw.model.bytes(i, 1);
                 max = max.max(b);
                 sum += u64::from(b);
             }
@@ -186,16 +186,15 @@ impl Sim {
     pub fn dump(&self) {
         for sw in &self.switches {
             for (i, pt) in sw.ports.iter().enumerate() {
-                let pg = sw.rows[1].pg[i];
-                let pf = sw.rows[1].pfc[i];
+                let (pg, pf) = sw.model.pg(i);
                 eprintln!(
                     "{} port {i} -> {}: fifo {}/{} q {} paused_until {} busy {} | pg {:?} xoff {}",
                     sw.name,
                     pt.link.peer,
                     pt.fifo[0].len(),
                     pt.fifo[1].len(),
-                    pt.q[1].bytes,
-                    pt.q[1].paused_until_ns,
+                    sw.model.bytes(i, 1),
+                    sw.model.paused_until(i),
                     pt.busy,
                     pg,
                     pf.xoff

@@ -6,24 +6,21 @@
 use std::collections::VecDeque;
 
 use anyhow::{bail, Result};
-use dataplane_common::buffer::{
-    arrival_admit, arrival_drain, arrival_wred, pfc_rx_queue, release_row, tick_pg, Arrival,
-    BufVerdict, PauseStat, PortBuffer, TcRowN, NUM_TC, STORM_NONE,
-};
+use dataplane_common::buffer::{Arrival, BufVerdict, PauseStat, PortBuffer, NUM_TC, STORM_NONE};
 use dataplane_common::lb::{
     build_buckets, flow_hash, flowlet_entry, flowlet_index, flowlet_tag, select, uses_flowlets,
     validate_group, FlowKey, FlowletSlot, Group, Member, PortRate, FLOWLET_SLOTS, MAX_MEMBERS,
     NUM_BANDS,
 };
 use dataplane_common::lossless::{
-    headroom, validate_buffer_profile, validate_wred, BufferProfile, DropReason, EgressQueueN,
-    HeadroomInput, PfcAction, SharedPool, WredProfile, DEFAULT_XON_OFFSET, ECN_ALL, ECN_CE,
-    ECN_NONE, TH_DYNAMIC,
+    headroom, validate_buffer_profile, validate_wred, BufferProfile, DropReason, HeadroomInput,
+    PfcAction, SharedPool, WredProfile, DEFAULT_XON_OFFSET, ECN_ALL, ECN_CE, ECN_NONE, TH_DYNAMIC,
 };
 use dataplane_common::rand::XorShift32;
 
 use crate::config::Params;
 use crate::engine::{ser_ns, Ev, Sim, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
+use crate::model::{new_model, SwModel};
 use crate::topo::{Link, SwitchSpec, GROUP_BIT, SLOTS};
 
 #[inline]
@@ -56,10 +53,9 @@ pub struct SwCounters {
 
 pub struct SwPort {
     pub link: Link,
-    /// FIFOs of packet ids per class.
-    pub fifo: [VecDeque<u32>; 2],
-    /// The buffer model's egress queue per class.
-    pub q: [EgressQueueN<SLOTS>; 2],
+    /// FIFOs of (packet id, frame bytes) per class (the length beside
+    /// the id saves reading the packet's slab entry to start it).
+    pub fifo: [VecDeque<(u32, u32)>; 2],
     /// Pause received for the RoCE class.
     pub pause: PauseStat,
     pub busy: bool,
@@ -86,7 +82,8 @@ pub struct Switch {
     pub tier: u8,
     pub ports: Vec<SwPort>,
     pub bufs: Vec<PortBuffer>,
-    pub rows: [TcRowN<SLOTS>; 2],
+    /// The buffer model's queues (per port and class) and PG rows.
+    pub model: Box<dyn SwModel>,
     pub pool: SharedPool,
     pub route: Vec<u16>,
     pub groups: Vec<Group>,
@@ -234,7 +231,6 @@ impl Switch {
             .map(|l| SwPort {
                 link: *l,
                 fifo: [VecDeque::new(), VecDeque::new()],
-                q: [EgressQueueN::ZERO; 2],
                 pause: PauseStat::ZERO,
                 busy: false,
                 cur: 0,
@@ -254,7 +250,10 @@ impl Switch {
             tier: spec.tier,
             ports,
             bufs,
-            rows: [TcRowN::ZERO; 2],
+            model: new_model(
+                spec.ports.len(),
+                spec.ports.len().next_power_of_two().max(8),
+            ),
             pool,
             route: spec.route.clone(),
             groups,
@@ -280,23 +279,21 @@ impl Sim {
     pub fn switch_arrive(&mut self, s: usize, inp: u16, pid: u32) {
         let now = self.now;
         let pkt = self.pkts[pid as usize];
-        let (src, dst) = if pkt.kind == KIND_DATA {
-            let f = &self.flows[pkt.flow as usize];
-            (f.src, f.dst)
-        } else {
-            let f = &self.flows[pkt.flow as usize];
-            (f.dst, f.src)
-        };
-        let (sport, qp) = {
-            let f = &self.flows[pkt.flow as usize];
-            (f.sport, f.qp)
-        };
         let sw = &mut self.switches[s];
         let r = sw.route[pkt.dst as usize];
         let out = if r & GROUP_BIT == 0 {
             r as usize
         } else {
             let gid = r & !GROUP_BIT;
+            // the flow's 5-tuple, only for a choice (a cache miss saved
+            // on single-path hops)
+            let f = &self.addrs[pkt.flow as usize];
+            let (src, dst) = if pkt.kind == KIND_DATA {
+                (f.src, f.dst)
+            } else {
+                (f.dst, f.src)
+            };
+            let (sport, qp) = (f.sport, f.qp);
             let hash = flow_hash(&flow_key(src, dst, sport, qp), sw.seed);
             let Switch {
                 groups,
@@ -339,28 +336,18 @@ impl Sim {
             len: pkt.len,
         };
         let rand = sw.rng.next_u32();
-        let mut released = [0u32; SLOTS];
-        arrival_drain(now, &mut sw.ports[out].q[cls], &sw.bufs[out], &mut released);
-        release_row(&mut sw.rows[cls], &mut sw.pool, &released);
-        let d = match arrival_wred(&sw.ports[out].q[cls], &sw.bufs[out], &a, rand) {
-            Ok(mark) => {
-                let slot = inp as usize & (SLOTS - 1);
-                let row = &mut sw.rows[cls];
-                arrival_admit(
-                    now,
-                    &mut sw.ports[out].q[cls],
-                    &mut row.pg[slot],
-                    &mut row.pfc[slot],
-                    &sw.bufs[inp as usize],
-                    &mut sw.pool,
-                    &a,
-                    mark,
-                )
-            }
-            Err(d) => d,
-        };
+        let (d, released) = sw.model.arrive(
+            now,
+            out,
+            cls,
+            &sw.bufs[out],
+            &sw.bufs[inp as usize],
+            &mut sw.pool,
+            &a,
+            rand,
+        );
         if cls == 1 {
-            self.after_release(s, &released);
+            self.after_release(s, released);
         }
         self.pfc_action(s, inp, d.pfc);
         let sw = &mut self.switches[s];
@@ -370,11 +357,12 @@ impl Sim {
                     sw.c.ecn_marked += 1;
                     self.pkts[pid as usize].ecn = ECN_CE;
                 }
+                let qb = sw.model.bytes(out, 1);
                 let port = &mut sw.ports[out];
                 port.rate.update(now, pkt.len);
-                port.fifo[cls].push_back(pid);
-                if cls == 1 && port.q[1].bytes > port.peak_bytes {
-                    port.peak_bytes = port.q[1].bytes;
+                port.fifo[cls].push_back((pid, pkt.len));
+                if cls == 1 && qb > port.peak_bytes {
+                    port.peak_bytes = qb;
                 }
                 self.switch_start(s, out as u16);
             }
@@ -410,23 +398,13 @@ impl Sim {
 
     /// PGs of the RoCE class that got bytes back and are paused: XON now if
     /// they emptied (the data plane's timer step, run at each release).
-    fn after_release(&mut self, s: usize, released: &[u32; SLOTS]) {
-        let mut mask = self.switches[s].xoff_mask;
+    fn after_release(&mut self, s: usize, released: u64) {
+        let mut mask = self.switches[s].xoff_mask & released;
         while mask != 0 {
             let slot = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            if released[slot] == 0 {
-                continue;
-            }
             let sw = &mut self.switches[s];
-            let a = tick_pg(
-                self.now,
-                &mut sw.rows[1],
-                slot,
-                &sw.bufs[slot],
-                TC_DATA as usize,
-                &sw.pool,
-            );
+            let a = sw.model.tick_pg(self.now, slot, &sw.bufs[slot], &sw.pool);
             self.pfc_action(s, slot as u16, a);
         }
     }
@@ -470,7 +448,7 @@ impl Sim {
             },
         );
         if quanta != 0 {
-            let due = sw.rows[1].pfc[inp as usize].refresh_due_ns;
+            let due = sw.model.pg(inp as usize).1.refresh_due_ns;
             if port.tick_at != due {
                 port.tick_at = due;
                 self.q.push(due, Ev::PgTick { node, port: inp });
@@ -481,17 +459,12 @@ impl Sim {
     /// The refresh timer of the RoCE PG of `inp`.
     pub fn switch_pg_tick(&mut self, s: usize, inp: u16) {
         let sw = &mut self.switches[s];
-        if sw.ports[inp as usize].tick_at != self.now || sw.rows[1].pfc[inp as usize].xoff == 0 {
+        if sw.ports[inp as usize].tick_at != self.now || sw.model.pg(inp as usize).1.xoff == 0 {
             return;
         }
-        let a = tick_pg(
-            self.now,
-            &mut sw.rows[1],
-            inp as usize,
-            &sw.bufs[inp as usize],
-            TC_DATA as usize,
-            &sw.pool,
-        );
+        let a = sw
+            .model
+            .tick_pg(self.now, inp as usize, &sw.bufs[inp as usize], &sw.pool);
         self.pfc_action(s, inp, a);
     }
 
@@ -500,17 +473,16 @@ impl Sim {
     pub fn switch_pfc(&mut self, s: usize, port: u16, quanta: u16) {
         let now = self.now;
         let sw = &mut self.switches[s];
-        let pt = &mut sw.ports[port as usize];
-        let released = pfc_rx_queue(
+        let released = sw.model.pfc_rx(
             now,
-            &mut pt.q[1],
+            port as usize,
             &sw.bufs[port as usize],
+            &mut sw.pool,
             quanta,
-            &mut pt.pause,
+            &mut sw.ports[port as usize].pause,
         );
-        release_row(&mut sw.rows[1], &mut sw.pool, &released);
         self.stats.pfc_rx += 1;
-        self.after_release(s, &released);
+        self.after_release(s, released);
         self.switch_start(s, port);
     }
 
@@ -520,6 +492,7 @@ impl Sim {
         let now = self.now;
         let node = self.topo.hosts + s as u32;
         let sw = &mut self.switches[s];
+        let model = &sw.model;
         let pt = &mut sw.ports[port as usize];
         if pt.busy {
             return;
@@ -527,8 +500,8 @@ impl Sim {
         let cls = if !pt.fifo[0].is_empty() {
             0
         } else if !pt.fifo[1].is_empty() {
-            if pt.q[1].is_paused(now) {
-                let until = pt.q[1].paused_until_ns;
+            let until = model.paused_until(port as usize);
+            if until > now {
                 if pt.resume_at != until {
                     pt.resume_at = until;
                     self.q.push(until, Ev::Resume { node, port });
@@ -542,11 +515,18 @@ impl Sim {
             // once): the data plane's timer drains them, here a tick when
             // the model would be empty.
             let mut due = 0u64;
-            for q in &pt.q {
-                if q.bytes > 0 {
+            for c in 0..2 {
+                let bytes = model.bytes(port as usize, c);
+                if bytes > 0 {
                     let mut frac = 0;
-                    let from = q.paused_until_ns.max(now);
-                    due = due.max(from + ser_ns(q.bytes, l_speed(pt), &mut frac) + 1);
+                    // the control queue is never paused
+                    let paused = if c == 1 {
+                        model.paused_until(port as usize)
+                    } else {
+                        0
+                    };
+                    let from = paused.max(now);
+                    due = due.max(from + ser_ns(bytes, l_speed(pt), &mut frac) + 1);
                 }
             }
             if due > 0 && pt.qtick_at != due {
@@ -555,8 +535,7 @@ impl Sim {
             }
             return;
         };
-        let pid = pt.fifo[cls].pop_front().expect("non-empty FIFO");
-        let len = self.pkts[pid as usize].len;
+        let (pid, len) = pt.fifo[cls].pop_front().expect("non-empty FIFO");
         let l = pt.link;
         let ser = ser_ns(len, l.speed_mbps, &mut pt.ser_frac);
         pt.busy = true;
@@ -581,11 +560,15 @@ impl Sim {
         let pt = &mut sw.ports[port as usize];
         pt.busy = false;
         let cls = pt.cur;
-        let mut released = [0u32; SLOTS];
-        arrival_drain(now, &mut pt.q[cls], &sw.bufs[port as usize], &mut released);
-        release_row(&mut sw.rows[cls], &mut sw.pool, &released);
+        let released = sw.model.drain(
+            now,
+            port as usize,
+            cls,
+            &sw.bufs[port as usize],
+            &mut sw.pool,
+        );
         if cls == 1 {
-            self.after_release(s, &released);
+            self.after_release(s, released);
         }
         self.switch_start(s, port);
     }
@@ -598,13 +581,16 @@ impl Sim {
             return;
         }
         for cls in 0..2 {
-            let mut released = [0u32; SLOTS];
             let sw = &mut self.switches[s];
-            let pt = &mut sw.ports[port as usize];
-            arrival_drain(now, &mut pt.q[cls], &sw.bufs[port as usize], &mut released);
-            release_row(&mut sw.rows[cls], &mut sw.pool, &released);
+            let released = sw.model.drain(
+                now,
+                port as usize,
+                cls,
+                &sw.bufs[port as usize],
+                &mut sw.pool,
+            );
             if cls == 1 {
-                self.after_release(s, &released);
+                self.after_release(s, released);
             }
         }
         self.switch_start(s, port);

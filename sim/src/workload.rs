@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use dataplane_common::rand::SplitMix64;
 
 use crate::config::Workload;
-use crate::engine::Sim;
+use crate::engine::{FlowAddr, Sim};
 use crate::host::Flow;
 
 /// Web-search CDF (source in the file).
@@ -92,6 +92,12 @@ fn add_flow(sim: &mut Sim, rng: &mut SplitMix64, src: u32, dst: u32, size: u64, 
         r
     };
     sim.flows.push(Flow::new(src, dst, size, t, sport, id + 1));
+    sim.addrs.push(FlowAddr {
+        src,
+        dst,
+        sport,
+        qp: id + 1,
+    });
     id
 }
 

@@ -1,0 +1,216 @@
+//! A switch's buffer-model state (`dataplane-common`'s egress queues and
+//! ingress-PG rows) sized to the switch: the model's steps loop over their
+//! `N` ingress slots, so a 12-port leaf runs them over 16 slots, not the 64
+//! the largest switch needs. [`SwModel`] hides `N` from the switch code;
+//! every step is the shared function, called in the eBPF stage's order.
+
+use dataplane_common::buffer::{
+    arrival_admit, arrival_drain, arrival_wred, pfc_rx_queue, release_row, tick_pg, Arrival,
+    Decision, PauseStat, PortBuffer, TcRowN,
+};
+use dataplane_common::lossless::{EgressQueueN, PfcAction, PfcTxState, PgState, SharedPool};
+
+use crate::engine::TC_DATA;
+
+/// The buffer model of one switch, whatever its slot count. Methods that
+/// drain return the set of ingress slots that got bytes back (bit `i`:
+/// slot `i`), which is all the switch needs to know to run the PGs' XON
+/// check.
+pub trait SwModel {
+    /// Ingress slots (a power of two, at least the switch's ports).
+    fn slots(&self) -> usize;
+    /// The arrival steps on egress queue (`out`, `cls`) for a packet from
+    /// ingress slot `a.ingress`: drain and release, WRED/ECN, admission.
+    #[allow(clippy::too_many_arguments)]
+    fn arrive(
+        &mut self,
+        now: u64,
+        out: usize,
+        cls: usize,
+        egress: &PortBuffer,
+        ingress: &PortBuffer,
+        pool: &mut SharedPool,
+        a: &Arrival,
+        rand: u32,
+    ) -> (Decision, u64);
+    /// Drains queue (`port`, `cls`) to now and gives what left back.
+    fn drain(
+        &mut self,
+        now: u64,
+        port: usize,
+        cls: usize,
+        egress: &PortBuffer,
+        pool: &mut SharedPool,
+    ) -> u64;
+    /// A PFC frame for the RoCE class arrived on `port`.
+    fn pfc_rx(
+        &mut self,
+        now: u64,
+        port: usize,
+        egress: &PortBuffer,
+        pool: &mut SharedPool,
+        quanta: u16,
+        stat: &mut PauseStat,
+    ) -> u64;
+    /// The RoCE PG of `slot`'s timer step.
+    fn tick_pg(
+        &mut self,
+        now: u64,
+        slot: usize,
+        ingress: &PortBuffer,
+        pool: &SharedPool,
+    ) -> PfcAction;
+    /// Bytes the model holds in queue (`port`, `cls`).
+    fn bytes(&self, port: usize, cls: usize) -> u32;
+    /// Until when the RoCE queue of `port` is paused.
+    fn paused_until(&self, port: usize) -> u64;
+    /// The RoCE PG of `slot`.
+    fn pg(&self, slot: usize) -> (PgState, PfcTxState);
+}
+
+/// The model's state for `N` ingress slots: a queue per (port, class), a
+/// row of PGs per class.
+pub struct Model<const N: usize> {
+    q: Vec<[EgressQueueN<N>; 2]>,
+    rows: [TcRowN<N>; 2],
+}
+
+/// The slots that got bytes back.
+#[inline(always)]
+fn mask<const N: usize>(released: &[u32; N]) -> u64 {
+    let mut m = 0u64;
+    for (i, &r) in released.iter().enumerate() {
+        m |= u64::from(r != 0) << i;
+    }
+    m
+}
+
+impl<const N: usize> SwModel for Model<N> {
+    fn slots(&self) -> usize {
+        N
+    }
+
+    #[inline]
+    fn arrive(
+        &mut self,
+        now: u64,
+        out: usize,
+        cls: usize,
+        egress: &PortBuffer,
+        ingress: &PortBuffer,
+        pool: &mut SharedPool,
+        a: &Arrival,
+        rand: u32,
+    ) -> (Decision, u64) {
+        let mut released = [0u32; N];
+        let q = &mut self.q[out][cls];
+        // nothing drained: nothing to give back (release_row would skip
+        // every slot)
+        let drained = arrival_drain(now, q, egress, &mut released);
+        if drained > 0 {
+            release_row(&mut self.rows[cls], pool, &released);
+        }
+        let d = match arrival_wred(q, egress, a, rand) {
+            Ok(mark) => {
+                let slot = a.ingress as usize & (N - 1);
+                let row = &mut self.rows[cls];
+                arrival_admit(
+                    now,
+                    q,
+                    &mut row.pg[slot],
+                    &mut row.pfc[slot],
+                    ingress,
+                    pool,
+                    a,
+                    mark,
+                )
+            }
+            Err(d) => d,
+        };
+        (d, if drained > 0 { mask(&released) } else { 0 })
+    }
+
+    #[inline]
+    fn drain(
+        &mut self,
+        now: u64,
+        port: usize,
+        cls: usize,
+        egress: &PortBuffer,
+        pool: &mut SharedPool,
+    ) -> u64 {
+        let mut released = [0u32; N];
+        if arrival_drain(now, &mut self.q[port][cls], egress, &mut released) == 0 {
+            return 0;
+        }
+        release_row(&mut self.rows[cls], pool, &released);
+        mask(&released)
+    }
+
+    fn pfc_rx(
+        &mut self,
+        now: u64,
+        port: usize,
+        egress: &PortBuffer,
+        pool: &mut SharedPool,
+        quanta: u16,
+        stat: &mut PauseStat,
+    ) -> u64 {
+        let released = pfc_rx_queue(now, &mut self.q[port][1], egress, quanta, stat);
+        release_row(&mut self.rows[1], pool, &released);
+        mask(&released)
+    }
+
+    fn tick_pg(
+        &mut self,
+        now: u64,
+        slot: usize,
+        ingress: &PortBuffer,
+        pool: &SharedPool,
+    ) -> PfcAction {
+        tick_pg(
+            now,
+            &mut self.rows[1],
+            slot,
+            ingress,
+            TC_DATA as usize,
+            pool,
+        )
+    }
+
+    #[inline]
+    fn bytes(&self, port: usize, cls: usize) -> u32 {
+        self.q[port][cls].bytes
+    }
+
+    #[inline]
+    fn paused_until(&self, port: usize) -> u64 {
+        self.q[port][1].paused_until_ns
+    }
+
+    fn pg(&self, slot: usize) -> (PgState, PfcTxState) {
+        (self.rows[1].pg[slot], self.rows[1].pfc[slot])
+    }
+}
+
+impl<const N: usize> Model<N> {
+    fn boxed(ports: usize) -> Box<dyn SwModel> {
+        Box::new(Model::<N> {
+            q: vec![[EgressQueueN::ZERO; 2]; ports],
+            rows: [TcRowN::ZERO; 2],
+        })
+    }
+}
+
+/// The model of a switch of `ports` ports with `slots` ingress slots (a
+/// power of two from 8 to 64, at least `ports`).
+pub fn new_model(ports: usize, slots: usize) -> Box<dyn SwModel> {
+    assert!(ports <= slots, "{ports} ports in {slots} slots");
+    match slots {
+        8 => Model::<8>::boxed(ports),
+        16 => Model::<16>::boxed(ports),
+        32 => Model::<32>::boxed(ports),
+        64 => Model::<64>::boxed(ports),
+        _ => panic!("slot count {slots}: expected 8, 16, 32 or 64"),
+    }
+}
