@@ -82,6 +82,8 @@ pub mod map {
     pub const PFC_DECISION: &str = "PFC_DECISION";
     /// Each port's own MAC (PFC source).
     pub const PORT_MACS: &str = "PORT_MACS";
+    /// Broadcast copies `xdp_devmap_pfc` dropped, by egress ifindex.
+    pub const PFC_COPY_DROPS: &str = "PFC_COPY_DROPS";
 
     /// Transmit drops after a redirect by destination ifindex (per CPU).
     pub const XMIT_ERRORS: &str = "XMIT_ERRORS";
@@ -89,7 +91,7 @@ pub mod map {
     /// it are counted).
     pub const XMIT_MAP_ID: &str = "XMIT_MAP_ID";
     /// Every map of the object.
-    pub const ALL: [&str; 38] = [
+    pub const ALL: [&str; 39] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -126,6 +128,7 @@ pub mod map {
         PFC_QUEUED,
         PFC_DECISION,
         PORT_MACS,
+        PFC_COPY_DROPS,
         XMIT_ERRORS,
         XMIT_MAP_ID,
     ];

@@ -30,7 +30,7 @@ use aya_ebpf::{
         generated::{bpf_xdp_adjust_meta, bpf_xdp_adjust_tail},
     },
     macros::map,
-    maps::{Array, DevMap, PerCpuArray, Queue, RingBuf},
+    maps::{Array, DevMap, PerCpuArray, PerCpuHashMap, Queue, RingBuf},
     programs::XdpContext,
 };
 use dataplane_common::{
@@ -64,6 +64,11 @@ static PFC_QUEUED: Array<u32> = Array::with_max_entries(1, 0);
 /// both run in one program on one CPU).
 #[map]
 static PFC_DECISION: PerCpuArray<PfcEvent> = PerCpuArray::with_max_entries(1, 0);
+/// Broadcast copies `xdp_devmap_pfc` dropped, by egress ifindex (per CPU):
+/// the kernel's `xdp:xdp_devmap_xmit` tracepoint counts them among a
+/// flush's drops, so the transmit-error count subtracts them.
+#[map]
+static PFC_COPY_DROPS: PerCpuHashMap<u32, u64> = PerCpuHashMap::with_max_entries(1024, 0);
 /// Each port's own MAC (index = port id), the source of its PFC frames.
 #[map]
 static PORT_MACS: Array<[u8; 8]> = Array::with_max_entries(MAX_PORTS, 0);
@@ -228,9 +233,27 @@ fn write_pfc(ctx: &XdpContext, port: u16, prio: u8, quanta: u16) -> bool {
     true
 }
 
-/// `xdp_devmap_pfc`: the fate of one broadcast copy on its egress port.
+/// `xdp_devmap_pfc`: the fate of one broadcast copy on its egress port;
+/// every copy it drops is counted in `PFC_COPY_DROPS`.
 #[inline(always)]
 pub fn devmap_copy(ctx: &XdpContext) -> u32 {
+    let action = copy_fate(ctx);
+    if action == xdp_action::XDP_DROP {
+        // SAFETY: the context of a devmap program; egress_ifindex is readable.
+        let egress = unsafe { (*ctx.ctx).egress_ifindex };
+        match PFC_COPY_DROPS.get_ptr_mut(&egress) {
+            // SAFETY: this CPU's value.
+            Some(v) => unsafe { *v += 1 },
+            None => {
+                let _ = PFC_COPY_DROPS.insert(&egress, &1, 0);
+            }
+        }
+    }
+    action
+}
+
+#[inline(always)]
+fn copy_fate(ctx: &XdpContext) -> u32 {
     let (meta, data) = (ctx.metadata(), ctx.data());
     if meta + META_LEN as usize > data {
         return xdp_action::XDP_DROP;

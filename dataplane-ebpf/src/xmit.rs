@@ -5,9 +5,15 @@
 //! `xdp:xdp_devmap_xmit` (drops when a devmap bulk queue is flushed:
 //! `ndo_xdp_xmit` failed or took only part of it). Counted nowhere else.
 
-use aya_ebpf::{macros::map, macros::tracepoint, maps::{Array, PerCpuHashMap}, programs::TracePointContext};
+use aya_ebpf::{
+    macros::map,
+    macros::tracepoint,
+    maps::{Array, PerCpuHashMap},
+    programs::TracePointContext,
+};
 use dataplane_common::maps::{
-    XMIT_DROPS_OFF, XMIT_REDIRECT_ERR_MAP_ID_OFF, XMIT_REDIRECT_ERR_TO_IFINDEX_OFF, XMIT_TO_IFINDEX_OFF,
+    XMIT_DROPS_OFF, XMIT_REDIRECT_ERR_MAP_ID_OFF, XMIT_REDIRECT_ERR_TO_IFINDEX_OFF,
+    XMIT_TO_IFINDEX_OFF,
 };
 
 /// Transmit drops after a redirect, by destination ifindex (per CPU).
@@ -38,8 +44,10 @@ pub fn tp_xdp_redirect_err(ctx: TracePointContext) -> u32 {
     // SAFETY: as above.
     let (to, map_id) = unsafe {
         (
-            ctx.read_at::<i32>(XMIT_REDIRECT_ERR_TO_IFINDEX_OFF).unwrap_or(0),
-            ctx.read_at::<u32>(XMIT_REDIRECT_ERR_MAP_ID_OFF).unwrap_or(0),
+            ctx.read_at::<i32>(XMIT_REDIRECT_ERR_TO_IFINDEX_OFF)
+                .unwrap_or(0),
+            ctx.read_at::<u32>(XMIT_REDIRECT_ERR_MAP_ID_OFF)
+                .unwrap_or(0),
         )
     };
     match XMIT_MAP_ID.get(0) {

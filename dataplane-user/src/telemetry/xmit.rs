@@ -168,7 +168,19 @@ pub fn errors_by_ifindex(pin_dir: &Path) -> Result<BTreeMap<u32, u64>> {
     let mut out = BTreeMap::new();
     for item in map.iter() {
         let (k, per_cpu) = item?;
-        out.insert(k, per_cpu.iter().sum());
+        out.insert(k, per_cpu.iter().sum::<u64>());
+    }
+    // the copies of a PFC broadcast `xdp_devmap_pfc` drops on purpose are
+    // among the tracepoint's flush drops: not transmit errors
+    if let Ok(data) = MapData::from_pin(pin_dir.join(names::map::PFC_COPY_DROPS)) {
+        let own: PerCpuHashMap<_, u32, u64> =
+            PerCpuHashMap::try_from(aya::maps::Map::PerCpuHashMap(data))?;
+        for item in own.iter() {
+            let (k, per_cpu) = item?;
+            if let Some(v) = out.get_mut(&k) {
+                *v = v.saturating_sub(per_cpu.iter().sum::<u64>());
+            }
+        }
     }
     Ok(out)
 }
