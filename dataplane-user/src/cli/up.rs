@@ -370,7 +370,6 @@ impl Lossless {
                 ),
             );
         }
-        let _ = self.path;
     }
 }
 
