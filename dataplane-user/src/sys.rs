@@ -108,16 +108,22 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Mounts bpffs on /sys/fs/bpf when it is not mounted (it is not at boot on
-/// this machine kind).
-pub fn ensure_bpffs() -> Result<()> {
+/// Is bpffs mounted on /sys/fs/bpf?
+pub fn bpffs_mounted() -> bool {
     let target = CString::new("/sys/fs/bpf").unwrap();
     // SAFETY: statfs into a zeroed struct.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     let rc = unsafe { libc::statfs(target.as_ptr(), &mut st) };
-    if rc == 0 && st.f_type as i64 == BPF_FS_MAGIC {
+    rc == 0 && st.f_type as i64 == BPF_FS_MAGIC
+}
+
+/// Mounts bpffs on /sys/fs/bpf when it is not mounted (it is not at boot on
+/// this machine kind).
+pub fn ensure_bpffs() -> Result<()> {
+    if bpffs_mounted() {
         return Ok(());
     }
+    let target = CString::new("/sys/fs/bpf").unwrap();
     std::fs::create_dir_all("/sys/fs/bpf").ok();
     let fstype = CString::new("bpf").unwrap();
     // SAFETY: plain mount syscall with valid C strings.
@@ -311,4 +317,23 @@ pub fn queue_pop(fd: i32) -> Option<[u8; 64]> {
         )
     };
     (rc == 0).then_some(value)
+}
+
+/// Tells systemd (a `Type=notify` service) `state`, e.g. "READY=1"; does
+/// nothing when not run by systemd (no NOTIFY_SOCKET).
+pub fn sd_notify(state: &str) {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    let Some(path) = std::env::var_os("NOTIFY_SOCKET") else {
+        return;
+    };
+    let path = path.to_string_lossy().into_owned();
+    let addr = match path.strip_prefix('@') {
+        Some(abs) => SocketAddr::from_abstract_name(abs.as_bytes()),
+        None => SocketAddr::from_pathname(&path),
+    };
+    let sent = addr.and_then(|a| UnixDatagram::unbound()?.send_to_addr(state.as_bytes(), &a));
+    if let Err(e) = sent {
+        crate::log::warn(&format!("telling systemd {state} on {path}: {e}"));
+    }
 }

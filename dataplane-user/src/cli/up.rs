@@ -275,6 +275,8 @@ fn say_ready(plan: &Plan, running: &attach::Running) {
         plan.instance,
         running.pin_dir.display()
     ));
+    // a Type=notify service (dataplane@.service) is started from here on
+    sys::sd_notify("READY=1");
 }
 
 /// Is each planned port's link up?
