@@ -184,9 +184,40 @@ pub fn install(root: &Path, exec: &Path, instance: Option<&InstanceUnit>) -> Res
     Ok(out)
 }
 
+/// The systemd service a process runs in, from its /proc/PID/cgroup
+/// text (`0::/system.slice/system-dataplane.slice/dataplane@leaf1.service`
+/// -> `dataplane@leaf1.service`); `None` outside a service.
+pub fn service_of_cgroup(cgroup: &str) -> Option<String> {
+    cgroup.lines().find_map(|l| {
+        let path = l.splitn(3, ':').nth(2)?;
+        path.split('/')
+            .rev()
+            .find(|c| c.ends_with(".service"))
+            .map(str::to_string)
+    })
+}
+
+/// The systemd service process `pid` runs in, if any.
+pub fn service_of_pid(pid: i32) -> Option<String> {
+    service_of_cgroup(&std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_service_of_a_cgroup() {
+        assert_eq!(
+            service_of_cgroup("0::/system.slice/system-dataplane.slice/dataplane@leaf1.service\n"),
+            Some("dataplane@leaf1.service".into())
+        );
+        assert_eq!(
+            service_of_cgroup("12:pids:/user.slice\n0::/user.slice/user-0.slice/session-3.scope\n"),
+            None
+        );
+        assert_eq!(service_of_cgroup(""), None);
+    }
 
     #[test]
     fn the_unit_matches_its_golden_file() {

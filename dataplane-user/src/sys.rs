@@ -322,18 +322,48 @@ pub fn queue_pop(fd: i32) -> Option<[u8; 64]> {
 /// Tells systemd (a `Type=notify` service) `state`, e.g. "READY=1"; does
 /// nothing when not run by systemd (no NOTIFY_SOCKET).
 pub fn sd_notify(state: &str) {
-    use std::os::linux::net::SocketAddrExt;
-    use std::os::unix::net::{SocketAddr, UnixDatagram};
-    let Some(path) = std::env::var_os("NOTIFY_SOCKET") else {
+    let Some(socket) = std::env::var_os("NOTIFY_SOCKET") else {
         return;
     };
-    let path = path.to_string_lossy().into_owned();
-    let addr = match path.strip_prefix('@') {
-        Some(abs) => SocketAddr::from_abstract_name(abs.as_bytes()),
-        None => SocketAddr::from_pathname(&path),
+    let socket = socket.to_string_lossy().into_owned();
+    if let Err(e) = notify_to(&socket, state) {
+        crate::log::warn(&format!("telling systemd {state} on {socket}: {e}"));
+    }
+}
+
+/// Sends `state` to the notification socket `socket` (a path, or an
+/// abstract name after `@`), as sd_notify(3) does.
+pub fn notify_to(socket: &str, state: &str) -> std::io::Result<()> {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    let addr = match socket.strip_prefix('@') {
+        Some(name) => SocketAddr::from_abstract_name(name.as_bytes())?,
+        None => SocketAddr::from_pathname(socket)?,
     };
-    let sent = addr.and_then(|a| UnixDatagram::unbound()?.send_to_addr(state.as_bytes(), &a));
-    if let Err(e) = sent {
-        crate::log::warn(&format!("telling systemd {state} on {path}: {e}"));
+    UnixDatagram::unbound()?.send_to_addr(state.as_bytes(), &addr)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn notifications_reach_path_and_abstract_sockets() {
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::{SocketAddr, UnixDatagram};
+        let path = std::env::temp_dir().join(format!("dp-notify-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let rx = UnixDatagram::bind(&path).unwrap();
+        super::notify_to(path.to_str().unwrap(), "READY=1").unwrap();
+        let mut buf = [0u8; 64];
+        let n = rx.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"READY=1");
+        std::fs::remove_file(&path).unwrap();
+        let name = format!("dp-notify-{}", std::process::id());
+        let rx = UnixDatagram::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap())
+            .unwrap();
+        super::notify_to(&format!("@{name}"), "STOPPING=1").unwrap();
+        let n = rx.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"STOPPING=1");
+        assert!(super::notify_to("/nonexistent/socket", "READY=1").is_err());
     }
 }

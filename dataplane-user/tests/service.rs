@@ -87,3 +87,98 @@ fn install_service_writes_the_golden_unit_once_and_systemd_accepts_it() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Removes the test's data plane and namespace, also on failure.
+struct Cleanup {
+    ns: String,
+    instance: String,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = Command::new(BIN)
+            .args(["down", "--instance", &self.instance])
+            .output();
+        let _ = Command::new("ip").args(["netns", "del", &self.ns]).status();
+    }
+}
+
+/// What the unit relies on: `up` sends READY=1 to NOTIFY_SOCKET once it
+/// runs (Type=notify), exits 0 on SIGTERM (Restart=on-failure does not
+/// restart a stop) and leaves the data plane attached (no ExecStop).
+#[test]
+fn up_notifies_ready_and_a_stop_keeps_the_data_plane() {
+    extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { geteuid() } != 0 {
+        eprintln!("skipped: needs root (network namespace, eBPF)");
+        return;
+    }
+    use std::os::unix::net::UnixDatagram;
+    let id = std::process::id();
+    let guard = Cleanup {
+        ns: format!("depsvc{id}"),
+        instance: format!("depsvc{id}"),
+    };
+    let ns = guard.ns.as_str();
+    let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+    ok(Command::new("ip").args(["netns", "add", ns]));
+    ok(Command::new("ip").args([
+        "-n", ns, "link", "add", "dps1", "type", "veth", "peer", "name", "dps1p",
+    ]));
+    for dev in ["dps1", "dps1p"] {
+        ok(Command::new("ip").args(["-n", ns, "link", "set", dev, "up"]));
+    }
+    let dir = std::env::temp_dir().join(format!("depsvc-up{id}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("up.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[switch]\nname = \"{}\"\n\n[[port]]\nname = \"dps1\"\n",
+            guard.instance
+        ),
+    )
+    .unwrap();
+    let sock_path = dir.join("notify");
+    let sock = UnixDatagram::bind(&sock_path).unwrap();
+    sock.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+
+    let mut up = Command::new(BIN)
+        .args(["--netns", ns, "up", "--metrics", "off", "-c"])
+        .arg(&cfg)
+        .env("NOTIFY_SOCKET", &sock_path)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut buf = [0u8; 256];
+    let got = sock.recv(&mut buf);
+    let pinned_links = std::path::Path::new("/sys/fs/bpf/dataplane")
+        .join(&guard.instance)
+        .join("links");
+    let attached_at_ready = std::fs::read_dir(&pinned_links)
+        .map(|d| d.count())
+        .unwrap_or(0);
+    // SAFETY: signalling the child we spawned.
+    unsafe { libc::kill(up.id() as i32, libc::SIGTERM) };
+    let status = up.wait().unwrap();
+    let n = got.expect("no READY=1 within 30 s");
+    assert_eq!(&buf[..n], b"READY=1");
+    assert_eq!(
+        attached_at_ready, 1,
+        "the port's link is pinned when READY=1 is sent"
+    );
+    assert!(status.success(), "SIGTERM must be a clean stop: {status:?}");
+    let kept = std::fs::read_dir(&pinned_links)
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(
+        kept, 1,
+        "the stopped controller left its data plane attached"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -129,10 +129,7 @@ pub fn run(config: Option<&Path>) -> Vec<Check> {
         }
     };
     out.push(checks::config(&source, Ok(plan.ports.len())));
-    out.push(checks::instance(
-        &plan.instance,
-        &read::pinned(&plan.instance),
-    ));
+    out.push(checks::instance(&plan.instance, &read::pinned(&plan)));
     let mtu = cfg.buffer.as_ref().map(|b| b.mtu as u32);
     let cpus = read::cpus();
     for p in &plan.ports {

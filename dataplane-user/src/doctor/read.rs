@@ -36,16 +36,18 @@ pub fn cpus() -> u32 {
     unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32
 }
 
-/// What is pinned for `instance`, who runs it, and whether this build can
-/// adopt it.
-pub fn pinned(instance: &str) -> Pinned {
-    let dir = crate::sys::pin_dir(instance);
+/// What is pinned for the plan's instance, who runs it, and whether this
+/// build can adopt it with this plan (the check `up` makes).
+pub fn pinned(plan: &dataplane_config::Plan) -> Pinned {
+    let dir = crate::sys::pin_dir(&plan.instance);
     if !dir.exists() {
         return Pinned::Nothing;
     }
+    let sizes = crate::object::route_table_sizes(plan);
     Pinned::DataPlane {
-        controller: crate::sys::InstanceLock::holder(instance).ok(),
-        layout: crate::object::check_pinned_layouts(&dir).map_err(|e| format!("{e:#}")),
+        controller: crate::sys::InstanceLock::holder(&plan.instance).ok(),
+        layout: crate::object::check_pinned_layouts_sized(&dir, &sizes)
+            .map_err(|e| format!("{e:#}")),
     }
 }
 
