@@ -292,6 +292,9 @@ pub struct PortRead {
     pub xdp_features: Option<u64>,
     pub channels: Option<Channels>,
     pub dcb: DcbRead,
+    /// Link-level (802.3x) pause: (rx, tx); `None` when the driver has
+    /// none to report.
+    pub pause: Option<(bool, bool)>,
 }
 
 /// The checks of one port.
@@ -322,9 +325,16 @@ pub fn port(want: &PortWant, read: &PortRead, cpus: u32) -> Vec<Check> {
     };
     add("driver", driver(&read.driver));
     add("xdp", xdp(read.xdp_features, want.xdp_mode, link));
-    add("mtu", mtu(link.mtu, want.mtu));
+    add("mtu", mtu(&want.name, link.mtu, want.mtu));
     add("link", link_state(link));
-    add("dcb", dcb(&want.name, want.pfc_enable, &read.dcb));
+    add(
+        "dcb",
+        with_pause(
+            dcb(&want.name, want.pfc_enable, &read.dcb),
+            want.pfc_enable,
+            read.pause,
+        ),
+    );
     add("queues", queues(&want.name, read.channels, link, cpus));
     out
 }
@@ -428,7 +438,7 @@ pub fn xdp(features: Option<u64>, mode: XdpAttach, link: &LinkRead) -> (Verdict,
 }
 
 /// The link's MTU against `[buffer] mtu`.
-pub fn mtu(link: u32, want: Option<u32>) -> (Verdict, String) {
+pub fn mtu(dev: &str, link: u32, want: Option<u32>) -> (Verdict, String) {
     match want {
         None => (
             Verdict::Pass,
@@ -436,7 +446,7 @@ pub fn mtu(link: u32, want: Option<u32>) -> (Verdict, String) {
         ),
         Some(w) if link < w => (
             Verdict::Fail,
-            format!("mtu {link} is below the config's [buffer] mtu {w}: frames of the fabric's size are dropped here (ip link set dev DEV mtu {w}), and the headroom is sized for frames this port never takes"),
+            format!("mtu {link} is below the config's [buffer] mtu {w}: frames of the fabric's size are dropped here (ip link set dev {dev} mtu {w}), and the headroom is sized for frames this port never takes"),
         ),
         Some(w) if link > w => (
             Verdict::Warn,
@@ -551,6 +561,30 @@ pub fn dcb(dev: &str, want: u8, read: &DcbRead) -> (Verdict, String) {
     }
 }
 
+/// Link-level pause on a port with lossless priorities: a NIC does either
+/// 802.3x pause or PFC, and pause stops every priority.
+fn with_pause(
+    (v, d): (Verdict, String),
+    want: u8,
+    pause: Option<(bool, bool)>,
+) -> (Verdict, String) {
+    match pause {
+        Some((rx, tx)) if want != 0 && (rx || tx) => (
+            v.max(Verdict::Warn),
+            format!("link-level pause is on (rx {}, tx {}): it pauses every priority and NICs do not run it with PFC (ethtool -A DEV rx off tx off); {d}", onoff(rx), onoff(tx)),
+        ),
+        _ => (v, d),
+    }
+}
+
+fn onoff(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
 /// Lossless priorities sharing a NIC receive buffer with lossy ones: a
 /// lossy burst can fill the buffer whose fill level triggers PFC.
 fn shared_buffers(want: u8, b: &DcbBuffer) -> Option<String> {
@@ -578,6 +612,10 @@ fn shared_buffers(want: u8, b: &DcbBuffer) -> Option<String> {
 
 /// Queues in use against the CPUs that run XDP.
 pub fn queues(dev: &str, ch: Option<Channels>, link: &LinkRead, cpus: u32) -> (Verdict, String) {
+    let fix = match ch {
+        Some(c) if c.max_combined == 0 => format!("ethtool -L {dev} rx {cpus} tx {cpus}"),
+        _ => format!("ethtool -L {dev} combined {cpus}"),
+    };
     let (rx, tx, src) = match ch {
         Some(c) => (c.rx + c.combined, c.tx + c.combined, "ethtool channels"),
         None => (link.num_rx_queues, link.num_tx_queues, "rtnetlink"),
@@ -585,7 +623,7 @@ pub fn queues(dev: &str, ch: Option<Channels>, link: &LinkRead, cpus: u32) -> (V
     let mut problems = Vec::new();
     if rx < cpus {
         problems.push(format!(
-            "{rx} receive queue(s) for {cpus} CPUs: XDP runs on at most {rx} of them (ethtool -L {dev} combined {cpus})"
+            "{rx} receive queue(s) for {cpus} CPUs: XDP runs on at most {rx} of them ({fix})"
         ));
     }
     if tx < cpus {

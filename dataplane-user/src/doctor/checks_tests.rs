@@ -46,6 +46,7 @@ fn read(link: Option<LinkRead>, features: u64, dcb: DcbRead) -> PortRead {
             ..Channels::default()
         }),
         dcb,
+        pause: None,
     }
 }
 
@@ -119,10 +120,12 @@ fn a_missing_port_is_one_failure() {
 
 #[test]
 fn mtu_against_the_buffer_config() {
-    assert_eq!(mtu(1500, Some(9100)).0, Verdict::Fail);
-    assert_eq!(mtu(9216, Some(9100)).0, Verdict::Warn);
-    assert_eq!(mtu(9100, Some(9100)).0, Verdict::Pass);
-    assert_eq!(mtu(1500, None).0, Verdict::Pass);
+    let (v, d) = mtu("eth1", 1500, Some(9100));
+    assert_eq!(v, Verdict::Fail);
+    assert!(d.contains("ip link set dev eth1 mtu 9100"), "{d}");
+    assert_eq!(mtu("eth1", 9216, Some(9100)).0, Verdict::Warn);
+    assert_eq!(mtu("eth1", 9100, Some(9100)).0, Verdict::Pass);
+    assert_eq!(mtu("eth1", 1500, None).0, Verdict::Pass);
 }
 
 #[test]
@@ -259,6 +262,16 @@ fn queues_against_cpus() {
     let (v, d) = queues("eth1", ch(0, 0, 4), &l, 8);
     assert_eq!(v, Verdict::Warn);
     assert!(d.contains("ethtool -L eth1 combined 8"), "{d}");
+    // a veth reports rx/tx channels, not combined ones
+    let veth_ch = Some(Channels {
+        rx: 1,
+        tx: 1,
+        combined: 0,
+        max_combined: 0,
+    });
+    assert!(queues("dp3", veth_ch, &l, 2)
+        .1
+        .contains("ethtool -L dp3 rx 2 tx 2"));
     // no ethtool channels: rtnetlink's queue counts
     let (v, d) = queues("eth1", None, &l, 2);
     assert_eq!(v, Verdict::Pass);
@@ -293,4 +306,26 @@ fn the_report_has_one_line_per_check_and_counts() {
     assert_eq!(j["fail"], 1);
     assert_eq!(j["checks"][1]["port"], "dp3");
     assert_eq!(j["checks"][1]["verdict"], "FAIL");
+}
+
+#[test]
+fn link_level_pause_is_flagged_where_pfc_is_wanted() {
+    let mut r = read(Some(veth(1500)), VETH_GRO, nic(0x08, 8, None));
+    r.pause = Some((true, false));
+    let c = port(&want(0x08, None), &r, 2);
+    assert_eq!(c[5].verdict, Verdict::Warn);
+    assert!(
+        c[5].detail
+            .starts_with("link-level pause is on (rx on, tx off)"),
+        "{}",
+        c[5].detail
+    );
+    // no lossless priority (and none on the NIC): pause is the
+    // operator's business
+    r.dcb = nic(0, 8, None);
+    let c = port(&want(0, None), &r, 2);
+    assert_eq!(c[5].verdict, Verdict::Pass, "{}", c[5].detail);
+    r.dcb = nic(0x08, 8, None);
+    r.pause = Some((false, false));
+    assert_eq!(port(&want(0x08, None), &r, 2)[5].verdict, Verdict::Pass);
 }

@@ -64,6 +64,7 @@ pub fn port(name: &str) -> PortRead {
             Err("no such interface".into())
         },
         channels: link.as_ref().and_then(|_| channels(name)),
+        pause: link.as_ref().and_then(|_| pause(name)),
         dcb: if link.is_some() {
             super::dcb::read(name)
         } else {
@@ -139,6 +140,7 @@ pub fn parse_link(reply: &[u8]) -> Option<LinkRead> {
 const SIOCETHTOOL: libc::c_ulong = 0x8946;
 const ETHTOOL_GDRVINFO: u32 = 3;
 const ETHTOOL_GCHANNELS: u32 = 0x3c;
+const ETHTOOL_GPAUSEPARAM: u32 = 0x12;
 
 /// SIOCETHTOOL on `name` with `data` (an ethtool command struct whose
 /// first u32 is the command).
@@ -203,4 +205,14 @@ pub fn channels(name: &str) -> Option<Channels> {
         tx: u(6),
         combined: u(8),
     })
+}
+
+/// ETHTOOL_GPAUSEPARAM (struct ethtool_pauseparam: cmd, autoneg,
+/// rx_pause, tx_pause): (rx, tx); `None` when the driver has no pause.
+pub fn pause(name: &str) -> Option<(bool, bool)> {
+    let mut d = [0u8; 16];
+    d[0..4].copy_from_slice(&ETHTOOL_GPAUSEPARAM.to_ne_bytes());
+    ethtool(name, &mut d).ok()?;
+    let u = |i: usize| u32::from_ne_bytes(d[i * 4..i * 4 + 4].try_into().unwrap_or([0; 4]));
+    Some((u(2) != 0, u(3) != 0))
 }
