@@ -123,6 +123,7 @@ fn doctor_reports_good_missing_and_small_mtu_ports() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!("{text}");
     assert!(
         !out.status.success(),
         "two FAILs must fail the run:\n{text}"
