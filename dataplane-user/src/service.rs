@@ -34,7 +34,8 @@ pub fn unit(exec: &Path) -> String {
 
 [Unit]
 Description=Lossless RoCEv2 switch data plane (XDP), instance %i
-Wants=network-pre.target
+# after udev and early network set-up (names, MTUs); the ports themselves
+# are waited for by the instance's drop-in
 After=network-pre.target
 RequiresMountsFor=/sys/fs/bpf
 # retry for ever: the data plane forwards without a controller meanwhile,
