@@ -27,8 +27,7 @@ pub fn unit(exec: &Path) -> String {
 # the binary, `systemctl restart` is the upgrade).
 #
 # No ExecStop=dataplane down: stopping the service (systemctl stop or
-# restart, a package upgrade, a crash, the start limit) must never stop
-# forwarding. Detaching the data plane is an explicit act:
+# restart, a package upgrade, a crash) must never stop forwarding. Detaching the data plane is an explicit act:
 #   systemctl stop dataplane@NAME && dataplane down --instance NAME
 # (`down` is refused while a controller runs the instance.)
 
@@ -48,8 +47,8 @@ Type=notify
 NotifyAccess=main
 # the config; `dataplane install-service --config PATH` sets it in a drop-in
 Environment=DATAPLANE_CONFIG={CONFIG_DIR}/%i.toml
-# more arguments of `up` (e.g. --metrics 127.0.0.1:9465 for a second
-# instance, --log-json, --netns NS): set them with `systemctl edit`
+# more arguments of `up`, set with `systemctl edit`, quoted, e.g.
+# Environment="DATAPLANE_ARGS=--metrics 127.0.0.1:9465 --log-json"
 Environment=DATAPLANE_ARGS=
 ExecStart={exec} up --config ${{DATAPLANE_CONFIG}} $DATAPLANE_ARGS
 # validates the file first; a config that fails changes nothing
@@ -58,8 +57,7 @@ ExecReload=/bin/kill -HUP $MAINPID
 KillSignal=SIGTERM
 TimeoutStopSec=15s
 # a crash, a kill or a failed start: the controller comes back and adopts
-# the running data plane; a clean stop (exit 0 on SIGTERM, e.g. by
-# `dataplane upgrade`) is not restarted
+# the running data plane; a clean stop (exit 0 on SIGTERM) is not restarted
 Restart=on-failure
 RestartSec=5s
 
@@ -104,9 +102,27 @@ pub fn dropin(instance: &str, config: &Path, ports: &[String]) -> String {
         s.push_str(&format!("After={}\n", devices.join(" ")));
     }
     s.push_str(&format!(
-        "\n[Service]\nEnvironment=DATAPLANE_CONFIG={}\n",
-        config.display()
+        "\n[Service]\nEnvironment={}\n",
+        quote(&format!("DATAPLANE_CONFIG={}", config.display()))
     ));
+    s
+}
+
+/// A unit-file value as one double-quoted word: `\` and `"` escaped, `%`
+/// (a specifier) doubled.
+pub fn quote(v: &str) -> String {
+    let mut s = String::from("\"");
+    for c in v.chars() {
+        match c {
+            '\\' | '"' => {
+                s.push('\\');
+                s.push(c);
+            }
+            '%' => s.push_str("%%"),
+            c => s.push(c),
+        }
+    }
+    s.push('"');
     s
 }
 
@@ -236,6 +252,12 @@ mod tests {
     }
 
     #[test]
+    fn values_are_quoted_for_unit_files() {
+        assert_eq!(quote("A=/etc/x y.toml"), "\"A=/etc/x y.toml\"");
+        assert_eq!(quote(r#"A=5%"q"\"#), r#""A=5%%\"q\"\\""#);
+    }
+
+    #[test]
     fn names_are_escaped_as_systemd_escape_does() {
         assert_eq!(escape("eth1"), "eth1");
         assert_eq!(escape("enp1s0f0-p1"), "enp1s0f0\\x2dp1");
@@ -262,7 +284,7 @@ mod tests {
         let again = install(&root, exec, Some(&i)).unwrap();
         assert!(again.iter().all(|w| !w.changed()), "{again:?}");
         let d = std::fs::read_to_string(dropin_path(&root, "leaf1")).unwrap();
-        assert!(d.contains("Environment=DATAPLANE_CONFIG=/etc/dataplane/leaf1.toml\n"));
+        assert!(d.contains("Environment=\"DATAPLANE_CONFIG=/etc/dataplane/leaf1.toml\"\n"));
         assert!(d.contains("After=sys-subsystem-net-devices-eth1.device sys-subsystem-net-devices-eth\\x2d2.device\n"));
         let moved = install(&root, Path::new("/opt/dp/dataplane"), None).unwrap();
         assert!(matches!(moved[0], Written::Updated(_)), "{moved:?}");

@@ -8,12 +8,14 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
 
-/// The namespace, removed (with its veths) when dropped, also on failure.
-struct Ns(String);
+/// The namespace, removed (with its veths) when dropped, also on failure,
+/// and the test's directory.
+struct Ns(String, PathBuf);
 
 impl Drop for Ns {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+        let _ = std::fs::remove_dir_all(&self.1);
     }
 }
 
@@ -52,7 +54,7 @@ fn cpus() -> u32 {
 /// 1280); dpd2 is never made.
 fn fabric(name: &str) -> Ns {
     run(Command::new("ip").args(["netns", "add", name]));
-    let ns = Ns(name.to_string());
+    let ns = Ns(name.to_string(), std::env::temp_dir().join(name));
     let q = cpus();
     ip(
         name,

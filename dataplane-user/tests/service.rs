@@ -8,6 +8,15 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dataplane");
 
+/// Removes a directory when dropped (also when the test fails).
+struct RemoveDir(std::path::PathBuf);
+
+impl Drop for RemoveDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn install(root: &Path, cfg: &Path, extra: &[&str]) -> std::process::Output {
     Command::new(BIN)
         .args(["install-service", "--root"])
@@ -25,8 +34,10 @@ fn install(root: &Path, cfg: &Path, extra: &[&str]) -> std::process::Output {
 fn install_service_writes_the_golden_unit_once_and_systemd_accepts_it() {
     let dir = std::env::temp_dir().join(format!("depsvc{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    let _gone = RemoveDir(dir.clone());
     std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("spine7.toml");
+    // a name with a space and a specifier character, quoted in the drop-in
+    let cfg = dir.join("spine7 %i.toml");
     std::fs::write(
         &cfg,
         "[switch]\nname = \"spine7\"\n\n[[port]]\nname = \"swp1\"\n\n[[port]]\nname = \"enp1s0-p2\"\n",
@@ -49,10 +60,8 @@ fn install_service_writes_the_golden_unit_once_and_systemd_accepts_it() {
     let dropin = unit_dir.join("dataplane@spine7.service.d/10-dataplane.conf");
     let d = std::fs::read_to_string(&dropin).unwrap();
     let abs = std::fs::canonicalize(&cfg).unwrap();
-    assert!(
-        d.contains(&format!("Environment=DATAPLANE_CONFIG={}\n", abs.display())),
-        "{d}"
-    );
+    let want = format!("Environment=\"DATAPLANE_CONFIG={}\"\n", abs.display()).replace('%', "%%");
+    assert!(d.contains(&want), "{d}");
     assert!(
         d.contains("sys-subsystem-net-devices-enp1s0\\x2dp2.device"),
         "{d}"
@@ -88,14 +97,16 @@ fn install_service_writes_the_golden_unit_once_and_systemd_accepts_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Removes the test's data plane and namespace, also on failure.
+/// Removes the test's data plane, namespace and files, also on failure.
 struct Cleanup {
     ns: String,
     instance: String,
+    dir: std::path::PathBuf,
 }
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
         let _ = Command::new(BIN)
             .args(["down", "--instance", &self.instance])
             .output();
@@ -121,6 +132,7 @@ fn up_notifies_ready_and_a_stop_keeps_the_data_plane() {
     let guard = Cleanup {
         ns: format!("depsvc{id}"),
         instance: format!("depsvc{id}"),
+        dir: std::env::temp_dir().join(format!("depsvc-up{id}")),
     };
     let ns = guard.ns.as_str();
     let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
@@ -131,7 +143,7 @@ fn up_notifies_ready_and_a_stop_keeps_the_data_plane() {
     for dev in ["dps1", "dps1p"] {
         ok(Command::new("ip").args(["-n", ns, "link", "set", dev, "up"]));
     }
-    let dir = std::env::temp_dir().join(format!("depsvc-up{id}"));
+    let dir = guard.dir.clone();
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("up.toml");
