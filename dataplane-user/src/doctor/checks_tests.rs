@@ -329,3 +329,31 @@ fn link_level_pause_is_flagged_where_pfc_is_wanted() {
     r.pause = Some((false, false));
     assert_eq!(port(&want(0x08, None), &r, 2)[5].verdict, Verdict::Pass);
 }
+
+#[test]
+fn the_recorded_veth_without_carrier_and_with_a_small_mtu() {
+    let link = crate::doctor::read::parse_link(include_bytes!(
+        "../../tests/fixtures/doctor/newlink-veth.bin"
+    ))
+    .unwrap();
+    let dcb = crate::doctor::dcb::parse(include_bytes!(
+        "../../tests/fixtures/doctor/getdcb-veth.bin"
+    ));
+    let c = port(
+        &want(0x08, Some(1500)),
+        &read(Some(link), VETH_BARE, dcb),
+        2,
+    );
+    assert_eq!(
+        verdicts(&c),
+        [
+            ("exists", Verdict::Pass),
+            ("driver", Verdict::Pass),
+            ("xdp", Verdict::Warn),
+            ("mtu", Verdict::Fail),
+            ("link", Verdict::Warn),
+            ("dcb", Verdict::Warn),
+            ("queues", Verdict::Pass),
+        ]
+    );
+}

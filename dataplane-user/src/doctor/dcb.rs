@@ -262,3 +262,12 @@ mod tests {
         assert!(matches!(parse(&[1, 2, 3]), DcbRead::Error(_)));
     }
 }
+
+#[cfg(test)]
+mod recorded {
+    #[test]
+    fn a_veth_answers_that_it_has_no_dcb() {
+        let reply = include_bytes!("../../tests/fixtures/doctor/getdcb-veth.bin");
+        assert_eq!(super::parse(reply), super::DcbRead::NoOps);
+    }
+}

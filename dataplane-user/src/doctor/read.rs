@@ -216,3 +216,21 @@ pub fn pause(name: &str) -> Option<(bool, bool)> {
     let u = |i: usize| u32::from_ne_bytes(d[i * 4..i * 4 + 4].try_into().unwrap_or([0; 4]));
     Some((u(2) != 0, u(3) != 0))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_recorded_newlink_of_a_veth_is_read() {
+        let l = super::parse_link(include_bytes!(
+            "../../tests/fixtures/doctor/newlink-veth.bin"
+        ))
+        .expect("an RTM_NEWLINK");
+        assert_eq!(l.ifindex, 5);
+        assert_eq!(l.mtu, 1280);
+        assert!(l.admin_up && !l.lower_up, "{l:?}");
+        assert_eq!(l.kind.as_deref(), Some("veth"));
+        assert_eq!((l.num_rx_queues, l.num_tx_queues), (2, 2));
+        assert_eq!(l.xdp_prog, None);
+        assert!(super::parse_link(&[0u8; 8]).is_none());
+    }
+}
