@@ -46,7 +46,9 @@ pub fn upgrade(plan: Plan, run: Run) -> Result<()> {
 /// restarted) while this process, outside it, ran the instance.
 fn refuse_upgrading_a_service(pid: i32) -> Result<()> {
     use dataplane_user::service::service_of_pid;
-    let Some(unit) = service_of_pid(pid) else {
+    // only our own units (dataplane@NAME.service): a controller some other
+    // service started is left to the operator
+    let Some(unit) = service_of_pid(pid).filter(|u| u.starts_with("dataplane")) else {
         return Ok(());
     };
     if service_of_pid(std::process::id() as i32).as_deref() == Some(unit.as_str()) {
