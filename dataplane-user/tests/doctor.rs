@@ -43,10 +43,10 @@ fn is_root() -> bool {
     unsafe { geteuid() == 0 }
 }
 
+/// CPUs online, as doctor counts them.
 fn cpus() -> u32 {
-    std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1)
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32
 }
 
 /// Veth dpd1 (queues for every CPU, GRO on its peer so it takes
