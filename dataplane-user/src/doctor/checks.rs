@@ -229,6 +229,9 @@ pub struct LinkRead {
     pub num_tx_queues: u32,
     /// Id of an XDP program attached now, if any.
     pub xdp_prog: Option<u32>,
+    /// The instance has a pinned XDP link for this port (the attached
+    /// program is its own).
+    pub ours: bool,
 }
 
 /// ETHTOOL_GDRVINFO.
@@ -374,10 +377,16 @@ pub fn xdp_feature_names(f: u64) -> String {
 /// Native XDP: the device's XDP features against the attach mode, and the
 /// MTU a single-buffer program can attach at.
 pub fn xdp(features: Option<u64>, mode: XdpAttach, link: &LinkRead) -> (Verdict, String) {
-    let attached = link
-        .xdp_prog
-        .map(|id| format!("; XDP program {id} attached now"))
-        .unwrap_or_default();
+    let attached = match (link.xdp_prog, link.ours) {
+        (Some(id), true) => format!("; XDP program {id} attached now, through this instance's pinned link"),
+        (Some(id), false) => {
+            return (
+                Verdict::Fail,
+                format!("XDP program {id} is attached and is not this instance's (another instance or tool): `up` cannot attach (bpf_link_create: EEXIST, measured); detach it (`dataplane down --instance OTHER`, or `ip link set dev DEV xdp off`)"),
+            )
+        }
+        (None, _) => String::new(),
+    };
     let Some(f) = features else {
         return (
             Verdict::Warn,

@@ -19,6 +19,7 @@ fn veth(mtu: u32) -> LinkRead {
         num_rx_queues: 2,
         num_tx_queues: 2,
         xdp_prog: None,
+        ours: false,
     }
 }
 
@@ -169,11 +170,20 @@ fn xdp_features_against_the_mode() {
         d.contains("single-buffer") && d.contains("ndo_xdp_xmit"),
         "{d}"
     );
+    // a program attached by someone else: `up` cannot attach
     let mut busy = veth(1500);
     busy.xdp_prog = Some(42);
-    assert!(xdp(Some(VETH_GRO), XdpAttach::Auto, &busy)
-        .1
-        .contains("program 42"));
+    let (v, d) = xdp(Some(VETH_GRO), XdpAttach::Auto, &busy);
+    assert_eq!(v, Verdict::Fail);
+    assert!(
+        d.contains("program 42") && d.contains("not this instance's"),
+        "{d}"
+    );
+    // its own pinned link: fine (a restart adopts it)
+    busy.ours = true;
+    let (v, d) = xdp(Some(VETH_GRO), XdpAttach::Auto, &busy);
+    assert_eq!(v, Verdict::Pass);
+    assert!(d.contains("this instance's pinned link"), "{d}");
 }
 
 #[test]

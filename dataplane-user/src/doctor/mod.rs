@@ -139,7 +139,11 @@ pub fn run(config: Option<&Path>) -> Vec<Check> {
             pfc_enable: p.config.pfc_enable,
             mtu,
         };
-        out.extend(checks::port(&want, &read::port(&p.name), cpus));
+        out.extend(checks::port(
+            &want,
+            &read::port(&plan.instance, &p.name),
+            cpus,
+        ));
     }
     out
 }

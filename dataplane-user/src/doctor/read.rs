@@ -51,9 +51,12 @@ pub fn pinned(plan: &dataplane_config::Plan) -> Pinned {
     }
 }
 
-/// Everything about port `name`.
-pub fn port(name: &str) -> PortRead {
-    let link = crate::sys::ifindex(name).and_then(link);
+/// Everything about port `name` of `instance`.
+pub fn port(instance: &str, name: &str) -> PortRead {
+    let link = crate::sys::ifindex(name).and_then(link).map(|mut l| {
+        l.ours = crate::attach::link_pin(&crate::sys::pin_dir(instance), name).exists();
+        l
+    });
     let xdp_features = link
         .as_ref()
         .and_then(|l| crate::telemetry::xmit::xdp_features(l.ifindex));
