@@ -11,10 +11,10 @@
 //! | config | the file | invalid / - |
 //! | port: exists | RTM_GETLINK | missing |
 //! | port: driver | ETHTOOL_GDRVINFO | - / unreadable |
-//! | port: xdp | netdev family's xdp-features | no native XDP in native mode / generic fallback, MTU too large for single-buffer XDP, no XDP transmit |
+//! | port: xdp | netdev family's xdp-features, RTM_GETLINK | another's XDP program attached, no native XDP or too large an MTU in native mode / generic fallback, no XDP transmit |
 //! | port: mtu | RTM_GETLINK | below `[buffer] mtu` / above it |
 //! | port: link | RTM_GETLINK | - / down, no carrier |
-//! | port: dcb | RTM_GETDCB, DCB_CMD_IEEE_GET | - / PFC vector differs, no DCB ops, shared NIC buffers |
+//! | port: dcb | RTM_GETDCB, DCB_CMD_IEEE_GET; ETHTOOL_GPAUSEPARAM | - / PFC vector differs, no DCB ops, shared NIC buffers, link-level pause on |
 //! | port: queues | ETHTOOL_GCHANNELS (else rtnetlink) | - / fewer than CPUs |
 
 pub mod checks;
