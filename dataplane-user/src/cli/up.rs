@@ -55,7 +55,9 @@ fn refuse_upgrading_a_service(pid: i32) -> Result<()> {
         return Ok(());
     }
     anyhow::bail!(
-        "controller {pid} runs as the systemd service {unit}: replace the binary it runs, then          `systemctl restart {unit}` (as hitless as `upgrade`: the new controller adopts the          pinned data plane); nothing was changed"
+        "controller {pid} runs as the systemd service {unit}: replace the binary it runs, then \
+         `systemctl restart {unit}` (as hitless as `upgrade`: the new controller adopts the \
+         pinned data plane); nothing was changed"
     )
 }
 
