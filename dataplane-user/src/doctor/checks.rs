@@ -627,7 +627,11 @@ pub fn queues(dev: &str, ch: Option<Channels>, link: &LinkRead, cpus: u32) -> (V
     };
     let (rx, tx, src) = match ch {
         Some(c) => (c.rx + c.combined, c.tx + c.combined, "ethtool channels"),
-        None => (link.num_rx_queues, link.num_tx_queues, "rtnetlink"),
+        None => (
+            link.num_rx_queues,
+            link.num_tx_queues,
+            "rtnetlink: queues allocated, the driver reports no channels",
+        ),
     };
     let mut problems = Vec::new();
     if rx < cpus {
