@@ -110,6 +110,7 @@ impl Drop for Cleanup {
         let _ = Command::new(BIN)
             .args(["down", "--instance", &self.instance])
             .output();
+        let _ = std::fs::remove_file(format!("/run/dataplane/{}.lock", self.instance));
         let _ = Command::new("ip").args(["netns", "del", &self.ns]).status();
     }
 }
