@@ -14,15 +14,19 @@
 //! | [`links`] | link-state notifications (netlink) |
 //! | [`routing`] | routes, neighbours, nexthop objects from the kernel (netlink) -> tables |
 //! | [`sys`] | interfaces, namespaces, bpffs, the instance lock |
+//! | [`doctor`] | checks a machine before deploying (`dataplane doctor`) |
+//! | [`service`] | the systemd unit and its install (`dataplane install-service`) |
 //! | [`log`] | levels, plain or JSON lines |
 
 pub mod attach;
+pub mod doctor;
 pub mod links;
 pub mod log;
 pub mod lossless;
 pub mod object;
 pub mod ports;
 pub mod routing;
+pub mod service;
 pub mod sys;
 pub mod tables;
 pub mod telemetry;

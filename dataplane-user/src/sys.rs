@@ -108,16 +108,22 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Mounts bpffs on /sys/fs/bpf when it is not mounted (it is not at boot on
-/// this machine kind).
-pub fn ensure_bpffs() -> Result<()> {
+/// Is bpffs mounted on /sys/fs/bpf?
+pub fn bpffs_mounted() -> bool {
     let target = CString::new("/sys/fs/bpf").unwrap();
     // SAFETY: statfs into a zeroed struct.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     let rc = unsafe { libc::statfs(target.as_ptr(), &mut st) };
-    if rc == 0 && st.f_type as i64 == BPF_FS_MAGIC {
+    rc == 0 && st.f_type as i64 == BPF_FS_MAGIC
+}
+
+/// Mounts bpffs on /sys/fs/bpf when it is not mounted (it is not at boot on
+/// this machine kind).
+pub fn ensure_bpffs() -> Result<()> {
+    if bpffs_mounted() {
         return Ok(());
     }
+    let target = CString::new("/sys/fs/bpf").unwrap();
     std::fs::create_dir_all("/sys/fs/bpf").ok();
     let fstype = CString::new("bpf").unwrap();
     // SAFETY: plain mount syscall with valid C strings.
@@ -311,4 +317,53 @@ pub fn queue_pop(fd: i32) -> Option<[u8; 64]> {
         )
     };
     (rc == 0).then_some(value)
+}
+
+/// Tells systemd (a `Type=notify` service) `state`, e.g. "READY=1"; does
+/// nothing when not run by systemd (no NOTIFY_SOCKET).
+pub fn sd_notify(state: &str) {
+    let Some(socket) = std::env::var_os("NOTIFY_SOCKET") else {
+        return;
+    };
+    let socket = socket.to_string_lossy().into_owned();
+    if let Err(e) = notify_to(&socket, state) {
+        crate::log::warn(&format!("telling systemd {state} on {socket}: {e}"));
+    }
+}
+
+/// Sends `state` to the notification socket `socket` (a path, or an
+/// abstract name after `@`), as sd_notify(3) does.
+pub fn notify_to(socket: &str, state: &str) -> std::io::Result<()> {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    let addr = match socket.strip_prefix('@') {
+        Some(name) => SocketAddr::from_abstract_name(name.as_bytes())?,
+        None => SocketAddr::from_pathname(socket)?,
+    };
+    UnixDatagram::unbound()?.send_to_addr(state.as_bytes(), &addr)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn notifications_reach_path_and_abstract_sockets() {
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::{SocketAddr, UnixDatagram};
+        let path = std::env::temp_dir().join(format!("dp-notify-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let rx = UnixDatagram::bind(&path).unwrap();
+        super::notify_to(path.to_str().unwrap(), "READY=1").unwrap();
+        let mut buf = [0u8; 64];
+        let n = rx.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"READY=1");
+        std::fs::remove_file(&path).unwrap();
+        let name = format!("dp-notify-{}", std::process::id());
+        let rx = UnixDatagram::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap())
+            .unwrap();
+        super::notify_to(&format!("@{name}"), "STOPPING=1").unwrap();
+        let n = rx.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"STOPPING=1");
+        assert!(super::notify_to("/nonexistent/socket", "READY=1").is_err());
+    }
 }

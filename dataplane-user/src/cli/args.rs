@@ -102,6 +102,35 @@ pub enum Cmd {
         #[command(subcommand)]
         cmd: P4Cmd,
     },
+    /// Check this machine before deploying: kernel, BTF, bpffs, and with a
+    /// config each port's driver, native XDP, MTU, link, the NIC's own
+    /// DCB/PFC settings and queues. One PASS/WARN/FAIL line per check; the
+    /// exit status is non-zero when any check fails.
+    Doctor {
+        #[arg(short, long)]
+        config: Option<PathBuf>,
+        /// One JSON document instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install the systemd unit dataplane@.service (rewritten only when it
+    /// changed) and, with a config, the drop-in of its instance; then
+    /// `systemctl enable --now dataplane@NAME`.
+    InstallService {
+        /// The config the instance runs (its [switch] name is the instance).
+        #[arg(short, long)]
+        config: Option<PathBuf>,
+        /// The instance (must be the config's [switch] name when both are
+        /// given; alone: its config is /etc/dataplane/NAME.toml).
+        #[arg(long)]
+        instance: Option<String>,
+        /// The binary the unit runs (default: this one).
+        #[arg(long)]
+        exec: Option<PathBuf>,
+        /// Install under this root instead of / (packaging, tests).
+        #[arg(long, default_value = "/")]
+        root: PathBuf,
+    },
     /// Configuration commands.
     Config {
         #[command(subcommand)]

@@ -3,6 +3,7 @@
 
 pub mod args;
 mod config;
+mod deploy;
 mod p4;
 mod routes;
 mod show;
@@ -73,6 +74,13 @@ pub fn run(cli: Cli) -> Result<()> {
                     json,
                 },
         } => p4::stats(&target, &config, thrift_port, json),
+        Cmd::Doctor { config, json } => deploy::doctor(config.as_deref(), json),
+        Cmd::InstallService {
+            config,
+            instance,
+            exec,
+            root,
+        } => deploy::install_service(config.as_deref(), instance, exec, &root),
         Cmd::Config {
             cmd: ConfigCmd::Check { config, resolve },
         } => config::check(&config, resolve),

@@ -23,6 +23,7 @@ pub fn upgrade(plan: Plan, run: Run) -> Result<()> {
         dataplane_user::object::check_pinned_layouts(&pin_dir)?;
     }
     if let Ok(pid) = sys::InstanceLock::holder(&plan.instance) {
+        refuse_upgrading_a_service(pid)?;
         say(&format!(
             "upgrade: stopping controller {pid} of instance {} (its data plane keeps forwarding)",
             plan.instance
@@ -38,6 +39,26 @@ pub fn upgrade(plan: Plan, run: Run) -> Result<()> {
         }
     }
     up(plan, run)
+}
+
+/// A controller run by systemd is upgraded by systemd: stopped by
+/// `upgrade`, its service would stay stopped (a clean exit is not
+/// restarted) while this process, outside it, ran the instance.
+fn refuse_upgrading_a_service(pid: i32) -> Result<()> {
+    use dataplane_user::service::service_of_pid;
+    // only our own units (dataplane@NAME.service): a controller some other
+    // service started is left to the operator
+    let Some(unit) = service_of_pid(pid).filter(|u| u.starts_with("dataplane")) else {
+        return Ok(());
+    };
+    if service_of_pid(std::process::id() as i32).as_deref() == Some(unit.as_str()) {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "controller {pid} runs as the systemd service {unit}: replace the binary it runs, then \
+         `systemctl restart {unit}` (as hitless as `upgrade`: the new controller adopts the \
+         pinned data plane); nothing was changed"
+    )
 }
 
 /// `dataplane reload`: validates the file, then asks the running
@@ -433,6 +454,10 @@ impl Controller {
         }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+        // a Type=notify service (dataplane@.service) counts as started from
+        // here: attached, tables written, and SIGTERM / SIGHUP handled (a
+        // reload right after the start must not kill the controller)
+        sys::sd_notify("READY=1");
         let period = Duration::from_secs(stats_interval.unwrap_or(0).max(1));
         let mut tick = tokio::time::interval(period);
         tick.tick().await;

@@ -212,14 +212,20 @@ mod tests {
 /// the `netdev` generic netlink family. `None` when the kernel cannot say.
 pub fn takes_redirects(ifindex: u32) -> Option<bool> {
     const NETDEV_XDP_ACT_NDO_XMIT: u64 = 4;
+    Some(xdp_features(ifindex)? & NETDEV_XDP_ACT_NDO_XMIT != 0)
+}
+
+/// The XDP features (NETDEV_XDP_ACT_* bits) of device `ifindex` in this
+/// namespace, from the `netdev` generic netlink family (kernel 6.3+);
+/// `None` when the kernel cannot say.
+pub fn xdp_features(ifindex: u32) -> Option<u64> {
     let sock = Genl::open()?;
     let family = sock.family_id("netdev")?;
     // NETDEV_CMD_DEV_GET (1) with NETDEV_A_DEV_IFINDEX (1)
     let reply = sock.request(family, 1, &[(1, ifindex.to_ne_bytes().to_vec())])?;
     // NETDEV_A_DEV_XDP_FEATURES (3), u64
     let f = attr(&reply, 3)?;
-    let features = u64::from_ne_bytes(f.get(..8)?.try_into().ok()?);
-    Some(features & NETDEV_XDP_ACT_NDO_XMIT != 0)
+    Some(u64::from_ne_bytes(f.get(..8)?.try_into().ok()?))
 }
 
 /// A generic netlink socket (NETLINK_GENERIC), one request at a time.
