@@ -23,6 +23,7 @@ pub mod lossless;
 pub mod object;
 pub mod ports;
 pub mod routing;
+pub mod show;
 pub mod sys;
 pub mod tables;
 pub mod telemetry;

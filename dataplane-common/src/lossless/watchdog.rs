@@ -1,5 +1,25 @@
 //! The PFC watchdog (SONiC pfcwd): storm detection and restoration per (port,
-//! lossless priority).
+//! lossless priority), and what a storm action does to a packet.
+//!
+//! SONiC's semantics (sonic-swss `pfc_detect_*.lua`, `pfc_restore.lua`,
+//! `pfcactionhandler.cpp`), kept here:
+//! * detection: every poll interval of the detection time saw the queue
+//!   paused, holding packets, transmitting nothing while PFC frames for its
+//!   priority arrived (the run is measured in time, not in polls: SONiC
+//!   charges the configured poll interval per poll, so bunched polls there
+//!   add up to a false alarm);
+//! * drop / forward: restored once no PFC frame arrived for the restoration
+//!   time, counted on the raw receive counter (SONiC's restore criterion;
+//!   never on a count the action itself hides, the storm/restore loop of
+//!   sonic-buildimage#29203 when every lossless priority is stormed);
+//! * alert: nothing changes in the data path, and the storm is over with
+//!   the first poll interval that is not storm-like (SONiC's detect script
+//!   publishes the restore for alert queues; its restore script skips
+//!   them);
+//! * drop discards the queue's packets and what the stormed peer sends on
+//!   the priority (SONiC's egress and ingress drop rules) and both it and
+//!   forward stop honouring and sending PFC on the priority of that port
+//!   (SONiC clears the priority from the port's PFC mask).
 
 /// [`PfcWdConfig::action`] values (SONiC pfcwd actions). The caller applies
 /// them while the queue is in storm: drop discards the queue's packets and
@@ -50,8 +70,9 @@ pub struct WdObservation {
     pub has_bytes: bool,
     /// Bytes the queue transmitted since the previous poll.
     pub tx_bytes_delta: u64,
-    /// PFC frames received for the priority since the previous poll. Must be
-    /// the raw RX count (the parser counts every PFC frame before any
+    /// PFC frames received for the priority since the previous poll that
+    /// paused it (XOFF, a nonzero time: an XON storm neither pauses nor
+    /// keeps a storm alive, sonic-swss#4581). Must be the raw RX count (the parser counts every PFC frame before any
     /// watchdog action is applied), never a count of frames honoured: with
     /// action drop/forward the port ignores PFC, and a count of honoured
     /// frames would stop, restore the queue while the storm goes on, and
@@ -122,10 +143,12 @@ impl PfcWd {
     /// ends the run. Each interval must be long enough to see the peer's
     /// PFC refreshes (SONiC's 200 ms poll is far above them).
     ///
-    /// In storm, the queue is restored once no PFC frame has been seen for
-    /// the restoration time (counted from the last poll that saw one, so at
-    /// least that long after the last frame). The first poll only records
-    /// the time; a poll older than the previous one is ignored.
+    /// In storm with action drop or forward, the queue is restored once no
+    /// PFC frame has been seen for the restoration time (counted from the
+    /// last poll that saw one, so at least that long after the last frame);
+    /// with action alert, at the first interval that is not storm-like
+    /// (SONiC). The first poll only records the time; a poll older than the
+    /// previous one is ignored.
     #[inline(always)]
     pub fn poll(&mut self, cfg: &PfcWdConfig, now_ns: u64, obs: &WdObservation) -> WdEvent {
         if self.primed == 0 {
@@ -142,17 +165,24 @@ impl PfcWd {
         if obs.rx_pfc_delta > 0 {
             self.last_pfc_ns = now_ns;
         }
+        let storm_like =
+            obs.paused && obs.has_bytes && obs.tx_bytes_delta == 0 && obs.rx_pfc_delta > 0;
         if self.storm != 0 {
-            let restoration = u64::from(cfg.restoration_time_ms) * 1_000_000;
-            if now_ns - self.last_pfc_ns >= restoration {
+            let over = if cfg.action == WD_ACTION_ALERT {
+                // alert changes nothing, so the storm is visible as such:
+                // over with the first interval that is not storm-like
+                !storm_like
+            } else {
+                let restoration = u64::from(cfg.restoration_time_ms) * 1_000_000;
+                now_ns - self.last_pfc_ns >= restoration
+            };
+            if over {
                 self.storm = 0;
                 self.streak = 0;
                 return WdEvent::StormRestored;
             }
             return WdEvent::None;
         }
-        let storm_like =
-            obs.paused && obs.has_bytes && obs.tx_bytes_delta == 0 && obs.rx_pfc_delta > 0;
         if !storm_like {
             self.streak = 0;
             return WdEvent::None;
@@ -168,5 +198,80 @@ impl PfcWd {
             return WdEvent::StormDetected;
         }
         WdEvent::None
+    }
+}
+
+/// What a packet counts against a stormed queue (SONiC's pfcwd queue
+/// statistics: TX for the egress queue, RX for the ingress priority group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WdCount {
+    /// The queue is not in a storm with action drop or forward.
+    None,
+    /// Passed while in storm (TX OK / RX OK).
+    Ok,
+    /// Dropped by the storm action (TX DROP / RX DROP).
+    Drop,
+}
+
+/// What the packet becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StormVerdict {
+    /// Through the buffer model as usual.
+    Model,
+    /// Sent without the model (its egress queue is stormed, action
+    /// forward: the pause is not honoured).
+    Unmodelled,
+    /// Dropped by the watchdog.
+    Drop,
+}
+
+/// The watchdog's part in the fate of one packet of priority `tc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StormFate {
+    pub verdict: StormVerdict,
+    /// Against the ingress port's (port, priority).
+    pub rx: WdCount,
+    /// Against the egress port's (port, priority).
+    pub tx: WdCount,
+    /// The ingress priority group keeps its lossless treatment (PFC sent
+    /// to the peer, headroom); false while that (port, priority) is in a
+    /// drop or forward storm (SONiC clears it from the port's PFC mask).
+    pub lossless: bool,
+}
+
+/// The storm actions in force on the packet's ingress and egress (port,
+/// priority) (`PortBuffer::storm` values: `STORM_NONE`, `STORM_DROP`,
+/// `STORM_FORWARD`) -> its fate. Drop on the ingress side drops before the
+/// egress queue is reached (nothing counts there); drop on the egress side
+/// drops what reaches the queue; forward passes and counts.
+#[inline(always)]
+pub fn storm_fate(ingress_storm: u8, egress_storm: u8) -> StormFate {
+    use crate::buffer::{STORM_DROP, STORM_FORWARD};
+    let lossless = ingress_storm != STORM_DROP && ingress_storm != STORM_FORWARD;
+    if ingress_storm == STORM_DROP {
+        return StormFate {
+            verdict: StormVerdict::Drop,
+            rx: WdCount::Drop,
+            tx: WdCount::None,
+            lossless,
+        };
+    }
+    let rx = if ingress_storm == STORM_FORWARD {
+        WdCount::Ok
+    } else {
+        WdCount::None
+    };
+    let (verdict, tx) = if egress_storm == STORM_DROP {
+        (StormVerdict::Drop, WdCount::Drop)
+    } else if egress_storm == STORM_FORWARD {
+        (StormVerdict::Unmodelled, WdCount::Ok)
+    } else {
+        (StormVerdict::Model, WdCount::None)
+    };
+    StormFate {
+        verdict,
+        rx,
+        tx,
+        lossless,
     }
 }

@@ -164,3 +164,182 @@ fn alert_action_and_out_of_order_polls() {
     assert_eq!(wd.poll(&cfg, 1100 * MS, &STORM), WdEvent::StormDetected);
     assert_eq!(wd.action(&cfg), Some(WdAction::Alert));
 }
+
+#[test]
+fn alert_is_restored_when_the_storm_condition_ends() {
+    // SONiC: an alert storm ends at the first poll that is not storm-like,
+    // not after the restoration time.
+    let cfg = PfcWdConfig {
+        action: WD_ACTION_ALERT,
+        restoration_time_ms: 5000,
+        ..PfcWdConfig::DEFAULT
+    };
+    let mut wd = primed(0);
+    assert_eq!(wd.poll(&cfg, 200 * MS, &STORM), WdEvent::StormDetected);
+    for t in [400, 600, 800] {
+        assert_eq!(wd.poll(&cfg, t * MS, &STORM), WdEvent::None, "t={t} ms");
+    }
+    // still paused and holding bytes, but no PFC arrived in the interval
+    let ended = WdObservation {
+        rx_pfc_delta: 0,
+        ..STORM
+    };
+    assert_eq!(wd.poll(&cfg, 1000 * MS, &ended), WdEvent::StormRestored);
+    assert_eq!(wd.action(&cfg), None);
+    // the queue transmitting also ends it
+    let mut wd = primed(0);
+    assert_eq!(wd.poll(&cfg, 200 * MS, &STORM), WdEvent::StormDetected);
+    let sent = WdObservation {
+        tx_bytes_delta: 1,
+        ..STORM
+    };
+    assert_eq!(wd.poll(&cfg, 400 * MS, &sent), WdEvent::StormRestored);
+}
+
+#[test]
+fn drop_and_forward_ignore_the_storm_condition_while_pfc_arrives() {
+    // Under drop / forward the queue drains (it no longer honours PFC), so
+    // the storm condition is false: only the restoration timer restores.
+    for action in [WD_ACTION_DROP, WD_ACTION_FORWARD] {
+        let cfg = PfcWdConfig {
+            action,
+            ..PfcWdConfig::DEFAULT
+        };
+        let mut wd = primed(0);
+        assert_eq!(wd.poll(&cfg, 200 * MS, &STORM), WdEvent::StormDetected);
+        let draining = WdObservation {
+            paused: false,
+            has_bytes: false,
+            tx_bytes_delta: 5000,
+            rx_pfc_delta: 2,
+        };
+        for t in 3..=30u64 {
+            assert_eq!(wd.poll(&cfg, t * 100 * MS, &draining), WdEvent::None);
+        }
+        assert_eq!(wd.poll(&cfg, 3100 * MS, &QUIET), WdEvent::None);
+        assert_eq!(wd.poll(&cfg, 3200 * MS, &QUIET), WdEvent::StormRestored);
+    }
+}
+
+#[test]
+fn a_storm_shorter_than_the_detection_time_never_triggers() {
+    // 150 ms storms separated by one quiet poll, for 10 s: never detected.
+    let cfg = PfcWdConfig::DEFAULT;
+    let mut wd = primed(0);
+    let mut t = 0;
+    for _ in 0..50 {
+        for _ in 0..3 {
+            t += 50;
+            assert_eq!(wd.poll(&cfg, t * MS, &STORM), WdEvent::None, "t={t} ms");
+        }
+        t += 50;
+        assert_eq!(wd.poll(&cfg, t * MS, &QUIET), WdEvent::None);
+    }
+}
+
+#[test]
+fn every_priority_stormed_at_once_is_detected_once_each() {
+    // sonic-buildimage#29203: all lossless priorities of a port stormed;
+    // the raw counter keeps counting under the action, so each queue is
+    // detected once and restored once, after the storm.
+    let cfg = PfcWdConfig {
+        restoration_time_ms: 100,
+        ..PfcWdConfig::DEFAULT
+    };
+    let mut wds = [primed(0), primed(0)];
+    let mut events = [[0u32; 2]; 2];
+    let under_action = WdObservation {
+        paused: false,
+        has_bytes: false,
+        tx_bytes_delta: 0,
+        rx_pfc_delta: 20,
+    };
+    for t in 1..=400u64 {
+        let storming = t <= 300; // 15 s of storm, 150 restoration times
+        for (i, wd) in wds.iter_mut().enumerate() {
+            let obs = match (storming, wd.storm != 0) {
+                (true, false) => STORM,
+                (true, true) => under_action,
+                (false, _) => QUIET,
+            };
+            match wd.poll(&cfg, t * 50 * MS, &obs) {
+                WdEvent::StormDetected => events[i][0] += 1,
+                WdEvent::StormRestored => events[i][1] += 1,
+                WdEvent::None => {}
+            }
+        }
+    }
+    assert_eq!(events, [[1, 1], [1, 1]]);
+}
+
+#[test]
+fn storm_fate_follows_the_actions_on_both_sides() {
+    use dataplane_common::buffer::{STORM_DROP, STORM_FORWARD, STORM_NONE};
+    let f = |i, e| storm_fate(i, e);
+    let none = f(STORM_NONE, STORM_NONE);
+    assert_eq!(
+        none,
+        StormFate {
+            verdict: StormVerdict::Model,
+            rx: WdCount::None,
+            tx: WdCount::None,
+            lossless: true
+        }
+    );
+    // egress queue stormed
+    let d = f(STORM_NONE, STORM_DROP);
+    assert_eq!(
+        (d.verdict, d.rx, d.tx, d.lossless),
+        (StormVerdict::Drop, WdCount::None, WdCount::Drop, true)
+    );
+    let w = f(STORM_NONE, STORM_FORWARD);
+    assert_eq!(
+        (w.verdict, w.rx, w.tx),
+        (StormVerdict::Unmodelled, WdCount::None, WdCount::Ok)
+    );
+    // ingress priority stormed: drop drops what the peer sends; forward
+    // passes it, without lossless treatment
+    let d = f(STORM_DROP, STORM_NONE);
+    assert_eq!(
+        (d.verdict, d.rx, d.tx, d.lossless),
+        (StormVerdict::Drop, WdCount::Drop, WdCount::None, false)
+    );
+    let d = f(STORM_DROP, STORM_FORWARD);
+    assert_eq!(
+        (d.verdict, d.rx, d.tx),
+        (StormVerdict::Drop, WdCount::Drop, WdCount::None)
+    );
+    let w = f(STORM_FORWARD, STORM_NONE);
+    assert_eq!(
+        (w.verdict, w.rx, w.tx, w.lossless),
+        (StormVerdict::Model, WdCount::Ok, WdCount::None, false)
+    );
+    let w = f(STORM_FORWARD, STORM_DROP);
+    assert_eq!(
+        (w.verdict, w.rx, w.tx),
+        (StormVerdict::Drop, WdCount::Ok, WdCount::Drop)
+    );
+    // counting them
+    let mut c = dataplane_common::buffer::LosslessCounters::ZERO;
+    c.count_storm(3, true, WdCount::Ok);
+    c.count_storm(3, true, WdCount::Drop);
+    c.count_storm(3, false, WdCount::Ok);
+    c.count_storm(3, false, WdCount::Drop);
+    c.count_storm(3, false, WdCount::None);
+    assert_eq!(
+        (c.wd_rx_ok[3], c.wd_rx_drop[3], c.wd_tx_ok[3], c.wd_drop[3]),
+        (1, 1, 1, 1)
+    );
+    let mut sum = dataplane_common::buffer::LosslessCounters::ZERO;
+    sum.accumulate(&c);
+    sum.accumulate(&c);
+    assert_eq!(
+        (
+            sum.wd_rx_ok[3],
+            sum.wd_rx_drop[3],
+            sum.wd_tx_ok[3],
+            sum.wd_drop[3]
+        ),
+        (2, 2, 2, 2)
+    );
+}

@@ -322,6 +322,11 @@ impl Lossless {
             None => None,
         };
         let emitter = lossless::emitter::Emitter::open(plan, &running.ports)?;
+        if let Err(e) = lossless::watchdog::write_config(plan) {
+            dataplane_user::log::warn(&format!(
+                "pfcwd: {e:#} (`show pfcwd config` will not see it)"
+            ));
+        }
         if let Some((c, poll)) = &plan.pfcwd {
             say(&format!(
                 "pfcwd: on, detection {} ms, restoration {} ms, poll {poll} ms, action {}",
