@@ -5,9 +5,10 @@
 //! `pfcactionhandler.cpp`), kept here:
 //! * detection: every poll interval of the detection time saw the queue
 //!   paused, holding packets, transmitting nothing while PFC frames for its
-//!   priority arrived (the run is measured in time, not in polls: SONiC
-//!   charges the configured poll interval per poll, so bunched polls there
-//!   add up to a false alarm);
+//!   priority arrived. Unlike SONiC, the run is measured between the PFC
+//!   frames' arrival times, not by charging the configured poll interval
+//!   per poll, so neither bunched polls nor a storm shorter than the
+//!   detection time straddling polls can trigger it;
 //! * drop / forward: restored once no PFC frame arrived for the restoration
 //!   time, counted on the raw receive counter (SONiC's restore criterion;
 //!   never on a count the action itself hides, the storm/restore loop of
@@ -78,6 +79,11 @@ pub struct WdObservation {
     /// frames would stop, restore the queue while the storm goes on, and
     /// loop storm/restore.
     pub rx_pfc_delta: u64,
+    /// When the latest PFC frame the queue honoured arrived (the data
+    /// plane's `PauseStat::start_ns`, same clock as the polls): the run of
+    /// a storm is measured between frames, so a storm shorter than the
+    /// detection time never triggers, wherever it falls between polls.
+    pub last_pfc_ns: u64,
 }
 
 /// Watchdog events.
@@ -92,7 +98,8 @@ pub enum WdEvent {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PfcWd {
-    /// Start of the current run of storm-like intervals.
+    /// The latest PFC frame seen at the first poll of the current run of
+    /// storm-like intervals.
     pub streak_start_ns: u64,
     /// Time of the previous poll.
     pub last_poll_ns: u64,
@@ -135,13 +142,16 @@ impl PfcWd {
     ///
     /// An interval is storm-like when, at its end, the queue is paused and
     /// holds bytes, and during it the queue transmitted nothing and PFC
-    /// frames kept arriving. A run of storm-like intervals starts at the
-    /// start of its first interval; the storm is detected when the run
-    /// covers the whole detection time, measured in time, not polls, so
-    /// polls bunched by jitter cannot add up to a false alarm, and one
-    /// interval that is not storm-like (a single byte transmitted, no PFC)
-    /// ends the run. Each interval must be long enough to see the peer's
-    /// PFC refreshes (SONiC's 200 ms poll is far above them).
+    /// frames kept arriving. The storm is detected when a run of
+    /// storm-like intervals holds PFC frames spanning the whole detection
+    /// time: from the latest frame seen at the run's first poll to the
+    /// latest frame now. Frames mark the storm's extent, so a storm shorter
+    /// than the detection time never triggers, however it falls between
+    /// polls (SONiC's poll counting can fire on a storm up to two polls
+    /// shorter), and polls bunched by jitter cannot add up to a false
+    /// alarm. Detection comes the detection time to that plus one poll
+    /// interval after the storm starts. One interval that is not
+    /// storm-like (a single byte transmitted, no PFC) ends the run.
     ///
     /// In storm with action drop or forward, the queue is restored once no
     /// PFC frame has been seen for the restoration time (counted from the
@@ -160,7 +170,6 @@ impl PfcWd {
         if now_ns < self.last_poll_ns {
             return WdEvent::None;
         }
-        let prev = self.last_poll_ns;
         self.last_poll_ns = now_ns;
         if obs.rx_pfc_delta > 0 {
             self.last_pfc_ns = now_ns;
@@ -189,10 +198,12 @@ impl PfcWd {
         }
         if self.streak == 0 {
             self.streak = 1;
-            self.streak_start_ns = prev;
+            self.streak_start_ns = obs.last_pfc_ns;
         }
         let detection = u64::from(cfg.detection_time_ms) * 1_000_000;
-        if now_ns - self.streak_start_ns >= detection {
+        if obs.last_pfc_ns >= self.streak_start_ns
+            && obs.last_pfc_ns - self.streak_start_ns >= detection
+        {
             self.storm = 1;
             self.streak = 0;
             return WdEvent::StormDetected;

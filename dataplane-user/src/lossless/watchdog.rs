@@ -25,7 +25,7 @@ use anyhow::{Context, Result};
 use aya::maps::{Array, MapData, PerCpuArray};
 use aya::Ebpf;
 use dataplane_common::buffer::{
-    LosslessCounters, PortBuffer, WdStat, NUM_TC, STORM_DROP, STORM_FORWARD, STORM_NONE,
+    LosslessCounters, PauseStat, PortBuffer, WdStat, NUM_TC, STORM_DROP, STORM_FORWARD, STORM_NONE,
 };
 use dataplane_common::lossless::{
     EgressQueue, PfcWd, PfcWdConfig, WdEvent, WdObservation, MODEL_PORTS, WD_ACTION_DROP,
@@ -219,12 +219,17 @@ impl Watchdog {
                 bpf.map(names::map::PORT_COUNTERS)
                     .context(names::map::PORT_COUNTERS)?,
             )?;
+            let pause: Array<&MapData, PauseStat> = Array::try_from(
+                bpf.map(names::map::PAUSE_STATS)
+                    .context(names::map::PAUSE_STATS)?,
+            )?;
             let lossless: PerCpuArray<&MapData, LosslessCounters> = PerCpuArray::try_from(
                 bpf.map(names::map::LOSSLESS_COUNTERS)
                     .context(names::map::LOSSLESS_COUNTERS)?,
             )?;
             for w in &mut self.watched {
-                let q = queues.get(&((w.port * NUM_TC + w.prio) as u32), 0)?;
+                let i = (w.port * NUM_TC + w.prio) as u32;
+                let q = queues.get(&i, 0)?;
                 let port_id = u32::from(plan.ports[w.port].config.port_id);
                 // the parser's raw count of pausing frames (before any
                 // storm action: the action never hides its own storm)
@@ -238,6 +243,8 @@ impl Watchdog {
                     has_bytes: q.bytes > 0,
                     tx_bytes_delta: q.tx_bytes.wrapping_sub(w.last_tx),
                     rx_pfc_delta: rx_pfc.wrapping_sub(w.last_rx_pfc),
+                    // the latest frame the queue honoured
+                    last_pfc_ns: pause.get(&i, 0)?.start_ns,
                 };
                 w.last_tx = q.tx_bytes;
                 w.last_rx_pfc = rx_pfc;
