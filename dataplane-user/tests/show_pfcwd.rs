@@ -43,7 +43,6 @@ fn config() -> ConfigView {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn queue(port: &str, q: u8, status: QueueStatus, c: [u64; 10]) -> QueueWdStats {
     QueueWdStats {
         port: port.into(),

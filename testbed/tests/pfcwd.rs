@@ -31,6 +31,9 @@
 //!
 //! Run: `cargo test -p testbed --test pfcwd -- --nocapture --test-threads=1`
 
+mod common;
+use common::{finish, StopOnDrop};
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,18 +60,6 @@ const R_IP: [u8; 4] = [198, 18, 22, 10];
 
 /// The scenarios share the CPUs with their hosts: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Sets every flag when dropped, so a panic inside a thread scope stops the
-/// threads the scope then waits for.
-struct StopOnDrop<'a>(Vec<&'a AtomicBool>);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        for f in &self.0 {
-            f.store(true, Ordering::Relaxed);
-        }
-    }
-}
 
 struct Fabric {
     sw: Netns,
@@ -250,17 +241,6 @@ impl Run {
 fn c(s: &serde_json::Value, port: &str, name: &str) -> u64 {
     testbed::controller::port_counter(s, port, name)
         .unwrap_or_else(|| panic!("no counter {name} on {port} in stats"))
-}
-
-fn finish(name: &str, failures: Vec<String>) {
-    if !failures.is_empty() {
-        panic!(
-            "{name}: {} assertion(s) failed:\n  - {}",
-            failures.len(),
-            failures.join("\n  - ")
-        );
-    }
-    println!("{name}: all assertions hold");
 }
 
 /// What one storm scenario saw.
@@ -454,159 +434,171 @@ fn check_common(run: &Run, prio: u8, seen: &Seen, f: &mut Vec<String>) {
     }
 }
 
+/// One storm on priority 3 of the receiver's port under `action`, with
+/// the common checks made and the in-storm changes of the port's watchdog
+/// counters printed.
+struct OneStorm {
+    run: Run,
+    seen: Seen,
+    before: serde_json::Value,
+    mid: serde_json::Value,
+    f: Vec<String>,
+}
+
+impl OneStorm {
+    fn run(tag: &str, action: &'static str) -> OneStorm {
+        let run = Run::start(
+            tag,
+            &Setup {
+                action,
+                pfc_enable: "3",
+                restoration_ms: 200,
+            },
+        );
+        let before = run.stats();
+        let mut mid = serde_json::Value::Null;
+        let seen = storm_course(&run, &[3], Duration::from_millis(500), &mut mid);
+        let mut f = Vec::new();
+        check_common(&run, 3, &seen, &mut f);
+        let o = OneStorm {
+            run,
+            seen,
+            before,
+            mid,
+            f,
+        };
+        println!(
+            "  in storm: rx_pfc[3] +{}, queue_paused[3] {}, wd_tx_ok[3] +{}, wd_drop[3] +{}, wd_rx_ok[3] +{}, wd_rx_drop[3] +{}",
+            o.d("rx_pfc[3]"),
+            o.at_mid("queue_paused[3]"),
+            o.d("wd_tx_ok[3]"),
+            o.d("wd_drop[3]"),
+            o.d("wd_rx_ok[3]"),
+            o.d("wd_rx_drop[3]")
+        );
+        o
+    }
+
+    /// A counter's change from before the traffic to the storm's end.
+    fn d(&self, n: &str) -> u64 {
+        c(&self.mid, SW_R, n).saturating_sub(c(&self.before, SW_R, n))
+    }
+
+    /// A counter (or gauge) at the storm's end.
+    fn at_mid(&self, n: &str) -> u64 {
+        c(&self.mid, SW_R, n)
+    }
+
+    fn fail(&mut self, msg: String) {
+        self.f.push(msg);
+    }
+
+    /// PFC kept arriving and counting, and the queue is not paused: the
+    /// storm action ignores it.
+    fn check_pfc_ignored(&mut self) {
+        if self.d("rx_pfc[3]") < 100 || self.at_mid("queue_paused[3]") != 0 {
+            let m = format!(
+                "PFC not ignored in storm: rx_pfc[3] +{}, queue_paused[3] {}",
+                self.d("rx_pfc[3]"),
+                self.at_mid("queue_paused[3]")
+            );
+            self.fail(m);
+        }
+    }
+
+    fn finish(mut self, name: &str) {
+        self.run.ctl.halt();
+        finish(name, self.f);
+    }
+}
+
 #[test]
 fn pfcwd_drop() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut run = Run::start(
-        "drop",
-        &Setup {
-            action: "drop",
-            pfc_enable: "3",
-            restoration_ms: 200,
-        },
-    );
-    let s0 = run.stats();
-    let mut mid = serde_json::Value::Null;
-    let seen = storm_course(&run, &[3], Duration::from_millis(500), &mut mid);
-    let mut f = Vec::new();
-    check_common(&run, 3, &seen, &mut f);
-    let d = |n: &str| c(&mid, SW_R, n).saturating_sub(c(&s0, SW_R, n));
-    println!(
-        "  in storm: rx_pfc[3] +{}, queue_paused[3] {}, wd_drop[3] +{}, wd_rx_drop[3] +{}, wd_tx_ok[3] +{}, wd_rx_ok[3] +{}",
-        d("rx_pfc[3]"),
-        c(&mid, SW_R, "queue_paused[3]"),
-        d("wd_drop[3]"),
-        d("wd_rx_drop[3]"),
-        d("wd_tx_ok[3]"),
-        d("wd_rx_ok[3]")
-    );
-    if seen.rx_in_storm > 2 {
-        f.push(format!(
+    let mut o = OneStorm::run("drop", "drop");
+    if o.seen.rx_in_storm > 2 {
+        let m = format!(
             "the receiver got {} frames during {} ms of a drop storm",
-            seen.rx_in_storm, seen.held_ms
-        ));
+            o.seen.rx_in_storm, o.seen.held_ms
+        );
+        o.fail(m);
     }
-    if d("wd_drop[3]") == 0 {
-        f.push("the stormed queue's packets were not dropped (wd_drop[3] did not grow)".into());
+    if o.d("wd_drop[3]") == 0 {
+        o.fail("the stormed queue's packets were not dropped (wd_drop[3] did not grow)".into());
     }
-    if d("wd_rx_drop[3]") == 0 {
-        f.push(
+    if o.d("wd_rx_drop[3]") == 0 {
+        o.fail(
             "the stormed host's own packets were not dropped (wd_rx_drop[3] did not grow)".into(),
         );
     }
-    if d("wd_tx_ok[3]") + d("wd_rx_ok[3]") != 0 {
-        f.push("packets passed a drop storm (wd_tx_ok / wd_rx_ok grew)".into());
+    if o.d("wd_tx_ok[3]") + o.d("wd_rx_ok[3]") != 0 {
+        o.fail("packets passed a drop storm (wd_tx_ok / wd_rx_ok grew)".into());
     }
-    // PFC ignored: frames keep arriving and counting, the queue is not paused
-    if d("rx_pfc[3]") < 100 || c(&mid, SW_R, "queue_paused[3]") != 0 {
-        f.push(format!(
-            "PFC not ignored in storm: rx_pfc[3] +{}, queue_paused[3] {}",
-            d("rx_pfc[3]"),
-            c(&mid, SW_R, "queue_paused[3]")
+    o.check_pfc_ignored();
+    if let Some(ms) = o.seen.restored_after_stop_ms.filter(|&ms| ms < 190.0) {
+        o.fail(format!(
+            "restored {ms:.0} ms after the storm stopped (restoration 200 ms)"
         ));
     }
-    match seen.restored_after_stop_ms {
-        Some(ms) if ms < 190.0 => f.push(format!(
-            "restored {ms:.0} ms after the storm stopped (restoration 200 ms)"
-        )),
-        _ => {}
-    }
-    run.ctl.halt();
-    finish("pfcwd_drop", f);
+    o.finish("pfcwd_drop");
 }
 
 #[test]
 fn pfcwd_forward() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut run = Run::start(
-        "fwd",
-        &Setup {
-            action: "forward",
-            pfc_enable: "3",
-            restoration_ms: 200,
-        },
-    );
-    let s0 = run.stats();
-    let mut mid = serde_json::Value::Null;
-    let seen = storm_course(&run, &[3], Duration::from_millis(500), &mut mid);
-    let mut f = Vec::new();
-    check_common(&run, 3, &seen, &mut f);
-    let d = |n: &str| c(&mid, SW_R, n).saturating_sub(c(&s0, SW_R, n));
-    println!(
-        "  in storm: rx_pfc[3] +{}, queue_paused[3] {}, wd_tx_ok[3] +{}, wd_rx_ok[3] +{}, wd_drop[3] +{}, wd_rx_drop[3] +{}",
-        d("rx_pfc[3]"),
-        c(&mid, SW_R, "queue_paused[3]"),
-        d("wd_tx_ok[3]"),
-        d("wd_rx_ok[3]"),
-        d("wd_drop[3]"),
-        d("wd_rx_drop[3]")
-    );
+    let mut o = OneStorm::run("fwd", "forward");
     // 500 ms at 100 Mb/s is ~5700 frames of 1098 bytes: at least a third
-    if seen.rx_in_storm < 1900 {
-        f.push(format!(
+    if o.seen.rx_in_storm < 1900 {
+        let m = format!(
             "only {} frames reached the receiver in {} ms of a forward storm",
-            seen.rx_in_storm, seen.held_ms
-        ));
+            o.seen.rx_in_storm, o.seen.held_ms
+        );
+        o.fail(m);
     }
-    if d("wd_tx_ok[3]") == 0 || d("wd_rx_ok[3]") == 0 {
-        f.push("wd_tx_ok[3] / wd_rx_ok[3] did not grow in a forward storm".into());
+    if o.d("wd_tx_ok[3]") == 0 || o.d("wd_rx_ok[3]") == 0 {
+        o.fail("wd_tx_ok[3] / wd_rx_ok[3] did not grow in a forward storm".into());
     }
-    if d("wd_drop[3]") + d("wd_rx_drop[3]") != 0 {
-        f.push("packets dropped in a forward storm".into());
+    if o.d("wd_drop[3]") + o.d("wd_rx_drop[3]") != 0 {
+        o.fail("packets dropped in a forward storm".into());
     }
-    if d("rx_pfc[3]") < 100 || c(&mid, SW_R, "queue_paused[3]") != 0 {
-        f.push("PFC not ignored in a forward storm".into());
-    }
-    run.ctl.halt();
-    finish("pfcwd_forward", f);
+    o.check_pfc_ignored();
+    o.finish("pfcwd_forward");
 }
 
 #[test]
 fn pfcwd_alert() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut run = Run::start(
-        "alert",
-        &Setup {
-            action: "alert",
-            pfc_enable: "3",
-            restoration_ms: 200,
-        },
-    );
-    let s0 = run.stats();
-    let mut mid = serde_json::Value::Null;
-    let seen = storm_course(&run, &[3], Duration::from_millis(500), &mut mid);
-    let mut f = Vec::new();
-    check_common(&run, 3, &seen, &mut f);
-    let d = |n: &str| c(&mid, SW_R, n).saturating_sub(c(&s0, SW_R, n));
+    let mut o = OneStorm::run("alert", "alert");
     // nothing changes: the queue stays paused, the sender is held by the
     // switch's PFC, nothing is dropped or counted in storm
-    if seen.rx_in_storm > 2 {
-        f.push(format!(
+    if o.seen.rx_in_storm > 2 {
+        let m = format!(
             "the receiver got {} frames during {} ms of an alert storm (the pause must hold)",
-            seen.rx_in_storm, seen.held_ms
-        ));
+            o.seen.rx_in_storm, o.seen.held_ms
+        );
+        o.fail(m);
     }
-    if c(&mid, SW_R, "queue_paused[3]") != 1 || c(&mid, SW_R, "pfcwd_in_storm[3]") != 1 {
-        f.push(format!(
+    if o.at_mid("queue_paused[3]") != 1 || o.at_mid("pfcwd_in_storm[3]") != 1 {
+        let m = format!(
             "alert storm: queue_paused[3] {}, pfcwd_in_storm[3] {} (want 1, 1)",
-            c(&mid, SW_R, "queue_paused[3]"),
-            c(&mid, SW_R, "pfcwd_in_storm[3]")
-        ));
+            o.at_mid("queue_paused[3]"),
+            o.at_mid("pfcwd_in_storm[3]")
+        );
+        o.fail(m);
     }
     for n in ["wd_drop[3]", "wd_rx_drop[3]", "wd_tx_ok[3]", "wd_rx_ok[3]"] {
-        if d(n) != 0 {
-            f.push(format!("{n} grew by {} in an alert storm", d(n)));
+        if o.d(n) != 0 {
+            let m = format!("{n} grew by {} in an alert storm", o.d(n));
+            o.fail(m);
         }
     }
     // SONiC: the alert storm ends with the first poll without PFC
-    match seen.restored_after_stop_ms {
-        Some(ms) if ms > 150.0 => f.push(format!(
+    if let Some(ms) = o.seen.restored_after_stop_ms.filter(|&ms| ms > 150.0) {
+        o.fail(format!(
             "alert storm restored {ms:.0} ms after the storm stopped (expected within a poll or two)"
-        )),
-        _ => {}
+        ));
     }
-    run.ctl.halt();
-    finish("pfcwd_alert", f);
+    o.finish("pfcwd_alert");
 }
 
 #[test]
@@ -652,7 +644,7 @@ fn pfcwd_short_storms() {
                     1 << 3,
                     0xffff,
                     Duration::from_millis(2),
-                    &stop,
+                    stop,
                 )
             });
             std::thread::sleep(Duration::from_millis(150));
