@@ -460,6 +460,19 @@ impl OneStorm {
         let seen = storm_course(&run, &[3], Duration::from_millis(500), &mut mid);
         let mut f = Vec::new();
         check_common(&run, 3, &seen, &mut f);
+        // `show pfcwd config`: what the controller watches with
+        let text = run.dataplane(&["show", "pfcwd", "config"]);
+        let mut want = String::from(
+            "Changed polling interval to 50ms\n  PORT    ACTION    DETECTION TIME    RESTORATION TIME    HISTORY\n------  --------  ----------------  ------------------  ---------\n",
+        );
+        for p in [SW_R, SW_S] {
+            want.push_str(&format!(
+                "  {p}  {action:>8}               200                 200    disable\n"
+            ));
+        }
+        if text != want {
+            f.push(format!("`show pfcwd config`:\n{text}\nwant:\n{want}"));
+        }
         let o = OneStorm {
             run,
             seen,
