@@ -231,11 +231,15 @@ impl Run {
     }
 
     fn wait(&self, what: &str, prio: u8, timeout: Duration) -> Option<Instant> {
-        let want = format!("pfcwd: storm {what} on {SW_R} priority {prio} ");
-        self.ctl
-            .wait_line(|l| l.starts_with(&want), timeout)
-            .map(|(t, _)| t)
+        wait_on(&self.ctl, what, prio, timeout)
     }
+}
+
+/// When `ctl` said `pfcwd: storm <what>` for `prio` on the receiver port.
+fn wait_on(ctl: &Controller, what: &str, prio: u8, timeout: Duration) -> Option<Instant> {
+    let want = format!("pfcwd: storm {what} on {SW_R} priority {prio} ");
+    ctl.wait_line(|l| l.starts_with(&want), timeout)
+        .map(|(t, _)| t)
 }
 
 fn c(s: &serde_json::Value, port: &str, name: &str) -> u64 {
@@ -751,4 +755,118 @@ fn pfcwd_every_priority_at_once() {
     }
     run.ctl.halt();
     finish("pfcwd_every_priority_at_once", f);
+}
+
+/// A storm in force when the controller dies (SIGKILL) stays in force (the
+/// data plane keeps dropping), is adopted by the next controller of the
+/// instance, and that one restores it once the storm stops.
+#[test]
+fn pfcwd_storm_survives_a_controller_restart() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let setup = Setup {
+        action: "drop",
+        pfc_enable: "3",
+        restoration_ms: 200,
+    };
+    let mut run = Run::start("restart", &setup);
+    let text = config(&run.instance, &setup);
+    let (ctl, fab, instance) = (&mut run.ctl, &run.fab, &run.instance);
+    let (stop_tx, stop_rx, stop_storm) = (
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+    );
+    let live = RxLive::default();
+    let mut f = Vec::new();
+    let mut old = None;
+    std::thread::scope(|sc| {
+        let _stop = StopOnDrop(vec![&stop_tx, &stop_rx, &stop_storm]);
+        sc.spawn(|| {
+            let _in = fab.r.enter().unwrap();
+            run_receiver("r-eth0", &stop_rx, Duration::from_millis(100), &live)
+        });
+        sc.spawn(|| {
+            let _in = fab.s.enter().unwrap();
+            run_sender(
+                &spec("s-eth0", true, 3, SPEED_MBPS, true),
+                Instant::now() + Duration::from_secs(20),
+                &stop_tx,
+            )
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let storm = sc.spawn(|| {
+            let _in = fab.r.enter().unwrap();
+            run_pfc_storm_on(
+                "r-eth0",
+                R_MAC,
+                1 << 3,
+                0xffff,
+                Duration::from_millis(2),
+                &stop_storm,
+            )
+        });
+        if wait_on(ctl, "detected", 3, Duration::from_secs(2)).is_none() {
+            f.push("no storm detected within 2 s".to_string());
+        }
+        // the controller dies; the data plane keeps the storm action
+        ctl.kill();
+        let ctl2 = Controller::start(Path::new(BIN.as_str()), &fab.sw, instance, &text, "switch2")
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        old = Some(std::mem::replace(ctl, ctl2));
+        let adopted = ctl.wait_line(
+            |l| {
+                l.starts_with(&format!(
+                    "pfcwd: storm in force on {SW_R} priority 3 adopted"
+                ))
+            },
+            Duration::from_secs(2),
+        );
+        if adopted.is_none() {
+            f.push("the new controller did not adopt the storm in force".into());
+        }
+        let rx0 = live.frames.load(Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(300));
+        let in_storm = live.frames.load(Ordering::Relaxed) - rx0;
+        if in_storm > 2 {
+            f.push(format!(
+                "{in_storm} frames reached the stormed host across the restart"
+            ));
+        }
+        stop_storm.store(true, Ordering::Relaxed);
+        storm.join().unwrap().unwrap();
+        if wait_on(ctl, "restored", 3, Duration::from_secs(2)).is_none() {
+            f.push("the new controller did not restore the storm within 2 s of its end".into());
+        }
+        let rx1 = live.frames.load(Ordering::Relaxed);
+        let t = Instant::now();
+        while live.frames.load(Ordering::Relaxed) == rx1 && t.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if live.frames.load(Ordering::Relaxed) == rx1 {
+            f.push("no traffic after the restoration".into());
+        }
+        stop_tx.store(true, Ordering::Relaxed);
+        stop_rx.store(true, Ordering::Relaxed);
+    });
+    let end = run.stats();
+    let k = |n: &str| c(&end, SW_R, &format!("{n}[3]"));
+    println!(
+        "  after the restart: detected {}, restored {}, in storm {}, wd_drop {}",
+        k("pfcwd_storm_detected"),
+        k("pfcwd_storm_restored"),
+        k("pfcwd_in_storm"),
+        k("wd_drop")
+    );
+    if (
+        k("pfcwd_storm_detected"),
+        k("pfcwd_storm_restored"),
+        k("pfcwd_in_storm"),
+    ) != (1, 1, 0)
+    {
+        f.push("counters across the restart: want detected 1, restored 1, in storm 0".into());
+    }
+    run.ctl.halt();
+    drop(run);
+    drop(old);
+    finish("pfcwd_storm_survives_a_controller_restart", f);
 }

@@ -179,37 +179,65 @@ impl Watchdog {
         })
     }
 
-    /// Marks the watched queues in `WD_STATS` (and only them).
-    fn mark(&mut self, bpf: &mut Ebpf) -> Result<()> {
+    /// Marks the watched queues in `WD_STATS` (and only them), and adopts
+    /// the storms in force from an earlier controller of the data plane
+    /// (a restart or upgrade keeps the maps): such a queue is in storm here
+    /// too and is restored by this watchdog's rules. Returns a line per
+    /// adopted storm.
+    fn mark(&mut self, bpf: &mut Ebpf, plan: &Plan) -> Result<Vec<String>> {
+        let pb: Array<&MapData, PortBuffer> = Array::try_from(
+            bpf.map(names::map::PORT_BUF)
+                .context(names::map::PORT_BUF)?,
+        )?;
+        let flags: Vec<[u8; NUM_TC]> = (0..MODEL_PORTS)
+            .map(|p| pb.get(&(p as u32), 0).map(|b| b.storm))
+            .collect::<Result<_, _>>()?;
         let mut st: Array<&mut MapData, WdStat> = Array::try_from(
             bpf.map_mut(names::map::WD_STATS)
                 .context(names::map::WD_STATS)?,
         )?;
-        for port in 0..MODEL_PORTS {
-            for prio in 0..NUM_TC {
+        let mut lines = Vec::new();
+        for (port, port_flags) in flags.iter().enumerate() {
+            for (prio, &flag) in port_flags.iter().enumerate() {
                 let i = (port * NUM_TC + prio) as u32;
-                let mut v = st.get(&i, 0)?;
-                let w = u64::from(
-                    self.watched
-                        .iter()
-                        .any(|w| w.port == port && w.prio == prio),
-                );
-                if v.watched != w {
-                    v.watched = w;
+                let old = st.get(&i, 0)?;
+                let mut v = old;
+                match self
+                    .watched
+                    .iter_mut()
+                    .find(|w| w.port == port && w.prio == prio)
+                {
+                    Some(w) => {
+                        v.watched = 1;
+                        if v.in_storm != 0 || flag != STORM_NONE {
+                            w.wd.storm = 1;
+                            v.in_storm = 1;
+                            lines.push(format!(
+                                "pfcwd: storm in force on {} priority {prio} adopted from the previous controller",
+                                plan.ports[port].name
+                            ));
+                        }
+                    }
+                    None => {
+                        v.watched = 0;
+                        v.in_storm = 0;
+                    }
+                }
+                if v != old {
                     st.set(i, v, 0)?;
                 }
             }
         }
         self.marked = true;
-        Ok(())
+        Ok(lines)
     }
 
     /// One poll at `now_ns`; returns the events as log lines.
     pub fn poll(&mut self, bpf: &mut Ebpf, plan: &Plan, now_ns: u64) -> Result<Vec<String>> {
-        if !self.marked {
-            self.mark(bpf)?;
-        }
         let mut lines = Vec::new();
+        if !self.marked {
+            lines = self.mark(bpf, plan)?;
+        }
         // (port, prio, storm action, detected, storm counters now)
         let mut changes = Vec::new();
         {
