@@ -618,6 +618,30 @@ fn pfcwd_alert() {
     o.finish("pfcwd_alert");
 }
 
+/// The receiver on the receiver host and a line-rate priority-3 sender
+/// honouring PFC on the sender host, in scope `sc`, then 300 ms of traffic.
+fn receiver_and_sender<'s>(
+    sc: &'s std::thread::Scope<'s, '_>,
+    fab: &'s Fabric,
+    stop_rx: &'s AtomicBool,
+    stop_tx: &'s AtomicBool,
+    live: &'s RxLive,
+) {
+    sc.spawn(move || {
+        let _in = fab.r.enter().unwrap();
+        run_receiver("r-eth0", stop_rx, Duration::from_millis(100), live)
+    });
+    sc.spawn(move || {
+        let _in = fab.s.enter().unwrap();
+        run_sender(
+            &spec("s-eth0", true, 3, SPEED_MBPS, true),
+            Instant::now() + Duration::from_secs(20),
+            stop_tx,
+        )
+    });
+    std::thread::sleep(Duration::from_millis(300));
+}
+
 #[test]
 fn pfcwd_short_storms() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -637,19 +661,7 @@ fn pfcwd_short_storms() {
     let stops: Vec<AtomicBool> = (0..4).map(|_| AtomicBool::new(false)).collect();
     std::thread::scope(|sc| {
         let _stop = StopOnDrop(vec![&stop_tx, &stop_rx]);
-        sc.spawn(|| {
-            let _in = fab.r.enter().unwrap();
-            run_receiver("r-eth0", &stop_rx, Duration::from_millis(100), &live)
-        });
-        sc.spawn(|| {
-            let _in = fab.s.enter().unwrap();
-            run_sender(
-                &spec("s-eth0", true, 3, SPEED_MBPS, true),
-                Instant::now() + Duration::from_secs(20),
-                &stop_tx,
-            )
-        });
-        std::thread::sleep(Duration::from_millis(300));
+        receiver_and_sender(sc, fab, &stop_rx, &stop_tx, &live);
         // four storms of 150 ms, 400 ms apart (each pause then runs out:
         // 335 ms after the last frame)
         for stop in &stops {
@@ -781,19 +793,7 @@ fn pfcwd_storm_survives_a_controller_restart() {
     let mut old = None;
     std::thread::scope(|sc| {
         let _stop = StopOnDrop(vec![&stop_tx, &stop_rx, &stop_storm]);
-        sc.spawn(|| {
-            let _in = fab.r.enter().unwrap();
-            run_receiver("r-eth0", &stop_rx, Duration::from_millis(100), &live)
-        });
-        sc.spawn(|| {
-            let _in = fab.s.enter().unwrap();
-            run_sender(
-                &spec("s-eth0", true, 3, SPEED_MBPS, true),
-                Instant::now() + Duration::from_secs(20),
-                &stop_tx,
-            )
-        });
-        std::thread::sleep(Duration::from_millis(300));
+        receiver_and_sender(sc, fab, &stop_rx, &stop_tx, &live);
         let storm = sc.spawn(|| {
             let _in = fab.r.enter().unwrap();
             run_pfc_storm_on(
