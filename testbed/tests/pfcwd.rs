@@ -1,3 +1,4 @@
+// Over 800 lines: six watchdog runs share one switch/host harness, its storm course and its checks.
 //! The PFC watchdog end to end, with SONiC's semantics: a switch running
 //! the real data plane (`dataplane up`) between a sender host and a
 //! receiver host (veth, network namespaces); the sender sends lossless
