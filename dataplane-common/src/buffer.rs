@@ -410,41 +410,8 @@ impl PauseStat {
     }
 }
 
-/// PFC watchdog state of one (port, priority), written by the controller's
-/// watchdog into a map so `stats`, metrics and `show pfcwd stats` can show
-/// it.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WdStat {
-    pub storm_detected: u64,
-    pub storm_restored: u64,
-    /// 1 while a storm is in force.
-    pub in_storm: u64,
-    /// 1 when the watchdog watches this queue (a lossless priority of a
-    /// port in the model, `[pfcwd]` on).
-    pub watched: u64,
-    /// The data plane's storm counters (`LosslessCounters::wd_tx_ok`,
-    /// `wd_drop`, `wd_rx_ok`, `wd_rx_drop`) when the last storm was
-    /// detected: the last storm's counts are the counters minus these
-    /// (SONiC's TX/RX LAST OK/DROP).
-    pub base_tx_ok: u64,
-    pub base_tx_drop: u64,
-    pub base_rx_ok: u64,
-    pub base_rx_drop: u64,
-}
-
-impl WdStat {
-    pub const ZERO: WdStat = WdStat {
-        storm_detected: 0,
-        storm_restored: 0,
-        in_storm: 0,
-        watched: 0,
-        base_tx_ok: 0,
-        base_tx_drop: 0,
-        base_rx_ok: 0,
-        base_rx_drop: 0,
-    };
-}
+/// The PFC watchdog's state of one (port, priority) (map value).
+pub use crate::lossless::WdStat;
 
 /// Kinds of [`PfcEvent`].
 pub const PFC_EV_XOFF: u8 = 1;
