@@ -410,16 +410,8 @@ impl PauseStat {
     }
 }
 
-/// PFC watchdog counters of one (port, priority), written by the
-/// controller's watchdog into a map so `stats` and metrics can show them.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WdStat {
-    pub storm_detected: u64,
-    pub storm_restored: u64,
-    /// 1 while a storm is in force.
-    pub in_storm: u64,
-}
+/// The PFC watchdog's state of one (port, priority) (map value).
+pub use crate::lossless::WdStat;
 
 /// Kinds of [`PfcEvent`].
 pub const PFC_EV_XOFF: u8 = 1;
@@ -588,6 +580,13 @@ pub struct LosslessCounters {
     pub pfc_xon: [u64; NUM_TC],
     /// Packets dropped by the PFC watchdog (action drop during a storm).
     pub wd_drop: [u64; NUM_TC],
+    /// pfcwd queue statistics while in storm (action drop or forward;
+    /// `watchdog::storm_fate`): packets of the stormed egress queue sent
+    /// (TX OK; `wd_drop` is TX DROP), and packets received on the stormed
+    /// (port, priority) passed on or dropped (RX OK / RX DROP).
+    pub wd_tx_ok: [u64; NUM_TC],
+    pub wd_rx_ok: [u64; NUM_TC],
+    pub wd_rx_drop: [u64; NUM_TC],
     /// Packets not accounted because another CPU held the model's lock past
     /// the spin bound, or the ring buffer was full for a PFC event.
     pub model_busy: u64,
@@ -632,6 +631,9 @@ impl LosslessCounters {
         pfc_refresh: [0; NUM_TC],
         pfc_xon: [0; NUM_TC],
         wd_drop: [0; NUM_TC],
+        wd_tx_ok: [0; NUM_TC],
+        wd_rx_ok: [0; NUM_TC],
+        wd_rx_drop: [0; NUM_TC],
         model_busy: 0,
         event_lost: 0,
         tick_busy: 0,
@@ -653,6 +655,9 @@ impl LosslessCounters {
             self.pfc_refresh[i] += o.pfc_refresh[i];
             self.pfc_xon[i] += o.pfc_xon[i];
             self.wd_drop[i] += o.wd_drop[i];
+            self.wd_tx_ok[i] += o.wd_tx_ok[i];
+            self.wd_rx_ok[i] += o.wd_rx_ok[i];
+            self.wd_rx_drop[i] += o.wd_rx_drop[i];
             i += 1;
         }
         self.model_busy += o.model_busy;
@@ -673,6 +678,21 @@ impl LosslessCounters {
             Busy::Queue => self.busy_queue += 1,
             Busy::Pg => self.busy_pg += 1,
             Busy::Stage => self.busy_stage += 1,
+        }
+    }
+
+    /// Counts a packet's `storm_fate` against its ingress (`rx`) or egress
+    /// (`tx`) port's counters.
+    #[inline(always)]
+    pub fn count_storm(&mut self, tc: usize, rx: bool, c: crate::lossless::WdCount) {
+        use crate::lossless::WdCount;
+        let t = tc & (NUM_TC - 1);
+        match (rx, c) {
+            (_, WdCount::None) => {}
+            (true, WdCount::Ok) => self.wd_rx_ok[t] += 1,
+            (true, WdCount::Drop) => self.wd_rx_drop[t] += 1,
+            (false, WdCount::Ok) => self.wd_tx_ok[t] += 1,
+            (false, WdCount::Drop) => self.wd_drop[t] += 1,
         }
     }
 
@@ -761,8 +781,8 @@ const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
 const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8 + NUM_TC);
 const _: () = assert!(core::mem::size_of::<PfcEvent>() == 24);
 const _: () = assert!(core::mem::size_of::<PauseStat>() == 32);
-const _: () = assert!(core::mem::size_of::<WdStat>() == 24);
-const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (8 * NUM_TC + 8));
+const _: () = assert!(core::mem::size_of::<WdStat>() == 64);
+const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (11 * NUM_TC + 8));
 const _: () = assert!(core::mem::size_of::<PfcMeta>() == 24);
 
 #[cfg(feature = "user")]

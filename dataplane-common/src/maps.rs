@@ -116,6 +116,9 @@ pub struct PortCounters {
     /// PFC frames per priority whose class-enable bit is set (pfcstat Rx
     /// PFCn).
     pub rx_pfc: [u64; NUM_TC],
+    /// Of those, frames that paused the priority (a nonzero time; the
+    /// rest are XON): what the PFC watchdog watches.
+    pub rx_pfc_xoff: [u64; NUM_TC],
     /// 802.3x PAUSE frames.
     pub rx_pause: u64,
     /// MAC control frames with another opcode.
@@ -137,6 +140,7 @@ impl PortCounters {
         rx_non_ip: 0,
         rx_qinq: 0,
         rx_pfc: [0; NUM_TC],
+        rx_pfc_xoff: [0; NUM_TC],
         rx_pause: 0,
         rx_mac_ctl_other: 0,
         malformed: [0; PARSE_ERROR_COUNT],
@@ -151,6 +155,7 @@ impl PortCounters {
             self.rx_tc_pkts[i] += o.rx_tc_pkts[i];
             self.rx_tc_bytes[i] += o.rx_tc_bytes[i];
             self.rx_pfc[i] += o.rx_pfc[i];
+            self.rx_pfc_xoff[i] += o.rx_pfc_xoff[i];
             i += 1;
         }
         self.rx_roce += o.rx_roce;
@@ -182,7 +187,7 @@ pub struct GlobalCounters {
 
 const _: () = assert!(core::mem::size_of::<PortConfig>() == 8 + 64 + 8 + 8 + 4 + 4);
 const _: () = assert!(
-    core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 5 + 8 + 2 + PARSE_ERROR_COUNT + 2)
+    core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 5 + 8 + 8 + 2 + PARSE_ERROR_COUNT + 2)
 );
 const _: () = assert!(core::mem::size_of::<GlobalCounters>() == 16);
 

@@ -100,6 +100,9 @@ pub fn account(c: &mut PortCounters, d: &Decision, frame_len: u64) {
                 while i < 8 {
                     if m.class_enable & (1 << i) != 0 {
                         c.rx_pfc[i] += 1;
+                        if m.times[i] != 0 {
+                            c.rx_pfc_xoff[i] += 1;
+                        }
                     }
                     i += 1;
                 }

@@ -268,6 +268,7 @@ mod account {
         let f = build::pfc_frame(SRC_MAC, 0b1010_0101, [0xffff; 8]);
         let mut want = PortCounters::ZERO;
         want.rx_pfc = [1, 0, 1, 0, 0, 1, 0, 1];
+        want.rx_pfc_xoff = [1, 0, 1, 0, 0, 1, 0, 1];
         want.verdict_drop = 1;
         assert_eq!(count_one(&f, &cfg_pass()), want);
     }
@@ -289,6 +290,14 @@ mod account {
         let f = build::pfc_frame(SRC_MAC, 0b0000_0100, [0, 0xffff, 0, 0, 0, 0, 0, 0]);
         let mut want = PortCounters::ZERO;
         want.rx_pfc[2] = 1;
+        want.verdict_drop = 1;
+        assert_eq!(count_one(&f, &cfg_pass()), want);
+        // rx_pfc_xoff counts only the enabled priorities with a nonzero time
+        let f = build::pfc_frame(SRC_MAC, 0b0000_1100, [0, 0xffff, 0, 7, 0, 0, 0, 0]);
+        let mut want = PortCounters::ZERO;
+        want.rx_pfc[2] = 1;
+        want.rx_pfc[3] = 1;
+        want.rx_pfc_xoff[3] = 1;
         want.verdict_drop = 1;
         assert_eq!(count_one(&f, &cfg_pass()), want);
     }
@@ -374,6 +383,8 @@ mod account {
         want.rx_non_ip = 1;
         want.rx_pfc[3] = 2;
         want.rx_pfc[4] = 2;
+        want.rx_pfc_xoff[3] = 2;
+        want.rx_pfc_xoff[4] = 2;
         want.rx_pause = 1;
         want.malformed[ParseError::Ipv4LenExceedsFrame as usize] = 1;
         want.malformed[ParseError::EthTruncated as usize] = 1;
@@ -418,6 +429,7 @@ mod accumulate {
             c.rx_tc_pkts[i] = next();
             c.rx_tc_bytes[i] = next();
             c.rx_pfc[i] = next();
+            c.rx_pfc_xoff[i] = next();
         }
         c.rx_roce = next();
         c.rx_cnp = next();
@@ -446,6 +458,7 @@ mod accumulate {
             want.rx_tc_pkts[i] = a.rx_tc_pkts[i] + b.rx_tc_pkts[i];
             want.rx_tc_bytes[i] = a.rx_tc_bytes[i] + b.rx_tc_bytes[i];
             want.rx_pfc[i] = a.rx_pfc[i] + b.rx_pfc[i];
+            want.rx_pfc_xoff[i] = a.rx_pfc_xoff[i] + b.rx_pfc_xoff[i];
         }
         want.rx_roce = a.rx_roce + b.rx_roce;
         want.rx_cnp = a.rx_cnp + b.rx_cnp;

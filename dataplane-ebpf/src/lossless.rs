@@ -26,7 +26,10 @@ use dataplane_common::{
         storm_queue, tick_pg, Arrival, BufVerdict, Busy, LosslessCounters, PauseStat, PfcEvent,
         PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
     },
-    lossless::{ipv4_set_ce, ipv6_set_ce, DropReason, EgressQueue, SharedPool, MODEL_PORTS},
+    lossless::{
+        ipv4_set_ce, ipv6_set_ce, storm_fate, DropReason, EgressQueue, SharedPool, StormVerdict,
+        WdCount, MODEL_PORTS,
+    },
     maps::MAX_PORTS,
     parse::L3,
     reason::Reason,
@@ -307,24 +310,34 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
         return Egress::Forward.into();
     };
     let qlock = queue_lock(op, tc);
+    // pfcwd: the storm actions in force on the packet's ingress (port,
+    // priority) and egress queue (`storm_fate`), counted per CPU
+    let fate = storm_fate(ib.storm[tc], ob.storm[tc]);
+    if fate.rx != WdCount::None {
+        if let Some(c) = counters(in_port) {
+            c.count_storm(tc, true, fate.rx);
+        }
+    }
+    if fate.tx != WdCount::None {
+        if let Some(c) = counters(out_port) {
+            c.count_storm(tc, false, fate.tx);
+        }
+    }
     if ob.storm[tc] != STORM_NONE {
-        // pfcwd storm: the queue's pause is over, and for drop its contents
-        // are flushed; its packets are dropped (drop) or sent unmodelled
-        let drop = ob.storm[tc] == STORM_DROP;
+        // a stormed egress queue: its pause is over, and for drop its
+        // contents are flushed
         if let Some(l) = lock(qlock) {
             // SAFETY: the queue's lock is held; a map value.
-            let released = unsafe { storm_queue(ec.now, &mut *q, drop) };
+            let released = unsafe { storm_queue(ec.now, &mut *q, ob.storm[tc] == STORM_DROP) };
             pend(tc, &released);
             release(Some(tc), out_port);
             unlock(l);
         }
-        if drop {
-            if let Some(c) = counters(out_port) {
-                c.wd_drop[tc] += 1;
-            }
-            return Egress::Drop(Reason::PfcWatchdog.code()).into();
-        }
-        return Egress::Forward.into();
+    }
+    match fate.verdict {
+        StormVerdict::Drop => return Egress::Drop(Reason::PfcWatchdog.code()).into(),
+        StormVerdict::Unmodelled => return Egress::Forward.into(),
+        StormVerdict::Model => {}
     }
     // The slot is re-read through a volatile load: the range check above
     // would otherwise let LLVM drop the `& (MODEL_PORTS - 1)` masks inside
@@ -335,7 +348,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
     let a = Arrival {
         ingress: slot,
         tc: tc as u8,
-        lossless: ec.lossless != 0,
+        lossless: ec.lossless != 0 && fate.lossless,
         control: ec.cnp != 0,
         ecn: ec.ecn,
         len: len as u32,

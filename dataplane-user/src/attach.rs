@@ -268,6 +268,7 @@ pub fn down(instance: &str) -> Result<usize> {
     let _ = std::fs::remove_file(crate::telemetry::events::log_path(instance));
     let _ = std::fs::remove_file(sys::reload_request(instance));
     let _ = std::fs::remove_file(crate::routing::listing_path(instance));
+    let _ = std::fs::remove_file(crate::lossless::watchdog::config_path(instance));
     down_dir(&dir)
 }
 

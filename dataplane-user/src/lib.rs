@@ -27,6 +27,7 @@ pub mod object;
 pub mod ports;
 pub mod routing;
 pub mod service;
+pub mod show;
 pub mod sys;
 pub mod tables;
 pub mod telemetry;

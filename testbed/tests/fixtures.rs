@@ -389,7 +389,7 @@ fn routing_table() -> Vec<Fixture> {
         on_p1(
             "pfc_rx_pauses_queue",
             pfc_p1.clone(),
-            d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)]),
+            d(&[("rx_pfc[3]", 1), ("rx_pfc_xoff[3]", 1), ("verdict_drop", 1)]),
             None,
             true,
         ),
@@ -504,7 +504,11 @@ fn routing_table() -> Vec<Fixture> {
         routed_fixture(
             "forward_pfc_still_consumed",
             pfc,
-            drop_(d(&[("rx_pfc[3]", 1), ("verdict_drop", 1)])),
+            drop_(d(&[
+                ("rx_pfc[3]", 1),
+                ("rx_pfc_xoff[3]", 1),
+                ("verdict_drop", 1),
+            ])),
             None,
         ),
         routed_fixture(
@@ -867,6 +871,8 @@ fn table() -> Vec<Fixture> {
             drop_(d(&[
                 ("rx_pfc[3]", 1),
                 ("rx_pfc[4]", 1),
+                ("rx_pfc_xoff[3]", 1),
+                ("rx_pfc_xoff[4]", 1),
                 ("verdict_drop", 1),
             ])),
         )),
@@ -889,6 +895,14 @@ fn table() -> Vec<Fixture> {
                 ("rx_pfc[5]", 1),
                 ("rx_pfc[6]", 1),
                 ("rx_pfc[7]", 1),
+                ("rx_pfc_xoff[0]", 1),
+                ("rx_pfc_xoff[1]", 1),
+                ("rx_pfc_xoff[2]", 1),
+                ("rx_pfc_xoff[3]", 1),
+                ("rx_pfc_xoff[4]", 1),
+                ("rx_pfc_xoff[5]", 1),
+                ("rx_pfc_xoff[6]", 1),
+                ("rx_pfc_xoff[7]", 1),
                 ("verdict_drop", 1),
             ])),
         )),

@@ -33,6 +33,9 @@
 //! Run: `cargo test -p testbed --test incast -- --nocapture --test-threads=1`
 //! (the tests also serialise themselves: the senders need the CPUs).
 
+mod common;
+use common::{finish, StopOnDrop};
+
 use dataplane_common::names;
 use std::path::Path;
 use std::process::Command;
@@ -558,18 +561,6 @@ fn sender_spec(i: usize) -> SenderSpec {
     }
 }
 
-/// Sets every flag when dropped, so a panic inside a thread scope stops the
-/// threads the scope then waits for (instead of hanging on them).
-struct StopOnDrop<'a>(Vec<&'a AtomicBool>);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        for f in &self.0 {
-            f.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
 struct IncastRun {
     senders: Vec<SenderReport>,
     rx: ReceiverReport,
@@ -809,17 +800,6 @@ fn check_accounting(r: &IncastRun, failures: &mut Vec<String>) {
             r.rx.per_source
         ));
     }
-}
-
-fn finish(name: &str, failures: Vec<String>) {
-    if !failures.is_empty() {
-        panic!(
-            "{name}: {} assertion(s) failed:\n  - {}",
-            failures.len(),
-            failures.join("\n  - ")
-        );
-    }
-    println!("{name}: all assertions hold");
 }
 
 // ---------------------------------------------------------------------------

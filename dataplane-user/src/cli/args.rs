@@ -136,6 +136,49 @@ pub enum Cmd {
         #[command(subcommand)]
         cmd: ConfigCmd,
     },
+    /// SONiC's show commands, in sonic-utilities' layout (temporary home of
+    /// `show pfcwd` until the `show` framework lands).
+    Show {
+        #[command(subcommand)]
+        cmd: ShowCmd,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ShowCmd {
+    /// The PFC watchdog (sonic-utilities `pfcwd show`).
+    Pfcwd {
+        #[command(subcommand)]
+        cmd: PfcwdShow,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum PfcwdShow {
+    /// Per-port configuration: action, detection and restoration times.
+    Config {
+        #[command(flatten)]
+        which: Instance,
+        /// Only these ports.
+        ports: Vec<String>,
+        /// JSON (CONFIG_DB PFC_WD field names) instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per-queue statistics: status, storms detected/restored, packets
+    /// sent/dropped and received/dropped in storm (total and last storm).
+    Stats {
+        #[command(flatten)]
+        which: Instance,
+        /// Also queues whose counters are all zero.
+        #[arg(short, long)]
+        empty: bool,
+        /// Only these queues (`PORT:QUEUE`, e.g. `eth1:3`).
+        queues: Vec<String>,
+        /// JSON (COUNTERS_DB PFC_WD_* field names) instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -94,3 +94,49 @@ pub fn watch(instance: &str, interval: f64) -> Result<()> {
         std::thread::sleep(period);
     }
 }
+
+/// `dataplane show pfcwd config|stats` (sonic-utilities' `pfcwd show`).
+pub fn pfcwd(cmd: super::args::PfcwdShow) -> Result<()> {
+    use super::args::PfcwdShow;
+    use dataplane_user::lossless::watchdog;
+    use dataplane_user::show::pfcwd as render;
+    match cmd {
+        PfcwdShow::Config { which, ports, json } => {
+            let instance = which.name()?;
+            let path = watchdog::config_path(&instance);
+            let view: render::ConfigView = match std::fs::read(&path) {
+                Ok(b) => serde_json::from_slice(&b)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+                Err(_) => anyhow::bail!(
+                    "no pfcwd configuration for instance {instance:?} ({}): is its controller running (`dataplane up`)?",
+                    path.display()
+                ),
+            };
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&render::config_json(&view, &ports))?
+                );
+            } else {
+                print!("{}", render::config_text(&view, &ports));
+            }
+        }
+        PfcwdShow::Stats {
+            which,
+            empty,
+            queues,
+            json,
+        } => {
+            let rows = watchdog::stats_view(&snapshot(&which.name()?)?);
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&render::stats_json(&rows, empty, &queues))?
+                );
+            } else {
+                print!("{}", render::stats_text(&rows, empty, &queues));
+            }
+        }
+    }
+    Ok(())
+}

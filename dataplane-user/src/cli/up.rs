@@ -113,6 +113,17 @@ fn reload(
     {
         anyhow::bail!("routing, [buffer] or [pfcwd] was added or removed: restart `up` for that");
     }
+    let lossless = |p: &Plan| {
+        p.ports
+            .iter()
+            .map(|x| x.config.pfc_enable)
+            .collect::<Vec<_>>()
+    };
+    if new.pfcwd != current.pfcwd || (new.pfcwd.is_some() && lossless(&new) != lossless(current)) {
+        anyhow::bail!(
+            "[pfcwd] or a port's pfc_enable changed while the watchdog runs: restart `up` for that (the watchdog keeps the queues and times it started with)"
+        );
+    }
     if new.routing != current.routing {
         anyhow::bail!("[routing] changed: restart `up` for that (the route sync keeps the policy it started with)");
     }
@@ -343,6 +354,11 @@ impl Lossless {
             None => None,
         };
         let emitter = lossless::emitter::Emitter::open(plan, &running.ports)?;
+        if let Err(e) = lossless::watchdog::write_config(plan) {
+            dataplane_user::log::warn(&format!(
+                "pfcwd: {e:#} (`show pfcwd config` will not see it)"
+            ));
+        }
         if let Some((c, poll)) = &plan.pfcwd {
             say(&format!(
                 "pfcwd: on, detection {} ms, restoration {} ms, poll {poll} ms, action {}",

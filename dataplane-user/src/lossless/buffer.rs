@@ -35,11 +35,21 @@ pub fn write_buffer(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
             .as_ref()
             .and_then(|b| b.ports.get(slot).copied())
             .unwrap_or(PortBuffer { enabled: 0, ..cur });
-        // the watchdog's storm state belongs to the running controller
-        let v = PortBuffer {
-            storm: cur.storm,
-            ..v
-        };
+        // the watchdog's storm state belongs to the running controller (a
+        // new one adopts it: `watchdog::Watchdog`); a queue no longer
+        // watched (no [pfcwd], not lossless) leaves its storm
+        let lossless = plan
+            .ports
+            .get(slot)
+            .filter(|_| plan.pfcwd.is_some())
+            .map_or(0, |p| p.config.pfc_enable);
+        let mut storm = cur.storm;
+        for (prio, s) in storm.iter_mut().enumerate() {
+            if lossless & (1 << prio) == 0 {
+                *s = dataplane_common::buffer::STORM_NONE;
+            }
+        }
+        let v = PortBuffer { storm, ..v };
         if v != cur {
             pb.set(slot as u32, v, 0)?;
             n += 1;

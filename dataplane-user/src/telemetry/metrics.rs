@@ -54,6 +54,10 @@ fn help(base: &str) -> (&'static str, &'static str) {
             "PFC frames received with the priority's class-enable bit set (pfcstat Rx).",
             "counter",
         ),
+        "rx_pfc_xoff" => (
+            "PFC frames received that paused the priority (nonzero time; the PFC watchdog's input).",
+            "counter",
+        ),
         "tx_pfc" | "tx_pfc_xoff" | "tx_pfc_refresh" | "tx_pfc_xon" => (
             "PFC frames the data plane asked to send (pfcstat Tx).",
             "counter",
@@ -73,7 +77,22 @@ fn help(base: &str) -> (&'static str, &'static str) {
             "Frames redirected to the port that its driver failed to transmit (XDP transmit errors of the device).",
             "counter",
         ),
-        "wd_drop" => ("Drops by the PFC watchdog during a storm.", "counter"),
+        "wd_drop" => (
+            "Packets of a stormed egress queue dropped by the PFC watchdog (pfcwd TX DROP).",
+            "counter",
+        ),
+        "wd_tx_ok" => (
+            "Packets of a stormed egress queue sent during the storm (pfcwd TX OK).",
+            "counter",
+        ),
+        "wd_rx_ok" => (
+            "Packets received on a stormed priority passed on during the storm (pfcwd RX OK).",
+            "counter",
+        ),
+        "wd_rx_drop" => (
+            "Packets received on a stormed priority dropped by the PFC watchdog (pfcwd RX DROP).",
+            "counter",
+        ),
         "queue_bytes" => ("Bytes in the buffer model's egress queue.", "gauge"),
         "queue_watermark" => ("Peak bytes of the buffer model's egress queue.", "gauge"),
         "queue_paused" => (
@@ -91,6 +110,11 @@ fn help(base: &str) -> (&'static str, &'static str) {
         "pfcwd_storm_detected" => ("PFC storms detected by the watchdog.", "counter"),
         "pfcwd_storm_restored" => ("PFC storms restored by the watchdog.", "counter"),
         "pfcwd_in_storm" => ("1 while a PFC storm action is in force.", "gauge"),
+        "pfcwd_watched" => ("1 when the PFC watchdog watches the queue.", "gauge"),
+        "pfcwd_tx_last_ok" | "pfcwd_tx_last_drop" | "pfcwd_rx_last_ok" | "pfcwd_rx_last_drop" => (
+            "pfcwd TX/RX OK/DROP of the last (or current) storm of the queue.",
+            "gauge",
+        ),
         _ => (
             "Data-plane counter (see `dataplane stats --json`).",
             "counter",

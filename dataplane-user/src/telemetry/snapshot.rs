@@ -55,6 +55,14 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
                         .insert(format!("rx_pause_ns[{tc}]"), st.total_at(now));
                 }
                 if let Ok(w) = pinned.wd_stats.get(&((slot * 8 + tc) as u32), 0) {
+                    p.counters.insert(format!("pfcwd_watched[{tc}]"), w.watched);
+                    let last = crate::lossless::watchdog::last_storm(&w, &lc, tc);
+                    for (k, v) in ["tx_last_ok", "tx_last_drop", "rx_last_ok", "rx_last_drop"]
+                        .iter()
+                        .zip(last)
+                    {
+                        p.counters.insert(format!("pfcwd_{k}[{tc}]"), v);
+                    }
                     p.counters
                         .insert(format!("pfcwd_storm_detected[{tc}]"), w.storm_detected);
                     p.counters

@@ -27,6 +27,9 @@ pub fn port_fields(c: &PortCounters) -> Vec<(String, u64)> {
     for p in 0..NUM_TC {
         v.push((format!("rx_pfc[{p}]"), c.rx_pfc[p]));
     }
+    for p in 0..NUM_TC {
+        v.push((format!("rx_pfc_xoff[{p}]"), c.rx_pfc_xoff[p]));
+    }
     v.push(("rx_pause".into(), c.rx_pause));
     v.push(("rx_mac_ctl_other".into(), c.rx_mac_ctl_other));
     for e in ParseError::ALL {
@@ -98,6 +101,9 @@ pub fn lossless_fields(c: &dataplane_common::buffer::LosslessCounters) -> Vec<(S
             c.pfc_xoff[tc] + c.pfc_refresh[tc] + c.pfc_xon[tc],
         ));
         v.push((format!("wd_drop[{tc}]"), c.wd_drop[tc]));
+        v.push((format!("wd_tx_ok[{tc}]"), c.wd_tx_ok[tc]));
+        v.push((format!("wd_rx_ok[{tc}]"), c.wd_rx_ok[tc]));
+        v.push((format!("wd_rx_drop[{tc}]"), c.wd_rx_drop[tc]));
     }
     v.push(("model_busy".into(), c.model_busy));
     v.push(("event_lost".into(), c.event_lost));

@@ -19,10 +19,27 @@ pub fn run_pfc_storm(
     interval: Duration,
     stop: &AtomicBool,
 ) -> Result<u64> {
+    run_pfc_storm_on(ifname, src_mac, 1 << (prio & 7), quanta, interval, stop)
+}
+
+/// [`run_pfc_storm`] pausing every priority of `class_enable` at once
+/// (one frame per interval with their bits and times set).
+pub fn run_pfc_storm_on(
+    ifname: &str,
+    src_mac: [u8; 6],
+    class_enable: u8,
+    quanta: u16,
+    interval: Duration,
+    stop: &AtomicBool,
+) -> Result<u64> {
     let s = RawSocket::open(ifname, 0, false)?;
     let mut times = [0u16; 8];
-    times[usize::from(prio & 7)] = quanta;
-    let frame = build::pfc_frame(src_mac, 1 << (prio & 7), times);
+    for (p, t) in times.iter_mut().enumerate() {
+        if class_enable & (1 << p) != 0 {
+            *t = quanta;
+        }
+    }
+    let frame = build::pfc_frame(src_mac, u16::from(class_enable), times);
     let mut sent = 0;
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) {

@@ -125,3 +125,28 @@ pub fn counter(s: &serde_json::Value, port: &str, name: &str) -> u64 {
     testbed::controller::port_counter(s, port, name)
         .unwrap_or_else(|| panic!("no counter {name} on port {port} in stats: {s}"))
 }
+
+/// Sets every flag when dropped, so a panic inside a thread scope stops the
+/// threads the scope then waits for (instead of hanging on them).
+pub struct StopOnDrop<'a>(pub Vec<&'a std::sync::atomic::AtomicBool>);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        for f in &self.0 {
+            f.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// Fails test `name` with every failed assertion listed, or says they all
+/// hold.
+pub fn finish(name: &str, failures: Vec<String>) {
+    if !failures.is_empty() {
+        panic!(
+            "{name}: {} assertion(s) failed:\n  - {}",
+            failures.len(),
+            failures.join("\n  - ")
+        );
+    }
+    println!("{name}: all assertions hold");
+}

@@ -1,0 +1,305 @@
+//! `show pfcwd config` and `show pfcwd stats` in sonic-utilities' layout
+//! (`pfcwd/main.py`: the same headers, column order, cell texts, row order
+//! and `tabulate(..., stralign='right', numalign='right',
+//! tablefmt='simple')` formatting), plus JSON keyed by SONiC's own field
+//! names (CONFIG_DB `PFC_WD`, COUNTERS_DB `PFC_WD_*`), so scripts written
+//! against SONiC's databases read the same names.
+//!
+//! Pure renderers: data in, text and JSON out. Reading a running instance
+//! is `crate::lossless::watchdog::{config_view, stats_view}`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// One port's watchdog configuration (a CONFIG_DB `PFC_WD|<port>` entry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortWdConfig {
+    pub port: String,
+    /// "drop", "forward" or "alert".
+    pub action: String,
+    pub detection_time_ms: u32,
+    pub restoration_time_ms: u32,
+}
+
+/// What `show pfcwd config` shows: the global poll interval
+/// (`PFC_WD|GLOBAL` POLL_INTERVAL) and the watched ports.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigView {
+    pub poll_interval_ms: Option<u64>,
+    pub ports: Vec<PortWdConfig>,
+}
+
+/// A queue's watchdog status (COUNTERS_DB `PFC_WD_STATUS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QueueStatus {
+    Operational,
+    Stormed,
+    /// Not watched (SONiC prints "N/A").
+    NotWatched,
+}
+
+impl QueueStatus {
+    fn text(self) -> &'static str {
+        match self {
+            QueueStatus::Operational => "operational",
+            QueueStatus::Stormed => "stormed",
+            QueueStatus::NotWatched => "N/A",
+        }
+    }
+}
+
+/// One queue's watchdog statistics (sonic-swss `PfcWdQueueStats`):
+/// storms detected and restored, and the queue's packets transmitted and
+/// dropped and its priority group's packets received and dropped while in
+/// storm, in total and for the last storm.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueWdStats {
+    pub port: String,
+    pub queue: u8,
+    pub status: QueueStatus,
+    pub storm_detected: u64,
+    pub storm_restored: u64,
+    pub tx_ok: u64,
+    pub tx_drop: u64,
+    pub rx_ok: u64,
+    pub rx_drop: u64,
+    pub tx_last_ok: u64,
+    pub tx_last_drop: u64,
+    pub rx_last_ok: u64,
+    pub rx_last_drop: u64,
+}
+
+impl QueueWdStats {
+    /// The queue's name as SONiC writes it: `<port>:<index>`.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.port, self.queue)
+    }
+
+    /// The five "a/b" pairs, in STATS_DESCRIPTION order.
+    fn pairs(&self) -> [(u64, u64); 5] {
+        [
+            (self.storm_detected, self.storm_restored),
+            (self.tx_ok, self.tx_drop),
+            (self.rx_ok, self.rx_drop),
+            (self.tx_last_ok, self.tx_last_drop),
+            (self.rx_last_ok, self.rx_last_drop),
+        ]
+    }
+}
+
+/// `show pfcwd config` headers (sonic-utilities CONFIG_HEADER).
+pub const CONFIG_HEADER: [&str; 5] = [
+    "PORT",
+    "ACTION",
+    "DETECTION TIME",
+    "RESTORATION TIME",
+    "HISTORY",
+];
+
+/// `show pfcwd stats` headers (sonic-utilities STATS_HEADER).
+pub const STATS_HEADER: [&str; 7] = [
+    "QUEUE",
+    "STATUS",
+    "STORM DETECTED/RESTORED",
+    "TX OK/DROP",
+    "RX OK/DROP",
+    "TX LAST OK/DROP",
+    "RX LAST OK/DROP",
+];
+
+/// COUNTERS_DB field names of the pairs, in STATS_DESCRIPTION order.
+const STATS_FIELDS: [(&str, &str); 5] = [
+    (
+        "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED",
+        "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED",
+    ),
+    (
+        "PFC_WD_QUEUE_STATS_TX_PACKETS",
+        "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS",
+    ),
+    (
+        "PFC_WD_QUEUE_STATS_RX_PACKETS",
+        "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS",
+    ),
+    (
+        "PFC_WD_QUEUE_STATS_TX_PACKETS_LAST",
+        "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST",
+    ),
+    (
+        "PFC_WD_QUEUE_STATS_RX_PACKETS_LAST",
+        "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST",
+    ),
+];
+
+/// `show pfcwd config` as sonic-utilities prints it: the poll interval
+/// line (only when a port is configured), then the table of ports in
+/// natural order. `ports` keeps only the named ports (empty: all).
+pub fn config_text(v: &ConfigView, ports: &[String]) -> String {
+    let rows = config_rows(v, ports);
+    let mut s = String::new();
+    if !rows.is_empty() {
+        if let Some(p) = v.poll_interval_ms {
+            s.push_str(&format!("Changed polling interval to {p}ms\n"));
+        }
+    }
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|p| {
+            vec![
+                p.port.clone(),
+                p.action.clone(),
+                p.detection_time_ms.to_string(),
+                p.restoration_time_ms.to_string(),
+                // PFC statistics history is not kept: SONiC's default text
+                "disable".to_string(),
+            ]
+        })
+        .collect();
+    s.push_str(&tabulate_simple(&CONFIG_HEADER, &table));
+    s
+}
+
+/// `show pfcwd config --json`: `{"GLOBAL": {"POLL_INTERVAL": ..},
+/// "<port>": {"action", "detection_time", "restoration_time",
+/// "pfc_stat_history"}}`, CONFIG_DB's `PFC_WD` table.
+pub fn config_json(v: &ConfigView, ports: &[String]) -> Value {
+    let rows = config_rows(v, ports);
+    let mut m = Map::new();
+    if let Some(p) = v.poll_interval_ms {
+        if !rows.is_empty() {
+            m.insert("GLOBAL".into(), json!({ "POLL_INTERVAL": p }));
+        }
+    }
+    for p in rows {
+        m.insert(
+            p.port.clone(),
+            json!({
+                "action": p.action,
+                "detection_time": p.detection_time_ms,
+                "restoration_time": p.restoration_time_ms,
+                "pfc_stat_history": "disable",
+            }),
+        );
+    }
+    Value::Object(m)
+}
+
+fn config_rows<'a>(v: &'a ConfigView, ports: &[String]) -> Vec<&'a PortWdConfig> {
+    let mut rows: Vec<&PortWdConfig> = v
+        .ports
+        .iter()
+        .filter(|p| ports.is_empty() || ports.contains(&p.port))
+        .collect();
+    rows.sort_by(|a, b| natural_cmp(&a.port, &b.port));
+    rows
+}
+
+/// `show pfcwd stats` as sonic-utilities prints it: one row per queue in
+/// natural order of its name; a queue whose ten counters are all zero is
+/// left out unless `empty` (`-e`). `queues` keeps only the named queues
+/// (`Ethernet0:3`; empty: all).
+pub fn stats_text(rows: &[QueueWdStats], empty: bool, queues: &[String]) -> String {
+    let table: Vec<Vec<String>> = stats_rows(rows, empty, queues)
+        .iter()
+        .map(|q| {
+            let mut r = vec![q.name(), q.status.text().to_string()];
+            r.extend(q.pairs().iter().map(|(a, b)| format!("{a}/{b}")));
+            r
+        })
+        .collect();
+    tabulate_simple(&STATS_HEADER, &table)
+}
+
+/// `show pfcwd stats --json`: `{"<port>:<queue>": {"PFC_WD_STATUS": ..,
+/// "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": .., ...}}`, COUNTERS_DB's
+/// fields of the queue.
+pub fn stats_json(rows: &[QueueWdStats], empty: bool, queues: &[String]) -> Value {
+    let mut m = Map::new();
+    for q in stats_rows(rows, empty, queues) {
+        let mut f = Map::new();
+        f.insert("PFC_WD_STATUS".into(), json!(q.status.text()));
+        for ((ka, kb), (a, b)) in STATS_FIELDS.iter().zip(q.pairs()) {
+            f.insert((*ka).into(), json!(a));
+            f.insert((*kb).into(), json!(b));
+        }
+        m.insert(q.name(), Value::Object(f));
+    }
+    Value::Object(m)
+}
+
+fn stats_rows<'a>(
+    rows: &'a [QueueWdStats],
+    empty: bool,
+    queues: &[String],
+) -> Vec<&'a QueueWdStats> {
+    let mut v: Vec<&QueueWdStats> = rows
+        .iter()
+        .filter(|q| queues.is_empty() || queues.contains(&q.name()))
+        .filter(|q| empty || q.pairs().iter().any(|&(a, b)| a != 0 || b != 0))
+        .collect();
+    v.sort_by(|a, b| natural_cmp(&a.name(), &b.name()));
+    v
+}
+
+/// python-tabulate's "simple" format with every column right-aligned: a
+/// column is as wide as its widest cell or its header plus 2; columns are
+/// two spaces apart; a dashed rule under the headers.
+fn tabulate_simple(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                .max()
+                .unwrap_or(0)
+                .max(h.chars().count() + 2)
+        })
+        .collect();
+    let line = |cells: Vec<String>| -> String {
+        let mut l = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect::<Vec<_>>()
+            .join("  ");
+        l.push('\n');
+        l
+    };
+    let mut s = line(headers.iter().map(|h| h.to_string()).collect());
+    s.push_str(&line(widths.iter().map(|w| "-".repeat(*w)).collect()));
+    for r in rows {
+        s.push_str(&line(r.clone()));
+    }
+    s
+}
+
+/// natsort's order (what sonic-utilities sorts ports and queues with):
+/// runs of digits compare as numbers, the rest as text.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, String)> {
+        let mut v: Vec<(bool, String)> = Vec::new();
+        for c in s.chars() {
+            let d = c.is_ascii_digit();
+            match v.last_mut() {
+                Some((ld, t)) if *ld == d => t.push(c),
+                _ => v.push((d, c.to_string())),
+            }
+        }
+        v
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for (x, y) in ca.iter().zip(&cb) {
+        let o = match (x.0, y.0) {
+            (true, true) => {
+                let (tx, ty) = (x.1.trim_start_matches('0'), y.1.trim_start_matches('0'));
+                tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty))
+            }
+            _ => x.1.cmp(&y.1),
+        };
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    ca.len().cmp(&cb.len())
+}
