@@ -171,6 +171,13 @@ pub fn pin_dir(instance: &str) -> PathBuf {
     Path::new(PIN_ROOT).join(instance)
 }
 
+/// An instance's state directory (the baselines of `dataplane clear`,
+/// the folded watermarks), as SONiC keeps its counter cache; created on
+/// first use, removed by `down`.
+pub fn state_dir(instance: &str) -> PathBuf {
+    Path::new(RUN_DIR).join(instance)
+}
+
 /// Where `dataplane reload` leaves the path of the file to apply.
 pub fn reload_request(instance: &str) -> PathBuf {
     Path::new(RUN_DIR).join(format!("{instance}.reload"))

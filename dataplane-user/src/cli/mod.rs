@@ -37,6 +37,12 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Reload { config } => up::request_reload(&config),
         Cmd::Routes { which, json } => routes::show(&which.name()?, json),
         Cmd::Stats { which, json } => show::stats(&which.name()?, json),
+        Cmd::Show {
+            which,
+            json,
+            target,
+        } => show::show(&which, &target, json),
+        Cmd::Clear { which, target } => show::clear(&which, &target),
         Cmd::Watch { which, interval } => show::watch(&which.name()?, interval),
         Cmd::Down { which } => show::down(&which.name()?),
         Cmd::Events {

@@ -1,5 +1,5 @@
-//! Looking at a running data plane: `stats`, `watch`, `events`; and
-//! `down`, which detaches it.
+//! Looking at a running data plane: `stats`, `show`, `clear`, `watch`,
+//! `events`; and `down`, which detaches it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,6 +17,20 @@ pub fn stats(instance: &str, json: bool) -> Result<()> {
     } else {
         print!("{}", snap.render());
     }
+    Ok(())
+}
+
+/// `dataplane show TARGET`: SONiC's layout of a target, or JSON.
+pub fn show(which: &super::args::Instance, target: &[String], json: bool) -> Result<()> {
+    let ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
+    print!("{}", dataplane_user::show::show(&ctx, target, json)?);
+    Ok(())
+}
+
+/// `dataplane clear TARGET`.
+pub fn clear(which: &super::args::Instance, target: &[String]) -> Result<()> {
+    let ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
+    print!("{}", dataplane_user::show::clear(&ctx, target)?);
     Ok(())
 }
 

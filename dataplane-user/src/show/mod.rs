@@ -1,0 +1,129 @@
+//! `dataplane show <target>` and `dataplane clear <target>` in SONiC's
+//! layouts (sonic-utilities: pfcstat, queuestat, watermarkstat, ecnconfig,
+//! mmuconfig).
+//!
+//! Each target is a file here with a pure renderer (its data in, an
+//! [`Output`] out: SONiC's text and a JSON value) and a reader that
+//! gathers that data from a running instance through [`Ctx`]; the file
+//! exports `TARGETS`, and [`targets!`] below lists the files: adding a
+//! target is one file and one line there.
+//!
+//! `clear` never zeroes the data plane (its counters stay monotonic for
+//! Prometheus): counter targets store a baseline in the instance's state
+//! directory ([`baseline`]) that `show` subtracts, as SONiC keeps its
+//! counter cache; watermark targets reset a window of the controller's
+//! folded marks (`telemetry::watermarks`).
+
+pub mod baseline;
+pub mod table;
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+use crate::telemetry::stats::Snapshot;
+
+/// What a target shows: SONiC's text (ending in a newline) and the same
+/// data as JSON.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub text: String,
+    pub json: serde_json::Value,
+}
+
+/// Where a target reads from: a running instance.
+pub struct Ctx {
+    pub instance: String,
+    /// The instance's configuration file, when given (`-c`): names of
+    /// profiles the data plane's tables do not carry.
+    pub config: Option<PathBuf>,
+}
+
+impl Ctx {
+    pub fn new(instance: &str, config: Option<PathBuf>) -> Ctx {
+        Ctx {
+            instance: instance.to_string(),
+            config,
+        }
+    }
+
+    /// The instance's counters and watermarks.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        crate::snapshot(&self.instance)
+    }
+}
+
+/// One `show` target.
+pub struct Target {
+    /// The words after `show` (and `clear`), e.g. "pfc counters".
+    pub name: &'static str,
+    /// One line of help.
+    pub about: &'static str,
+    pub show: fn(&Ctx) -> Result<Output>,
+    /// `dataplane clear <name>`: stores a baseline or resets a window and
+    /// says what it did; `None` when there is nothing to clear.
+    pub clear: Option<fn(&Ctx) -> Result<String>>,
+}
+
+/// Declares the target files and the table of their `TARGETS`.
+macro_rules! targets {
+    ($($file:ident),* $(,)?) => {
+        $(pub mod $file;)*
+        /// Every target file's targets.
+        pub const TABLE: &[&[Target]] = &[$($file::TARGETS),*];
+    };
+}
+
+targets! {
+    pfc_counters,
+    queue_counters,
+    watermark,
+    ecn,
+    buffer,
+}
+
+/// Every target, in the table's order.
+pub fn all() -> impl Iterator<Item = &'static Target> {
+    TABLE.iter().flat_map(|t| t.iter())
+}
+
+/// The target named by `words` (case-insensitive), or an error listing the
+/// valid ones.
+pub fn find(words: &[String], clearing: bool) -> Result<&'static Target> {
+    let name = words.join(" ").to_lowercase();
+    if let Some(t) = all().find(|t| t.name == name && (!clearing || t.clear.is_some())) {
+        return Ok(t);
+    }
+    let verb = if clearing { "clear" } else { "show" };
+    let valid: Vec<String> = all()
+        .filter(|t| !clearing || t.clear.is_some())
+        .map(|t| format!("  {verb} {:<42} {}", t.name, t.about))
+        .collect();
+    bail!(
+        "unknown {verb} target {name:?}; valid targets:\n{}",
+        valid.join("\n")
+    )
+}
+
+/// `dataplane show WORDS`: the target's text, or its JSON.
+pub fn show(ctx: &Ctx, words: &[String], json: bool) -> Result<String> {
+    let out = (find(words, false)?.show)(ctx)?;
+    Ok(if json {
+        format!("{}\n", serde_json::to_string_pretty(&out.json)?)
+    } else {
+        out.text
+    })
+}
+
+/// `dataplane clear WORDS`: what the target cleared.
+pub fn clear(ctx: &Ctx, words: &[String]) -> Result<String> {
+    let t = find(words, true)?;
+    (t.clear.expect("found with a clear"))(ctx)
+}
+
+/// The ports of a snapshot in SONiC's order (natural sort of the names).
+pub fn ports_sorted(snap: &Snapshot) -> Vec<&crate::telemetry::stats::PortStats> {
+    let mut v: Vec<_> = snap.ports.iter().collect();
+    v.sort_by(|a, b| table::natural_cmp(&a.name, &b.name));
+    v
+}
