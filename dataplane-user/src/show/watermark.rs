@@ -12,7 +12,7 @@ use crate::telemetry::stats::{KindMarks, PortWatermarks, Snapshot};
 use crate::telemetry::watermarks::{self, Kind, Reset};
 
 /// One watermarkstat type (`-t`) in one window (`-p`).
-pub struct Kindly {
+pub struct WmType {
     /// watermarkstat's title line.
     pub message: &'static str,
     /// Column prefix: UC (unicast queue) or PG.
@@ -21,46 +21,56 @@ pub struct Kindly {
     pub persistent: bool,
 }
 
-macro_rules! wm_target {
-    ($name:literal, $about:literal, $message:expr, $prefix:literal, $kind:expr, $persistent:literal) => {
-        Target {
-            name: $name,
-            about: $about,
-            show: |ctx| {
-                show(
-                    ctx,
-                    &Kindly {
-                        message: $message,
-                        prefix: $prefix,
-                        kind: $kind,
-                        persistent: $persistent,
-                    },
-                )
-            },
-            clear: Some(|ctx| clear(ctx, $kind, $persistent)),
-        }
-    };
-}
-
 /// watermarkstat's titles.
 const Q: &str = "Egress shared pool occupancy per unicast queue:";
 const PGS: &str = "Ingress shared pool occupancy per PG:";
 const PGH: &str = "Ingress headroom per PG:";
 
+const fn k(message: &'static str, prefix: &'static str, kind: Kind, persistent: bool) -> WmType {
+    WmType {
+        message,
+        prefix,
+        kind,
+        persistent,
+    }
+}
+
+/// Every watermark target: its name, help and what it shows.
+pub const WINDOWS: [(&str, &str, WmType); 6] = [
+    ("queue watermark unicast", "peak shared bytes per unicast queue since the last clear (watermarkstat -t q_shared_uni)", k(Q, "UC", Kind::QueueShared, false)),
+    ("queue persistent-watermark unicast", "the same since start or the last persistent clear", k(Q, "UC", Kind::QueueShared, true)),
+    ("priority-group watermark shared", "peak shared bytes per ingress PG since the last clear (-t pg_shared)", k(PGS, "PG", Kind::PgShared, false)),
+    ("priority-group watermark headroom", "peak headroom bytes per ingress PG since the last clear (-t pg_headroom)", k(PGH, "PG", Kind::PgHeadroom, false)),
+    ("priority-group persistent-watermark shared", "the same since start or the last persistent clear", k(PGS, "PG", Kind::PgShared, true)),
+    ("priority-group persistent-watermark headroom", "the same since start or the last persistent clear", k(PGH, "PG", Kind::PgHeadroom, true)),
+];
+
+/// The target of `WINDOWS[$i]`.
+macro_rules! window {
+    ($i:literal) => {
+        Target {
+            name: WINDOWS[$i].0,
+            about: WINDOWS[$i].1,
+            show: |ctx| show(ctx, &WINDOWS[$i].2),
+            clear: Some(|ctx| clear(ctx, &WINDOWS[$i].2)),
+        }
+    };
+}
+
 pub const TARGETS: &[Target] = &[
-    wm_target!("queue watermark unicast", "peak shared bytes per unicast queue since the last clear (watermarkstat -t q_shared_uni)", Q, "UC", Kind::QueueShared, false),
-    wm_target!("queue persistent-watermark unicast", "the same since start or the last persistent clear", Q, "UC", Kind::QueueShared, true),
-    wm_target!("priority-group watermark shared", "peak shared bytes per ingress PG since the last clear (-t pg_shared)", PGS, "PG", Kind::PgShared, false),
-    wm_target!("priority-group watermark headroom", "peak headroom bytes per ingress PG since the last clear (-t pg_headroom)", PGH, "PG", Kind::PgHeadroom, false),
-    wm_target!("priority-group persistent-watermark shared", "the same since start or the last persistent clear", PGS, "PG", Kind::PgShared, true),
-    wm_target!("priority-group persistent-watermark headroom", "the same since start or the last persistent clear", PGH, "PG", Kind::PgHeadroom, true),
+    window!(0),
+    window!(1),
+    window!(2),
+    window!(3),
+    window!(4),
+    window!(5),
 ];
 
 /// A port's marks of one kind per TC; `None`: not in the buffer model.
 pub type WmRow = (String, Option<[u32; 8]>);
 
 /// The rows of a snapshot for `k`, in SONiC's port order.
-pub fn rows(snap: &Snapshot, k: &Kindly) -> Vec<WmRow> {
+pub fn rows(snap: &Snapshot, k: &WmType) -> Vec<WmRow> {
     let pick = |w: &PortWatermarks| -> [u32; 8] {
         let m: &KindMarks = if k.persistent { &w.persistent } else { &w.user };
         match k.kind {
@@ -76,7 +86,7 @@ pub fn rows(snap: &Snapshot, k: &Kindly) -> Vec<WmRow> {
 }
 
 /// watermarkstat's title and table; JSON: its list of `{Port, UC0..}`.
-pub fn render(rows: &[WmRow], k: &Kindly) -> Output {
+pub fn render(rows: &[WmRow], k: &WmType) -> Output {
     let headers: Vec<String> = std::iter::once("Port".to_string())
         .chain((0..8).map(|i| format!("{}{i}", k.prefix)))
         .collect();
@@ -114,14 +124,14 @@ pub fn render(rows: &[WmRow], k: &Kindly) -> Output {
     }
 }
 
-fn show(ctx: &Ctx, k: &Kindly) -> Result<Output> {
+fn show(ctx: &Ctx, k: &WmType) -> Result<Output> {
     let snap = ctx.snapshot()?;
     Ok(render(&rows(&snap, k), k))
 }
 
-fn clear(ctx: &Ctx, kind: Kind, persistent: bool) -> Result<String> {
-    let kinds = [kind];
-    let reset = if persistent {
+fn clear(ctx: &Ctx, k: &WmType) -> Result<String> {
+    let kinds = [k.kind];
+    let reset = if k.persistent {
         Reset::Persistent(&kinds)
     } else {
         Reset::User(&kinds)
