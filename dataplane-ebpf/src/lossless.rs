@@ -403,13 +403,6 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
     };
     // SAFETY: the queue's lock is held; a map value.
     let wred = unsafe { arrival_wred(&*q, ob, &a, rand) };
-    let (Some(qwm), Some(pgwm)) = (
-        WATERMARKS.get_ptr_mut((op * NUM_TC + tc) as u32),
-        WATERMARKS.get_ptr_mut((slot * NUM_TC + tc) as u32),
-    ) else {
-        unlock(l);
-        return Egress::Forward.into();
-    };
     let Some(pl) = lock(pg_lock(slot, tc)) else {
         unlock(l);
         if let Some(c) = counters(out_port) {
@@ -430,8 +423,12 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
             Ok(mark_ce) => {
                 let d = arrival_admit(now, &mut *q, pg, pfc, ib, pl, &a, mark_ce);
                 // the marks of what admission raised, under both locks
-                note_queue(&mut *qwm, &*q);
-                note_pg(&mut *pgwm, pg);
+                if let Some(w) = WATERMARKS.get_ptr_mut((op * NUM_TC + tc) as u32) {
+                    note_queue(&mut *w, &*q);
+                }
+                if let Some(w) = WATERMARKS.get_ptr_mut((slot * NUM_TC + tc) as u32) {
+                    note_pg(&mut *w, pg);
+                }
                 d
             }
         }
