@@ -8,9 +8,12 @@ use std::process::{Command, Stdio};
 
 use dataplane_user::show::table::{plain, simple};
 
+/// Rows of a table.
+type Rows = Vec<Vec<String>>;
+
 /// Tables with headers (tablefmt='simple', stralign='right') and
 /// headerless ones (default format), as JSON for the Python side.
-fn cases() -> (Vec<(Vec<String>, Vec<Vec<String>>)>, Vec<Vec<Vec<String>>>) {
+fn cases() -> (Vec<(Vec<String>, Rows)>, Vec<Rows>) {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let with_headers = vec![
         (

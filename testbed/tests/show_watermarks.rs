@@ -90,24 +90,6 @@ fn wm(v: &Value, port: &str, col: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {port} {col} in {v}"))
 }
 
-/// GET /metrics in the switch's namespace.
-fn metrics(sw: &Netns) -> String {
-    std::thread::scope(|sc| {
-        sc.spawn(|| {
-            use std::io::{Read, Write};
-            let _in = sw.enter().unwrap();
-            let mut c = std::net::TcpStream::connect("127.0.0.1:9464").expect("metrics endpoint");
-            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-                .unwrap();
-            let mut body = String::new();
-            c.read_to_string(&mut body).unwrap();
-            body
-        })
-        .join()
-        .unwrap()
-    })
-}
-
 fn metric(text: &str, name_labels: &str) -> u64 {
     text.lines()
         .find(|l| l.starts_with(name_labels) && l[name_labels.len()..].starts_with(' '))
@@ -234,7 +216,7 @@ fn watermarks_show_clear_and_metrics() {
     let xoff_sent = pfc["Port Tx"]["sw-p0"]["PFC3"].as_u64().unwrap();
     assert!(xoff_sent > 0, "headroom in use but no PFC sent: {pfc}");
 
-    let m0 = metrics(&sw);
+    let m0 = get_metrics(&sw);
     let lbl =
         |port: &str, extra: &str| format!("{{instance=\"{instance}\",port=\"{port}\",{extra}}}");
     let tx_total = |m: &str| {
@@ -294,7 +276,7 @@ fn watermarks_show_clear_and_metrics() {
         q_peak,
         "the persistent mark survives a user clear"
     );
-    let m1 = metrics(&sw);
+    let m1 = get_metrics(&sw);
     assert_eq!(tx_total(&m1), sent, "the data plane's counters were zeroed");
     assert_eq!(persistent(&m1), q_peak);
 
@@ -320,7 +302,7 @@ fn watermarks_show_clear_and_metrics() {
         q2 > 0 && q2 < q_peak,
         "second burst's mark {q2} vs the first's {q_peak}"
     );
-    let m2 = metrics(&sw);
+    let m2 = get_metrics(&sw);
     assert_eq!(tx_total(&m2), sent + sent2);
     assert_eq!(persistent(&m2), q_peak);
 
@@ -336,7 +318,7 @@ fn watermarks_show_clear_and_metrics() {
     };
     let deadline = Instant::now() + Duration::from_secs(5);
     let m3 = loop {
-        let m = metrics(&sw);
+        let m = get_metrics(&sw);
         if periodic(&m) == 0 || Instant::now() > deadline {
             break m;
         }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Ctx;
 use crate::sys;
-use crate::telemetry::stats::Snapshot;
+use crate::telemetry::stats::{PortStats, Snapshot};
 
 /// Counter values at a clear.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -46,6 +46,22 @@ pub fn since(base: Option<&Baseline>, port: &str, key: &str, now: u64) -> u64 {
         Some(b) => b.since(port, key, now),
         None => now,
     }
+}
+
+/// Counter `key` of port `p` since the baseline.
+pub fn counter(base: Option<&Baseline>, p: &PortStats, key: &str) -> u64 {
+    since(
+        base,
+        &p.name,
+        key,
+        p.counters.get(key).copied().unwrap_or(0),
+    )
+}
+
+/// What a counter target renders from: the instance's snapshot and its
+/// baseline `name`, if one was stored.
+pub fn snapshot_since(ctx: &Ctx, name: &str) -> Result<(Snapshot, Option<Baseline>)> {
+    Ok((ctx.snapshot()?, load(ctx, name)))
 }
 
 fn path(ctx: &Ctx, name: &str) -> PathBuf {

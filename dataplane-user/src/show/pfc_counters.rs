@@ -33,10 +33,7 @@ pub fn rows(snap: &Snapshot, base: Option<&Baseline>) -> Vec<PfcRow> {
     super::ports_sorted(snap)
         .into_iter()
         .map(|p| {
-            let get = |k: String| {
-                let now = p.counters.get(&k).copied().unwrap_or(0);
-                baseline::since(base, &p.name, &k, now)
-            };
+            let get = |k: String| baseline::counter(base, p, &k);
             PfcRow {
                 port: p.name.clone(),
                 rx: std::array::from_fn(|i| get(format!("rx_pfc[{i}]"))),
@@ -96,8 +93,7 @@ pub fn render(rows: &[PfcRow], cached: Option<&str>) -> Output {
 }
 
 fn show(ctx: &Ctx) -> Result<Output> {
-    let snap = ctx.snapshot()?;
-    let base = baseline::load(ctx, BASELINE);
+    let (snap, base) = baseline::snapshot_since(ctx, BASELINE)?;
     Ok(render(
         &rows(&snap, base.as_ref()),
         base.as_ref().map(|b| b.time.as_str()),

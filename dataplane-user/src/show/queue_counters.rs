@@ -54,10 +54,7 @@ pub fn rows(snap: &Snapshot, base: Option<&Baseline>) -> Vec<PortQueues> {
     super::ports_sorted(snap)
         .into_iter()
         .map(|p| {
-            let get = |k: String| {
-                let now = p.counters.get(&k).copied().unwrap_or(0);
-                baseline::since(base, &p.name, &k, now)
-            };
+            let get = |k: String| baseline::counter(base, p, &k);
             let q = |tc: usize| QueueRow {
                 pkts: get(format!("tx_tc_pkts[{tc}]")),
                 bytes: get(format!("tx_tc_bytes[{tc}]")),
@@ -134,8 +131,7 @@ pub fn render(ports: &[PortQueues], cached: Option<&str>) -> Output {
 }
 
 fn show(ctx: &Ctx) -> Result<Output> {
-    let snap = ctx.snapshot()?;
-    let base = baseline::load(ctx, BASELINE);
+    let (snap, base) = baseline::snapshot_since(ctx, BASELINE)?;
     Ok(render(
         &rows(&snap, base.as_ref()),
         base.as_ref().map(|b| b.time.as_str()),
@@ -145,10 +141,8 @@ fn show(ctx: &Ctx) -> Result<Output> {
 fn clear(ctx: &Ctx) -> Result<String> {
     let snap = ctx.snapshot()?;
     baseline::save(ctx, BASELINE, &snap, |k| {
-        ["tx_tc_pkts[", "tx_tc_bytes[", "queue_drop_bytes["]
-            .iter()
-            .chain(&["wred_drop[", "drop_shared_full[", "drop_headroom[", "wd_drop["])
-            .any(|p| k.starts_with(p))
+        let base = k.split('[').next().unwrap_or(k);
+        ["tx_tc_pkts", "tx_tc_bytes", "queue_drop_bytes"].contains(&base) || DROPS.contains(&base)
     })?;
     let mut out = String::new();
     for p in super::ports_sorted(&snap) {

@@ -43,13 +43,7 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
             }
         }
         let slot = usize::from(p.port_id);
-        let modelled = slot < dataplane_common::lossless::MODEL_PORTS
-            && pinned
-                .port_buf
-                .get(&(slot as u32), 0)
-                .map(|b| b.enabled != 0)
-                .unwrap_or(false);
-        if modelled {
+        if modelled(&pinned, slot) {
             for tc in 0..8usize {
                 if let Ok(q) = pinned.queues.get(&((slot * 8 + tc) as u32), 0) {
                     p.counters
@@ -129,13 +123,7 @@ fn add_watermarks(instance: &str, snap: &mut stats::Snapshot, pinned: &Pinned) {
     };
     for p in &mut snap.ports {
         let slot = usize::from(p.port_id);
-        let modelled = slot < dataplane_common::lossless::MODEL_PORTS
-            && pinned
-                .port_buf
-                .get(&(slot as u32), 0)
-                .map(|b| b.enabled != 0)
-                .unwrap_or(false);
-        if modelled {
+        if modelled(pinned, slot) {
             p.watermarks = Some(stats::PortWatermarks {
                 periodic: marks(Window::Periodic, slot),
                 persistent: marks(Window::Persistent, slot),
@@ -143,4 +131,14 @@ fn add_watermarks(instance: &str, snap: &mut stats::Snapshot, pinned: &Pinned) {
             });
         }
     }
+}
+
+/// Whether port slot `slot` takes part in the buffer model.
+fn modelled(pinned: &Pinned, slot: usize) -> bool {
+    slot < dataplane_common::lossless::MODEL_PORTS
+        && pinned
+            .port_buf
+            .get(&(slot as u32), 0)
+            .map(|b| b.enabled != 0)
+            .unwrap_or(false)
 }
