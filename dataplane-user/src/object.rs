@@ -109,10 +109,18 @@ pub fn check_pinned_layouts_sized(dir: &Path, sizes: &[(&str, u32)]) -> Result<(
             info.map_flags() & LAYOUT_FLAGS,
         );
         if got != (ty, k, v, n, f) {
-            bad.push(format!(
-                "{name}: pinned type {} key {} value {} entries {} flags {:#x}, this build expects type {ty} key {k} value {v} entries {n} flags {f:#x}",
-                got.0, got.1, got.2, got.3, got.4
-            ));
+            let mut m = format!(
+                "{name}: pinned type {} key {} value {} entries {}, this build expects type {ty} key {k} value {v} entries {n}",
+                got.0, got.1, got.2, got.3
+            );
+            if got.4 != f {
+                m.push_str(&format!(
+                    " (BPF_F_MMAPABLE: pinned {}, this build {})",
+                    got.4 != 0,
+                    f != 0
+                ));
+            }
+            bad.push(m);
         }
     }
     if !bad.is_empty() {

@@ -208,6 +208,38 @@ fn watermarks_show_clear_and_metrics() {
         .expect("sw-p1 row");
     assert_eq!(row[4], q_peak.to_string(), "{text}");
 
+    // the tables in force, as ecnconfig -l and mmuconfig -l print them
+    let ecn = run(ns, &["show", "--instance", &instance, "ecn"]);
+    assert!(ecn.starts_with("Profile: AZURE_LOSSLESS\n---"), "{ecn}");
+    let buf = run(
+        ns,
+        &["show", "--instance", &instance, "buffer", "configuration"],
+    );
+    assert!(buf.starts_with("Pool: ingress_lossless_pool\n"), "{buf}");
+    assert!(
+        buf.contains("Profile: pg_lossless_100000_profile")
+            && buf.contains("Profile: pg_lossless_10_profile"),
+        "{buf}"
+    );
+    // an unknown target is refused with the valid ones
+    let o = Command::new(BIN.as_str())
+        .args([
+            "--netns",
+            ns,
+            "show",
+            "--instance",
+            &instance,
+            "pfc",
+            "countres",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("show pfc counters"),
+        "{err}"
+    );
+
     let qc = show_json(ns, &instance, "queue counters");
     let sent = qc["sw-p1"]["UC3"]["totalpacket"].as_u64().unwrap();
     let dropped = qc["sw-p1"]["UC3"]["droppacket"].as_u64().unwrap();
