@@ -58,10 +58,20 @@ pub fn counter(base: Option<&Baseline>, p: &PortStats, key: &str) -> u64 {
     )
 }
 
-/// What a counter target renders from: the instance's snapshot and its
-/// baseline `name`, if one was stored.
-pub fn snapshot_since(ctx: &Ctx, name: &str) -> Result<(Snapshot, Option<Baseline>)> {
-    Ok((ctx.snapshot()?, load(ctx, name)))
+/// A counter target's `show`: its rows of the instance's snapshot since
+/// its baseline `name` (if one was stored), rendered with the baseline's
+/// time.
+pub fn show_since<T>(
+    ctx: &Ctx,
+    name: &str,
+    rows: fn(&Snapshot, Option<&Baseline>) -> Vec<T>,
+    render: fn(&[T], Option<&str>) -> super::Output,
+) -> Result<super::Output> {
+    let (snap, base) = (ctx.snapshot()?, load(ctx, name));
+    Ok(render(
+        &rows(&snap, base.as_ref()),
+        base.as_ref().map(|b| b.time.as_str()),
+    ))
 }
 
 fn path(ctx: &Ctx, name: &str) -> PathBuf {

@@ -93,11 +93,7 @@ pub fn render(rows: &[PfcRow], cached: Option<&str>) -> Output {
 }
 
 fn show(ctx: &Ctx) -> Result<Output> {
-    let (snap, base) = baseline::snapshot_since(ctx, BASELINE)?;
-    Ok(render(
-        &rows(&snap, base.as_ref()),
-        base.as_ref().map(|b| b.time.as_str()),
-    ))
+    baseline::show_since(ctx, BASELINE, rows, render)
 }
 
 fn clear(ctx: &Ctx) -> Result<String> {

@@ -207,12 +207,7 @@ fn lock(instance: &str, exclusive: bool) -> Result<File> {
     let dir = sys::state_dir(instance);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join("watermarks.lock");
-    let f = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
+    let f = sys::lock_file(&path)?;
     let op = if exclusive {
         libc::LOCK_EX
     } else {
