@@ -246,6 +246,12 @@ fn ecn_and_buffer_configuration() {
         }),
     );
     golden("buffer_configuration", &buffer::render(&t));
+    let none = buffer::BufferTables {
+        ports: Vec::new(),
+        pool: SharedPool { size: 0, used: 0 },
+    };
+    golden("buffer_configuration_none", &buffer::render(&none));
+    golden("ecn_none", &ecn::render(&none, &|_| None));
 }
 
 #[test]

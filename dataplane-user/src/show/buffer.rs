@@ -100,8 +100,16 @@ fn profile_fields(p: &BufferProfile) -> Vec<(String, String)> {
     v
 }
 
-/// mmuconfig -l of the pool and the PG profiles.
+/// mmuconfig -l of the pool and the PG profiles (its "No ... information
+/// available" lines when no port is in the buffer model).
 pub fn render(t: &BufferTables) -> Output {
+    if t.ports.is_empty() {
+        return Output {
+            text: "No buffer pool information available\nNo buffer profile information available\n"
+                .into(),
+            json: json!({}),
+        };
+    }
     let pool = vec![
         ("mode".to_string(), "dynamic".to_string()),
         ("size".to_string(), t.pool.size.to_string()),
