@@ -7,7 +7,10 @@
 //!     UPDATE_GOLDEN=1 cargo test -p dataplane-user --test show_golden
 //!
 //! The tables' drawing itself is checked against Python's tabulate in
-//! `show_tabulate.rs`.
+//! `show/tabulate.rs` (a module of this test binary).
+
+#[path = "show/tabulate.rs"]
+mod tabulate;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
