@@ -257,6 +257,13 @@ fn ecn_and_buffer_configuration() {
     golden("ecn_none", &ecn::render(&none, &|_| None));
 }
 
+fn msg_of<T>(r: anyhow::Result<T>) -> String {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => format!("{e}"),
+    }
+}
+
 #[test]
 fn unknown_targets_list_the_valid_ones() {
     let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
@@ -281,9 +288,20 @@ fn unknown_targets_list_the_valid_ones() {
     assert_eq!(
         show::find(&words("Queue Watermark Unicast"), true)
             .unwrap()
+            .0
             .name,
         "queue watermark unicast"
     );
+    // queue counters takes a port (case kept); the others nothing more
+    let w = words("queue counters Ethernet4");
+    let (t, rest) = show::find(&w, false).unwrap();
+    assert_eq!((t.name, rest), ("queue counters", &words("Ethernet4")[..]));
+    assert!(
+        msg_of(show::find(&words("pfc counters Ethernet4"), false)).contains("unknown show target")
+    );
+    assert!(msg_of(show::find(&words("queue counters Ethernet4"), true))
+        .contains("unknown clear target"));
+    assert!(msg_of(show::find(&words("queue"), false)).contains("show queue counters [PORT]"));
     // names are unique
     let mut names: Vec<_> = show::all().map(|t| t.name).collect();
     let n = names.len();

@@ -240,6 +240,28 @@ fn watermarks_show_clear_and_metrics() {
         "{err}"
     );
 
+    // one port, as `show queue counters PORT`; an unknown port is named
+    let one = show_json(ns, &instance, "queue counters sw-p1");
+    assert_eq!(one.as_object().unwrap().len(), 1, "{one}");
+    let o = Command::new(BIN.as_str())
+        .args([
+            "--netns",
+            ns,
+            "show",
+            "--instance",
+            &instance,
+            "queue",
+            "counters",
+            "sw-p9",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("Port doesn't exist! sw-p9"),
+        "{err}"
+    );
+
     let qc = show_json(ns, &instance, "queue counters");
     let sent = qc["sw-p1"]["UC3"]["totalpacket"].as_u64().unwrap();
     let dropped = qc["sw-p1"]["UC3"]["droppacket"].as_u64().unwrap();

@@ -19,6 +19,7 @@ use crate::telemetry::counters::{open_pinned, Pinned};
 
 pub const TARGETS: &[Target] = &[Target {
     name: "buffer configuration",
+    args: None,
     about: "buffer pool and PG buffer profiles in force (mmuconfig -l)",
     show,
     clear: None,

@@ -13,6 +13,7 @@ use super::{Ctx, Output, Target};
 
 pub const TARGETS: &[Target] = &[Target {
     name: "ecn",
+    args: None,
     about: "WRED/ECN profiles in force on the queues (ecnconfig -l)",
     show,
     clear: None,

@@ -37,6 +37,8 @@ pub struct Ctx {
     /// The instance's configuration file, when given (`-c`): names of
     /// profiles the data plane's tables do not carry.
     pub config: Option<PathBuf>,
+    /// The words after the target's name (its [`Target::args`]).
+    pub args: Vec<String>,
 }
 
 impl Ctx {
@@ -44,6 +46,16 @@ impl Ctx {
         Ctx {
             instance: instance.to_string(),
             config,
+            args: Vec::new(),
+        }
+    }
+
+    /// This context with the words after the target's name.
+    fn with_args(&self, args: &[String]) -> Ctx {
+        Ctx {
+            instance: self.instance.clone(),
+            config: self.config.clone(),
+            args: args.to_vec(),
         }
     }
 
@@ -57,6 +69,9 @@ impl Ctx {
 pub struct Target {
     /// The words after `show` (and `clear`), e.g. "pfc counters".
     pub name: &'static str,
+    /// What `show` takes after the name (in [`Ctx::args`]), e.g.
+    /// "[PORT]"; `None`: nothing (more words are an unknown target).
+    pub args: Option<&'static str>,
     /// One line of help.
     pub about: &'static str,
     pub show: fn(&Ctx) -> Result<Output>,
@@ -87,27 +102,45 @@ pub fn all() -> impl Iterator<Item = &'static Target> {
     TABLE.iter().flat_map(|t| t.iter())
 }
 
-/// The target named by `words` (case-insensitive), or an error listing the
-/// valid ones.
-pub fn find(words: &[String], clearing: bool) -> Result<&'static Target> {
-    let name = words.join(" ").to_lowercase();
-    if let Some(t) = all().find(|t| t.name == name && (!clearing || t.clear.is_some())) {
-        return Ok(t);
+/// The target named by the first of `words` (case-insensitive) and the
+/// words after its name (only a `show` of a target with [`Target::args`]
+/// takes any), or an error listing the valid targets.
+pub fn find(words: &[String], clearing: bool) -> Result<(&'static Target, &[String])> {
+    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let found = all()
+        .filter(|t| !clearing || t.clear.is_some())
+        .filter_map(|t| {
+            let n = t.name.split(' ').count();
+            let named = lower.len() >= n && lower[..n].join(" ") == t.name;
+            let rest = &words[n.min(words.len())..];
+            (named && (rest.is_empty() || (!clearing && t.args.is_some()))).then_some((t, rest))
+        })
+        .max_by_key(|(t, _)| t.name.len());
+    if let Some(f) = found {
+        return Ok(f);
     }
     let verb = if clearing { "clear" } else { "show" };
     let valid: Vec<String> = all()
         .filter(|t| !clearing || t.clear.is_some())
-        .map(|t| format!("  {verb} {:<42} {}", t.name, t.about))
+        .map(|t| {
+            let usage = match (clearing, t.args) {
+                (false, Some(a)) => format!("{} {a}", t.name),
+                _ => t.name.to_string(),
+            };
+            format!("  {verb} {usage:<42} {}", t.about)
+        })
         .collect();
     bail!(
-        "unknown {verb} target {name:?}; valid targets:\n{}",
+        "unknown {verb} target {:?}; valid targets:\n{}",
+        lower.join(" "),
         valid.join("\n")
     )
 }
 
 /// `dataplane show WORDS`: the target's text, or its JSON.
 pub fn show(ctx: &Ctx, words: &[String], json: bool) -> Result<String> {
-    let out = (find(words, false)?.show)(ctx)?;
+    let (t, rest) = find(words, false)?;
+    let out = (t.show)(&ctx.with_args(rest))?;
     Ok(if json {
         format!("{}\n", serde_json::to_string_pretty(&out.json)?)
     } else {
@@ -117,7 +150,7 @@ pub fn show(ctx: &Ctx, words: &[String], json: bool) -> Result<String> {
 
 /// `dataplane clear WORDS`: what the target cleared.
 pub fn clear(ctx: &Ctx, words: &[String]) -> Result<String> {
-    let t = find(words, true)?;
+    let (t, _) = find(words, true)?;
     (t.clear.expect("found with a clear"))(ctx)
 }
 

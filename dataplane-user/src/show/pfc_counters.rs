@@ -12,6 +12,7 @@ use crate::telemetry::stats::Snapshot;
 
 pub const TARGETS: &[Target] = &[Target {
     name: "pfc counters",
+    args: None,
     about: "PFC frames received and sent per priority (pfcstat)",
     show,
     clear: Some(clear),

@@ -3,7 +3,7 @@
 //! buffer model dropped (WRED, shared buffer full, headroom exhausted,
 //! PFC watchdog).
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use serde_json::{json, Map, Value};
 
 use super::baseline::{self, Baseline};
@@ -13,6 +13,7 @@ use crate::telemetry::stats::Snapshot;
 
 pub const TARGETS: &[Target] = &[Target {
     name: "queue counters",
+    args: Some("[PORT]"),
     about: "packets and bytes sent and dropped per unicast queue (queuestat)",
     show,
     clear: Some(clear),
@@ -131,7 +132,20 @@ pub fn render(ports: &[PortQueues], cached: Option<&str>) -> Output {
 }
 
 fn show(ctx: &Ctx) -> Result<Output> {
-    baseline::show_since(ctx, BASELINE, rows, render)
+    let base = baseline::load(ctx, BASELINE);
+    let mut ports = rows(&ctx.snapshot()?, base.as_ref());
+    match ctx.args.as_slice() {
+        [] => {}
+        // queuestat -p PORT
+        [port] => {
+            ports.retain(|p| p.port == *port);
+            if ports.is_empty() {
+                bail!("Port doesn't exist! {port}");
+            }
+        }
+        more => bail!("show queue counters takes one port, got {more:?}"),
+    }
+    Ok(render(&ports, base.as_ref().map(|b| b.time.as_str())))
 }
 
 fn clear(ctx: &Ctx) -> Result<String> {

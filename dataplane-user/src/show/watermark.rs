@@ -50,6 +50,7 @@ macro_rules! window {
     ($i:literal) => {
         Target {
             name: WINDOWS[$i].0,
+            args: None,
             about: WINDOWS[$i].1,
             show: |ctx| show(ctx, &WINDOWS[$i].2),
             clear: Some(|ctx| clear(ctx, &WINDOWS[$i].2)),
