@@ -90,8 +90,15 @@ pub mod map {
     /// The id of the instance's redirect devmap (failed redirects through
     /// it are counted).
     pub const XMIT_MAP_ID: &str = "XMIT_MAP_ID";
+    /// Buffer watermarks per port x TC since the controller last read
+    /// them (the queue's shared, the PG's shared and headroom bytes);
+    /// mmap-able, so the controller reads and resets each mark atomically.
+    pub const WATERMARKS: &str = "WATERMARKS";
+    /// Bytes of the packets the buffer model dropped, per port and TC (per
+    /// CPU; the packets are counted in LOSSLESS_COUNTERS).
+    pub const DROP_BYTES: &str = "DROP_BYTES";
     /// Every map of the object.
-    pub const ALL: [&str; 39] = [
+    pub const ALL: [&str; 41] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -131,6 +138,8 @@ pub mod map {
         PFC_COPY_DROPS,
         XMIT_ERRORS,
         XMIT_MAP_ID,
+        WATERMARKS,
+        DROP_BYTES,
     ];
 }
 

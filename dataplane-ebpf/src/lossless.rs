@@ -27,8 +27,8 @@ use dataplane_common::{
         PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
     },
     lossless::{
-        ipv4_set_ce, ipv6_set_ce, storm_fate, DropReason, EgressQueue, SharedPool, StormVerdict,
-        WdCount, MODEL_PORTS,
+        ipv4_set_ce, ipv6_set_ce, note_pg, note_queue, storm_fate, DropReason, EgressQueue,
+        SharedPool, StormVerdict, Watermark, WdCount, MODEL_PORTS,
     },
     maps::MAX_PORTS,
     parse::L3,
@@ -67,6 +67,18 @@ static PAUSE_STATS: Array<PauseStat> = Array::with_max_entries((MODEL_PORTS * NU
 /// only (kept here so they are pinned with the rest).
 #[map]
 static WD_STATS: Array<WdStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
+/// Watermarks per (port, TC), index port * 8 + tc: the egress queue's
+/// (raised under its lock) and the ingress PG's (under the PG's lock). The
+/// controller reads and resets each mark with an atomic exchange through a
+/// shared mapping (BPF_F_MMAPABLE), so no raise is lost to a reset.
+#[map]
+static WATERMARKS: Array<Watermark> = Array::with_max_entries(
+    (MODEL_PORTS * NUM_TC) as u32,
+    aya_ebpf::bindings::BPF_F_MMAPABLE,
+);
+/// Bytes of the packets the model dropped, per port and TC (per CPU).
+#[map]
+static DROP_BYTES: PerCpuArray<[u64; NUM_TC]> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
 /// Lossless counters per port (per CPU).
 #[map]
 static LOSSLESS_COUNTERS: PerCpuArray<LosslessCounters> =
@@ -231,6 +243,15 @@ pub(crate) fn counters(port: u16) -> Option<&'static mut LosslessCounters> {
         .map(|p| unsafe { &mut *p })
 }
 
+/// Counts the bytes of a packet the model dropped on egress port `port`.
+#[inline(always)]
+fn dropped_bytes(port: u16, tc: usize, len: u64) {
+    if let Some(b) = DROP_BYTES.get_ptr_mut(u32::from(port)) {
+        // SAFETY: per-CPU slot, only this program on this CPU touches it.
+        unsafe { (*b)[tc & (NUM_TC - 1)] += len };
+    }
+}
+
 /// Counts a PFC decision for port `port` and gives its event, if any (sent
 /// by `pfc_tx`).
 #[inline(always)]
@@ -335,7 +356,13 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
         }
     }
     match fate.verdict {
-        StormVerdict::Drop => return Egress::Drop(Reason::PfcWatchdog.code()).into(),
+        StormVerdict::Drop => {
+            if fate.tx == WdCount::Drop {
+                // dropped at the queue: its Drop/bytes (`show queue counters`)
+                dropped_bytes(out_port, tc, len);
+            }
+            return Egress::Drop(Reason::PfcWatchdog.code()).into();
+        }
         StormVerdict::Unmodelled => return Egress::Forward.into(),
         StormVerdict::Model => {}
     }
@@ -408,7 +435,17 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
         }
         match wred {
             Err(d) => d,
-            Ok(mark_ce) => arrival_admit(now, &mut *q, pg, pfc, ib, pl, &a, mark_ce),
+            Ok(mark_ce) => {
+                let d = arrival_admit(now, &mut *q, pg, pfc, ib, pl, &a, mark_ce);
+                // the marks of what admission raised, under both locks
+                if let Some(w) = WATERMARKS.get_ptr_mut((op * NUM_TC + tc) as u32) {
+                    note_queue(&mut *w, &*q);
+                }
+                if let Some(w) = WATERMARKS.get_ptr_mut((slot * NUM_TC + tc) as u32) {
+                    note_pg(&mut *w, pg);
+                }
+                d
+            }
         }
     });
     unlock(pl);
@@ -421,6 +458,9 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
     let Some(c) = counters(out_port) else {
         return out(Egress::Forward);
     };
+    if d.verdict != BufVerdict::Forward {
+        dropped_bytes(out_port, tc, len);
+    }
     match d.verdict {
         BufVerdict::Forward => {}
         BufVerdict::WredDrop => {

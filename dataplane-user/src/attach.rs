@@ -269,6 +269,8 @@ pub fn down(instance: &str) -> Result<usize> {
     let _ = std::fs::remove_file(sys::reload_request(instance));
     let _ = std::fs::remove_file(crate::routing::listing_path(instance));
     let _ = std::fs::remove_file(crate::lossless::watchdog::config_path(instance));
+    // the baselines and folded watermarks of a data plane that is gone
+    let _ = std::fs::remove_dir_all(sys::state_dir(instance));
     down_dir(&dir)
 }
 

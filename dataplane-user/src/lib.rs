@@ -10,7 +10,8 @@
 //! | [`tables`] | plan -> tables: forwarding, groups, and the writer of all |
 //! | [`attach`] | attaching through pinned links, pinning, `down` |
 //! | [`lossless`] | buffer-model tables and timer, PFC emission, watchdog |
-//! | [`telemetry`] | counters, stats, metrics, drop events |
+//! | [`telemetry`] | counters, stats, metrics, drop events, watermarks |
+//! | [`show`] | `show` / `clear` targets in SONiC's layouts (pure renderers + readers) |
 //! | [`links`] | link-state notifications (netlink) |
 //! | [`routing`] | routes, neighbours, nexthop objects from the kernel (netlink) -> tables |
 //! | [`sys`] | interfaces, namespaces, bpffs, the instance lock |

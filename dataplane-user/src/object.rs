@@ -32,8 +32,13 @@ pub fn load_object() -> Result<Ebpf> {
     Ok(bpf)
 }
 
-/// A map's layout: (name, type, key size, value size, max entries).
-pub type MapLayout = (String, u32, u32, u32, u32);
+/// A map's layout: (name, type, key size, value size, max entries, the
+/// flags that change how it is used: [`LAYOUT_FLAGS`]).
+pub type MapLayout = (String, u32, u32, u32, u32, u32);
+
+/// Map flags that are part of a layout: BPF_F_MMAPABLE (the controller
+/// maps `WATERMARKS` into memory; a pinned map without it cannot be).
+pub const LAYOUT_FLAGS: u32 = 1 << 10;
 
 /// Every map of the eBPF object with its layout, from the ELF.
 pub fn object_maps() -> Result<Vec<MapLayout>> {
@@ -54,6 +59,7 @@ pub fn object_maps() -> Result<Vec<MapLayout>> {
                 m.key_size(),
                 m.value_size(),
                 m.max_entries(),
+                m.map_flags() & LAYOUT_FLAGS,
             )
         })
         .collect();
@@ -87,7 +93,7 @@ pub fn check_pinned_layouts(dir: &Path) -> Result<()> {
 /// route table of another size is another layout: `down` first).
 pub fn check_pinned_layouts_sized(dir: &Path, sizes: &[(&str, u32)]) -> Result<()> {
     let mut bad = Vec::new();
-    for (name, ty, k, v, n) in object_maps_sized(sizes)? {
+    for (name, ty, k, v, n, f) in object_maps_sized(sizes)? {
         let path = dir.join(&name);
         if !path.exists() {
             continue;
@@ -100,12 +106,21 @@ pub fn check_pinned_layouts_sized(dir: &Path, sizes: &[(&str, u32)]) -> Result<(
             info.key_size(),
             info.value_size(),
             info.max_entries(),
+            info.map_flags() & LAYOUT_FLAGS,
         );
-        if got != (ty, k, v, n) {
-            bad.push(format!(
+        if got != (ty, k, v, n, f) {
+            let mut m = format!(
                 "{name}: pinned type {} key {} value {} entries {}, this build expects type {ty} key {k} value {v} entries {n}",
                 got.0, got.1, got.2, got.3
-            ));
+            );
+            if got.4 != f {
+                m.push_str(&format!(
+                    " (BPF_F_MMAPABLE: pinned {}, this build {})",
+                    got.4 != 0,
+                    f != 0
+                ));
+            }
+            bad.push(m);
         }
     }
     if !bad.is_empty() {

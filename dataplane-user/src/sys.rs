@@ -177,9 +177,26 @@ pub fn pin_dir(instance: &str) -> PathBuf {
     Path::new(PIN_ROOT).join(instance)
 }
 
+/// An instance's state directory (the baselines of `dataplane clear`,
+/// the folded watermarks), as SONiC keeps its counter cache; created on
+/// first use, removed by `down`.
+pub fn state_dir(instance: &str) -> PathBuf {
+    Path::new(RUN_DIR).join(instance)
+}
+
 /// Where `dataplane reload` leaves the path of the file to apply.
 pub fn reload_request(instance: &str) -> PathBuf {
     Path::new(RUN_DIR).join(format!("{instance}.reload"))
+}
+
+/// Opens (creating) a file to `flock`.
+pub fn lock_file(path: &Path) -> Result<File> {
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))
 }
 
 /// An exclusive lock on an instance, held while a controller runs it.
@@ -192,12 +209,7 @@ impl InstanceLock {
     pub fn acquire(instance: &str) -> Result<InstanceLock> {
         std::fs::create_dir_all(RUN_DIR).with_context(|| format!("creating {RUN_DIR}"))?;
         let path = Path::new(RUN_DIR).join(format!("{instance}.lock"));
-        let f = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("opening {}", path.display()))?;
+        let f = lock_file(&path)?;
         // SAFETY: flock on an fd we own.
         let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc == 0 {

@@ -39,10 +39,24 @@ impl Controller {
         text: &str,
         label: &str,
     ) -> Result<Controller> {
+        Controller::start_with(bin, ns, instance, text, label, &[])
+    }
+
+    /// [`Controller::start`] with more arguments to `up`.
+    pub fn start_with(
+        bin: &Path,
+        ns: &Netns,
+        instance: &str,
+        text: &str,
+        label: &str,
+        up_args: &[&str],
+    ) -> Result<Controller> {
         let config = std::env::temp_dir().join(format!("{instance}-{}.toml", std::process::id()));
         std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
         let mut cmd = Command::new(bin);
-        cmd.args(["--netns", &ns.name, "up", "-c"])
+        cmd.args(["--netns", &ns.name, "up"])
+            .args(up_args)
+            .arg("-c")
             .arg(&config)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

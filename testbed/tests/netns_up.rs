@@ -225,20 +225,7 @@ fn controller_counts_real_frames_on_veth_ports() {
     );
 
     // the Prometheus endpoint (in the switch's namespace) agrees with stats
-    let text = std::thread::scope(|sc| {
-        sc.spawn(|| {
-            use std::io::{Read, Write};
-            let _in = sw.enter().unwrap();
-            let mut c = std::net::TcpStream::connect("127.0.0.1:9464").expect("metrics endpoint");
-            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-                .unwrap();
-            let mut body = String::new();
-            c.read_to_string(&mut body).unwrap();
-            body
-        })
-        .join()
-        .unwrap()
-    });
+    let text = get_metrics(&sw);
     assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
     let metric = |m: &str| -> u64 {
         let line = text

@@ -7,6 +7,7 @@
 //! | tshark                       | independent decoder of captures      |
 //! | frr (zebra, bgpd)            | the BGP fabric of the routing tests  |
 //! | python3 + scapy (PyPI)       | independent RoCEv2/PFC decoder       |
+//! | python3-tabulate             | sonic-utilities' table drawing, to check `show`'s |
 //! | rust-src for `nightly`       | build-std=core for bpfel-unknown-none|
 //! | bpf-linker 0.13 (LLVM 22)    | links the eBPF object                |
 //!
@@ -27,6 +28,7 @@ const APT_PACKAGES: &[&str] = &[
     "ethtool",
     "tshark",
     "frr",
+    "python3-tabulate",
 ];
 const SCAPY: &str = "scapy==2.8.0";
 

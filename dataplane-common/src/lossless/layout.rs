@@ -12,6 +12,7 @@ const _: () = assert!(core::mem::size_of::<PgState>() == 16);
 const _: () = assert!(core::mem::size_of::<PfcTxState>() == 24);
 const _: () = assert!(core::mem::size_of::<PfcWdConfig>() == 12);
 const _: () = assert!(core::mem::size_of::<PfcWd>() == 32);
+const _: () = assert!(core::mem::size_of::<Watermark>() == 16);
 
 #[cfg(feature = "user")]
 mod pod {
@@ -25,4 +26,5 @@ mod pod {
     unsafe impl aya::Pod for super::PfcTxState {}
     unsafe impl aya::Pod for super::PfcWdConfig {}
     unsafe impl aya::Pod for super::PfcWd {}
+    unsafe impl aya::Pod for super::Watermark {}
 }

@@ -23,6 +23,8 @@
 //!   emit latency, and `validate_*` helpers for configuration;
 //! * [`PfcWd`] per (port, lossless priority): SONiC pfcwd storm detection and
 //!   restoration.
+//! * [`Watermark`] per (port, TC): the queue's shared and the PG's shared
+//!   and headroom high-water marks ([`note_queue`], [`note_pg`]).
 //!
 //! # Units and ranges
 //!
@@ -105,6 +107,7 @@ mod layout;
 mod pfc_tx;
 mod queue;
 mod watchdog;
+mod watermark;
 
 pub use ecn::*;
 pub use headroom::*;
@@ -112,3 +115,4 @@ pub use ingress::*;
 pub use pfc_tx::*;
 pub use queue::*;
 pub use watchdog::*;
+pub use watermark::*;

@@ -76,3 +76,5 @@ fn layouts() {
     assert_eq!(size_of::<PfcWdConfig>(), 12);
     assert_eq!(size_of::<PfcWd>(), 32);
 }
+
+mod watermark;

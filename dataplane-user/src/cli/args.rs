@@ -70,6 +70,36 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Show a running data plane as SONiC does (sonic-utilities' layouts):
+    /// `show pfc counters`, `show queue counters`, `show queue watermark
+    /// unicast`, `show priority-group watermark shared|headroom`, `show
+    /// ecn`, `show buffer configuration`, `show pfcwd config|stats`, `show
+    /// dcbx`, ... (an unknown target lists
+    /// them all).
+    Show {
+        #[command(flatten)]
+        which: Instance,
+        /// JSON instead of SONiC's text.
+        #[arg(long)]
+        json: bool,
+        /// Also rows whose counters are all zero (`pfcwd stats`, as
+        /// sonic-utilities' `pfcwd show stats -e`).
+        #[arg(short, long)]
+        empty: bool,
+        /// The target's words, e.g. `pfc counters`.
+        #[arg(required = true, num_args = 1..)]
+        target: Vec<String>,
+    },
+    /// Clear what `show` prints, as SONiC's sonic-clear: counters get a
+    /// baseline that `show` subtracts (the data plane's counters are never
+    /// zeroed, so metrics stay monotonic); watermarks restart their window.
+    Clear {
+        #[command(flatten)]
+        which: Instance,
+        /// The target's words, e.g. `queue watermark unicast`.
+        #[arg(required = true, num_args = 1..)]
+        target: Vec<String>,
+    },
     /// Print drop snapshots (reason, port, RoCEv2 fields) as they happen;
     /// optionally write them to a pcapng file.
     Events {
@@ -135,49 +165,6 @@ pub enum Cmd {
     Config {
         #[command(subcommand)]
         cmd: ConfigCmd,
-    },
-    /// SONiC's show commands, in sonic-utilities' layout (temporary home of
-    /// `show pfcwd` until the `show` framework lands).
-    Show {
-        #[command(subcommand)]
-        cmd: ShowCmd,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum ShowCmd {
-    /// The PFC watchdog (sonic-utilities `pfcwd show`).
-    Pfcwd {
-        #[command(subcommand)]
-        cmd: PfcwdShow,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum PfcwdShow {
-    /// Per-port configuration: action, detection and restoration times.
-    Config {
-        #[command(flatten)]
-        which: Instance,
-        /// Only these ports.
-        ports: Vec<String>,
-        /// JSON (CONFIG_DB PFC_WD field names) instead of the table.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Per-queue statistics: status, storms detected/restored, packets
-    /// sent/dropped and received/dropped in storm (total and last storm).
-    Stats {
-        #[command(flatten)]
-        which: Instance,
-        /// Also queues whose counters are all zero.
-        #[arg(short, long)]
-        empty: bool,
-        /// Only these queues (`PORT:QUEUE`, e.g. `eth1:3`).
-        queues: Vec<String>,
-        /// JSON (COUNTERS_DB PFC_WD_* field names) instead of the table.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -251,6 +238,12 @@ pub struct Run {
     /// Prometheus endpoint (GET /metrics); "off" to disable.
     #[arg(long, default_value = "127.0.0.1:9464")]
     pub metrics: String,
+    /// Seconds of a periodic watermark window (SONiC's watermark
+    /// telemetry interval): the data plane's marks are folded into the
+    /// persistent and user windows and the periodic one starts over.
+    #[arg(long, default_value_t = dataplane_user::telemetry::watermarks::DEFAULT_INTERVAL_S,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub watermark_interval: u64,
 }
 
 #[derive(Args)]

@@ -12,7 +12,7 @@ mod up;
 use anyhow::Result;
 use dataplane_user::sys;
 
-use args::{plan_of, Cli, Cmd, ConfigCmd, P4Cmd, ShowCmd};
+use args::{plan_of, Cli, Cmd, ConfigCmd, P4Cmd};
 
 /// Runs one command line.
 pub fn run(cli: Cli) -> Result<()> {
@@ -39,8 +39,12 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Routes { which, json } => routes::show(&which.name()?, json),
         Cmd::Stats { which, json } => show::stats(&which.name()?, json),
         Cmd::Show {
-            cmd: ShowCmd::Pfcwd { cmd },
-        } => show::pfcwd(cmd),
+            which,
+            json,
+            empty,
+            target,
+        } => show::show(&which, &target, json, empty),
+        Cmd::Clear { which, target } => show::clear(&which, &target),
         Cmd::Watch { which, interval } => show::watch(&which.name()?, interval),
         Cmd::Down { which } => show::down(&which.name()?),
         Cmd::Events {

@@ -1,5 +1,5 @@
-//! Looking at a running data plane: `stats`, `watch`, `events`; and
-//! `down`, which detaches it.
+//! Looking at a running data plane: `stats`, `show`, `clear`, `watch`,
+//! `events`; and `down`, which detaches it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,6 +17,26 @@ pub fn stats(instance: &str, json: bool) -> Result<()> {
     } else {
         print!("{}", snap.render());
     }
+    Ok(())
+}
+
+/// `dataplane show TARGET`: SONiC's layout of a target, or JSON.
+pub fn show(
+    which: &super::args::Instance,
+    target: &[String],
+    json: bool,
+    empty: bool,
+) -> Result<()> {
+    let mut ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
+    ctx.empty = empty;
+    print!("{}", dataplane_user::show::show(&ctx, target, json)?);
+    Ok(())
+}
+
+/// `dataplane clear TARGET`.
+pub fn clear(which: &super::args::Instance, target: &[String]) -> Result<()> {
+    let ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
+    print!("{}", dataplane_user::show::clear(&ctx, target)?);
     Ok(())
 }
 
@@ -93,50 +113,4 @@ pub fn watch(instance: &str, interval: f64) -> Result<()> {
         prev = Some((now, snap));
         std::thread::sleep(period);
     }
-}
-
-/// `dataplane show pfcwd config|stats` (sonic-utilities' `pfcwd show`).
-pub fn pfcwd(cmd: super::args::PfcwdShow) -> Result<()> {
-    use super::args::PfcwdShow;
-    use dataplane_user::lossless::watchdog;
-    use dataplane_user::show::pfcwd as render;
-    match cmd {
-        PfcwdShow::Config { which, ports, json } => {
-            let instance = which.name()?;
-            let path = watchdog::config_path(&instance);
-            let view: render::ConfigView = match std::fs::read(&path) {
-                Ok(b) => serde_json::from_slice(&b)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-                Err(_) => anyhow::bail!(
-                    "no pfcwd configuration for instance {instance:?} ({}): is its controller running (`dataplane up`)?",
-                    path.display()
-                ),
-            };
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&render::config_json(&view, &ports))?
-                );
-            } else {
-                print!("{}", render::config_text(&view, &ports));
-            }
-        }
-        PfcwdShow::Stats {
-            which,
-            empty,
-            queues,
-            json,
-        } => {
-            let rows = watchdog::stats_view(&snapshot(&which.name()?)?);
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&render::stats_json(&rows, empty, &queues))?
-                );
-            } else {
-                print!("{}", render::stats_text(&rows, empty, &queues));
-            }
-        }
-    }
-    Ok(())
 }

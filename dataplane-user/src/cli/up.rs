@@ -137,6 +137,7 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         config: config_path,
         stats_interval,
         metrics,
+        watermark_interval,
     } = run;
     let _lock = sys::InstanceLock::acquire(&plan.instance)?;
     // bind the metrics port first: a port in use is refused before anything
@@ -186,6 +187,7 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         routes,
         xmit_err: Vec::new(),
         egress_ok,
+        watermark_interval,
     };
     ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
     ctl.port_up = ports_up(&ctl.plan);
@@ -440,6 +442,8 @@ struct Controller {
     xmit_err: Vec<Option<u64>>,
     /// Whether each port takes redirected frames, at the last check.
     egress_ok: Vec<Option<bool>>,
+    /// Seconds of a periodic watermark window.
+    watermark_interval: u64,
 }
 
 /// A file descriptor owned elsewhere, for tokio's readiness.
@@ -497,6 +501,8 @@ impl Controller {
         };
         let wd_poll = self.plan.pfcwd.map(|(_, p)| p).unwrap_or(1000);
         let mut wd_tick = tokio::time::interval(Duration::from_millis(wd_poll));
+        let mut wm_tick = tokio::time::interval(Duration::from_secs(self.watermark_interval));
+        wm_tick.tick().await;
         loop {
             let mut changed = false;
             tokio::select! {
@@ -526,6 +532,7 @@ impl Controller {
                 }
                 _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
                 _ = tick.tick(), if stats_interval.is_some() => self.print_stats(),
+                _ = wm_tick.tick(), if self.plan.buffer.is_some() => self.fold_watermarks(),
             }
             if changed && self.plan.forwarding() {
                 self.on_links_changed();
@@ -615,6 +622,15 @@ impl Controller {
                 Ok(lines) => lines.iter().for_each(|l| say(l)),
                 Err(e) => dataplane_user::log::error(&format!("pfcwd: {e:#}")),
             }
+        }
+    }
+
+    /// The watermark interval ended: the data plane's marks are folded
+    /// into the persistent and user windows, the periodic one restarts.
+    fn fold_watermarks(&self) {
+        use dataplane_user::telemetry::watermarks::{fold, Reset};
+        if let Err(e) = fold(&self.plan.instance, Reset::Period) {
+            dataplane_user::log::error(&format!("watermarks: {e:#}"));
         }
     }
 

@@ -8,8 +8,56 @@
 //! Pure renderers: data in, text and JSON out. Reading a running instance
 //! is `crate::lossless::watchdog::{config_view, stats_view}`.
 
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+
+use super::{Ctx, Output, Target};
+
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "pfcwd config",
+        args: Some("[PORT...]"),
+        about: "PFC watchdog configuration per port (pfcwd show config)",
+        show: show_config,
+        clear: None,
+    },
+    Target {
+        name: "pfcwd stats",
+        args: Some("[PORT:QUEUE...]"),
+        about: "PFC watchdog storms and packets per queue (pfcwd show stats; -e: zero rows too)",
+        show: show_stats,
+        clear: None,
+    },
+];
+
+/// `show pfcwd config`: the running controller's watchdog configuration
+/// (its state file).
+fn show_config(ctx: &Ctx) -> Result<Output> {
+    use crate::lossless::watchdog;
+    let path = watchdog::config_path(&ctx.instance);
+    let view: ConfigView = match std::fs::read(&path) {
+        Ok(b) => serde_json::from_slice(&b).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        Err(_) => anyhow::bail!(
+            "no pfcwd configuration for instance {:?} ({}): is its controller running (`dataplane up`)?",
+            ctx.instance,
+            path.display()
+        ),
+    };
+    Ok(Output {
+        text: config_text(&view, &ctx.args),
+        json: config_json(&view, &ctx.args),
+    })
+}
+
+/// `show pfcwd stats`: per-queue watchdog counters of the data plane.
+fn show_stats(ctx: &Ctx) -> Result<Output> {
+    let rows = crate::lossless::watchdog::stats_view(&ctx.snapshot()?);
+    Ok(Output {
+        text: stats_text(&rows, ctx.empty, &ctx.args),
+        json: stats_json(&rows, ctx.empty, &ctx.args),
+    })
+}
 
 /// One port's watchdog configuration (a CONFIG_DB `PFC_WD|<port>` entry).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -241,65 +289,12 @@ fn stats_rows<'a>(
     v
 }
 
-/// python-tabulate's "simple" format with every column right-aligned: a
-/// column is as wide as its widest cell or its header plus 2; columns are
-/// two spaces apart; a dashed rule under the headers.
+/// python-tabulate's "simple" format, every column right-aligned, with
+/// the newline `print` adds.
 fn tabulate_simple(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let widths: Vec<usize> = headers
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            rows.iter()
-                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
-                .max()
-                .unwrap_or(0)
-                .max(h.chars().count() + 2)
-        })
-        .collect();
-    let line = |cells: Vec<String>| -> String {
-        let mut l = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:>w$}"))
-            .collect::<Vec<_>>()
-            .join("  ");
-        l.push('\n');
-        l
-    };
-    let mut s = line(headers.iter().map(|h| h.to_string()).collect());
-    s.push_str(&line(widths.iter().map(|w| "-".repeat(*w)).collect()));
-    for r in rows {
-        s.push_str(&line(r.clone()));
-    }
+    let mut s = super::table::simple(headers, rows);
+    s.push('\n');
     s
 }
 
-/// natsort's order (what sonic-utilities sorts ports and queues with):
-/// runs of digits compare as numbers, the rest as text.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    fn chunks(s: &str) -> Vec<(bool, String)> {
-        let mut v: Vec<(bool, String)> = Vec::new();
-        for c in s.chars() {
-            let d = c.is_ascii_digit();
-            match v.last_mut() {
-                Some((ld, t)) if *ld == d => t.push(c),
-                _ => v.push((d, c.to_string())),
-            }
-        }
-        v
-    }
-    let (ca, cb) = (chunks(a), chunks(b));
-    for (x, y) in ca.iter().zip(&cb) {
-        let o = match (x.0, y.0) {
-            (true, true) => {
-                let (tx, ty) = (x.1.trim_start_matches('0'), y.1.trim_start_matches('0'));
-                tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty))
-            }
-            _ => x.1.cmp(&y.1),
-        };
-        if o != std::cmp::Ordering::Equal {
-            return o;
-        }
-    }
-    ca.len().cmp(&cb.len())
-}
+pub use super::table::natural_cmp;

@@ -26,6 +26,8 @@ pub fn open_pinned(instance: &str, name: &str) -> Result<aya::maps::Map> {
         | names::map::TC_ROWS
         | names::map::PAUSE_STATS
         | names::map::WD_STATS
+        | names::map::WATERMARKS
+        | names::map::POOL
         | names::map::PFC_PATH => aya::maps::Map::Array(data),
         _ => aya::maps::Map::PerCpuArray(data),
     })

@@ -93,6 +93,10 @@ fn help(base: &str) -> (&'static str, &'static str) {
             "Packets received on a stormed priority dropped by the PFC watchdog (pfcwd RX DROP).",
             "counter",
         ),
+        "queue_drop_bytes" => (
+            "Bytes of the packets the buffer model dropped on the egress queue (WRED, no buffer, watchdog).",
+            "counter",
+        ),
         "queue_bytes" => ("Bytes in the buffer model's egress queue.", "gauge"),
         "queue_watermark" => ("Peak bytes of the buffer model's egress queue.", "gauge"),
         "queue_paused" => (
@@ -119,6 +123,54 @@ fn help(base: &str) -> (&'static str, &'static str) {
             "Data-plane counter (see `dataplane stats --json`).",
             "counter",
         ),
+    }
+}
+
+/// `dataplane_queue_watermark_bytes{queue,kind,window}` and
+/// `dataplane_pg_watermark_bytes{pg,kind,window}` of one port (`labels`:
+/// its instance and port).
+fn watermark_samples(
+    fams: &mut BTreeMap<String, Family>,
+    labels: &str,
+    w: &crate::telemetry::stats::PortWatermarks,
+) {
+    for (window, m) in [("periodic", &w.periodic), ("persistent", &w.persistent)] {
+        for (name, obj, kind, v, help) in [
+            (
+                "dataplane_queue_watermark_bytes",
+                "queue",
+                "shared",
+                &m.queue_shared,
+                "Peak shared occupancy of the egress queue, bytes (window: periodic = this watermark interval, persistent = since start or the last persistent clear).",
+            ),
+            (
+                "dataplane_pg_watermark_bytes",
+                "pg",
+                "shared",
+                &m.pg_shared,
+                "Peak occupancy of the ingress priority group, bytes, by kind (shared pool, headroom) and window (periodic, persistent).",
+            ),
+            (
+                "dataplane_pg_watermark_bytes",
+                "pg",
+                "headroom",
+                &m.pg_headroom,
+                "",
+            ),
+        ] {
+            let f = fams.entry(name.into()).or_insert(Family {
+                name: name.into(),
+                help,
+                kind: "gauge",
+                samples: Vec::new(),
+            });
+            for (i, v) in v.iter().enumerate() {
+                f.samples.push((
+                    format!("{labels},{obj}=\"{i}\",kind=\"{kind}\",window=\"{window}\""),
+                    f64::from(*v),
+                ));
+            }
+        }
     }
 }
 
@@ -168,6 +220,13 @@ pub fn render(s: &Snapshot) -> String {
                 })
                 .samples
                 .push((format!("instance=\"{inst}\",port=\"{port}\""), u / 100.0));
+        }
+        if let Some(w) = &p.watermarks {
+            watermark_samples(
+                &mut fams,
+                &format!("instance=\"{inst}\",port=\"{port}\""),
+                w,
+            );
         }
         fams.entry("dataplane_port_speed_bits_per_second".into())
             .or_insert(Family {

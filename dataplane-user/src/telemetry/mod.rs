@@ -1,5 +1,5 @@
 //! What the controller reports: counters read from the pins, stats
-//! tables, Prometheus metrics, drop events.
+//! tables, Prometheus metrics, drop events, watermarks.
 
 pub mod counters;
 pub mod events;
@@ -7,4 +7,5 @@ pub mod metrics;
 pub mod serve;
 pub mod snapshot;
 pub mod stats;
+pub mod watermarks;
 pub mod xmit;

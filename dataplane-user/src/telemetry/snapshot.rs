@@ -24,6 +24,11 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
     let mut snap = stats::Snapshot::new(instance, ports, g);
     let now = sys::monotonic_ns();
     let xmit = crate::telemetry::xmit::errors_by_ifindex(&sys::pin_dir(instance)).ok();
+    // absent in a data plane of an older build
+    let drop_bytes: Option<aya::maps::PerCpuArray<_, [u64; 8]>> =
+        crate::telemetry::counters::open_pinned(instance, dataplane_common::names::map::DROP_BYTES)
+            .ok()
+            .and_then(|m| aya::maps::PerCpuArray::try_from(m).ok());
     for p in &mut snap.ports {
         let per_cpu = pinned.lossless.get(&u32::from(p.port_id), 0)?;
         let mut lc = dataplane_common::buffer::LosslessCounters::ZERO;
@@ -31,14 +36,14 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
             lc.accumulate(c);
         }
         p.counters.extend(stats::lossless_fields(&lc));
+        if let Some(Ok(per_cpu)) = drop_bytes.as_ref().map(|m| m.get(&u32::from(p.port_id), 0)) {
+            for tc in 0..8 {
+                let sum = per_cpu.iter().map(|b| b[tc]).sum();
+                p.counters.insert(format!("queue_drop_bytes[{tc}]"), sum);
+            }
+        }
         let slot = usize::from(p.port_id);
-        let modelled = slot < dataplane_common::lossless::MODEL_PORTS
-            && pinned
-                .port_buf
-                .get(&(slot as u32), 0)
-                .map(|b| b.enabled != 0)
-                .unwrap_or(false);
-        if modelled {
+        if modelled(&pinned, slot) {
             for tc in 0..8usize {
                 if let Ok(q) = pinned.queues.get(&((slot * 8 + tc) as u32), 0) {
                     p.counters
@@ -101,8 +106,47 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
         });
     }
     snap.groups.sort_by_key(|g| g.id);
+    add_watermarks(instance, &mut snap, &pinned);
     if pinned.pfc_path.get(&0, 0).ok() == Some(dataplane_common::buffer::PFC_PATH_DATAPLANE) {
         snap.pfc_tx_path = "dataplane".into();
     }
     Ok(snap)
+}
+
+/// The watermarks of every port in the buffer model (none when the data
+/// plane has no `WATERMARKS` map: an older build).
+fn add_watermarks(instance: &str, snap: &mut stats::Snapshot, pinned: &Pinned) {
+    use crate::telemetry::watermarks::{self, Kind, Window};
+    let Ok(f) = watermarks::read(instance) else {
+        return;
+    };
+    let marks = |w: Window, slot: usize| {
+        let m = f.window(w);
+        let of = |k: Kind| std::array::from_fn(|tc| m[slot * 8 + tc][k as usize]);
+        stats::KindMarks {
+            queue_shared: of(Kind::QueueShared),
+            pg_shared: of(Kind::PgShared),
+            pg_headroom: of(Kind::PgHeadroom),
+        }
+    };
+    for p in &mut snap.ports {
+        let slot = usize::from(p.port_id);
+        if modelled(pinned, slot) {
+            p.watermarks = Some(stats::PortWatermarks {
+                periodic: marks(Window::Periodic, slot),
+                persistent: marks(Window::Persistent, slot),
+                user: marks(Window::User, slot),
+            });
+        }
+    }
+}
+
+/// Whether port slot `slot` takes part in the buffer model.
+fn modelled(pinned: &Pinned, slot: usize) -> bool {
+    slot < dataplane_common::lossless::MODEL_PORTS
+        && pinned
+            .port_buf
+            .get(&(slot as u32), 0)
+            .map(|b| b.enabled != 0)
+            .unwrap_or(false)
 }

@@ -127,6 +127,33 @@ pub struct PortStats {
     /// DRE, ~200 us time constant), percent of `speed_mbps`.
     pub tx_utilisation_pct: Option<f64>,
     pub counters: BTreeMap<String, u64>,
+    /// Buffer watermarks (ports in the buffer model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watermarks: Option<PortWatermarks>,
+}
+
+/// A port's buffer watermarks in bytes, per TC (`telemetry::watermarks`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PortWatermarks {
+    /// Since the last watermark interval.
+    pub periodic: KindMarks,
+    /// Since the data plane started or the last `clear ...
+    /// persistent-watermark`.
+    pub persistent: KindMarks,
+    /// Since the last `clear ... watermark` (what `show ... watermark`
+    /// prints).
+    pub user: KindMarks,
+}
+
+/// One window's marks by kind, per TC.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KindMarks {
+    /// The port's egress queue, shared occupancy.
+    pub queue_shared: [u32; NUM_TC],
+    /// The port's ingress PG, shared occupancy.
+    pub pg_shared: [u32; NUM_TC],
+    /// The port's ingress PG, headroom occupancy.
+    pub pg_headroom: [u32; NUM_TC],
 }
 
 #[derive(Debug, Serialize)]
@@ -166,6 +193,7 @@ impl Snapshot {
                     speed_mbps: 0,
                     tx_utilisation_pct: None,
                     counters: port_fields(&c).into_iter().chain(fwd_fields(&f)).collect(),
+                    watermarks: None,
                 })
                 .collect(),
             groups: Vec::new(),

@@ -150,3 +150,22 @@ pub fn finish(name: &str, failures: Vec<String>) {
     }
     println!("{name}: all assertions hold");
 }
+
+/// GET /metrics from a controller's default endpoint (127.0.0.1:9464) in
+/// namespace `ns`.
+pub fn get_metrics(ns: &testbed::netns::Netns) -> String {
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            use std::io::{Read, Write};
+            let _in = ns.enter().unwrap();
+            let mut c = std::net::TcpStream::connect("127.0.0.1:9464").expect("metrics endpoint");
+            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                .unwrap();
+            let mut body = String::new();
+            c.read_to_string(&mut body).unwrap();
+            body
+        })
+        .join()
+        .unwrap()
+    })
+}

@@ -1,0 +1,160 @@
+//! `show buffer configuration` (mmuconfig -l): the shared pool and the
+//! buffer profiles of the priority groups in force in the data plane
+//! (read from its tables), each as a headerless field/value table.
+//!
+//! The tables carry values, not SONiC's profile names: profiles are named
+//! as SONiC's buffer manager names them, `pg_lossless_<speed>_profile`
+//! (SONiC adds the cable length, which the tables do not keep) and
+//! `ingress_lossy_profile`, with `_<n>` when several differ.
+
+use anyhow::{Context, Result};
+use dataplane_common::buffer::{PortBuffer, NUM_TC};
+use dataplane_common::lossless::{BufferProfile, SharedPool, MODEL_PORTS, TH_STATIC};
+use dataplane_common::names;
+use serde_json::{json, Map, Value};
+
+use super::table::{natural_cmp, plain};
+use super::{Ctx, Output, Target};
+use crate::telemetry::counters::{open_pinned, Pinned};
+
+pub const TARGETS: &[Target] = &[Target {
+    name: "buffer configuration",
+    args: None,
+    about: "buffer pool and PG buffer profiles in force (mmuconfig -l)",
+    show,
+    clear: None,
+}];
+
+/// The buffer model's tables of a running instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferTables {
+    /// Ports in the model (name, configuration), in SONiC's order.
+    pub ports: Vec<(String, PortBuffer)>,
+    pub pool: SharedPool,
+}
+
+/// Reads the buffer model's tables (an error when the instance has none).
+pub fn tables(ctx: &Ctx) -> Result<BufferTables> {
+    let pinned = Pinned::open(&ctx.instance)?;
+    let mut ports = Vec::new();
+    for item in pinned.port_config.iter() {
+        let (ifindex, cfg) = item?;
+        let slot = usize::from(cfg.port_id);
+        if slot >= MODEL_PORTS {
+            continue;
+        }
+        let pb = pinned.port_buf.get(&(slot as u32), 0)?;
+        if pb.enabled != 0 {
+            let name = crate::sys::ifname(ifindex).unwrap_or_else(|| format!("ifindex{ifindex}"));
+            ports.push((name, pb));
+        }
+    }
+    ports.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    let pool: aya::maps::Array<_, SharedPool> =
+        aya::maps::Array::try_from(open_pinned(&ctx.instance, names::map::POOL)?)?;
+    let pool = pool.get(&0, 0).context("reading the shared pool")?;
+    Ok(BufferTables { ports, pool })
+}
+
+/// Distinct values of `each` over every port and TC, in order of first
+/// use, named `base` (or `base_<n>` past the first when several share
+/// it); `base_of` gives a value's base name.
+pub fn distinct<T: PartialEq + Copy>(
+    t: &BufferTables,
+    each: impl Fn(&PortBuffer, usize) -> Option<T>,
+    base_of: impl Fn(&PortBuffer, &T) -> String,
+) -> Vec<(String, T)> {
+    let mut out: Vec<(String, T)> = Vec::new();
+    let mut bases: Vec<String> = Vec::new();
+    for (_, pb) in &t.ports {
+        for tc in 0..NUM_TC {
+            let Some(v) = each(pb, tc) else { continue };
+            if out.iter().any(|(_, o)| *o == v) {
+                continue;
+            }
+            let base = base_of(pb, &v);
+            let n = bases.iter().filter(|b| **b == base).count();
+            bases.push(base.clone());
+            let name = if n == 0 { base } else { format!("{base}_{n}") };
+            out.push((name, v));
+        }
+    }
+    out
+}
+
+/// A BUFFER_PROFILE's fields as SONiC names them.
+fn profile_fields(p: &BufferProfile) -> Vec<(String, String)> {
+    let mut v = vec![
+        ("pool".to_string(), "ingress_lossless_pool".to_string()),
+        ("size".to_string(), p.size.to_string()),
+    ];
+    if p.lossless != 0 {
+        v.push(("xon".into(), p.xon.to_string()));
+        v.push(("xoff".into(), p.xoff.to_string()));
+        v.push(("xon_offset".into(), p.xon_offset.to_string()));
+    }
+    if p.mode == TH_STATIC {
+        v.push(("static_th".into(), p.static_th.to_string()));
+    } else {
+        v.push(("dynamic_th".into(), p.dynamic_th.to_string()));
+    }
+    v
+}
+
+/// mmuconfig -l of the pool and the PG profiles (its "No ... information
+/// available" lines when no port is in the buffer model).
+pub fn render(t: &BufferTables) -> Output {
+    if t.ports.is_empty() {
+        return Output {
+            text: "No buffer pool information available\nNo buffer profile information available\n"
+                .into(),
+            json: json!({}),
+        };
+    }
+    let pool = vec![
+        ("mode".to_string(), "dynamic".to_string()),
+        ("size".to_string(), t.pool.size.to_string()),
+        ("type".to_string(), "ingress".to_string()),
+    ];
+    let profiles = distinct(
+        t,
+        |pb, tc| Some(pb.pg_profile[tc]),
+        |pb, p| {
+            if p.lossless != 0 {
+                format!("pg_lossless_{}_profile", pb.speed_mbps)
+            } else {
+                "ingress_lossy_profile".into()
+            }
+        },
+    );
+    let mut blocks = vec![("Pool: ingress_lossless_pool".to_string(), pool)];
+    for (name, p) in &profiles {
+        blocks.push((format!("Profile: {name}"), profile_fields(p)));
+    }
+    render_blocks(&blocks)
+}
+
+/// `Title:` lines each followed by a headerless table and a blank line,
+/// as ecnconfig and mmuconfig print them; JSON: {name: {field: value}}.
+pub fn render_blocks(blocks: &[(String, Vec<(String, String)>)]) -> Output {
+    let mut text = String::new();
+    let mut json = Map::new();
+    for (title, fields) in blocks {
+        let rows: Vec<Vec<String>> = fields
+            .iter()
+            .map(|(k, v)| vec![k.clone(), v.clone()])
+            .collect();
+        text.push_str(&format!("{title}\n{}\n\n", plain(&rows)));
+        let name = title.split_once(": ").map(|x| x.1).unwrap_or(title);
+        let m: Map<String, Value> = fields.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        json.insert(name.to_string(), Value::Object(m));
+    }
+    Output {
+        text,
+        json: Value::Object(json),
+    }
+}
+
+fn show(ctx: &Ctx) -> Result<Output> {
+    Ok(render(&tables(ctx)?))
+}

@@ -1,0 +1,142 @@
+//! `show queue [persistent-]watermark unicast` and `show priority-group
+//! [persistent-]watermark shared|headroom` (watermarkstat): per port, the
+//! peak bytes of each unicast queue / priority group since the last clear
+//! of that window. Ports outside the buffer model have no buffer: N/A.
+
+use anyhow::Result;
+use serde_json::{json, Map, Value};
+
+use super::table::simple;
+use super::{Ctx, Output, Target};
+use crate::telemetry::stats::{KindMarks, PortWatermarks, Snapshot};
+use crate::telemetry::watermarks::{self, Kind, Reset};
+
+/// One watermarkstat type (`-t`) in one window (`-p`).
+pub struct WmType {
+    /// watermarkstat's title line.
+    pub message: &'static str,
+    /// Column prefix: UC (unicast queue) or PG.
+    pub prefix: &'static str,
+    pub kind: Kind,
+    pub persistent: bool,
+}
+
+/// watermarkstat's titles.
+const Q: &str = "Egress shared pool occupancy per unicast queue:";
+const PGS: &str = "Ingress shared pool occupancy per PG:";
+const PGH: &str = "Ingress headroom per PG:";
+
+const fn k(message: &'static str, prefix: &'static str, kind: Kind, persistent: bool) -> WmType {
+    WmType {
+        message,
+        prefix,
+        kind,
+        persistent,
+    }
+}
+
+/// Every watermark target: its name, help and what it shows.
+pub const WINDOWS: [(&str, &str, WmType); 6] = [
+    ("queue watermark unicast", "peak shared bytes per unicast queue since the last clear (watermarkstat -t q_shared_uni)", k(Q, "UC", Kind::QueueShared, false)),
+    ("queue persistent-watermark unicast", "the same since start or the last persistent clear", k(Q, "UC", Kind::QueueShared, true)),
+    ("priority-group watermark shared", "peak shared bytes per ingress PG since the last clear (-t pg_shared)", k(PGS, "PG", Kind::PgShared, false)),
+    ("priority-group watermark headroom", "peak headroom bytes per ingress PG since the last clear (-t pg_headroom)", k(PGH, "PG", Kind::PgHeadroom, false)),
+    ("priority-group persistent-watermark shared", "the same since start or the last persistent clear", k(PGS, "PG", Kind::PgShared, true)),
+    ("priority-group persistent-watermark headroom", "the same since start or the last persistent clear", k(PGH, "PG", Kind::PgHeadroom, true)),
+];
+
+/// The target of `WINDOWS[$i]`.
+macro_rules! window {
+    ($i:literal) => {
+        Target {
+            name: WINDOWS[$i].0,
+            args: None,
+            about: WINDOWS[$i].1,
+            show: |ctx| show(ctx, &WINDOWS[$i].2),
+            clear: Some(|ctx| clear(ctx, &WINDOWS[$i].2)),
+        }
+    };
+}
+
+pub const TARGETS: &[Target] = &[
+    window!(0),
+    window!(1),
+    window!(2),
+    window!(3),
+    window!(4),
+    window!(5),
+];
+
+/// A port's marks of one kind per TC; `None`: not in the buffer model.
+pub type WmRow = (String, Option<[u32; 8]>);
+
+/// The rows of a snapshot for `k`, in SONiC's port order.
+pub fn rows(snap: &Snapshot, k: &WmType) -> Vec<WmRow> {
+    let pick = |w: &PortWatermarks| -> [u32; 8] {
+        let m: &KindMarks = if k.persistent { &w.persistent } else { &w.user };
+        match k.kind {
+            Kind::QueueShared => m.queue_shared,
+            Kind::PgShared => m.pg_shared,
+            Kind::PgHeadroom => m.pg_headroom,
+        }
+    };
+    super::ports_sorted(snap)
+        .into_iter()
+        .map(|p| (p.name.clone(), p.watermarks.as_ref().map(pick)))
+        .collect()
+}
+
+/// watermarkstat's title and table; JSON: its list of `{Port, UC0..}`.
+pub fn render(rows: &[WmRow], k: &WmType) -> Output {
+    let headers: Vec<String> = std::iter::once("Port".to_string())
+        .chain((0..8).map(|i| format!("{}{i}", k.prefix)))
+        .collect();
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let cells = |v: &Option<[u32; 8]>| -> Vec<String> {
+        (0..8)
+            .map(|i| match v {
+                Some(v) => v[i].to_string(),
+                None => "N/A".to_string(),
+            })
+            .collect()
+    };
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(port, v)| std::iter::once(port.clone()).chain(cells(v)).collect())
+        .collect();
+    let json: Vec<Value> = rows
+        .iter()
+        .map(|(port, v)| {
+            let mut m = Map::new();
+            m.insert("Port".into(), json!(port));
+            for (i, c) in cells(v).into_iter().enumerate() {
+                let val = match v {
+                    Some(v) => json!(v[i]),
+                    None => json!(c),
+                };
+                m.insert(headers[i + 1].clone(), val);
+            }
+            Value::Object(m)
+        })
+        .collect();
+    Output {
+        text: format!("{}\n{}\n", k.message, simple(&h, &table)),
+        json: Value::Array(json),
+    }
+}
+
+fn show(ctx: &Ctx, k: &WmType) -> Result<Output> {
+    let snap = ctx.snapshot()?;
+    Ok(render(&rows(&snap, k), k))
+}
+
+fn clear(ctx: &Ctx, k: &WmType) -> Result<String> {
+    let kinds = [k.kind];
+    let reset = if k.persistent {
+        Reset::Persistent(&kinds)
+    } else {
+        Reset::User(&kinds)
+    };
+    watermarks::fold(&ctx.instance, reset)?;
+    Ok(String::new())
+}

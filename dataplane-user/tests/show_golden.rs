@@ -1,0 +1,311 @@
+//! Golden files of every `dataplane show` layout: each renderer, given a
+//! fixed snapshot, must print exactly `tests/golden/<name>.txt` (SONiC's
+//! text) and `<name>.json`.
+//!
+//! Regenerate after an intended change of a layout, then review the diff:
+//!
+//!     UPDATE_GOLDEN=1 cargo test -p dataplane-user --test show_golden
+//!
+//! The tables' drawing itself is checked against Python's tabulate in
+//! `show/tabulate.rs` (a module of this test binary).
+
+#[path = "show/tabulate.rs"]
+mod tabulate;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use dataplane_common::buffer::PortBuffer;
+use dataplane_common::lossless::{
+    BufferProfile, SharedPool, WredProfile, ECN_GREEN, TH_DYNAMIC, TH_STATIC,
+};
+use dataplane_user::show::{self, baseline::Baseline, buffer, ecn, pfc_counters, queue_counters};
+use dataplane_user::show::{watermark, Output};
+use dataplane_user::telemetry::stats::{KindMarks, PortStats, PortWatermarks, Snapshot};
+
+/// Compares (or, with UPDATE_GOLDEN=1, writes) `tests/golden/<name>.txt`
+/// and `.json`.
+fn golden(name: &str, out: &Output) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let json = format!("{}\n", serde_json::to_string_pretty(&out.json).unwrap());
+    for (ext, got) in [("txt", &out.text), ("json", &json)] {
+        let path = dir.join(format!("{name}.{ext}"));
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (UPDATE_GOLDEN=1 cargo test -p dataplane-user --test show_golden writes it)",
+                path.display()
+            )
+        });
+        assert!(
+            *got == want,
+            "{} differs from the renderer's output:\n--- want\n{want}\n--- got\n{got}\n\
+             (if the change is intended: UPDATE_GOLDEN=1 cargo test -p dataplane-user --test show_golden)",
+            path.display()
+        );
+    }
+}
+
+fn marks(base: u32) -> KindMarks {
+    KindMarks {
+        queue_shared: std::array::from_fn(|tc| if tc == 3 { base * 97 } else { tc as u32 }),
+        pg_shared: std::array::from_fn(|tc| if tc == 3 { base * 41 } else { 0 }),
+        pg_headroom: std::array::from_fn(|tc| if tc == 3 { base * 7 } else { 0 }),
+    }
+}
+
+/// Three ports, listed out of natural order; Ethernet4 outside the buffer
+/// model.
+fn snapshot() -> Snapshot {
+    let port = |name: &str, id: u16, k: u64, modelled: bool| {
+        let mut c = BTreeMap::new();
+        for i in 0..8u64 {
+            c.insert(format!("rx_pfc[{i}]"), k * 1_000 * i + i);
+            c.insert(format!("tx_pfc[{i}]"), k * 123_457 * i);
+            c.insert(format!("tx_tc_pkts[{i}]"), k * 1_000_003 * (i + 1));
+            c.insert(format!("tx_tc_bytes[{i}]"), k * 1_024_000_417 * (i + 1));
+            c.insert(format!("wred_drop[{i}]"), k * i);
+            c.insert(format!("drop_shared_full[{i}]"), k * 2 * i);
+            c.insert(format!("drop_headroom[{i}]"), if i == 3 { k } else { 0 });
+            c.insert(format!("wd_drop[{i}]"), if i == 4 { 5 * k } else { 0 });
+            c.insert(format!("queue_drop_bytes[{i}]"), k * 1500 * (3 * i + 1));
+        }
+        PortStats {
+            name: name.into(),
+            ifindex: 10 + u32::from(id),
+            port_id: id,
+            speed_mbps: 100_000,
+            tx_utilisation_pct: None,
+            counters: c,
+            watermarks: modelled.then(|| PortWatermarks {
+                periodic: marks(k as u32),
+                persistent: marks(3 * k as u32),
+                user: marks(2 * k as u32),
+            }),
+        }
+    };
+    Snapshot {
+        instance: "golden".into(),
+        ports: vec![
+            port("Ethernet8", 2, 3, true),
+            port("Ethernet0", 0, 1, true),
+            port("Ethernet4", 1, 2, false),
+        ],
+        groups: Vec::new(),
+        unknown_port: 0,
+        bad_port_id: 0,
+        pfc_tx_path: "dataplane".into(),
+    }
+}
+
+/// A baseline half-way: every counter at half its value (Ethernet4 has
+/// none: shown whole).
+fn baseline(s: &Snapshot) -> Baseline {
+    Baseline {
+        time: "2026-11-26 22:00:00.123456".into(),
+        dataplane: 1,
+        ports: s
+            .ports
+            .iter()
+            .filter(|p| p.name != "Ethernet4")
+            .map(|p| {
+                let c = p.counters.iter().map(|(k, v)| (k.clone(), v / 2)).collect();
+                (p.name.clone(), c)
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn pfc_counters() {
+    let s = snapshot();
+    golden(
+        "pfc_counters",
+        &pfc_counters::render(&pfc_counters::rows(&s, None), None),
+    );
+    let b = baseline(&s);
+    golden(
+        "pfc_counters_since_clear",
+        &pfc_counters::render(&pfc_counters::rows(&s, Some(&b)), Some(&b.time)),
+    );
+}
+
+#[test]
+fn queue_counters() {
+    let s = snapshot();
+    golden(
+        "queue_counters",
+        &queue_counters::render(&queue_counters::rows(&s, None), None),
+    );
+    let b = baseline(&s);
+    golden(
+        "queue_counters_since_clear",
+        &queue_counters::render(&queue_counters::rows(&s, Some(&b)), Some(&b.time)),
+    );
+}
+
+#[test]
+fn watermarks() {
+    let s = snapshot();
+    for (name, _, k) in &watermark::WINDOWS {
+        let file = name.replace([' ', '-'], "_");
+        golden(&file, &watermark::render(&watermark::rows(&s, k), k));
+    }
+}
+
+fn lossless_profile(xoff: u32) -> BufferProfile {
+    BufferProfile {
+        size: 0,
+        xon: 18_432,
+        xoff,
+        xon_offset: 3072,
+        static_th: 0,
+        dynamic_th: 0,
+        mode: TH_DYNAMIC,
+        lossless: 1,
+        _pad: 0,
+    }
+}
+
+/// Two ports of different speeds: lossless PGs 3 and 4, lossy PGs with a
+/// static threshold on one port.
+fn tables() -> buffer::BufferTables {
+    let lossy = BufferProfile {
+        size: 0,
+        xon: 0,
+        xoff: 0,
+        xon_offset: 0,
+        static_th: 0,
+        dynamic_th: 3,
+        mode: TH_DYNAMIC,
+        lossless: 0,
+        _pad: 0,
+    };
+    let off = WredProfile {
+        green_min_threshold: u32::MAX,
+        green_max_threshold: u32::MAX,
+        green_drop_probability: 0,
+        ecn: 0,
+        wred_green_enable: 0,
+        _pad: 0,
+    };
+    let custom = WredProfile {
+        green_min_threshold: 150_000,
+        green_max_threshold: 1_500_000,
+        green_drop_probability: 20,
+        ecn: ECN_GREEN,
+        wred_green_enable: 0,
+        _pad: 0,
+    };
+    let port = |speed: u32, xoff: u32, lossy: BufferProfile, wred: WredProfile| {
+        let mut pb = PortBuffer {
+            pg_profile: [lossy; 8],
+            wred: [off; 8],
+            speed_mbps: speed,
+            enabled: 1,
+            storm: [0; 8],
+        };
+        for tc in [3, 4] {
+            pb.pg_profile[tc] = lossless_profile(xoff);
+            pb.wred[tc] = wred;
+        }
+        pb
+    };
+    let lossy_static = BufferProfile {
+        mode: TH_STATIC,
+        static_th: 262_144,
+        ..lossy
+    };
+    buffer::BufferTables {
+        ports: vec![
+            (
+                "Ethernet0".into(),
+                port(100_000, 56_320, lossy, WredProfile::AZURE_LOSSLESS),
+            ),
+            (
+                "Ethernet4".into(),
+                port(25_000, 30_720, lossy_static, custom),
+            ),
+        ],
+        pool: SharedPool {
+            size: 16_777_216,
+            used: 4096,
+        },
+    }
+}
+
+#[test]
+fn ecn_and_buffer_configuration() {
+    let t = tables();
+    golden("ecn", &ecn::render(&t, &|_| None));
+    golden(
+        "ecn_named_by_config",
+        &ecn::render(&t, &|w| {
+            (w.green_min_threshold == 150_000).then(|| "ROCE_NVIDIA".to_string())
+        }),
+    );
+    golden("buffer_configuration", &buffer::render(&t));
+    let none = buffer::BufferTables {
+        ports: Vec::new(),
+        pool: SharedPool { size: 0, used: 0 },
+    };
+    golden("buffer_configuration_none", &buffer::render(&none));
+    golden("ecn_none", &ecn::render(&none, &|_| None));
+}
+
+fn msg_of<T>(r: anyhow::Result<T>) -> String {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => format!("{e}"),
+    }
+}
+
+#[test]
+fn unknown_targets_list_the_valid_ones() {
+    let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+    let e = show::find(&words("pfc countres"), false)
+        .err()
+        .expect("unknown target");
+    let msg = format!("{e}");
+    assert!(
+        msg.contains("unknown show target \"pfc countres\""),
+        "{msg}"
+    );
+    for t in show::all() {
+        assert!(msg.contains(t.name), "{msg} lacks {}", t.name);
+    }
+    // ecn has nothing to clear: not a clear target, and not listed as one
+    let e = show::find(&words("ecn"), true)
+        .err()
+        .expect("not clearable");
+    let msg = format!("{e}");
+    assert!(msg.contains("unknown clear target") && msg.contains("clear pfc counters"));
+    assert!(!msg.contains("clear ecn"), "{msg}");
+    assert_eq!(
+        show::find(&words("Queue Watermark Unicast"), true)
+            .unwrap()
+            .0
+            .name,
+        "queue watermark unicast"
+    );
+    // queue counters takes a port (case kept); the others nothing more
+    let w = words("queue counters Ethernet4");
+    let (t, rest) = show::find(&w, false).unwrap();
+    assert_eq!((t.name, rest), ("queue counters", &words("Ethernet4")[..]));
+    assert!(
+        msg_of(show::find(&words("pfc counters Ethernet4"), false)).contains("unknown show target")
+    );
+    assert!(msg_of(show::find(&words("queue counters Ethernet4"), true))
+        .contains("unknown clear target"));
+    assert!(msg_of(show::find(&words("queue"), false)).contains("show queue counters [PORT]"));
+    // names are unique
+    let mut names: Vec<_> = show::all().map(|t| t.name).collect();
+    let n = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), n);
+}
