@@ -10,6 +10,8 @@
 //! | [`tables`] | plan -> tables: forwarding, groups, and the writer of all |
 //! | [`attach`] | attaching through pinned links, pinning, `down` |
 //! | [`lossless`] | buffer-model tables and timer, PFC emission, watchdog |
+//! | [`dcbx`] | DCBX with the hosts: LLDP sockets, agent thread, state |
+//! | [`show`] | `dataplane show` renderers (pure) |
 //! | [`telemetry`] | counters, stats, metrics, drop events |
 //! | [`links`] | link-state notifications (netlink) |
 //! | [`routing`] | routes, neighbours, nexthop objects from the kernel (netlink) -> tables |
@@ -17,12 +19,14 @@
 //! | [`log`] | levels, plain or JSON lines |
 
 pub mod attach;
+pub mod dcbx;
 pub mod links;
 pub mod log;
 pub mod lossless;
 pub mod object;
 pub mod ports;
 pub mod routing;
+pub mod show;
 pub mod sys;
 pub mod tables;
 pub mod telemetry;

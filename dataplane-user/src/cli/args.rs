@@ -89,6 +89,11 @@ pub enum Cmd {
         #[arg(long)]
         history: bool,
     },
+    /// Operator views (temporary entry: `show dcbx` only).
+    Show {
+        #[command(subcommand)]
+        target: ShowCmd,
+    },
     /// Refresh the counters in the terminal, with per-second rates.
     Watch {
         #[command(flatten)]
@@ -151,6 +156,18 @@ pub enum P4Cmd {
         #[arg(long, default_value_t = 9090)]
         thrift_port: u16,
         /// One JSON document instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ShowCmd {
+    /// DCBX per port: the peer, willing bits, PFC and RoCE priorities,
+    /// ETS, mismatches; LLDP counters.
+    Dcbx {
+        #[command(flatten)]
+        which: Instance,
         #[arg(long)]
         json: bool,
     },

@@ -11,7 +11,7 @@ mod up;
 use anyhow::Result;
 use dataplane_user::sys;
 
-use args::{plan_of, Cli, Cmd, ConfigCmd, P4Cmd};
+use args::{plan_of, Cli, Cmd, ConfigCmd, P4Cmd, ShowCmd};
 
 /// Runs one command line.
 pub fn run(cli: Cli) -> Result<()> {
@@ -37,6 +37,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Reload { config } => up::request_reload(&config),
         Cmd::Routes { which, json } => routes::show(&which.name()?, json),
         Cmd::Stats { which, json } => show::stats(&which.name()?, json),
+        Cmd::Show {
+            target: ShowCmd::Dcbx { which, json },
+        } => show::dcbx(&which.name()?, json),
         Cmd::Watch { which, interval } => show::watch(&which.name()?, interval),
         Cmd::Down { which } => show::down(&which.name()?),
         Cmd::Events {

@@ -20,6 +20,20 @@ pub fn stats(instance: &str, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// `dataplane show dcbx`: the DCBX agent's state, as a table or JSON.
+pub fn dcbx(instance: &str, json: bool) -> Result<()> {
+    let s = dataplane_user::dcbx::state::State::load(instance)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&dataplane_user::show::dcbx::json(&s))?
+        );
+    } else {
+        print!("{}", dataplane_user::show::dcbx::table(&s));
+    }
+    Ok(())
+}
+
 /// `dataplane down`: detaches the instance and removes its pins.
 pub fn down(instance: &str) -> Result<()> {
     let n = attach::down(instance)?;

@@ -92,6 +92,9 @@ fn reload(
     {
         anyhow::bail!("routing, [buffer] or [pfcwd] was added or removed: restart `up` for that");
     }
+    if new.dcbx.is_some() != current.dcbx.is_some() {
+        anyhow::bail!("[dcbx] was added, removed, enabled or disabled: restart `up` for that");
+    }
     if new.routing != current.routing {
         anyhow::bail!("[routing] changed: restart `up` for that (the route sync keeps the policy it started with)");
     }
@@ -140,6 +143,18 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         }
     };
     let egress_ok = check_egress_ports(&plan, &running, None);
+    // [dcbx]: LLDP with the hosts on every port (its own thread)
+    let macs: Vec<[u8; 6]> = running.ports.iter().map(|r| r.config.mac).collect();
+    let dcbx = dataplane_user::dcbx::agent::Agent::start(&plan, &macs).context("dcbx")?;
+    if let Some(d) = &plan.dcbx {
+        say(&format!(
+            "dcbx: LLDP with 802.1Qaz TLVs on {} port(s), every {} s (TTL {} s), willing {}",
+            plan.ports.len(),
+            d.tx_interval_s,
+            d.ttl_s,
+            d.willing
+        ));
+    }
     say_ready(&plan, &running);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -154,10 +169,14 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         routes,
         xmit_err: Vec::new(),
         egress_ok,
+        dcbx,
     };
     ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
     ctl.port_up = ports_up(&ctl.plan);
     rt.block_on(ctl.run(links, metrics_listener, stats_interval))?;
+    if let Some(d) = ctl.dcbx.take() {
+        d.stop();
+    }
     lossless.stop();
     let instance = ctl.plan.instance.clone();
     drop(ctl);
@@ -403,6 +422,8 @@ struct Controller {
     xmit_err: Vec<Option<u64>>,
     /// Whether each port takes redirected frames, at the last check.
     egress_ok: Vec<Option<bool>>,
+    /// The DCBX agent (`[dcbx]`).
+    dcbx: Option<dataplane_user::dcbx::agent::Agent>,
 }
 
 /// A file descriptor owned elsewhere, for tokio's readiness.
@@ -561,6 +582,9 @@ impl Controller {
                     new.routes.len(),
                     new.groups.len()
                 ));
+                if let Some(d) = &self.dcbx {
+                    d.update(&new);
+                }
                 self.plan = new;
                 self.config_path = path;
             }
@@ -620,7 +644,14 @@ async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
     use dataplane_user::telemetry::{metrics, serve};
     let stats = std::sync::Arc::new(serve::ServerStats::default());
     serve::serve(listener, serve::Limits::default(), stats, move || {
-        snapshot(&instance).map(|s| metrics::render(&s))
+        snapshot(&instance).map(|s| {
+            let mut text = metrics::render(&s);
+            // [dcbx]: the agent's state, when it runs
+            if let Ok(d) = dataplane_user::dcbx::state::State::load(&instance) {
+                text.push_str(&dataplane_user::show::dcbx::metrics(&d));
+            }
+            text
+        })
     })
     .await
 }
