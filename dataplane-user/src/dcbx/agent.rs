@@ -92,7 +92,13 @@ impl PortAgent {
         self.counters.tlv_unrecognized += u64::from(du.unrecognized);
         if du.ttl == 0 {
             if self.peer.take().is_some() {
-                record(log, "dcbx_peer_gone", &self.name, 0, "the peer sent a shutdown LLDPDU (TTL 0)");
+                record(
+                    log,
+                    "dcbx_peer_gone",
+                    &self.name,
+                    0,
+                    "the peer sent a shutdown LLDPDU (TTL 0)",
+                );
             }
             self.set_mismatches(Mismatches::default(), log);
             return true;
@@ -146,7 +152,10 @@ impl PortAgent {
             let (kind, detail) = if is {
                 ("dcbx_mismatch", self.describe(f))
             } else {
-                ("dcbx_mismatch_cleared", format!("{}: in agreement again", f.name()))
+                (
+                    "dcbx_mismatch_cleared",
+                    format!("{}: in agreement again", f.name()),
+                )
             };
             crate::log::info(&format!("dcbx {}: {kind} {detail}", self.name));
             record(log, kind, &self.name, prio, &detail);
@@ -202,7 +211,13 @@ impl PortAgent {
         if expired {
             self.peer = None;
             self.counters.ageouts += 1;
-            record(log, "dcbx_peer_gone", &self.name, 0, "the peer's TTL ran out");
+            record(
+                log,
+                "dcbx_peer_gone",
+                &self.name,
+                0,
+                "the peer's TTL ran out",
+            );
             self.set_mismatches(Mismatches::default(), log);
         }
         expired
@@ -221,7 +236,11 @@ impl PortAgent {
                 age_s: now.duration_since(*at).as_secs(),
                 config: Side::of(&p.dcbx),
             }),
-            mismatches: self.mismatches.iter().map(|f| f.name().to_string()).collect(),
+            mismatches: self
+                .mismatches
+                .iter()
+                .map(|f| f.name().to_string())
+                .collect(),
             counters: self.counters.clone(),
         }
     }

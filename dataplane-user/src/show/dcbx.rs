@@ -198,7 +198,12 @@ pub fn metrics(s: &State) -> String {
             );
         }
     }
-    fam(&mut out, "dataplane_dcbx_peer", "gauge", "1 while the port has an LLDP peer (within its TTL).");
+    fam(
+        &mut out,
+        "dataplane_dcbx_peer",
+        "gauge",
+        "1 while the port has an LLDP peer (within its TTL).",
+    );
     for p in &s.ports {
         let _ = writeln!(
             out,
@@ -208,24 +213,47 @@ pub fn metrics(s: &State) -> String {
         );
     }
     let counters: [(&str, &str, fn(&PortState) -> u64); 4] = [
-        ("dataplane_lldp_tx_frames_total", "LLDP frames sent.", |p| p.counters.tx_frames),
-        ("dataplane_lldp_rx_frames_total", "LLDP frames received.", |p| p.counters.rx_frames),
-        ("dataplane_lldp_tlv_unrecognized_total", "LLDP TLVs skipped as unknown.", |p| {
-            p.counters.tlv_unrecognized
+        ("dataplane_lldp_tx_frames_total", "LLDP frames sent.", |p| {
+            p.counters.tx_frames
         }),
-        ("dataplane_lldp_ageouts_total", "LLDP peers whose TTL ran out.", |p| {
-            p.counters.ageouts
-        }),
+        (
+            "dataplane_lldp_rx_frames_total",
+            "LLDP frames received.",
+            |p| p.counters.rx_frames,
+        ),
+        (
+            "dataplane_lldp_tlv_unrecognized_total",
+            "LLDP TLVs skipped as unknown.",
+            |p| p.counters.tlv_unrecognized,
+        ),
+        (
+            "dataplane_lldp_ageouts_total",
+            "LLDP peers whose TTL ran out.",
+            |p| p.counters.ageouts,
+        ),
     ];
     for (name, help, get) in counters {
         fam(&mut out, name, "counter", help);
         for p in &s.ports {
-            let _ = writeln!(out, "{name}{{instance=\"{inst}\",port=\"{}\"}} {}", p.port, get(p));
+            let _ = writeln!(
+                out,
+                "{name}{{instance=\"{inst}\",port=\"{}\"}} {}",
+                p.port,
+                get(p)
+            );
         }
     }
-    fam(&mut out, "dataplane_lldp_discarded_total", "counter", "LLDP frames (what=frame) and DCBX TLVs (what=tlv) discarded as malformed, by reason.");
+    fam(
+        &mut out,
+        "dataplane_lldp_discarded_total",
+        "counter",
+        "LLDP frames (what=frame) and DCBX TLVs (what=tlv) discarded as malformed, by reason.",
+    );
     for p in &s.ports {
-        for (what, m) in [("frame", &p.counters.rx_discarded), ("tlv", &p.counters.tlv_discarded)] {
+        for (what, m) in [
+            ("frame", &p.counters.rx_discarded),
+            ("tlv", &p.counters.tlv_discarded),
+        ] {
             for (reason, v) in m {
                 let _ = writeln!(
                     out,
