@@ -1,0 +1,267 @@
+//! DCBX between the controller and the host emulator over veths: a
+//! willing host adopts the switch's configuration and agrees; a host that
+//! is not willing (PFC on another priority) and one that puts RoCE on a
+//! lossy priority are reported as mismatches in `show dcbx`, the event
+//! log and the metrics. tshark (an independent decoder) captures both
+//! directions and decodes the 802.1Qaz fields.
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use testbed::controller::Controller;
+use testbed::host::{run_dcbx_host, DcbxHostCfg, DcbxMismatch};
+use testbed::netns::{veth, Netns};
+
+const PORTS: [(&str, &str, &str, &str); 3] = [
+    ("dcb-p0", "02:00:00:00:d0:00", "dcb-h0", "02:00:00:00:d0:10"),
+    ("dcb-p1", "02:00:00:00:d0:01", "dcb-h1", "02:00:00:00:d0:11"),
+    ("dcb-p2", "02:00:00:00:d0:02", "dcb-h2", "02:00:00:00:d0:12"),
+];
+
+fn mac(s: &str) -> [u8; 6] {
+    dataplane_config::parse_mac(s).unwrap()
+}
+
+fn show_json(bin: &str, ns: &str, instance: &str) -> serde_json::Value {
+    let o = Command::new(bin)
+        .args([
+            "--netns",
+            ns,
+            "show",
+            "dcbx",
+            "--instance",
+            instance,
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn mismatches(v: &serde_json::Value, port: usize) -> Vec<String> {
+    v["ports"][port]["mismatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn dcbx_with_willing_and_mismatching_hosts() {
+    let bin = testbed::dataplane_bin();
+    let sw = Netns::create("dcbsw").unwrap();
+    let h = Netns::create("dcbh").unwrap();
+    for (p, pm, hp, hm) in PORTS {
+        veth(&sw, p, pm, &h, hp, hm).unwrap();
+    }
+    // tshark on the willing host's port: both directions
+    let pcap = std::env::temp_dir().join(format!("dcb-{}.pcap", std::process::id()));
+    let _ = std::fs::remove_file(&pcap);
+    let mut tshark = Command::new("ip")
+        .args(["netns", "exec", &h.name, "tshark", "-n", "-i", "dcb-h0"])
+        .args(["-f", "ether proto 0x88cc", "-a", "duration:5", "-w"])
+        .arg(&pcap)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tshark (installed by `cargo xtask setup`)");
+    std::thread::sleep(Duration::from_millis(800));
+
+    let stop = AtomicBool::new(false);
+    let cfgs: Vec<DcbxHostCfg> = PORTS
+        .iter()
+        .zip([
+            None,
+            Some(DcbxMismatch::NotWilling { pfc_enable: 0x08 }),
+            Some(DcbxMismatch::RocePriority(1)),
+        ])
+        .map(|((_, _, hp, hm), mm)| DcbxHostCfg {
+            mismatch: mm,
+            system_name: format!("host-{hp}"),
+            ..DcbxHostCfg::willing(hp, mac(hm))
+        })
+        .collect();
+    let instance = format!("dcb{}", std::process::id());
+    let config = format!(
+        "[switch]\nname = \"{instance}\"\n\n{}\n[dcbx]\ntx_interval_s = 30\n",
+        PORTS
+            .iter()
+            .map(|(p, ..)| format!("[[port]]\nname = \"{p}\"\npfc_enable = \"3,4\"\n"))
+            .collect::<String>()
+    );
+    /// Stops the hosts however the scope ends (a failed assertion too).
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let reports = std::thread::scope(|s| {
+        let stopper = StopOnDrop(&stop);
+        let hosts: Vec<_> = cfgs
+            .iter()
+            .map(|c| {
+                let (h, stop) = (&h, &stop);
+                s.spawn(move || {
+                    let _in = h.enter().unwrap();
+                    run_dcbx_host(c, stop).unwrap()
+                })
+            })
+            .collect();
+        let ctl = Controller::start(bin.as_ref(), &sw, &instance, &config, "dcb").unwrap();
+        // the hosts answer the first switch frame at once
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let v = loop {
+            let v = show_json(&bin, &sw.name, &instance);
+            let done = (0..3).all(|i| v["ports"][i]["peer"].is_object())
+                && !mismatches(&v, 1).is_empty()
+                && !mismatches(&v, 2).is_empty();
+            if done || Instant::now() > deadline {
+                break v;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        assert!(mismatches(&v, 0).is_empty(), "{v:#}");
+        assert_eq!(
+            v["ports"][0]["peer"]["config"]["pfc_enable"],
+            serde_json::json!([3, 4])
+        );
+        assert_eq!(v["ports"][0]["peer"]["config"]["roce_priority"], 3);
+        assert_eq!(v["ports"][0]["peer"]["system_name"], "host-dcb-h0");
+        assert_eq!(mismatches(&v, 1), ["pfc_enable", "willing"], "{v:#}");
+        assert_eq!(mismatches(&v, 2), ["roce_priority"], "{v:#}");
+        // the table
+        let o = Command::new(&bin)
+            .args(["--netns", &sw.name, "show", "dcbx", "--instance", &instance])
+            .output()
+            .unwrap();
+        let table = String::from_utf8_lossy(&o.stdout).to_string();
+        eprintln!("{table}");
+        assert!(table
+            .lines()
+            .any(|l| l.starts_with("dcb-p2") && l.contains("roce_priority")));
+        // the event log
+        let o = Command::new(&bin)
+            .args(["--netns", &sw.name, "events", "--instance", &instance])
+            .args(["--history", "--timeout", "0.5"])
+            .output()
+            .unwrap();
+        let ev = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(
+            ev.lines().any(|l| l.contains("dcb-p1")
+                && l.contains("dcbx_mismatch")
+                && l.contains("pfc_enable")),
+            "{ev}"
+        );
+        assert!(
+            ev.lines()
+                .any(|l| l.contains("dcb-p2") && l.contains("roce_priority")),
+            "{ev}"
+        );
+        // the metrics
+        let metrics = {
+            let _in = sw.enter().unwrap();
+            use std::io::{Read, Write};
+            let mut c = std::net::TcpStream::connect("127.0.0.1:9464").unwrap();
+            c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+            let mut s = String::new();
+            c.read_to_string(&mut s).unwrap();
+            s
+        };
+        for (port, field, v) in [
+            ("dcb-p1", "pfc_enable", 1),
+            ("dcb-p2", "roce_priority", 1),
+            ("dcb-p0", "pfc_enable", 0),
+        ] {
+            let line = format!(
+                "dataplane_dcbx_mismatch{{instance=\"{instance}\",port=\"{port}\",field=\"{field}\"}} {v}"
+            );
+            assert!(metrics.lines().any(|l| l == line), "{line} not in metrics");
+        }
+        ctl.stop("dcb");
+        // the shutdown LLDPDU reaches the hosts
+        std::thread::sleep(Duration::from_millis(300));
+        drop(stopper);
+        hosts
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    // the willing host runs the switch's configuration
+    let adv = reports[0].advertised.unwrap();
+    assert_eq!(adv.pfc.unwrap().enable, 0x18);
+    assert!(reports.iter().all(|r| r.malformed == 0));
+    // the controller's shutdown LLDPDU (TTL 0) reached the hosts
+    assert_eq!(reports[0].switch.unwrap().ttl, 0);
+
+    // tshark decodes both directions
+    let _ = tshark.wait();
+    let o = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .arg("-V")
+        .output()
+        .unwrap();
+    if std::env::var_os("DCB_KEEP").is_none() {
+        let _ = std::fs::remove_file(&pcap);
+    }
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let blocks: Vec<&str> = text.split("\nFrame ").collect();
+    let from = |src: &str| -> Vec<&str> {
+        blocks
+            .iter()
+            .copied()
+            .filter(|b| b.contains(&format!("Src: {src}")))
+            .collect()
+    };
+    let switch = from(PORTS[0].1);
+    let host = from(PORTS[0].3);
+    assert!(!switch.is_empty() && !host.is_empty(), "{text}");
+    let has = |b: &str, lines: &[&str]| {
+        for l in lines {
+            assert!(
+                b.lines().any(|x| x.trim() == *l),
+                "tshark -V lacks {l:?}:\n{b}"
+            );
+        }
+    };
+    // the switch: not willing, PFC on 3 and 4, 8 TCs, ETS 12/13 %,
+    // recommendation, RoCE (UDP 4791 = 0x12b7) on 3
+    has(
+        switch[0],
+        &[
+            "IEEE - ETS Configuration",
+            ".... .000 = Maximum Number of Traffic Classes: 8 (0x0)",
+            "Bandwidth for PGID 0: 12",
+            "Bandwidth for PGID 7: 13",
+            "TSA for Traffic Class 3: Enhanced Transmission Selection (2)",
+            "IEEE - ETS Recommendation",
+            "IEEE - Priority Flow Control Configuration",
+            "0... .... = Willing: No",
+            ".... 1000 = Max PFC Enabled Traffic Classes: 8",
+            ".... 1... = PFC for Priority 3: Enabled",
+            "...1 .... = PFC for Priority 4: Enabled",
+            ".... ...0 = PFC for Priority 0: Disabled",
+            "IEEE - Application Protocol",
+            "011. .... = Application Priority: 3",
+            ".... .011 = Application Selector: Port over UDP/DCCP (3)",
+            "Application Protocol Id: 0x12b7",
+        ],
+    );
+    // the willing host, after adopting: the same PFC vector and RoCE
+    // priority, willing
+    let adopted = host.last().unwrap();
+    has(
+        adopted,
+        &[
+            "1... .... = Willing: Yes",
+            ".... 1... = PFC for Priority 3: Enabled",
+            "...1 .... = PFC for Priority 4: Enabled",
+            "011. .... = Application Priority: 3",
+            "Application Protocol Id: 0x12b7",
+        ],
+    );
+}
