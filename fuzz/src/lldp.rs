@@ -138,7 +138,10 @@ pub fn seed_frames() -> Vec<(String, Vec<u8>)> {
         let n = lldp::encode(&du, SRC, &mut buf).unwrap_or(0);
         let f = &buf[..n];
         out.push((format!("{name}-frame"), [&[0u8][..], f].concat()));
-        out.push((format!("{name}-tlvs"), [&[1u8][..], &f[14 + 8 + 7 + 4..]].concat()));
+        out.push((
+            format!("{name}-tlvs"),
+            [&[1u8][..], &f[14 + 8 + 7 + 4..]].concat(),
+        ));
         out.push((format!("{name}-cut"), [&[0u8][..], &f[..n / 2]].concat()));
     }
     out

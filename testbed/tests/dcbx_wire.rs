@@ -3,7 +3,11 @@
 //! is not willing (PFC on another priority) and one that puts RoCE on a
 //! lossy priority are reported as mismatches in `show dcbx`, the event
 //! log and the metrics. tshark (an independent decoder) captures both
-//! directions and decodes the 802.1Qaz fields.
+//! directions and decodes the 802.1Qaz fields. A fourth port has lldpad
+//! (open-lldp, what Linux hosts run) as its peer: it decodes every TLV the
+//! switch sends; on a veth it sends no 802.1Qaz TLVs of its own (veth has
+//! no DCB netlink operations: "Device not capable"), so the switch reports
+//! `pfc_absent` for it.
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +22,58 @@ const PORTS: [(&str, &str, &str, &str); 3] = [
     ("dcb-p1", "02:00:00:00:d0:01", "dcb-h1", "02:00:00:00:d0:11"),
     ("dcb-p2", "02:00:00:00:d0:02", "dcb-h2", "02:00:00:00:d0:12"),
 ];
+
+/// The port whose peer is lldpad, in a namespace of its own.
+const LLDPAD_PORT: (&str, &str, &str, &str) =
+    ("dcb-p3", "02:00:00:00:d0:03", "dcb-l3", "02:00:00:00:d0:13");
+
+/// lldpad in `ns` (no PID file, its own config file), killed on drop.
+struct Lldpad {
+    child: std::process::Child,
+    conf: std::path::PathBuf,
+}
+
+impl Lldpad {
+    fn start(ns: &Netns, ifname: &str) -> Lldpad {
+        let conf = std::env::temp_dir().join(format!("dcb-lldpad-{}.conf", std::process::id()));
+        let _ = std::fs::remove_file(&conf);
+        let child = Command::new("ip")
+            .args(["netns", "exec", &ns.name, "lldpad", "-p", "-t", "-f"])
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("lldpad (installed by `cargo xtask setup`)");
+        let l = Lldpad { child, conf };
+        // its control socket comes up after a moment
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let o = Command::new("ip")
+                .args(["netns", "exec", &ns.name, "lldptool", "-L", "-i", ifname])
+                .arg("adminStatus=rxtx")
+                .output()
+                .unwrap();
+            if o.status.success() {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "lldptool: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        l
+    }
+}
+
+impl Drop for Lldpad {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.conf);
+    }
+}
 
 fn mac(s: &str) -> [u8; 6] {
     dataplane_config::parse_mac(s).unwrap()
@@ -54,9 +110,13 @@ fn dcbx_with_willing_and_mismatching_hosts() {
     let bin = testbed::dataplane_bin();
     let sw = Netns::create("dcbsw").unwrap();
     let h = Netns::create("dcbh").unwrap();
+    let l = Netns::create("dcbl").unwrap();
     for (p, pm, hp, hm) in PORTS {
         veth(&sw, p, pm, &h, hp, hm).unwrap();
     }
+    let (lp, lpm, lh, lhm) = LLDPAD_PORT;
+    veth(&sw, lp, lpm, &l, lh, lhm).unwrap();
+    let _lldpad = Lldpad::start(&l, lh);
     // tshark on the willing host's port: both directions
     let pcap = std::env::temp_dir().join(format!("dcb-{}.pcap", std::process::id()));
     let _ = std::fs::remove_file(&pcap);
@@ -89,6 +149,7 @@ fn dcbx_with_willing_and_mismatching_hosts() {
         "[switch]\nname = \"{instance}\"\n\n{}\n[dcbx]\ntx_interval_s = 30\n",
         PORTS
             .iter()
+            .chain([&LLDPAD_PORT])
             .map(|(p, ..)| format!("[[port]]\nname = \"{p}\"\npfc_enable = \"3,4\"\n"))
             .collect::<String>()
     );
@@ -116,7 +177,7 @@ fn dcbx_with_willing_and_mismatching_hosts() {
         let deadline = Instant::now() + Duration::from_secs(10);
         let v = loop {
             let v = show_json(&bin, &sw.name, &instance);
-            let done = (0..3).all(|i| v["ports"][i]["peer"].is_object())
+            let done = (0..4).all(|i| v["ports"][i]["peer"].is_object())
                 && !mismatches(&v, 1).is_empty()
                 && !mismatches(&v, 2).is_empty();
             if done || Instant::now() > deadline {
@@ -133,6 +194,29 @@ fn dcbx_with_willing_and_mismatching_hosts() {
         assert_eq!(v["ports"][0]["peer"]["system_name"], "host-dcb-h0");
         assert_eq!(mismatches(&v, 1), ["pfc_enable", "willing"], "{v:#}");
         assert_eq!(mismatches(&v, 2), ["roce_priority"], "{v:#}");
+        // lldpad: a peer without DCBX TLVs on a veth
+        assert_eq!(v["ports"][3]["peer"]["chassis"], LLDPAD_PORT.3, "{v:#}");
+        assert_eq!(mismatches(&v, 3), ["pfc_absent"], "{v:#}");
+        // ... which decodes ours as sent
+        let o = Command::new("ip")
+            .args(["netns", "exec", &l.name, "lldptool", "-t", "-n", "-i", lh])
+            .output()
+            .unwrap();
+        let heard = String::from_utf8_lossy(&o.stdout).to_string();
+        for want in [
+            "IEEE 8021QAZ ETS Configuration TLV",
+            "TC Bandwidth: 12% 12% 12% 12% 13% 13% 13% 13%",
+            "IEEE 8021QAZ ETS Recommendation TLV",
+            "IEEE 8021QAZ PFC TLV",
+            "PFC enabled: 3 4",
+            "Prio 3 \t Sel 3 \t P-ID\t UDP or DCCP Port: 4791",
+            "Prio:3 \t dscp:  03,",
+        ] {
+            assert!(
+                heard.contains(want),
+                "lldptool -t -n lacks {want:?}:\n{heard}"
+            );
+        }
         // the table
         let o = Command::new(&bin)
             .args(["--netns", &sw.name, "show", "dcbx", "--instance", &instance])
