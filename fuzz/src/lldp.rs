@@ -97,7 +97,9 @@ fn header() -> Vec<u8> {
         ..Lldpdu::default()
     };
     let mut buf = [0u8; lldp::MAX_FRAME];
-    let n = lldp::encode(&du, SRC, &mut buf).unwrap_or(0);
+    if lldp::encode(&du, SRC, &mut buf).is_none() {
+        return Vec::new();
+    }
     // without the End TLV and the padding
     buf[..14 + 8 + 7 + 4].to_vec()
 }

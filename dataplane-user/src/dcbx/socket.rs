@@ -135,9 +135,9 @@ impl LldpSocket {
                 &mut sll as *mut libc::sockaddr_ll as *mut libc::sockaddr,
                 &mut alen,
             );
-            (n >= 0).then(|| Received {
+            (n >= 0).then_some(Received {
                 len: n as usize,
-                outgoing: sll.sll_pkttype == libc::PACKET_OUTGOING as u8,
+                outgoing: sll.sll_pkttype == libc::PACKET_OUTGOING,
             })
         }
     }

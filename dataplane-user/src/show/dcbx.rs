@@ -212,7 +212,8 @@ pub fn metrics(s: &State) -> String {
             u8::from(p.peer.is_some())
         );
     }
-    let counters: [(&str, &str, fn(&PortState) -> u64); 4] = [
+    type Get = fn(&PortState) -> u64;
+    let counters: [(&str, &str, Get); 4] = [
         ("dataplane_lldp_tx_frames_total", "LLDP frames sent.", |p| {
             p.counters.tx_frames
         }),

@@ -146,7 +146,7 @@ pub fn run_dcbx_host(cfg: &DcbxHostCfg, stop: &AtomicBool) -> Result<DcbxHostRep
         sock.wait(Duration::from_millis(50).min(next.saturating_duration_since(Instant::now())));
         while let Some(rx) = sock.recv(&mut buf)? {
             let f = &buf[..rx.len.min(buf.len())];
-            if rx.pkttype == libc::PACKET_OUTGOING as u8 {
+            if rx.pkttype == libc::PACKET_OUTGOING {
                 continue;
             }
             r.received += 1;
