@@ -96,29 +96,8 @@ impl LldpSocket {
 
     /// Sends one frame.
     pub fn send(&self, frame: &[u8]) -> Result<()> {
-        // SAFETY: zeroed sockaddr_ll filled in; sendto on our fd.
-        let n = unsafe {
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_ifindex = self.ifindex;
-            sll.sll_halen = 6;
-            libc::sendto(
-                self.fd.as_raw_fd(),
-                frame.as_ptr() as *const libc::c_void,
-                frame.len(),
-                0,
-                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            )
-        };
-        if n < 0 {
-            bail!(
-                "sending LLDP on {}: {}",
-                self.name,
-                std::io::Error::last_os_error()
-            );
-        }
-        Ok(())
+        crate::sys::packet_send(self.fd.as_raw_fd(), self.ifindex, frame)
+            .map_err(|e| anyhow::anyhow!("sending LLDP on {}: {e}", self.name))
     }
 
     /// The next waiting frame into `buf` (truncated to it), or `None`.
