@@ -169,6 +169,18 @@ fn a_shutdown_lldpdu_forgets_the_peer() {
     assert!(s.mismatches.is_empty());
 }
 
+#[test]
+fn a_peer_ages_out_after_its_ttl() {
+    let (mut a, now) = scenario();
+    assert!(!a[0].age(now + std::time::Duration::from_secs(120), &mut None));
+    assert!(a[0].state(now).peer.is_some());
+    assert!(a[1].age(now + std::time::Duration::from_secs(121), &mut None));
+    let s = a[1].state(now);
+    assert!(s.peer.is_none());
+    assert!(s.mismatches.is_empty());
+    assert_eq!(s.counters.ageouts, 1);
+}
+
 fn golden(name: &str, got: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")

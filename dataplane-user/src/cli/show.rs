@@ -23,6 +23,21 @@ pub fn stats(instance: &str, json: bool) -> Result<()> {
 /// `dataplane show dcbx`: the DCBX agent's state, as a table or JSON.
 pub fn dcbx(instance: &str, json: bool) -> Result<()> {
     let s = dataplane_user::dcbx::state::State::load(instance)?;
+    // the agent rewrites the file every second: an old one is a stopped
+    // (or killed) controller's last word
+    let path = dataplane_user::dcbx::state::path(instance);
+    if let Some(age) = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .filter(|a| a.as_secs() >= 5)
+    {
+        eprintln!(
+            "warning: {} was last written {} s ago: is the controller of instance {instance} running?",
+            path.display(),
+            age.as_secs()
+        );
+    }
     if json {
         println!(
             "{}",

@@ -202,8 +202,8 @@ impl PortAgent {
         self.fast_left = self.fast_left.max(1);
     }
 
-    /// Ages the peer out once its TTL has run.
-    fn age(&mut self, now: Instant, log: &mut Option<EventLog>) -> bool {
+    /// Ages the peer out once its TTL has run; true when it did.
+    pub fn age(&mut self, now: Instant, log: &mut Option<EventLog>) -> bool {
         let expired = self
             .peer
             .as_ref()
@@ -344,8 +344,11 @@ impl Agent {
         }
     }
 
-    /// Stops the thread; it sends a shutdown LLDPDU (TTL 0) on every port
-    /// first, so peers forget this switch at once.
+    /// Stops the thread. No shutdown LLDPDU (TTL 0) is sent: the data
+    /// plane keeps forwarding after the controller stops, and a willing
+    /// host that forgot the switch would fall back to its own PFC
+    /// configuration; a restarted or upgraded controller advertises again
+    /// well within the TTL.
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.handle.take() {
@@ -456,12 +459,6 @@ fn run(
             last_save = Some(Instant::now());
             changed = false;
         }
-    }
-    // shutdown LLDPDU: peers drop this switch's information now
-    for p in &mut ports {
-        p.du.ttl = 0;
-        p.next_tx = None;
-        p.maybe_send(Instant::now(), Duration::ZERO);
     }
     let _ = std::fs::remove_file(super::state::path(&plan.instance));
 }
