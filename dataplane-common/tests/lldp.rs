@@ -4,6 +4,7 @@
 use dataplane_common::dcbx::{self, Field, Local};
 use dataplane_common::maps::PortConfig;
 use dataplane_common::parse::parse;
+use dataplane_common::route::{pre_route, NotRouted};
 use dataplane_common::verdict::{decide, Action};
 use dataplane_common::wire::dcbx::*;
 use dataplane_common::wire::lldp::{self, Id, LldpError, Lldpdu};
@@ -335,8 +336,15 @@ mod codec {
     #[test]
     fn the_data_plane_passes_lldp_to_the_kernel() {
         let f = encode(&switch_du());
-        let d = decide(&parse(f.as_slice()), &PortConfig::azure(0));
+        let parsed = parse(f.as_slice());
+        let d = decide(&parsed, &PortConfig::azure(0));
         assert_eq!(d.action, Action::Pass);
+        // and a routing port leaves it to the kernel as well
+        let p = parsed.unwrap();
+        assert_eq!(
+            pre_route(&p, &lldp::DST_MAC, &SRC, 64),
+            Err(NotRouted::NotIp)
+        );
     }
 }
 

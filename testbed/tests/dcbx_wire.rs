@@ -265,6 +265,59 @@ fn dcbx_with_willing_and_mismatching_hosts() {
             );
             assert!(metrics.lines().any(|l| l == line), "{line} not in metrics");
         }
+        // a reload changes port 0's advertisement at once (PFC on 3 only);
+        // the willing host follows and they agree again
+        let path = ctl.config_path().to_path_buf();
+        std::fs::write(
+            &path,
+            config.replacen("pfc_enable = \"3,4\"", "pfc_enable = \"3\"", 1),
+        )
+        .unwrap();
+        let o = Command::new(&bin)
+            .args(["--netns", &sw.name, "reload", "-c"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let v = loop {
+            let v = show_json(&bin, &sw.name, &instance);
+            let peer = &v["ports"][0]["peer"]["config"]["pfc_enable"];
+            if *peer == serde_json::json!([3]) || Instant::now() > deadline {
+                break v;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert_eq!(
+            v["ports"][0]["local"]["pfc_enable"],
+            serde_json::json!([3]),
+            "{v:#}"
+        );
+        assert_eq!(
+            v["ports"][0]["peer"]["config"]["pfc_enable"],
+            serde_json::json!([3]),
+            "{v:#}"
+        );
+        assert!(mismatches(&v, 0).is_empty(), "{v:#}");
+        // fast start when the link comes back: frames a second apart, not
+        // tx_interval_s (30 s)
+        let tx = |v: &serde_json::Value| v["ports"][0]["counters"]["tx_frames"].as_u64().unwrap();
+        let before = tx(&v);
+        h.ip(&["link", "set", "dcb-h0", "down"]).unwrap();
+        std::thread::sleep(Duration::from_millis(1200));
+        h.ip(&["link", "set", "dcb-h0", "up"]).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let v = show_json(&bin, &sw.name, &instance);
+            if tx(&v) >= before + 2 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no fast start after link up: {v:#}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
         ctl.stop("dcb");
         std::thread::sleep(Duration::from_millis(300));
         drop(stopper);
@@ -273,9 +326,10 @@ fn dcbx_with_willing_and_mismatching_hosts() {
             .map(|t| t.join().unwrap())
             .collect::<Vec<_>>()
     });
-    // the willing host runs the switch's configuration
+    // the willing host runs the switch's configuration (after the reload:
+    // PFC on 3 only)
     let adv = reports[0].advertised.unwrap();
-    assert_eq!(adv.pfc.unwrap().enable, 0x18);
+    assert_eq!(adv.pfc.unwrap().enable, 0x08);
     assert!(reports.iter().all(|r| r.malformed == 0));
     // no shutdown LLDPDU when the controller stops (the data plane keeps
     // forwarding; hosts keep the switch's configuration for its TTL)
@@ -336,8 +390,11 @@ fn dcbx_with_willing_and_mismatching_hosts() {
         ],
     );
     // the willing host, after adopting: the same PFC vector and RoCE
-    // priority, willing
-    let adopted = host.last().unwrap();
+    // priority, willing (before the reload to PFC on 3 only)
+    let adopted = host
+        .iter()
+        .find(|b| b.contains("...1 .... = PFC for Priority 4: Enabled"))
+        .unwrap_or_else(|| panic!("no host frame with PFC on 3 and 4:\n{text}"));
     has(
         adopted,
         &[

@@ -202,6 +202,17 @@ impl PortAgent {
         self.fast_left = self.fast_left.max(1);
     }
 
+    /// Checks the peer again (this port's configuration changed).
+    fn recheck(&mut self, log: &mut Option<EventLog>) {
+        if let Some(m) = self
+            .peer
+            .as_ref()
+            .map(|(p, _)| mismatches(&self.local, &p.dcbx))
+        {
+            self.set_mismatches(m, log);
+        }
+    }
+
     /// Ages the peer out once its TTL has run; true when it did.
     pub fn age(&mut self, now: Instant, log: &mut Option<EventLog>) -> bool {
         let expired = self
@@ -387,6 +398,7 @@ fn run(
                     if p.du != f.du {
                         p.du = f.du;
                         p.local = f.local;
+                        p.recheck(&mut log);
                         // 802.1AB somethingChangedLocal: send now
                         p.next_tx = Some(now);
                         changed = true;
@@ -433,7 +445,9 @@ fn run(
         };
         if n > 0 {
             for (p, fd) in ports.iter_mut().zip(&fds) {
-                if fd.revents & libc::POLLIN == 0 {
+                // POLLERR too (a link going down): the read takes the
+                // socket's error, so poll does not return for it again
+                if fd.revents == 0 {
                     continue;
                 }
                 while let Some(r) = p.sock.as_ref().and_then(|s| s.recv(&mut buf)) {

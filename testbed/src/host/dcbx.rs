@@ -137,14 +137,17 @@ pub fn run_dcbx_host(cfg: &DcbxHostCfg, stop: &AtomicBool) -> Result<DcbxHostRep
     let mut buf = vec![0u8; 9216];
     while !stop.load(Ordering::Relaxed) {
         if Instant::now() >= next {
-            if sock.send(&cfg.frame(current, ttl))? {
+            // a link that is down refuses the frame: the next interval
+            // (or the switch's next frame) tries again
+            if let Ok(true) = sock.send(&cfg.frame(current, ttl)) {
                 r.sent += 1;
                 r.advertised = Some(current);
             }
             next = Instant::now() + cfg.tx_interval;
         }
         sock.wait(Duration::from_millis(50).min(next.saturating_duration_since(Instant::now())));
-        while let Some(rx) = sock.recv(&mut buf)? {
+        // a link going down reports ENETDOWN once: nothing to read then
+        while let Ok(Some(rx)) = sock.recv(&mut buf) {
             let f = &buf[..rx.len.min(buf.len())];
             if rx.pkttype == libc::PACKET_OUTGOING {
                 continue;
