@@ -38,7 +38,11 @@ impl Lldpad {
         let conf = std::env::temp_dir().join(format!("dcb-lldpad-{}.conf", std::process::id()));
         let _ = std::fs::remove_file(&conf);
         let child = Command::new("ip")
-            .args(["netns", "exec", &ns.name, "lldpad", "-p", "-t", "-f"])
+            // its own IPC namespace too: lldpad keeps state in SysV shared
+            // memory, which a system lldpad would share
+            .args([
+                "netns", "exec", &ns.name, "unshare", "--ipc", "lldpad", "-p", "-t", "-f",
+            ])
             .arg(&conf)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -333,6 +333,8 @@ impl Agent {
         for p in &mut ports {
             p.sock = Some(LldpSocket::open(&p.name)?);
         }
+        // the state is there from `ready:` on
+        save(&plan.instance, &d, &ports)?;
         let stop = Arc::new(AtomicBool::new(false));
         let update = Arc::new(Mutex::new(None));
         let (s, u) = (stop.clone(), update.clone());
@@ -375,6 +377,17 @@ impl Drop for Agent {
             let _ = h.join();
         }
     }
+}
+
+/// Writes the state of every port.
+fn save(instance: &str, d: &DcbxPlan, ports: &[PortAgent]) -> Result<()> {
+    let now = Instant::now();
+    State {
+        instance: instance.into(),
+        tx_interval_s: d.tx_interval_s,
+        ports: ports.iter().map(|p| p.state(now)).collect(),
+    }
+    .save()
 }
 
 fn run(
@@ -462,12 +475,7 @@ fn run(
         }
         let due = last_save.is_none_or(|t| t.elapsed() >= FAST_TX);
         if changed || due {
-            let st = State {
-                instance: plan.instance.clone(),
-                tx_interval_s: d.tx_interval_s,
-                ports: ports.iter().map(|p| p.state(Instant::now())).collect(),
-            };
-            if let Err(e) = st.save() {
+            if let Err(e) = save(&plan.instance, &d, &ports) {
                 crate::log::warn(&format!("dcbx: writing the state: {e:#}"));
             }
             last_save = Some(Instant::now());
