@@ -432,9 +432,11 @@ fn run(
             p.maybe_send(now, Duration::from_secs(u64::from(d.tx_interval_s)));
         }
         // wait for frames until the next transmission (at most 1 s: link
-        // state, ageing and the state file's ages)
+        // state, ageing and the state file's ages); a port whose link is
+        // down has nothing due until it comes up
         let wait = ports
             .iter()
+            .filter(|p| p.link_up)
             .filter_map(|p| p.next_tx)
             .map(|t| t.saturating_duration_since(Instant::now()))
             .min()
