@@ -16,6 +16,8 @@
 //!   dropped) that counters, events, metrics, the P4 programs and the
 //!   conformance corpus share;
 //! * [`names`]: every map and program name of the eBPF object;
+//! * [`dcbx`]: does a DCBX peer agree about PFC, what a willing station
+//!   adopts (the LLDP/802.1Qaz codec is in [`wire::lldp`], [`wire::dcbx`]);
 //! * [`rand`]: seeded generators for tests, the lab and simulations.
 #![no_std]
 
@@ -24,6 +26,7 @@ extern crate alloc;
 
 pub mod buffer;
 pub mod classify;
+pub mod dcbx;
 pub mod dcqcn;
 pub mod events;
 pub mod lb;

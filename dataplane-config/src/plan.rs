@@ -128,6 +128,33 @@ pub struct Plan {
     pub routes: Vec<RoutePlan>,
     /// `[routing]`: routes learned from the kernel, when configured.
     pub routing: Option<RoutingPlan>,
+    /// `[dcbx]`, when configured and enabled.
+    pub dcbx: Option<DcbxPlan>,
+}
+
+/// Which DSCPs the DCBX application table lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppDscp {
+    /// DSCPs the port's map puts on a lossless priority.
+    Lossless,
+    All,
+    None,
+}
+
+/// `[dcbx]`: the LLDP timers and what every port advertises besides its
+/// own PFC vector and DSCP map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DcbxPlan {
+    pub tx_interval_s: u32,
+    /// TTL of the advertisement, seconds (interval x hold, at most 65535).
+    pub ttl_s: u16,
+    pub fast_tx_count: u32,
+    pub willing: bool,
+    /// `None`: each port's lowest lossless priority.
+    pub roce_priority: Option<u8>,
+    pub app_dscp: AppDscp,
+    pub ets: dataplane_common::wire::dcbx::EtsTables,
+    pub reco: dataplane_common::wire::dcbx::EtsTables,
 }
 
 /// Route table sizes of the data plane's LPM tries as compiled (without

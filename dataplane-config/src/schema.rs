@@ -37,6 +37,69 @@ pub struct Config {
     /// Routes from the kernel's FIB (`source = "kernel"`); absent: static
     /// routes only.
     pub routing: Option<RoutingSection>,
+    /// DCBX (LLDP with IEEE 802.1Qaz TLVs) on every port; absent: off.
+    pub dcbx: Option<DcbxSection>,
+}
+
+/// `[dcbx]`: what the controller advertises in LLDP on every port and how
+/// often (LLDP's defaults).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DcbxSection {
+    #[serde(default = "default_true")]
+    pub enable: bool,
+    /// LLDP msgTxInterval, seconds.
+    #[serde(default = "default_tx_interval")]
+    pub tx_interval_s: i64,
+    /// LLDP msgTxHold: TTL = tx_interval_s x tx_hold.
+    #[serde(default = "default_tx_hold")]
+    pub tx_hold: i64,
+    /// LLDP txFastInit: frames one second apart when a link comes up.
+    #[serde(default = "default_fast_count")]
+    pub fast_tx_count: i64,
+    /// The switch's willing bit (PFC and ETS): false, the switch's
+    /// configuration is the one hosts adopt.
+    #[serde(default)]
+    pub willing: bool,
+    /// Priority of RoCEv2 (UDP 4791) in the application table; default:
+    /// each port's lowest lossless priority.
+    pub roce_priority: Option<i64>,
+    /// DSCP entries of the application table: "lossless" (DSCPs the port's
+    /// map puts on a lossless priority), "all" (all 64) or "none".
+    #[serde(default = "default_app_dscp")]
+    pub app_dscp: String,
+    /// ETS bandwidth per traffic class, percent (ETS classes sum to 100).
+    #[serde(default = "default_ets_bw")]
+    pub ets_bandwidth: Vec<i64>,
+    /// Transmission selection per traffic class: "ets" or "strict".
+    #[serde(default = "default_ets_tsa")]
+    pub ets_tsa: Vec<String>,
+    /// The ETS Recommendation for willing peers (default: the ETS
+    /// configuration).
+    pub reco_bandwidth: Option<Vec<i64>>,
+    pub reco_tsa: Option<Vec<String>>,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_tx_interval() -> i64 {
+    30
+}
+fn default_tx_hold() -> i64 {
+    4
+}
+fn default_fast_count() -> i64 {
+    4
+}
+fn default_app_dscp() -> String {
+    "lossless".into()
+}
+fn default_ets_bw() -> Vec<i64> {
+    vec![12, 12, 12, 12, 13, 13, 13, 13]
+}
+fn default_ets_tsa() -> Vec<String> {
+    vec!["ets".into(); 8]
 }
 
 /// `[routing]`: where routes come from and the policy of learned groups.

@@ -172,3 +172,34 @@ fn example_configs_in_the_repository_are_valid() {
     }
     assert!(n > 0);
 }
+
+#[test]
+fn dcbx_defaults_are_lldp_s_and_reco_follows_ets() {
+    use dataplane_common::wire::dcbx::{TSA_ETS, TSA_STRICT};
+    let plan = check("[[port]]\nname = \"eth1\"\n[dcbx]\n").unwrap();
+    let d = plan.dcbx.expect("[dcbx] on");
+    assert_eq!((d.tx_interval_s, d.ttl_s, d.fast_tx_count), (30, 120, 4));
+    assert!(!d.willing);
+    assert_eq!(d.roce_priority, None);
+    assert_eq!(d.app_dscp, dataplane_config::AppDscp::Lossless);
+    assert_eq!(d.ets.tc_bw, [12, 12, 12, 12, 13, 13, 13, 13]);
+    assert_eq!(d.ets.prio_tc, [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(d.reco, d.ets);
+    let plan = check(
+        "[[port]]\nname = \"eth1\"\n[dcbx]\nroce_priority = 3\nreco_tsa = [\"strict\", \"ets\", \"ets\", \"ets\", \"ets\", \"ets\", \"ets\", \"ets\"]\nreco_bandwidth = [0, 10, 10, 40, 10, 10, 10, 10]\n",
+    )
+    .unwrap();
+    let d = plan.dcbx.unwrap();
+    assert_eq!(d.roce_priority, Some(3));
+    assert_eq!(d.reco.tsa[0], TSA_STRICT);
+    assert_eq!(d.reco.tsa[1], TSA_ETS);
+    assert_eq!(d.reco.tc_bw[3], 40);
+    assert_ne!(d.reco, d.ets);
+    // off: validated, not planned
+    assert!(check("[[port]]\nname = \"eth1\"\n[dcbx]\nenable = false\n")
+        .unwrap()
+        .dcbx
+        .is_none());
+    let e = errors("[[port]]\nname = \"eth1\"\n[dcbx]\nenable = false\ntx_hold = 0\n");
+    assert!(e[0].starts_with("dcbx.tx_hold"), "{e:?}");
+}

@@ -266,6 +266,7 @@ pub fn down(instance: &str) -> Result<usize> {
         bail!("no data plane {instance:?} is pinned in {}", dir.display());
     }
     let _ = std::fs::remove_file(crate::telemetry::events::log_path(instance));
+    let _ = std::fs::remove_file(crate::dcbx::state::path(instance));
     let _ = std::fs::remove_file(sys::reload_request(instance));
     let _ = std::fs::remove_file(crate::routing::listing_path(instance));
     let _ = std::fs::remove_file(crate::lossless::watchdog::config_path(instance));

@@ -12,6 +12,7 @@
 //! | [`lossless`] | buffer-model tables and timer, PFC emission, watchdog |
 //! | [`telemetry`] | counters, stats, metrics, drop events, watermarks |
 //! | [`show`] | `show` / `clear` targets in SONiC's layouts (pure renderers + readers) |
+//! | [`dcbx`] | DCBX with the hosts: LLDP sockets, agent thread, state |
 //! | [`links`] | link-state notifications (netlink) |
 //! | [`routing`] | routes, neighbours, nexthop objects from the kernel (netlink) -> tables |
 //! | [`sys`] | interfaces, namespaces, bpffs, the instance lock |
@@ -20,6 +21,7 @@
 //! | [`log`] | levels, plain or JSON lines |
 
 pub mod attach;
+pub mod dcbx;
 pub mod doctor;
 pub mod links;
 pub mod log;

@@ -72,6 +72,30 @@ pub fn ifmac(name: &str) -> Option<[u8; 6]> {
     }
 }
 
+/// Sends one whole Ethernet frame out of interface `ifindex` on the
+/// AF_PACKET socket `fd` (the PFC fallback sender and the LLDP agent).
+pub fn packet_send(fd: std::os::fd::RawFd, ifindex: i32, frame: &[u8]) -> std::io::Result<()> {
+    // SAFETY: zeroed sockaddr_ll filled in; sendto from a live buffer.
+    let n = unsafe {
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_ifindex = ifindex;
+        sll.sll_halen = 6;
+        libc::sendto(
+            fd,
+            frame.as_ptr() as *const libc::c_void,
+            frame.len(),
+            0,
+            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Interface name of `index` in the current namespace.
 pub fn ifname(index: u32) -> Option<String> {
     let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];

@@ -69,8 +69,11 @@ pub fn seeds(root: &Path) -> Vec<Seed> {
     for (n, t) in texts {
         out.push(("config_text", n, t.into_bytes()));
     }
+    for (name, b) in crate::lldp::seed_frames() {
+        out.push(("lldp", name, b));
+    }
     let mut r = SplitMix64(17);
-    for target in ["config_struct", "p4_entries", "mac_control"] {
+    for target in ["config_struct", "p4_entries", "mac_control", "lldp"] {
         for i in 0..8 {
             let len = 64 << (i % 4);
             let b: Vec<u8> = (0..len).map(|_| r.next_u64() as u8).collect();

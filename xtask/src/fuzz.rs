@@ -19,12 +19,13 @@ use anyhow::{bail, Context, Result};
 
 use crate::root;
 
-pub const TARGETS: [&str; 5] = [
+pub const TARGETS: [&str; 6] = [
     "frame",
     "mac_control",
     "config_text",
     "config_struct",
     "p4_entries",
+    "lldp",
 ];
 const TRIPLE: &str = "x86_64-unknown-linux-gnu";
 const RUSTFLAGS: &str = "-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \

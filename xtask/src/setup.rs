@@ -6,6 +6,7 @@
 //! | iproute2, ethtool            | namespaces and veth for the tests    |
 //! | tshark                       | independent decoder of captures      |
 //! | frr (zebra, bgpd)            | the BGP fabric of the routing tests  |
+//! | lldpad (lldptool)            | a Linux host's DCBX peer (dcbx_wire) |
 //! | python3 + scapy (PyPI)       | independent RoCEv2/PFC decoder       |
 //! | python3-tabulate             | sonic-utilities' table drawing, to check `show`'s |
 //! | rust-src for `nightly`       | build-std=core for bpfel-unknown-none|
@@ -29,6 +30,7 @@ const APT_PACKAGES: &[&str] = &[
     "tshark",
     "frr",
     "python3-tabulate",
+    "lldpad",
 ];
 const SCAPY: &str = "scapy==2.8.0";
 
@@ -97,7 +99,7 @@ fn non_debian_help() -> String {
         "this is not a Debian system, so `cargo xtask setup` will not install packages itself.\n\
          Install these, then run it again:\n\
          \x20 - LLVM {LLVM_MAJOR} development files (libLLVM {LLVM_MAJOR} and Polly), e.g. llvm{LLVM_MAJOR}-devel / llvm@{LLVM_MAJOR}\n\
-         \x20 - iproute2, ethtool, tshark (Wireshark's CLI), python3 with pip\n\
+         \x20 - iproute2, ethtool, tshark (Wireshark's CLI), lldpad, python3 with pip\n\
          \x20 - rustup with a `nightly` toolchain whose `rustc -vV` says LLVM version {LLVM_MAJOR}.x\n\
          then: rustup component add rust-src --toolchain nightly\n\
          \x20     LLVM_PREFIX=<llvm {LLVM_MAJOR} prefix> cargo +nightly install bpf-linker --version {BPF_LINKER_VERSION} --no-default-features --features llvm-{LLVM_MAJOR}\n\

@@ -7,9 +7,11 @@
 //! needs to see.
 
 pub mod bth;
+pub mod dcbx;
 pub mod ethernet;
 pub mod ipv4;
 pub mod ipv6;
+pub mod lldp;
 pub mod macctl;
 pub mod udp;
 

@@ -8,6 +8,7 @@ use crate::values::*;
 use crate::*;
 
 mod buffer;
+mod dcbx;
 mod forwarding;
 mod pfcwd;
 mod ports;
@@ -56,6 +57,7 @@ impl Config {
         let hash_seed = self.hash_seed(&mut err);
         let buffer = self.validate_buffer(&ports, &mut err);
         let pfcwd = self.validate_pfcwd(&mut err);
+        let dcbx = self.validate_dcbx(&ports, &mut err);
         if pfcwd.is_some() && buffer.is_none() {
             err(
                 "pfcwd".into(),
@@ -80,6 +82,7 @@ impl Config {
             groups,
             routes,
             routing,
+            dcbx,
         })
     }
 

@@ -189,6 +189,18 @@ pub fn cases() -> Vec<Case> {
         case!("pfcwd poll > detection", Replace("poll_interval_ms = 100", "poll_interval_ms = 300"), "pfcwd.poll_interval_ms", "expected at most detection_time_ms (200), got 300"),
         case!("pfcwd unknown action", Replace("action = \"drop\"", "action = \"panic\""), "pfcwd.action", "got \"panic\""),
         case!("pfcwd without buffer", Replace("[buffer]\npool_size = 16777216\nxon_offset = 3072", ""), "pfcwd", "add a [buffer] section"),
+        // [dcbx]
+        case!("dcbx interval 0", Append("[dcbx]\ntx_interval_s = 0"), "dcbx.tx_interval_s", "expected 1-3600 seconds, got 0"),
+        case!("dcbx hold 0", Append("[dcbx]\ntx_hold = 0"), "dcbx.tx_hold", "expected 1-100, got 0"),
+        case!("dcbx fast count 9", Append("[dcbx]\nfast_tx_count = 9"), "dcbx.fast_tx_count", "expected 1-8 frames, got 9"),
+        case!("dcbx roce priority lossy", Append("[dcbx]\nroce_priority = 4"), "dcbx.roce_priority", "got 4, which port[1]"),
+        case!("dcbx roce priority 8", Append("[dcbx]\nroce_priority = 8"), "dcbx.roce_priority", "expected 0-7 (a priority), got 8"),
+        case!("dcbx app_dscp unknown", Append("[dcbx]\napp_dscp = \"some\""), "dcbx.app_dscp", "got \"some\""),
+        case!("dcbx bandwidth sum", Append("[dcbx]\nets_bandwidth = [50, 50, 10, 0, 0, 0, 0, 0]"), "dcbx.ets_bandwidth", "sum to 100, got 110"),
+        case!("dcbx bandwidth 7 values", Append("[dcbx]\nets_bandwidth = [50, 50, 0, 0, 0, 0, 0]"), "dcbx.ets_bandwidth", "expected 8 percentages"),
+        case!("dcbx bandwidth on strict", Append("[dcbx]\nets_tsa = [\"strict\", \"ets\", \"ets\", \"ets\", \"ets\", \"ets\", \"ets\", \"ets\"]"), "dcbx.ets_bandwidth[0]", "expected 0 for a strict-priority class"),
+        case!("dcbx tsa unknown", Append("[dcbx]\nets_tsa = [\"ets\", \"ets\", \"ets\", \"ets\", \"ets\", \"ets\", \"ets\", \"wrr\"]"), "dcbx.ets_tsa[7]", "expected \"ets\" or \"strict\", got \"wrr\""),
+        case!("dcbx reco negative", Append("[dcbx]\nreco_bandwidth = [-1, 25, 25, 25, 26, 0, 0, 0]"), "dcbx.reco_bandwidth[0]", "expected a percentage 0-100, got -1"),
         // [switch]
         case!("instance with a path", Replace("name = \"@NAME\"", "name = \"../x\""), "switch.name", "expected 1-64 characters from [A-Za-z0-9_-]"),
         case!("instance empty", Replace("name = \"@NAME\"", "name = \"\""), "switch.name", "got \"\""),

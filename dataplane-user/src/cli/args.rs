@@ -115,7 +115,8 @@ pub enum Cmd {
         #[arg(long)]
         pcapng: Option<PathBuf>,
         /// Start with the controller events already logged (PFC XOFF/XON
-        /// sent, watchdog storms) instead of only new ones.
+        /// sent, watchdog storms, DCBX peers and mismatches) instead of
+        /// only new ones.
         #[arg(long)]
         history: bool,
     },

@@ -77,5 +77,30 @@ pub fn check(config: &Path, resolve: bool) -> Result<()> {
             ["drop", "forward", "alert"][usize::from(w.action.min(2))]
         );
     }
+    if let Some(d) = &plan.dcbx {
+        println!(
+            "  dcbx: LLDP every {} s (TTL {} s), willing {}, RoCE on {}",
+            d.tx_interval_s,
+            d.ttl_s,
+            d.willing,
+            d.roce_priority
+                .map(|p| format!("priority {p}"))
+                .unwrap_or_else(|| "each port's lowest lossless priority".into())
+        );
+        for p in &plan.ports {
+            let app = dataplane_user::dcbx::advert::dcbx(d, p)
+                .app
+                .unwrap_or_default();
+            println!(
+                "    {}: PFC {:#04x}, app table {} entries (RoCE on {})",
+                p.name,
+                p.config.pfc_enable,
+                app.entries().len(),
+                dataplane_user::dcbx::advert::roce_priority(d, p)
+                    .map(|x| x.to_string())
+                    .unwrap_or_else(|| "none: no lossless priority".into())
+            );
+        }
+    }
     Ok(())
 }

@@ -124,6 +124,9 @@ fn reload(
             "[pfcwd] or a port's pfc_enable changed while the watchdog runs: restart `up` for that (the watchdog keeps the queues and times it started with)"
         );
     }
+    if new.dcbx.is_some() != current.dcbx.is_some() {
+        anyhow::bail!("[dcbx] was added, removed, enabled or disabled: restart `up` for that");
+    }
     if new.routing != current.routing {
         anyhow::bail!("[routing] changed: restart `up` for that (the route sync keeps the policy it started with)");
     }
@@ -173,6 +176,18 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         }
     };
     let egress_ok = check_egress_ports(&plan, &running, None);
+    // [dcbx]: LLDP with the hosts on every port (its own thread)
+    let macs: Vec<[u8; 6]> = running.ports.iter().map(|r| r.config.mac).collect();
+    let dcbx = dataplane_user::dcbx::agent::Agent::start(&plan, &macs).context("dcbx")?;
+    if let Some(d) = &plan.dcbx {
+        say(&format!(
+            "dcbx: LLDP with 802.1Qaz TLVs on {} port(s), every {} s (TTL {} s), willing {}",
+            plan.ports.len(),
+            d.tx_interval_s,
+            d.ttl_s,
+            d.willing
+        ));
+    }
     say_ready(&plan, &running);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -188,10 +203,14 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         xmit_err: Vec::new(),
         egress_ok,
         watermark_interval,
+        dcbx,
     };
     ctl.watchdog = lossless::watchdog::Watchdog::new(&ctl.plan);
     ctl.port_up = ports_up(&ctl.plan);
     rt.block_on(ctl.run(links, metrics_listener, stats_interval))?;
+    if let Some(d) = ctl.dcbx.take() {
+        d.stop();
+    }
     lossless.stop();
     let instance = ctl.plan.instance.clone();
     drop(ctl);
@@ -444,6 +463,8 @@ struct Controller {
     egress_ok: Vec<Option<bool>>,
     /// Seconds of a periodic watermark window.
     watermark_interval: u64,
+    /// The DCBX agent (`[dcbx]`).
+    dcbx: Option<dataplane_user::dcbx::agent::Agent>,
 }
 
 /// A file descriptor owned elsewhere, for tokio's readiness.
@@ -609,6 +630,9 @@ impl Controller {
                     new.routes.len(),
                     new.groups.len()
                 ));
+                if let Some(d) = &self.dcbx {
+                    d.update(&new);
+                }
                 self.plan = new;
                 self.config_path = path;
             }
@@ -677,7 +701,14 @@ async fn serve_metrics(listener: tokio::net::TcpListener, instance: String) {
     use dataplane_user::telemetry::{metrics, serve};
     let stats = std::sync::Arc::new(serve::ServerStats::default());
     serve::serve(listener, serve::Limits::default(), stats, move || {
-        snapshot(&instance).map(|s| metrics::render(&s))
+        snapshot(&instance).map(|s| {
+            let mut text = metrics::render(&s);
+            // [dcbx]: the agent's state, when it runs
+            if let Ok(d) = dataplane_user::dcbx::state::State::load(&instance) {
+                text.push_str(&dataplane_user::show::dcbx::metrics(&d));
+            }
+            text
+        })
     })
     .await
 }

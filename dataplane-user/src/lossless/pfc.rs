@@ -53,30 +53,11 @@ impl PfcPort {
     /// Sends one PFC frame; returns how long the send call took.
     pub fn send(&self, class_enable: u16, times: [u16; 8]) -> Result<Duration> {
         let frame = pfc_frame_bytes(self.mac, class_enable, times);
-        // SAFETY: zeroed sockaddr_ll filled in; sendto on our fd.
-        unsafe {
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_ifindex = self.ifindex;
-            sll.sll_halen = 6;
-            let t = Instant::now();
-            let n = libc::sendto(
-                self.fd.as_raw_fd(),
-                frame.as_ptr() as *const libc::c_void,
-                frame.len(),
-                0,
-                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            );
-            if n < 0 {
-                bail!(
-                    "sending PFC on {}: {}",
-                    self.name,
-                    std::io::Error::last_os_error()
-                );
-            }
-            Ok(t.elapsed())
+        let t = Instant::now();
+        if let Err(e) = crate::sys::packet_send(self.fd.as_raw_fd(), self.ifindex, &frame) {
+            bail!("sending PFC on {}: {e}", self.name);
         }
+        Ok(t.elapsed())
     }
 
     /// Pauses the priorities in `mask` for `quanta`.

@@ -100,6 +100,7 @@ targets! {
     ecn,
     buffer,
     pfcwd,
+    dcbx,
 }
 
 /// Every target, in the table's order.

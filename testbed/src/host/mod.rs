@@ -15,10 +15,12 @@
 //! | [`paced`] | a line-rate WRITE stream that honours PFC through the same [`pause`] gate and reports how late it stopped |
 //! | [`receiver`] | a counting receiver |
 //! | [`pfc`] | a PFC storm source (stuck NIC) and a MAC-control tap |
+//! | [`dcbx`] | the NIC's LLDP/DCBX agent: willing (adopts the switch's configuration) or told to mismatch |
 //! | [`qp`] | RC queue-pair state of the host: go-back-N requester, in-order responder |
 //!
 //! Everything runs in the calling thread's network namespace.
 
+pub mod dcbx;
 pub mod frames;
 pub mod paced;
 pub mod pause;
@@ -27,6 +29,7 @@ pub mod qp;
 pub mod rc;
 pub mod receiver;
 
+pub use dcbx::*;
 pub use frames::*;
 pub use paced::*;
 pub use pause::*;
