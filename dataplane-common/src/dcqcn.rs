@@ -109,6 +109,12 @@
 //! make a timer period 690 bytes, less than one frame, and would need
 //! marking thresholds below one frame: the dynamics would not be DCQCN's.)
 //!
+//! [`DcqcnParams::mlx_scaled`] does the same for [`PROFILE_MLX`]: at
+//! 20 Mb/s (k = 5000) the alpha timer is 5 ms, the rate-decrease period
+//! 20 ms, the increase timer 1.5 s, the CNP interval 5 ms, Rai 4 kb/s,
+//! Rhai 40 kb/s and the minimum rate 200 kb/s (HPCC's 1 Gb/s at 100G).
+//! [`DcqcnParams::scaled_profile`] picks either by profile.
+//!
 //! # Use
 //!
 //! ```text
@@ -243,13 +249,22 @@ impl DcqcnParams {
     /// B = 25 MB. See the module documentation.
     pub const fn scaled(line_rate_bps: u64) -> Self {
         let l = if line_rate_bps == 0 { 1 } else { line_rate_bps };
-        let r = DcqcnParams::new(REFERENCE_LINE_RATE_BPS);
-        let mut p = DcqcnParams::new(l);
-        p.byte_counter_bytes = r.byte_counter_bytes;
-        p.rate_increase_period_ns = dilate(r.rate_increase_period_ns, l);
-        p.alpha_update_period_ns = dilate(r.alpha_update_period_ns, l);
-        p.cnp_interval_ns = dilate(r.cnp_interval_ns, l);
-        p
+        dilated(
+            DcqcnParams::new(l),
+            &DcqcnParams::new(REFERENCE_LINE_RATE_BPS),
+            l,
+        )
+    }
+
+    /// [`DcqcnParams::scaled`] for [`PROFILE_PAPER`],
+    /// [`DcqcnParams::mlx_scaled`] for [`PROFILE_MLX`] (another value acts
+    /// as the paper's): the profile of a time-dilated 100 Gb/s NIC.
+    pub const fn scaled_profile(profile: u32, line_rate_bps: u64) -> Self {
+        if profile == PROFILE_MLX {
+            DcqcnParams::mlx_scaled(line_rate_bps)
+        } else {
+            DcqcnParams::scaled(line_rate_bps)
+        }
     }
 
     /// `min_rate_bps`, at most the line rate.
@@ -275,6 +290,19 @@ const fn at_least_one(v: u64) -> u64 {
 /// Longest timer [`DcqcnParams::scaled`] dilates exactly (184 s): above it
 /// the timer counts as this long.
 const MAX_DILATED_NS: u64 = u64::MAX / (REFERENCE_LINE_RATE_BPS / 1_000);
+
+/// `p` (the parameters of a NIC of line rate `l`, whose rates are
+/// proportional to `l`) with the timers and byte quantities of `r` (the same
+/// profile at [`REFERENCE_LINE_RATE_BPS`]) slowed down to `l`: timers
+/// multiplied by `REFERENCE / l`, bytes unchanged.
+const fn dilated(mut p: DcqcnParams, r: &DcqcnParams, l: u64) -> DcqcnParams {
+    p.byte_counter_bytes = r.byte_counter_bytes;
+    p.rate_increase_period_ns = dilate(r.rate_increase_period_ns, l);
+    p.alpha_update_period_ns = dilate(r.alpha_update_period_ns, l);
+    p.rate_decrease_period_ns = dilate(r.rate_decrease_period_ns, l);
+    p.cnp_interval_ns = dilate(r.cnp_interval_ns, l);
+    p
+}
 
 /// `t x REFERENCE / line`, computed as `t x (REFERENCE / 1000) / (line /
 /// 1000)` (a line below 1 kb/s counts as 1 kb/s here), at least 1 when `t`

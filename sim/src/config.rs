@@ -40,8 +40,9 @@ pub struct Scenario {
     pub ecn: bool,
     /// Congestion control: `dcqcn` (paper), `mlx` (HPCC/NVIDIA) or `none`.
     pub cc: String,
-    /// `dcqcn`: `DcqcnParams::scaled` to the host rate (the testbed's
-    /// time-dilated 100G NIC) instead of real-time `DcqcnParams::new`.
+    /// `dcqcn` / `mlx`: `DcqcnParams::scaled` / `mlx_scaled` to the host
+    /// rate (the testbed's time-dilated 100G NIC) instead of real-time
+    /// `DcqcnParams::new` / `mlx`.
     pub dcqcn_scaled: bool,
     /// Load balancing of the switches: `hash`, `flowlet`, `bandwidth`,
     /// `spray`, or a comma list (one run each).
@@ -76,6 +77,9 @@ pub struct Scenario {
     pub pmax: u8,
     /// Receiver ACK every this many packets (and at a message's end).
     pub ack_every: u32,
+    /// Receiver ACK of what it holds unacknowledged after this idle time
+    /// (the testbed emulator's 1 ms; empty or 0: none).
+    pub ack_delay: String,
     /// Packets a QP may have unacknowledged (0: no limit).
     pub window: u32,
     /// Retransmission timeout (no ACK progress with data outstanding).
@@ -117,6 +121,7 @@ impl Default for Scenario {
             kmax: String::new(),
             pmax: 20,
             ack_every: 16,
+            ack_delay: String::new(),
             window: 0,
             rto: "1ms".into(),
             samples: 200,
@@ -190,6 +195,8 @@ pub struct Params {
     pub kmax: u32,
     pub pmax: u8,
     pub ack_every: u32,
+    /// 0: no delayed ACK.
+    pub ack_delay_ns: u64,
     pub window: u32,
     pub rto_ns: u64,
     pub samples: u32,
@@ -432,6 +439,11 @@ impl Scenario {
             kmax: kmax as u32,
             pmax: self.pmax,
             ack_every: self.ack_every,
+            ack_delay_ns: if self.ack_delay.is_empty() {
+                0
+            } else {
+                parse_time("ack_delay", &self.ack_delay)?
+            },
             window: self.window,
             rto_ns: parse_time("rto", &self.rto)?,
             samples: self.samples.max(1),

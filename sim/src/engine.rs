@@ -106,6 +106,10 @@ pub enum Ev {
     Rto {
         flow: u32,
     },
+    /// The receiver's delayed-ACK timer of a flow.
+    AckDelay {
+        flow: u32,
+    },
     Sample,
 }
 
@@ -326,6 +330,7 @@ impl Sim {
                 }
                 Ev::DepStart { flow } => self.start_flow(flow),
                 Ev::Rto { flow } => self.flow_rto(flow),
+                Ev::AckDelay { flow } => self.flow_ack_delay(flow),
                 Ev::Sample => {
                     self.sample();
                     // keep sampling while anything else is pending

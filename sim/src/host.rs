@@ -57,6 +57,12 @@ pub struct Flow {
     pub np: NpState,
     pub nak_sent: bool,
     pub finish_ns: u64,
+    /// The PSN the receiver last ACKed (its next expected then).
+    pub ack_psn: u32,
+    /// Delayed-ACK timer armed.
+    pub ack_armed: bool,
+    /// When the receiver last got a data packet of this flow.
+    pub last_rx_ns: u64,
 }
 
 impl Flow {
@@ -85,6 +91,9 @@ impl Flow {
             np: NpState::DEFAULT,
             nak_sent: false,
             finish_ns: 0,
+            ack_psn: 0,
+            ack_armed: false,
+            last_rx_ns: 0,
         }
     }
 
@@ -138,6 +147,7 @@ impl Sim {
     pub fn dcqcn_of(&self) -> DcqcnParams {
         let l = u64::from(self.p.host_speed_mbps) * 1_000_000;
         match self.p.cc {
+            Cc::Mlx if self.p.dcqcn_scaled => DcqcnParams::mlx_scaled(l),
             Cc::Mlx => DcqcnParams::mlx(l),
             _ if self.p.dcqcn_scaled => DcqcnParams::scaled(l),
             _ => DcqcnParams::new(l),
@@ -287,6 +297,10 @@ impl Sim {
 
     /// Queues a control frame from host `h`.
     fn send_ctrl(&mut self, h: u32, flow: u32, kind: u8, psn: u32, dst: u32) {
+        if kind == KIND_ACK {
+            let fl = &mut self.flows[flow as usize];
+            fl.ack_psn = fl.ack_psn.max(psn);
+        }
         let pid = self.alloc(Pkt {
             flow,
             psn,
@@ -316,6 +330,13 @@ impl Sim {
                 if np_on_packet(&mut fl.np, now, pkt.ecn == ECN_CE) {
                     self.stats.cnp_sent += 1;
                     self.send_ctrl(h, f, KIND_CNP, 0, src);
+                }
+                let fl = &mut self.flows[f as usize];
+                fl.last_rx_ns = now;
+                let delay = self.p.ack_delay_ns;
+                if delay > 0 && !fl.ack_armed {
+                    fl.ack_armed = true;
+                    self.q.push(now + delay, Ev::AckDelay { flow: f });
                 }
                 let fl = &mut self.flows[f as usize];
                 if pkt.psn == fl.rcv_psn {
@@ -428,6 +449,25 @@ impl Sim {
         let fl = &self.flows[f as usize];
         let next = (fl.last_progress_ns + rto).max(now + 1);
         self.q.push(next, Ev::Rto { flow: f });
+    }
+
+    /// The receiver's delayed-ACK timer of flow `f` (the testbed
+    /// emulator's `RecvQp::delayed_ack`): after `ack_delay` without a data
+    /// packet, what arrived in order since the last ACK is ACKed.
+    pub fn flow_ack_delay(&mut self, f: u32) {
+        let now = self.now;
+        let delay = self.p.ack_delay_ns;
+        let fl = &mut self.flows[f as usize];
+        let idle_until = fl.last_rx_ns + delay;
+        if now < idle_until {
+            self.q.push(idle_until, Ev::AckDelay { flow: f });
+            return;
+        }
+        fl.ack_armed = false;
+        if fl.rcv_psn > fl.ack_psn {
+            let (psn, src, dst) = (fl.rcv_psn, fl.src, fl.dst);
+            self.send_ctrl(dst, f, KIND_ACK, psn, src);
+        }
     }
 
     /// Flow `f` was received whole: statistics, and the flows waiting for

@@ -42,7 +42,7 @@ struct Cli {
     dynamic_th: Option<i8>,
     #[arg(long, allow_hyphen_values = true)]
     lossy_dynamic_th: Option<i8>,
-    /// DCQCN scaled to the host rate (the testbed's NICs).
+    /// DCQCN (paper or mlx) scaled to the host rate (the testbed's NICs).
     #[arg(long)]
     dcqcn_scaled: bool,
     /// Every flow with this UDP source port (low entropy).
@@ -95,6 +95,9 @@ struct Cli {
     pmax: Option<u8>,
     #[arg(long)]
     ack_every: Option<u32>,
+    /// Receiver ACK after this idle time (e.g. 1ms; default none).
+    #[arg(long)]
+    ack_delay: Option<String>,
     #[arg(long)]
     rto: Option<String>,
     /// Output directory (report.json, *.svg).
@@ -152,6 +155,7 @@ fn scenario(c: &Cli) -> Result<Scenario> {
         kmax,
         pmax,
         ack_every,
+        ack_delay,
         rto
     );
     if let Some(v) = &c.pfc {

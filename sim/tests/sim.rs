@@ -291,3 +291,24 @@ fn bad_configuration_names_the_field() {
     .to_string();
     assert!(e.starts_with("topology"), "{e}");
 }
+
+/// The testbed's incast with its Mlx hosts (`mlx_scaled` to 20 Mb/s, min
+/// rate 200 kb/s): a sender held near the minimum rate gets an ACK every
+/// 8 packets only every ~350 ms, past the 300 ms RTO, and times out
+/// although nothing was lost; the responder's delayed ACK (the testbed
+/// emulator's 1 ms) keeps its timer fed.
+#[test]
+fn delayed_ack_spares_a_slow_mlx_sender_spurious_timeouts() {
+    let toml = include_str!("../scenarios/testbed_incast.toml");
+    let mut sc: Scenario = toml::from_str(toml).unwrap();
+    sc.cc = "mlx".into();
+    sc.lb = "hash".into();
+    let with = run_one(&sc, "hash", false).unwrap();
+    sc.ack_delay = String::new();
+    let without = run_one(&sc, "hash", false).unwrap();
+    assert_eq!(with.flows_completed, 7);
+    assert_eq!(without.flows_completed, 7);
+    assert!(without.timeouts > 0, "the control run had no timeout");
+    assert_eq!(with.timeouts, 0, "timeouts with the delayed ACK");
+    assert_eq!(with.retx_payload, 0);
+}

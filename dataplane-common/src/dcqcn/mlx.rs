@@ -8,6 +8,7 @@
 //! alpha timer K:  alpha = (1-g) alpha + g if a CNP arrived in the period, else (1-g) alpha
 //! decrease D:     if a CNP arrived in the period:
 //!                   RT = RC unless no increase event happened since the last cut
+//!                   (HPCC rdma-hw.cc CheckRateDecreaseMlx, ClampTargetRate off)
 //!                   RC = max(RC (1 - alpha/2), min_rate)
 //!                   increase timer restarts (t = 0)
 //! increase T:     t < F fast recovery   RC = (RT + RC) / 2
@@ -66,6 +67,25 @@ impl DcqcnParams {
         p.min_rate_bps = MLX_MIN_RATE_BPS;
         p
     }
+
+    /// [`DcqcnParams::mlx`] of a [`REFERENCE_LINE_RATE_BPS`] (100 Gb/s)
+    /// NIC slowed down to `line_rate_bps` (at least 1), as
+    /// [`DcqcnParams::scaled`] slows down the paper profile: with `k = 100G
+    /// / line_rate_bps`, every rate is the 100G value divided by k (Rai,
+    /// Rhai, and the minimum rate: 1 Gb/s at 100G is 1 % of the line rate),
+    /// every timer the 100G value multiplied by k (alpha 1 us, decrease
+    /// 4 us, increase 300 us, CNP interval 1 us). At 20 Mb/s: 5 ms, 20 ms,
+    /// 1.5 s, 5 ms; Rai 4 kb/s, Rhai 40 kb/s, min rate 200 kb/s.
+    pub const fn mlx_scaled(line_rate_bps: u64) -> Self {
+        let l = if line_rate_bps == 0 { 1 } else { line_rate_bps };
+        let mut p = dilated(
+            DcqcnParams::mlx(l),
+            &DcqcnParams::mlx(REFERENCE_LINE_RATE_BPS),
+            l,
+        );
+        p.min_rate_bps = at_least_one(l / (REFERENCE_LINE_RATE_BPS / MLX_MIN_RATE_BPS));
+        p
+    }
 }
 
 /// One elapsed alpha period.
@@ -85,6 +105,13 @@ fn decrease_event(st: &mut RpState, p: &DcqcnParams, at_ns: u64) {
     if st.cnp_decrease == 0 {
         return;
     }
+    // HPCC's CheckRateDecreaseMlx with ClampTargetRate off (run.py:
+    // CLAMP_TARGET_RATE 0): `if (!m_EcnClampTgtRate){ if
+    // (q->mlx.m_rpTimeStage == 0) clamp = false; } if (clamp)
+    // q->mlx.m_targetRate = q->m_rate;` -- RT = RC unless no increase event
+    // (m_rpTimeStage, our timer_events) happened since the last cut. (The
+    // issue's "clamped only when no increase event happened" is the
+    // reverse of this code.)
     if st.timer_events != 0 {
         st.rt_bps = st.rc_bps;
     }

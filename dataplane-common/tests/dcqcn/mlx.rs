@@ -177,3 +177,65 @@ fn mlx_min_rate_holds_under_constant_cnps() {
     }
     assert_eq!(st.rc_bps, p.min_rate_bps);
 }
+
+const M20: u64 = 20_000_000;
+
+#[test]
+fn mlx_scaled_20m_is_mlx_100g_slowed_5000x() {
+    let s = DcqcnParams::mlx_scaled(M20);
+    let r = DcqcnParams::mlx(G100);
+    assert_eq!(s.profile, PROFILE_MLX);
+    assert_eq!(s.line_rate_bps, M20);
+    assert_eq!(s.rai_bps * 5000, r.rai_bps);
+    assert_eq!(s.rhai_bps * 5000, r.rhai_bps);
+    assert_eq!(s.min_rate_bps * 5000, r.min_rate_bps, "1 Gb/s at 100G");
+    assert_eq!(s.alpha_update_period_ns, 5 * MS);
+    assert_eq!(s.rate_decrease_period_ns, 20 * MS);
+    assert_eq!(s.rate_increase_period_ns, 1_500 * MS);
+    assert_eq!(s.cnp_interval_ns, 5 * MS);
+    assert_eq!(s.byte_counter_bytes, 0);
+    assert_eq!((s.g, s.fast_recovery_events), (r.g, r.fast_recovery_events));
+    // at the reference rate it is mlx(); the paper profile keeps no
+    // decrease period when dilated
+    assert_eq!(DcqcnParams::mlx_scaled(G100), r);
+    assert_eq!(DcqcnParams::scaled(M20).rate_decrease_period_ns, 0);
+    // chosen by profile
+    assert_eq!(DcqcnParams::scaled_profile(PROFILE_MLX, M20), s);
+    assert_eq!(
+        DcqcnParams::scaled_profile(PROFILE_PAPER, M20),
+        DcqcnParams::scaled(M20)
+    );
+    // absurd inputs keep the timers nonzero and the min rate within line
+    let z = DcqcnParams::mlx_scaled(0);
+    assert!(z.rate_decrease_period_ns > 0 && z.min_rate() <= z.line_rate_bps);
+}
+
+/// CNPs, cuts and increases at 100G in real time and at 20 Mb/s scaled:
+/// every rate of the second is the first's / 5000 at 5000x the time.
+#[test]
+fn mlx_scaled_timeline_matches_100g() {
+    fn run(p: &DcqcnParams, k: u64) -> Vec<u64> {
+        let mut st = RpState::new(p);
+        let mut out = Vec::new();
+        // a CNP every 3 us for 40 us (several coalesced cuts), then none:
+        // fast recovery, additive and hyper increase over 3 ms
+        for s in 1..=3_000u64 {
+            let now = s * US * k;
+            if s <= 40 && s % 3 == 0 {
+                rp_on_cnp(&mut st, p, now);
+            }
+            out.push(rp_tick(&mut st, p, now));
+        }
+        out
+    }
+    let fast = run(&DcqcnParams::mlx(G100), 1);
+    let slow = run(&DcqcnParams::mlx_scaled(M20), 5000);
+    assert!(fast.iter().any(|&r| r < G100 / 2), "the CNPs cut the rate");
+    for (i, (f, s)) in fast.iter().zip(&slow).enumerate() {
+        let diff = (*f as i128 - (*s as i128) * 5000).unsigned_abs();
+        assert!(
+            diff * 1000 <= u128::from(*f),
+            "step {i}: 100G {f} vs scaled {s} x 5000"
+        );
+    }
+}

@@ -7,6 +7,7 @@
 //! dataplane-fabric --scenario all-reduce
 //! dataplane-fabric --scenario incast --receiver h0 --pfc off
 //! dataplane-fabric --scenario elephants --compare-modes hash,flowlet,bandwidth
+//! dataplane-fabric --scenario incast --dcqcn-profile mlx
 //! ```
 
 use std::path::PathBuf;
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
+use dataplane_common::dcqcn::{PROFILE_MLX, PROFILE_PAPER};
 use testbed::fabric::{install_interrupt_handler, Fabric};
 use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::scenario::{RunOpts, Scenario};
@@ -40,6 +42,12 @@ enum RoutingArg {
 enum OnOff {
     On,
     Off,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum Profile {
+    Paper,
+    Mlx,
 }
 
 #[derive(Parser, Debug)]
@@ -83,6 +91,10 @@ struct Args {
     /// DCQCN at the hosts (reaction point); off, CNPs are counted only.
     #[arg(long, value_enum, default_value = "on")]
     dcqcn: OnOff,
+    /// The hosts' DCQCN profile, scaled to their line rate: the DCQCN
+    /// paper's, or mlx (the HPCC simulator's Mlx mode / NVIDIA NICs).
+    #[arg(long, value_enum, default_value = "paper")]
+    dcqcn_profile: Profile,
     /// WRED/ECN Kmin and Kmax (bytes), marking probability at Kmax (%).
     #[arg(long, default_value_t = 8000)]
     kmin: u32,
@@ -218,6 +230,10 @@ fn real_main() -> Result<()> {
     let opts = RunOpts {
         timeout: Duration::from_secs_f64(a.duration.unwrap_or(a.timeout)),
         dcqcn: a.dcqcn == OnOff::On,
+        dcqcn_profile: match a.dcqcn_profile {
+            Profile::Paper => PROFILE_PAPER,
+            Profile::Mlx => PROFILE_MLX,
+        },
         ..RunOpts::default()
     };
     let modes = if a.compare_modes.is_empty() {

@@ -34,6 +34,8 @@ pub struct RunResult {
     pub lb_mode: String,
     pub pfc: bool,
     pub ecn: bool,
+    /// The hosts' DCQCN: `paper`, `mlx` or `off`.
+    pub dcqcn: &'static str,
     pub elapsed_ms: f64,
     pub complete: bool,
     pub job_completion_ms: Option<f64>,
@@ -138,6 +140,7 @@ impl RunResult {
             "lb_mode": self.lb_mode,
             "pfc": self.pfc,
             "ecn": self.ecn,
+            "dcqcn": self.dcqcn,
             "complete": self.complete,
             "elapsed_ms": self.elapsed_ms,
             "job_completion_ms": self.job_completion_ms,
@@ -185,11 +188,12 @@ impl RunResult {
             .unwrap_or_else(|| "- (not complete when the run ended)".into());
         let _ = writeln!(
             s,
-            "\n== {} | lb {} | PFC {} | ECN {} | job completion {jct}",
+            "\n== {} | lb {} | PFC {} | ECN {} | DCQCN {} | job completion {jct}",
             self.scenario,
             self.lb_mode,
             if self.pfc { "on" } else { "off" },
-            if self.ecn { "on" } else { "off" }
+            if self.ecn { "on" } else { "off" },
+            self.dcqcn
         );
         let _ = writeln!(
             s,

@@ -7,6 +7,7 @@ use crate::fabric::{check_interrupt, Fabric};
 use crate::host::{run_host, HostCfg, HostReport, RunShared};
 use crate::topo::{HostNode, ROCE_TC};
 use anyhow::{anyhow, Result};
+use dataplane_common::dcqcn::{DcqcnParams, PROFILE_MLX, PROFILE_PAPER};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,9 @@ pub struct RunOpts {
     pub progress: bool,
     /// DCQCN at the hosts (the reaction point).
     pub dcqcn: bool,
+    /// Its profile: `dcqcn::PROFILE_PAPER` or `PROFILE_MLX`, scaled to each
+    /// host's line rate (`DcqcnParams::scaled_profile`).
+    pub dcqcn_profile: u32,
 }
 
 impl Default for RunOpts {
@@ -30,6 +34,7 @@ impl Default for RunOpts {
             sample: Duration::from_millis(5),
             progress: true,
             dcqcn: true,
+            dcqcn_profile: PROFILE_PAPER,
         }
     }
 }
@@ -68,6 +73,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
         .map(|h: &HostNode| {
             let mut c = HostCfg::of(h);
             c.dcqcn = opts.dcqcn;
+            c.params = DcqcnParams::scaled_profile(opts.dcqcn_profile, c.line_bps);
             c
         })
         .collect();
@@ -237,6 +243,11 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
         lb_mode: topo.lb_mode.clone(),
         pfc: topo.pfc,
         ecn: topo.ecn,
+        dcqcn: match (opts.dcqcn, opts.dcqcn_profile) {
+            (false, _) => "off",
+            (true, PROFILE_MLX) => "mlx",
+            (true, _) => "paper",
+        },
         elapsed_ms,
         complete,
         job_completion_ms,
