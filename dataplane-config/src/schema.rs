@@ -37,6 +37,18 @@ pub struct Config {
     /// Routes from the kernel's FIB (`source = "kernel"`); absent: static
     /// routes only.
     pub routing: Option<RoutingSection>,
+    /// Ultra Ethernet (UDP 4793): how its traffic is classified beside
+    /// RoCEv2; absent: UET is classified by the ports' maps like any packet.
+    pub uet: Option<UetSection>,
+}
+
+/// `[uet]`: UET classification beside RoCEv2.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UetSection {
+    /// Class of UET feedback (PDS ACK, NACK, control), as `switch.cnp_tc` is
+    /// for RoCEv2 CNPs; absent: the DSCP map decides.
+    pub feedback_tc: Option<i64>,
 }
 
 /// `[routing]`: where routes come from and the policy of learned groups.

@@ -29,6 +29,12 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
             }
         }
     }
+    if plan.ports.iter().any(|p| p.config.uet_feedback_tc != 0) {
+        refuse(
+            "uet.feedback_tc".into(),
+            format!("the {target} program does not parse UET's PDS header, so it cannot tell UET feedback from UET data: it would classify both by DSCP; remove uet.feedback_tc to generate {target} entries"),
+        );
+    }
     let (cap4, cap6) = lpm_capacity(target);
     let v4 = plan.routes.iter().filter(|r| r.addr.is_ipv4()).count();
     let v6 = plan.routes.len() - v4;

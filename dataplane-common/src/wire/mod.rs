@@ -12,6 +12,7 @@ pub mod ipv4;
 pub mod ipv6;
 pub mod macctl;
 pub mod udp;
+pub mod uet;
 
 /// A frame that can be read at byte offsets.
 pub trait Packet {

@@ -53,6 +53,12 @@ impl Config {
                 p.config.flags |= dataplane_common::maps::PORT_F_FORWARD;
             }
         }
+        if let Some(tc) = self.uet.as_ref().and_then(|u| u.feedback_tc) {
+            let tc = check_tc(tc, "uet.feedback_tc", &mut err);
+            for p in &mut ports {
+                p.config.uet_feedback_tc = dataplane_common::maps::UET_FEEDBACK_TC_SET | tc;
+            }
+        }
         let hash_seed = self.hash_seed(&mut err);
         let buffer = self.validate_buffer(&ports, &mut err);
         let pfcwd = self.validate_pfcwd(&mut err);

@@ -196,6 +196,8 @@ pub fn cases() -> Vec<Case> {
         case!("malformed unknown", Replace("malformed = \"pass\"", "malformed = \"maybe\""), "switch.malformed", "expected \"pass\" or \"drop\", got \"maybe\""),
         case!("hash_seed negative", Replace("cnp_tc = 6", "cnp_tc = 6\nhash_seed = -1"), "switch.hash_seed", "expected an integer 0-4294967295, got -1"),
         case!("hash_seed above u32", Replace("cnp_tc = 6", "cnp_tc = 6\nhash_seed = 4294967296"), "switch.hash_seed", "got 4294967296"),
+        // [uet]
+        case!("uet feedback_tc 8", Append("[uet]\nfeedback_tc = 8"), "uet.feedback_tc", "expected a traffic class 0-7, got 8"),
         // maps
         case!("dscp key 64", Replace("\"26\" = 3", "\"64\" = 3"), "dscp_to_tc_map.ROCE.\"64\"", "expected a DSCP value 0-63 as the key"),
         case!("dscp key not a number", Replace("\"26\" = 3", "\"af41\" = 3"), "dscp_to_tc_map.ROCE.\"af41\"", "as the key"),

@@ -21,6 +21,7 @@ pub fn port_fields(c: &PortCounters) -> Vec<(String, u64)> {
     }
     v.push(("rx_roce".into(), c.rx_roce));
     v.push(("rx_cnp".into(), c.rx_cnp));
+    v.push(("rx_uet".into(), c.rx_uet));
     v.push(("rx_lossless".into(), c.rx_lossless));
     v.push(("rx_non_ip".into(), c.rx_non_ip));
     v.push(("rx_qinq".into(), c.rx_qinq));
@@ -193,16 +194,17 @@ impl Snapshot {
         let _ = writeln!(s, "\nRX summary");
         let _ = writeln!(
             s,
-            "{:<16} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
-            "Port", "RoCEv2", "CNP", "Lossless", "Non-IP", "QinQ", "Pass", "Drop"
+            "{:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
+            "Port", "RoCEv2", "CNP", "UET", "Lossless", "Non-IP", "QinQ", "Pass", "Drop"
         );
         for p in &self.ports {
             let _ = writeln!(
                 s,
-                "{:<16} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
+                "{:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
                 p.name,
                 get(p, "rx_roce"),
                 get(p, "rx_cnp"),
+                get(p, "rx_uet"),
                 get(p, "rx_lossless"),
                 get(p, "rx_non_ip"),
                 get(p, "rx_qinq"),
