@@ -16,7 +16,9 @@
 //!   dropped) that counters, events, metrics, the P4 programs and the
 //!   conformance corpus share;
 //! * [`names`]: every map and program name of the eBPF object;
-//! * [`rand`]: seeded generators for tests, the lab and simulations.
+//! * [`rand`]: seeded generators for tests, the lab and simulations;
+//! * [`trim`]: packet trimming (SONiC's design): which of the buffer
+//!   model's drops become trims, and the trimmed frame's headers.
 #![no_std]
 
 #[cfg(feature = "user")]
@@ -34,6 +36,7 @@ pub mod parse;
 pub mod rand;
 pub mod reason;
 pub mod route;
+pub mod trim;
 pub mod verdict;
 pub mod wire;
 

@@ -44,6 +44,9 @@ pub struct GroupPlan {
     /// Index into [`MODES`].
     pub mode: u8,
     pub flowlet_timeout_ns: u32,
+    /// `uet_entropy = true`: UET packets placed by their entropy value
+    /// (`dataplane_common::lb::GROUP_F_UET_ENTROPY`).
+    pub uet_entropy: bool,
     /// (next-hop index, weight 1..=255).
     pub members: Vec<(u16, u8)>,
 }

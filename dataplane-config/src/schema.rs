@@ -220,6 +220,11 @@ pub struct GroupSection {
     pub mode: String,
     #[serde(default = "default_flowlet_us")]
     pub flowlet_timeout_us: i64,
+    /// UET packets (UDP 4793) keep the path of their entropy value (the UDP
+    /// source port) and a new value is hashed anew, whatever `mode`; other
+    /// traffic keeps `mode`.
+    #[serde(default)]
+    pub uet_entropy: bool,
     pub members: Vec<MemberSection>,
 }
 

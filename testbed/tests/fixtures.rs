@@ -1,4 +1,4 @@
-// Over 800 lines: one table of 78 cases (input, expected output, counter deltas) and its runner; the rows are the file.
+// Over 800 lines: one table of 85 cases (input, expected output, counter deltas) and its runner; the rows are the file.
 //! The fixture table, run through the compiled eBPF programs with
 //! BPF_PROG_TEST_RUN.
 //!
@@ -24,7 +24,7 @@ use common::*;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::lossless::EgressQueue;
 use dataplane_common::parse::{parse, ParseError};
-use dataplane_common::wire::bth;
+use dataplane_common::wire::{bth, uet};
 use dataplane_config::Config;
 use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
@@ -698,6 +698,18 @@ fn table() -> Vec<Fixture> {
     let pfc_xon = build::pfc_frame(MAC_HOST, 0x08, [0; 8]);
     let pfc_all = build::pfc_frame(MAC_HOST, 0xff, [7; 8]);
     let pause = build::pause_frame(MAC_HOST, 0xffff);
+    // UET: entropy 0x1234 in the UDP source port, then the PDS header
+    let uet_pds = |ip: &Ip, pds: &[u8]| build::udp_frame(&l2, ip, 0x1234, uet::UET_PORT, pds);
+    let uet_hdr = |t: u8, n: usize| {
+        let mut h = vec![0x5a; n];
+        let pro = (u16::from(t) << 11).to_be_bytes();
+        h[..2.min(n)].copy_from_slice(&pro[..2.min(n)]);
+        h
+    };
+    let uet_rud_hdr = uet::Pds::request(uet::TYPE_RUD_REQ, 3, uet::FLAG_AR, 0x10_0001, 7, 9);
+    let uet_rud = uet_pds(&v4(26), &[&uet_rud_hdr[..], &[0xab; 64]].concat());
+    let uet_ack_hdr = uet_hdr(uet::TYPE_ACK, 12);
+    let uet_ack_v6 = uet_pds(&v6(48), &uet_ack_hdr);
     let macctl_other = {
         let mut f = build::pause_frame(MAC_HOST, 1);
         f[15] = 0x02; // opcode 0x0002 (not PAUSE, not PFC)
@@ -1043,6 +1055,49 @@ fn table() -> Vec<Fixture> {
             "p0",
             cut(pause.clone(), 17),
             pass(malformed(ParseError::MacCtlTruncated, false)),
+        ),
+        // ---- UET over UDP 4793: classes and the PDS boundary ---------------
+        fix(
+            "uet_rud_request_v4_dscp26_lossless_class",
+            "p0",
+            uet_rud.clone(),
+            pass(classified(3, &uet_rud, &["rx_uet", "rx_lossless"])),
+        ),
+        fix(
+            "uet_ack_v6_dscp48_lossy_class",
+            "p0",
+            uet_ack_v6.clone(),
+            pass(classified(6, &uet_ack_v6, &["rx_uet"])),
+        ),
+        fix(
+            "uet_truncated_udp_4793_empty",
+            "p0",
+            uet_pds(&v4(26), &[]),
+            pass(malformed(ParseError::UetTruncated, false)),
+        ),
+        fix(
+            "uet_truncated_v6_half_prologue",
+            "p0",
+            uet_pds(&v6(26), &uet_ack_hdr[..1]),
+            pass(malformed(ParseError::UetTruncated, false)),
+        ),
+        fix(
+            "uet_truncated_request_11_of_12_dropped",
+            "p1",
+            uet_pds(&v4(26), &uet_rud_hdr[..11]),
+            drop_(malformed(ParseError::UetTruncated, true)),
+        ),
+        fix(
+            "uet_truncated_nack_15_of_16",
+            "p0",
+            uet_pds(&v6(26), &uet_hdr(uet::TYPE_NACK, 15)),
+            pass(malformed(ParseError::UetTruncated, false)),
+        ),
+        fix(
+            "uet_truncated_ack_cc_31_of_32_dropped",
+            "p1",
+            uet_pds(&v4(26), &uet_hdr(uet::TYPE_ACK_CC, 31)),
+            drop_(malformed(ParseError::UetTruncated, true)),
         ),
         // ---- no port entry ------------------------------------------------
         Fixture {
