@@ -131,6 +131,16 @@ pub struct Plan {
     pub routes: Vec<RoutePlan>,
     /// `[routing]`: routes learned from the kernel, when configured.
     pub routing: Option<RoutingPlan>,
+    /// Packet trimming, when `[switch_trimming]` is configured.
+    pub trim: Option<TrimPlan>,
+}
+
+/// Packet trimming: the switch-wide settings and the queues that trim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrimPlan {
+    pub config: dataplane_common::trim::TrimConfig,
+    /// Per port (plan order): bit q set when queue q's profile trims.
+    pub queues: Vec<u8>,
 }
 
 /// Route table sizes of the data plane's LPM tries as compiled (without

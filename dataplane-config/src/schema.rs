@@ -40,6 +40,45 @@ pub struct Config {
     /// Ultra Ethernet (UDP 4793): how its traffic is classified beside
     /// RoCEv2; absent: UET is classified by the ports' maps like any packet.
     pub uet: Option<UetSection>,
+    /// SONiC SWITCH_TRIMMING|GLOBAL: trim size, DSCP and queue; absent: no
+    /// trimming.
+    pub switch_trimming: Option<SwitchTrimmingSection>,
+    /// SONiC BUFFER_PROFILE tables by name (here: the discard action of the
+    /// queues `[[port]] buffer_queue` gives them).
+    #[serde(default)]
+    pub buffer_profile: BTreeMap<String, BufferProfileSection>,
+}
+
+/// `[switch_trimming]` with SONiC's field names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchTrimmingSection {
+    /// Bytes a trimmed packet keeps (SONiC's default 128).
+    #[serde(default = "default_trim_size")]
+    pub size: i64,
+    /// DSCP of trimmed packets (0-63; SONiC's "from-tc" is refused).
+    pub dscp_value: toml::Value,
+    /// Queue of trimmed packets (0-7; SONiC's "dynamic" is refused).
+    pub queue_index: toml::Value,
+}
+
+fn default_trim_size() -> i64 {
+    128
+}
+
+/// `[buffer_profile.NAME]`: the fields of SONiC's BUFFER_PROFILE this data
+/// plane takes from a profile.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferProfileSection {
+    /// What a queue with this profile does with a packet the shared buffer
+    /// cannot admit: "drop" (the default) or "trim".
+    #[serde(default = "default_discard")]
+    pub packet_discard_action: String,
+}
+
+fn default_discard() -> String {
+    "drop".into()
 }
 
 /// `[uet]`: UET classification beside RoCEv2.
@@ -325,6 +364,10 @@ pub struct PortSection {
     /// Explicit headroom (bytes) instead of the formula.
     pub headroom_xoff: Option<i64>,
     pub headroom_xon: Option<i64>,
+    /// SONiC BUFFER_QUEUE: queue ("3") or queue range ("0-2") -> a
+    /// `[buffer_profile]` name.
+    #[serde(default)]
+    pub buffer_queue: BTreeMap<String, String>,
 }
 
 fn default_trust() -> String {

@@ -46,6 +46,32 @@ fn uet_feedback_class_reaches_every_port() {
 }
 
 #[test]
+fn trimming_resolves_sonic_profiles_to_queue_bits() {
+    let text = r#"
+[buffer]
+[switch_trimming]
+dscp_value = 48
+queue_index = 6
+[buffer_profile.q_lossy_trim_profile]
+packet_discard_action = "trim"
+[buffer_profile.q_lossy_profile]
+packet_discard_action = "drop"
+[[port]]
+name = "eth1"
+pfc_enable = "3,4"
+buffer_queue = { "0-2" = "q_lossy_trim_profile", "5" = "q_lossy_profile", "7" = "q_lossy_trim_profile" }
+[[port]]
+name = "eth2"
+"#;
+    let plan = check(text).unwrap();
+    let t = plan.trim.expect("trimming planned");
+    assert_eq!((t.config.size, t.config.dscp, t.config.queue), (128, 48, 6));
+    assert_eq!(t.queues, vec![0b1000_0111, 0]);
+    // without [switch_trimming] nothing trims
+    assert!(check("[[port]]\nname = \"eth1\"\n").unwrap().trim.is_none());
+}
+
+#[test]
 fn custom_maps_resolve_with_default_and_string_values() {
     let plan = check(
         r#"

@@ -1191,4 +1191,21 @@ fn refuses_uet_settings_it_cannot_generate() {
         let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
         assert_eq!(fields, vec!["uet.feedback_tc"], "{t}: {e}");
     }
+    // an entropy group and trimming
+    let mut text = std::fs::read_to_string(root().join("p4/tests/small.toml")).unwrap();
+    assert!(text.contains("[[group]]"), "small.toml has a group");
+    text = text.replacen("[[group]]", "[[group]]\nuet_entropy = true", 1);
+    text.push_str("\n[switch_trimming]\ndscp_value = 48\nqueue_index = 6\n");
+    let plan = plan_text(&text);
+    for t in Target::ALL {
+        let e = p4::entries(&plan, t).expect_err("must be refused");
+        let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
+        assert!(
+            fields
+                .iter()
+                .any(|f| f.ends_with(".uet_entropy") && f.starts_with("group[0]")),
+            "{t}: {e}"
+        );
+        assert!(fields.contains(&"switch_trimming"), "{t}: {e}");
+    }
 }

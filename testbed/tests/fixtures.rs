@@ -1,4 +1,4 @@
-// Over 800 lines: one table of 85 cases (input, expected output, counter deltas) and its runner; the rows are the file.
+// Over 800 lines: one table of 86 cases (input, expected output, counter deltas) and its runner; the rows are the file.
 //! The fixture table, run through the compiled eBPF programs with
 //! BPF_PROG_TEST_RUN.
 //!
@@ -160,6 +160,17 @@ group = "up"
 [[route]]
 prefix = "198.18.3.0/24"
 group = "dead"
+
+# least-loaded flowlets for RoCEv2, the entropy value's hash for UET
+[[group]]
+name = "uet"
+mode = "bandwidth"
+uet_entropy = true
+members = [{ nexthop = "n1" }, { nexthop = "n2" }]
+
+[[route]]
+prefix = "198.18.4.0/24"
+group = "uet"
 "#;
 
 const SW_P0: [u8; 6] = [2, 0, 0, 0, 0x0f, 0];
@@ -256,6 +267,36 @@ fn routing_table() -> Vec<Fixture> {
         (NH2, SW_P2, "p2")
     };
     let g_out = roce_to(&L2::new(g_mac, g_src), &to([198, 18, 2, 7], 63, 3));
+    // the entropy group (bandwidth mode): an entropy value whose bucket is
+    // not the member bandwidth mode would choose with equal loads, so the row
+    // fails if UET is not placed by its entropy value's hash
+    let ug = dataplane_config::group_value(&plan, &plan.groups[2], &|_| true, None).unwrap();
+    let uet_hash = |ev: u16| {
+        use dataplane_common::lb::{flow_hash, FlowKey};
+        let key = FlowKey::ipv4(V4_SRC, [198, 18, 4, 7], 17, ev, uet::UET_PORT, 0);
+        flow_hash(&key, plan.hash_seed)
+    };
+    let ev = (1u16..2000)
+        .find(|&ev| {
+            let h = uet_hash(ev);
+            let by_load = dataplane_common::lb::pick_least_loaded(&ug, &[0; 16], h);
+            dataplane_common::lb::pick_hash(&ug, h) != by_load
+        })
+        .expect("an entropy value the two placements disagree on");
+    let uet_pkt = |l2: &L2, ttl: u8| {
+        let pds = uet::Pds::request(uet::TYPE_RUD_REQ, 3, 0, 1, 7, 9);
+        build::udp_frame(l2, &to([198, 18, 4, 7], ttl, 3), ev, uet::UET_PORT, &pds)
+    };
+    let u_in = uet_pkt(&in_l2, 64);
+    let u_id = dataplane_common::lb::pick_hash(&ug, uet_hash(ev))
+        .unwrap()
+        .id;
+    let (u_mac, u_src, u_port) = if u_id == 0 {
+        (NH1, SW_P1, "p1")
+    } else {
+        (NH2, SW_P2, "p2")
+    };
+    let u_out = uet_pkt(&L2::new(u_mac, u_src), 63);
     // ---- lossless stage ---------------------------------------------------
     let ecn_to = |dst: [u8; 4], dscp: u8, ecn: u8| Ip::v4(V4_SRC, dst).dscp(dscp).ecn(ecn);
     let e_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 3, 2));
@@ -432,6 +473,12 @@ fn routing_table() -> Vec<Fixture> {
             g.clone(),
             redirect(routed(3, &g, g_port, &["rx_roce", "rx_lossless"])),
             Some(g_out),
+        ),
+        routed_fixture(
+            "route_entropy_group_uet_by_entropy_hash",
+            u_in.clone(),
+            redirect(routed(3, &u_in, u_port, &["rx_uet", "rx_lossless"])),
+            Some(u_out),
         ),
         routed_fixture(
             "route_ttl_1_to_kernel",

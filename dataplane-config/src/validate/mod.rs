@@ -12,6 +12,7 @@ mod forwarding;
 mod pfcwd;
 mod ports;
 mod routing;
+mod trim;
 
 impl Config {
     /// Parses TOML text. Syntax and unknown-field errors come from the TOML
@@ -62,6 +63,7 @@ impl Config {
         let hash_seed = self.hash_seed(&mut err);
         let buffer = self.validate_buffer(&ports, &mut err);
         let pfcwd = self.validate_pfcwd(&mut err);
+        let trim = self.validate_trim(&ports, buffer.is_some(), &mut err);
         if pfcwd.is_some() && buffer.is_none() {
             err(
                 "pfcwd".into(),
@@ -86,6 +88,7 @@ impl Config {
             groups,
             routes,
             routing,
+            trim,
         })
     }
 
