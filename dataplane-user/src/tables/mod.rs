@@ -18,6 +18,7 @@ use dataplane_config::Plan;
 /// buffer model, against what is loaded: only entries that differ are
 /// written, each whole. Returns the entries changed.
 pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Result<usize> {
+    refuse_unimplemented(plan)?;
     let n = {
         let mut table: HashMap<_, u32, PortConfig> = HashMap::try_from(
             bpf.map_mut(names::map::PORT_CONFIG)
@@ -29,6 +30,22 @@ pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Resul
         n + crate::tables::forwarding::write_forwarding(bpf, plan, resolved)?
             + crate::lossless::buffer::write_buffer(bpf, plan)?,
     )
+}
+
+/// Refuses, before anything is written, what the eBPF programs would do
+/// differently from what the plan says: a queue whose profile trims (the
+/// trimming decision and rewrite exist in `dataplane_common::trim`, the
+/// programs' glue does not yet, so such a queue would drop).
+fn refuse_unimplemented(plan: &Plan) -> Result<()> {
+    if let Some(t) = &plan.trim {
+        if let Some((p, _)) = plan.ports.iter().zip(&t.queues).find(|(_, &q)| q != 0) {
+            return Err(anyhow!(
+                "port {}: buffer_queue: a \"trim\" profile, but the eBPF data plane does not trim yet (its queues would drop instead); use packet_discard_action = \"drop\" for now",
+                p.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Parses, validates, resolves (in the calling thread's namespace) and
