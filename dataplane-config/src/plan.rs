@@ -167,6 +167,8 @@ pub struct RoutingPlan {
     pub max_routes_v6: u32,
     /// Per-prefix mode overrides (address, length, mode index).
     pub policy: Vec<(std::net::IpAddr, u8, u8)>,
+    /// Learned groups carry `GROUP_F_UET_ENTROPY`.
+    pub uet_entropy: bool,
 }
 
 impl Plan {

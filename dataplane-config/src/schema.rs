@@ -114,6 +114,10 @@ pub struct RoutingSection {
     /// match) gets `mode`.
     #[serde(default)]
     pub policy: Vec<RoutingPolicySection>,
+    /// Learned groups place UET by its entropy value (as `[[group]]
+    /// uet_entropy`).
+    #[serde(default)]
+    pub uet_entropy: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -43,6 +43,12 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
             );
         }
     }
+    if plan.routing.as_ref().is_some_and(|r| r.uet_entropy) {
+        refuse(
+            "routing.uet_entropy".into(),
+            format!("the {target} program does not parse UET, so learned groups cannot place UET packets apart from their mode; remove routing.uet_entropy to generate {target} entries"),
+        );
+    }
     if plan.trim.is_some() {
         refuse(
             "switch_trimming".into(),
