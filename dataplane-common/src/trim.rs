@@ -25,13 +25,14 @@
 //! * [`rewrite`]: the cut frame's headers: DSCP (ECN kept), IPv4 total
 //!   length and header checksum, or IPv6 payload length; UDP length; UDP
 //!   checksum 0 over IPv4 (allowed, RFC 768), recomputed over IPv6 (where 0
-//!   is not allowed, RFC 8200).
+//!   is not allowed, RFC 8200; so an IPv6 cut keeps at most
+//!   [`MAX_UDP6_SUM_LEN`] bytes of UDP, the bound of the checksum loop).
 
 use crate::buffer::BufVerdict;
 use crate::lossless::DropReason;
 use crate::maps::NUM_TC;
 use crate::parse::{Parsed, L3};
-use crate::wire::{csum, ipv4, ipv6, udp};
+use crate::wire::{csum, ipv4, ipv6, udp, Packet, PacketMut};
 
 /// SONiC's default trim size.
 pub const DEFAULT_TRIM_SIZE: u16 = 128;
@@ -95,11 +96,19 @@ pub fn decide(
     } else {
         p.frame_len
     };
+    if p.l3 == L3::Ipv6 && len as usize - p.l4_off as usize > MAX_UDP6_SUM_LEN {
+        return TrimDecision::No;
+    }
     TrimDecision::Trim {
         len,
         queue: cfg.queue & (NUM_TC as u8 - 1),
     }
 }
+
+/// Largest UDP datagram (header included) a trimmed IPv6 packet may keep:
+/// [`rewrite`] sums it for the checksum in a loop the eBPF verifier must
+/// see bounded. Longer IPv6 cuts are not made ([`decide`] says `No`).
+pub const MAX_UDP6_SUM_LEN: usize = 512;
 
 /// Why [`rewrite`] refused a frame (the caller drops it instead).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,85 +119,109 @@ pub enum RewriteError {
     NotUdpIp,
 }
 
-/// Rewrites the headers of `frame`, already cut to its new length (its
+/// Rewrites the headers of `pkt`, already cut to its new length (its
 /// `len()`), of a packet parsed as `p`: DSCP `dscp` (ECN kept), IP and UDP
-/// lengths to the cut, IPv4 header checksum, UDP checksum (0 over IPv4,
-/// recomputed over IPv6). The bytes after the UDP header are untouched.
-pub fn rewrite(frame: &mut [u8], p: &Parsed, dscp: u8) -> Result<(), RewriteError> {
+/// lengths to the cut, the IPv4 header checksum (updated, RFC 1624), the
+/// UDP checksum (0 over IPv4, recomputed over IPv6). The bytes after the
+/// UDP header are untouched. The same code runs on a slice (tests, the
+/// simulator) and on the XDP frame.
+#[inline(always)]
+pub fn rewrite<P: PacketMut + ?Sized>(
+    pkt: &mut P,
+    p: &Parsed,
+    dscp: u8,
+) -> Result<(), RewriteError> {
     let l3 = p.l3_off as usize;
     let l4 = p.l4_off as usize;
-    let n = frame.len();
-    if !p.udp || l4 == 0 {
+    let n = pkt.len();
+    if !p.udp || l4 == 0 || l4 < l3 {
         return Err(RewriteError::NotUdpIp);
     }
-    if n < l4 + udp::HEADER_LEN || l4 < l3 {
+    if n < l4 + udp::HEADER_LEN {
         return Err(RewriteError::Short);
     }
-    let udp_len = (n - l4) as u16;
-    frame[l4 + udp::LEN_OFF..l4 + udp::LEN_OFF + 2].copy_from_slice(&udp_len.to_be_bytes());
-    match p.l3 {
+    let udp_len = ((n - l4) as u16).to_be_bytes();
+    if !pkt.write(l4 + udp::LEN_OFF, &udp_len) {
+        return Err(RewriteError::Short);
+    }
+    let ok = match p.l3 {
         L3::Ipv4 => {
-            let h = &mut frame[l3..l4];
-            if h.len() < ipv4::MIN_HEADER_LEN {
+            let (Some(h), Some(c)) = (pkt.read::<4>(l3), pkt.be16_at(l3 + ipv4::CHECKSUM_OFF))
+            else {
                 return Err(RewriteError::Short);
-            }
-            h[ipv4::TOS_OFF] = (dscp << 2) | (h[ipv4::TOS_OFF] & 0x3);
-            let total = ((n - l3) as u16).to_be_bytes();
-            h[ipv4::TOTAL_LEN_OFF..ipv4::TOTAL_LEN_OFF + 2].copy_from_slice(&total);
-            h[ipv4::CHECKSUM_OFF..ipv4::CHECKSUM_OFF + 2].copy_from_slice(&[0, 0]);
-            let c = csum::internet(h);
-            h[ipv4::CHECKSUM_OFF..ipv4::CHECKSUM_OFF + 2].copy_from_slice(&c.to_be_bytes());
-            frame[l4 + udp::CHECKSUM_OFF..l4 + udp::CHECKSUM_OFF + 2].copy_from_slice(&[0, 0]);
+            };
+            let tos = (dscp << 2) | (h[ipv4::TOS_OFF] & 0x3);
+            let total = (n - l3) as u16;
+            let c = csum::update16(
+                c,
+                u16::from_be_bytes([h[0], h[1]]),
+                u16::from_be_bytes([h[0], tos]),
+            );
+            let c = csum::update16(c, u16::from_be_bytes([h[2], h[3]]), total);
+            pkt.write(l3 + ipv4::TOS_OFF, &[tos])
+                && pkt.write(l3 + ipv4::TOTAL_LEN_OFF, &total.to_be_bytes())
+                && pkt.write(l3 + ipv4::CHECKSUM_OFF, &c.to_be_bytes())
+                && pkt.write(l4 + udp::CHECKSUM_OFF, &[0, 0])
         }
         L3::Ipv6 => {
             if l4 - l3 < ipv6::HEADER_LEN {
                 return Err(RewriteError::Short);
             }
-            let h = &mut frame[l3..l3 + ipv6::HEADER_LEN];
-            let ecn = ipv6::traffic_class(h[0], h[1]) & 0x3;
-            let tc = (dscp << 2) | ecn;
-            h[0] = (h[0] & 0xf0) | (tc >> 4);
-            h[1] = (h[1] & 0x0f) | (tc << 4);
+            let Some(h) = pkt.read::<2>(l3) else {
+                return Err(RewriteError::Short);
+            };
+            let tc = (dscp << 2) | (ipv6::traffic_class(h[0], h[1]) & 0x3);
             let payload = ((n - l3 - ipv6::HEADER_LEN) as u16).to_be_bytes();
-            h[ipv6::PAYLOAD_LEN_OFF..ipv6::PAYLOAD_LEN_OFF + 2].copy_from_slice(&payload);
-            let c = udp6_checksum(frame, l3, l4);
-            frame[l4 + udp::CHECKSUM_OFF..l4 + udp::CHECKSUM_OFF + 2]
-                .copy_from_slice(&c.to_be_bytes());
+            let ok = pkt.write(l3, &[(h[0] & 0xf0) | (tc >> 4), (h[1] & 0x0f) | (tc << 4)])
+                && pkt.write(l3 + ipv6::PAYLOAD_LEN_OFF, &payload)
+                && pkt.write(l4 + udp::CHECKSUM_OFF, &[0, 0]);
+            match udp6_checksum(pkt, l3, l4) {
+                Some(c) => ok && pkt.write(l4 + udp::CHECKSUM_OFF, &c.to_be_bytes()),
+                None => false,
+            }
         }
         _ => return Err(RewriteError::NotUdpIp),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(RewriteError::Short)
     }
-    Ok(())
 }
 
-/// The UDP checksum of the datagram at `l4` (to the end of `frame`) under
-/// the IPv6 header at `l3` (pseudo-header: addresses, length, next header
-/// 17); a computed 0 is sent as 0xffff.
-fn udp6_checksum(frame: &[u8], l3: usize, l4: usize) -> u16 {
+/// The UDP checksum of the datagram at `l4` (to the end of `pkt`, at most
+/// [`MAX_UDP6_SUM_LEN`] bytes; its checksum field must read 0) under the
+/// IPv6 header at `l3` (pseudo-header: addresses, length, next header 17);
+/// a computed 0 is sent as 0xffff. `None`: the datagram is longer, or the
+/// header is not in the frame.
+#[inline(always)]
+fn udp6_checksum<P: Packet + ?Sized>(pkt: &P, l3: usize, l4: usize) -> Option<u16> {
+    let len = pkt.len().checked_sub(l4)?;
+    if len > MAX_UDP6_SUM_LEN {
+        return None;
+    }
+    let src = pkt.read::<32>(l3 + ipv6::SRC_OFF)?;
     let mut sum: u32 = 0;
-    let add = |sum: &mut u32, b: &[u8]| {
-        let mut i = 0;
-        while i + 1 < b.len() {
-            *sum += u32::from(u16::from_be_bytes([b[i], b[i + 1]]));
-            i += 2;
+    let mut i = 0;
+    while i < 32 {
+        sum += u32::from(u16::from_be_bytes([src[i], src[i + 1]]));
+        i += 2;
+    }
+    sum += len as u32 + u32::from(ipv4::PROTO_UDP);
+    let mut i = 0;
+    while i < MAX_UDP6_SUM_LEN {
+        if i + 2 > len {
+            break;
         }
-        if i < b.len() {
-            *sum += u32::from(u16::from_be_bytes([b[i], 0]));
-        }
-        *sum = u32::from(csum::fold(*sum));
-    };
-    add(
-        &mut sum,
-        &frame[l3 + ipv6::SRC_OFF..l3 + ipv6::DST_OFF + 16],
-    );
-    let len = (frame.len() - l4) as u32;
-    add(&mut sum, &len.to_be_bytes());
-    add(&mut sum, &[0, 0, 0, ipv4::PROTO_UDP]);
-    // the datagram with its checksum field as zero
-    add(&mut sum, &frame[l4..l4 + udp::CHECKSUM_OFF]);
-    add(&mut sum, &frame[l4 + udp::CHECKSUM_OFF + 2..]);
+        sum += u32::from(pkt.be16_at(l4 + i)?);
+        i += 2;
+    }
+    if i < len {
+        sum += u32::from(pkt.u8_at(l4 + i)?) << 8;
+    }
     match !csum::fold(sum) {
-        0 => 0xffff,
-        c => c,
+        0 => Some(0xffff),
+        c => Some(c),
     }
 }
 

@@ -90,7 +90,7 @@ fn trim(f: &[u8]) -> Vec<u8> {
     };
     assert_eq!(queue, 6);
     let mut out = f[..len as usize].to_vec();
-    rewrite(&mut out, &p, CFG.dscp).expect("rewrite");
+    rewrite(out.as_mut_slice(), &p, CFG.dscp).expect("rewrite");
     out
 }
 
@@ -132,7 +132,7 @@ fn a_packet_no_longer_than_the_size_goes_out_whole_with_the_new_dscp() {
         TrimDecision::Trim { len: 242, queue: 6 }
     );
     let mut out = f.clone();
-    rewrite(&mut out, &p, 48).unwrap();
+    rewrite(out.as_mut_slice(), &p, 48).unwrap();
     assert_eq!(out.len(), 242);
     assert_eq!((out[15], &out[16..18]), (0xc2, &[0x00, 0xe4][..]));
     assert_eq!(&out[38..42], &[0x00, 0xd0, 0x00, 0x00]);
@@ -195,11 +195,14 @@ fn non_udp_fragments_and_sizes_below_the_headers_are_not_trimmed() {
     let mut q = parsed(&v4_in());
     q.udp = false;
     assert_eq!(decide(FULL, true, false, false, &q, &CFG), TrimDecision::No);
-    assert_eq!(rewrite(&mut v4_in(), &q, 48), Err(RewriteError::NotUdpIp));
+    assert_eq!(
+        rewrite(v4_in().as_mut_slice(), &q, 48),
+        Err(RewriteError::NotUdpIp)
+    );
     // a frame cut inside the UDP header is refused
     let p = parsed(&v4_in());
     assert_eq!(
-        rewrite(&mut v4_in()[..40].to_vec(), &p, 48),
+        rewrite(&mut v4_in()[..40], &p, 48),
         Err(RewriteError::Short)
     );
 }
@@ -219,4 +222,32 @@ fn counters_add_up_as_sonic_shows_them() {
         TRIM_COUNTER_NAMES,
         ["Trim/pkts", "TrimSent/pkts", "TrimDrop/pkts"]
     );
+}
+
+#[test]
+fn ipv6_cuts_beyond_the_checksum_loop_are_not_made() {
+    // a 700-byte IPv6 UDP packet, trim size 600: 546 bytes of UDP > 512
+    let mut f = v6_in();
+    f.extend(std::iter::repeat_n(7u8, 700 - f.len()));
+    let pl = (700 - 54) as u16;
+    f[18..20].copy_from_slice(&pl.to_be_bytes());
+    f[58..60].copy_from_slice(&pl.to_be_bytes());
+    let p = parsed(&f);
+    let big = TrimConfig { size: 600, ..CFG };
+    assert_eq!(decide(FULL, true, false, false, &p, &big), TrimDecision::No);
+    let ok = TrimConfig {
+        size: (54 + MAX_UDP6_SUM_LEN) as u16,
+        ..CFG
+    };
+    assert!(matches!(
+        decide(FULL, true, false, false, &p, &ok),
+        TrimDecision::Trim { len: 566, .. }
+    ));
+    // the same over IPv4 is cut (its UDP checksum is 0)
+    let p4 = parsed(&v4_in());
+    let big4 = TrimConfig { size: 200, ..CFG };
+    assert!(matches!(
+        decide(FULL, true, false, false, &p4, &big4),
+        TrimDecision::Trim { len: 200, .. }
+    ));
 }

@@ -48,6 +48,29 @@ pub trait Packet {
     }
 }
 
+/// A frame that can also be written at byte offsets.
+pub trait PacketMut: Packet {
+    /// Writes `bytes` at `off`; false (nothing written) when the frame ends
+    /// before `off + N`.
+    fn write<const N: usize>(&mut self, off: usize, bytes: &[u8; N]) -> bool;
+}
+
+impl PacketMut for [u8] {
+    #[inline(always)]
+    fn write<const N: usize>(&mut self, off: usize, bytes: &[u8; N]) -> bool {
+        let Some(end) = off.checked_add(N) else {
+            return false;
+        };
+        match self.get_mut(off..end) {
+            Some(d) => {
+                d.copy_from_slice(bytes);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 impl Packet for [u8] {
     #[inline(always)]
     fn len(&self) -> usize {
