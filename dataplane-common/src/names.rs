@@ -90,8 +90,10 @@ pub mod map {
     /// The id of the instance's redirect devmap (failed redirects through
     /// it are counted).
     pub const XMIT_MAP_ID: &str = "XMIT_MAP_ID";
+    /// Per-port trimming settings (`trim::TrimPort`).
+    pub const TRIM_PORTS: &str = "TRIM_PORTS";
     /// Every map of the object.
-    pub const ALL: [&str; 39] = [
+    pub const ALL: [&str; 40] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -131,6 +133,7 @@ pub mod map {
         PFC_COPY_DROPS,
         XMIT_ERRORS,
         XMIT_MAP_ID,
+        TRIM_PORTS,
     ];
 }
 
@@ -167,8 +170,11 @@ pub mod prog {
     /// Tracepoint xdp:xdp_redirect_err: counts redirects that failed after
     /// the program returned.
     pub const TP_XDP_REDIRECT_ERR: &str = "tp_xdp_redirect_err";
+    /// Packet trimming (tail call): cut, rewrite, back to the egress stage
+    /// for the trim queue.
+    pub const XDP_FORWARD_TRIM: &str = "xdp_forward_trim";
     /// Every program of the object.
-    pub const ALL: [&str; 14] = [
+    pub const ALL: [&str; 15] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -183,5 +189,6 @@ pub mod prog {
         XDP_DEVMAP_PFC,
         TP_XDP_DEVMAP_XMIT,
         TP_XDP_REDIRECT_ERR,
+        XDP_FORWARD_TRIM,
     ];
 }

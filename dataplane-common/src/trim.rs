@@ -244,6 +244,12 @@ pub struct TrimCounters {
 pub const TRIM_COUNTER_NAMES: [&str; 3] = ["Trim/pkts", "TrimSent/pkts", "TrimDrop/pkts"];
 
 impl TrimCounters {
+    pub const ZERO: TrimCounters = TrimCounters {
+        trim: [0; NUM_TC],
+        trim_sent: [0; NUM_TC],
+        trim_drop: [0; NUM_TC],
+    };
+
     /// Counts a trim of queue `tc`'s packet and its fate (`sent`).
     #[inline(always)]
     pub fn count(&mut self, tc: u8, sent: bool) {
@@ -258,19 +264,55 @@ impl TrimCounters {
 
     /// Adds `o` (summing the per-CPU copies).
     pub fn accumulate(&mut self, o: &TrimCounters) {
-        for t in 0..NUM_TC {
+        let mut t = 0;
+        while t < NUM_TC {
             self.trim[t] += o.trim[t];
             self.trim_sent[t] += o.trim_sent[t];
             self.trim_drop[t] += o.trim_drop[t];
+            t += 1;
         }
     }
 }
 
+/// A port's trimming settings, the value of the `TRIM_PORTS` map by
+/// port id (all zero: the port's queues do not trim).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TrimPort {
+    /// [`TrimConfig::size`].
+    pub size: u16,
+    pub dscp: u8,
+    pub queue: u8,
+    /// Bit q: queue q's profile trims.
+    pub queues: u8,
+    pub _pad: [u8; 3],
+}
+
+impl TrimPort {
+    /// The switch-wide settings it carries.
+    #[inline(always)]
+    pub const fn config(&self) -> TrimConfig {
+        TrimConfig {
+            size: self.size,
+            dscp: self.dscp,
+            queue: self.queue,
+        }
+    }
+
+    /// Whether queue `tc` trims.
+    #[inline(always)]
+    pub const fn trims(&self, tc: u8) -> bool {
+        self.queues & (1 << (tc & 7)) != 0
+    }
+}
+
 const _: () = assert!(core::mem::size_of::<TrimCounters>() == 3 * 8 * NUM_TC);
+const _: () = assert!(core::mem::size_of::<TrimPort>() == 8);
 
 #[cfg(feature = "user")]
 mod pod {
     // SAFETY: repr(C), only arrays of integers, no padding (asserted
     // above), every bit pattern valid.
     unsafe impl aya::Pod for super::TrimCounters {}
+    unsafe impl aya::Pod for super::TrimPort {}
 }

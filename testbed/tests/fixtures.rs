@@ -1,4 +1,4 @@
-// Over 800 lines: one table of 86 cases (input, expected output, counter deltas) and its runner; the rows are the file.
+// Over 800 lines: one table of 90 cases (input, expected output, counter deltas) and its runner; the rows are the file.
 //! The fixture table, run through the compiled eBPF programs with
 //! BPF_PROG_TEST_RUN.
 //!
@@ -171,6 +171,53 @@ members = [{ nexthop = "n1" }, { nexthop = "n2" }]
 [[route]]
 prefix = "198.18.4.0/24"
 group = "uet"
+"#;
+
+/// Trimming: a 64 KiB pool and lossy threshold 2^-8 x free (256 bytes), so
+/// a 300-byte packet fails admission to the shared buffer and a 128-byte
+/// one does not; p1's queues 0-2 trim (SONiC's design: size 128, DSCP 48,
+/// queue 6). No lossless class (no headroom to reserve).
+const CONFIG_TRIM: &str = r#"
+[switch]
+name = "fixtures"
+
+[buffer]
+pool_size = 65536
+lossy_dynamic_th = -8
+
+[switch_trimming]
+size = 128
+dscp_value = 48
+queue_index = 6
+
+[buffer_profile.q_lossy_trim_profile]
+packet_discard_action = "trim"
+
+[[port]]
+name = "p0"
+mac = "02:00:00:00:0f:00"
+pfc_enable = ""
+headroom_xoff = 2048
+headroom_xon = 1024
+[[port]]
+name = "p1"
+mac = "02:00:00:00:0f:01"
+pfc_enable = ""
+headroom_xoff = 2048
+headroom_xon = 1024
+buffer_queue = { "0-2" = "q_lossy_trim_profile" }
+
+[[nexthop]]
+name = "n1"
+port = "p1"
+mac = "02:00:00:00:01:01"
+
+[[route]]
+prefix = "198.18.1.0/24"
+nexthop = "n1"
+[[route]]
+prefix = "2001:db8:0:1::/64"
+nexthop = "n1"
 "#;
 
 const SW_P0: [u8; 6] = [2, 0, 0, 0, 0x0f, 0];
@@ -562,6 +609,100 @@ fn routing_table() -> Vec<Fixture> {
         ),
     ]);
     t
+}
+
+/// Packet trimming end to end: the buffer model refuses a 300-byte packet
+/// of a trimming queue, the trimming stage cuts it to 128 bytes, rewrites
+/// it, and the trim queue takes it. Expected frames are built from scratch
+/// (full checksums), not by the rewrite under test.
+fn trim_table() -> Vec<Fixture> {
+    use testbed::testrun::XDP_REDIRECT;
+    let trim_fixture = |name, frame: Vec<u8>, expect, out| Fixture {
+        config: CONFIG_TRIM,
+        ..routed_fixture(name, frame, expect, out)
+    };
+    let in_l2 = L2::new(SW_P0, MAC_HOST);
+    let out_l2 = L2::new(NH1, SW_P1);
+    let dst4 = [198, 18, 1, 9];
+    let dst6 = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9];
+    let pds = uet::Pds::request(uet::TYPE_RUD_REQ, 3, uet::FLAG_AR, 77, 7, 9);
+    let body = |n: usize| -> Vec<u8> {
+        let mut b = pds.to_vec();
+        b.extend((0..n - pds.len()).map(|i| i as u8));
+        b
+    };
+    // 300-byte frames in class 1 (AZURE: DSCP 10 -> 1), ECN 2
+    let v4 = |l2: &L2, dscp: u8, ttl: u8, n: usize| {
+        let ip = Ip::v4(V4_SRC, dst4).dscp(dscp).ecn(2).ttl(ttl);
+        build::udp_frame(l2, &ip, 0x4242, uet::UET_PORT, &body(n))
+    };
+    let v6 = |l2: &L2, dscp: u8, ttl: u8, n: usize| {
+        let ip = Ip::v6(V6_SRC, dst6).dscp(dscp).ecn(2).ttl(ttl);
+        build::udp_frame(l2, &ip, 0x4242, uet::UET_PORT, &body(n))
+    };
+    let u4 = v4(&in_l2, 10, 64, 300 - 42);
+    let u4_out = v4(&out_l2, 48, 63, 128 - 42);
+    let u6 = v6(&in_l2, 10, 64, 300 - 62);
+    let u6_out = v6(&out_l2, 48, 63, 128 - 62);
+    // TCP is not trimmed (its checksum covers the cut payload); queue 5 does
+    // not trim (AZURE: DSCP 46 -> 5)
+    let tcp_to = |l2: &L2, ttl: u8| {
+        let ip = Ip::v4(V4_SRC, dst4).dscp(10).ttl(ttl);
+        build::frame(l2, 0x0800, &build::ip_packet(&ip, 6, &[0; 266]))
+    };
+    let tcp = tcp_to(&in_l2, 64);
+    let q5 = v4(&in_l2, 46, 64, 300 - 42);
+    // a dropped frame is left as the forwarding stage rewrote it
+    let trimmed = |frame: &[u8]| {
+        let mut v = classified(1, frame, &["rx_uet"]);
+        v.extend(d(&[
+            ("rx_routed", 1),
+            ("p1:tx_tc_pkts[6]", 1),
+            ("p1:tx_tc_bytes[6]", 128),
+            ("p1:trim[1]", 1),
+            ("p1:trim_sent[1]", 1),
+        ]));
+        Expect::Run {
+            verdict: XDP_REDIRECT,
+            deltas: v,
+            global: vec![],
+        }
+    };
+    let dropped = |tc: usize, frame: &[u8], flags: &[&str]| {
+        let mut v = classified(tc, frame, flags);
+        v.push((format!("p1:drop_shared_full[{tc}]"), 1));
+        Expect::Run {
+            verdict: XDP_DROP,
+            deltas: v,
+            global: vec![],
+        }
+    };
+    vec![
+        trim_fixture(
+            "trim_uet_v4_shared_full_cut_to_128_on_queue_6",
+            u4.clone(),
+            trimmed(&u4),
+            Some(u4_out),
+        ),
+        trim_fixture(
+            "trim_uet_v6_shared_full_cut_udp_checksum_recomputed",
+            u6.clone(),
+            trimmed(&u6),
+            Some(u6_out),
+        ),
+        trim_fixture(
+            "trim_tcp_not_trimmed_shared_full_drop",
+            tcp.clone(),
+            dropped(1, &tcp, &[]),
+            Some(tcp_to(&out_l2, 63)),
+        ),
+        trim_fixture(
+            "trim_queue_without_trim_profile_drops",
+            q5.clone(),
+            dropped(5, &q5, &["rx_uet"]),
+            Some(v4(&out_l2, 46, 63, 300 - 42)),
+        ),
+    ]
 }
 
 #[derive(Clone)]
@@ -1208,6 +1349,7 @@ fn table() -> Vec<Fixture> {
     }
     t.sort_by_key(|f| f.config == CONFIG_ALT);
     t.extend(routing_table());
+    t.extend(trim_table());
     let mut seen = std::collections::HashSet::new();
     for f in &t {
         assert!(seen.insert(f.name), "duplicate fixture name {}", f.name);

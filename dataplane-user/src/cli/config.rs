@@ -90,11 +90,15 @@ pub fn check(config: &Path, resolve: bool) -> Result<()> {
             })
             .collect();
         println!(
-            "  trimming: size {} dscp {} queue {}; trimming queues: {} (decision and rewrite only: the eBPF programs do not trim yet)",
+            "  trimming: size {} dscp {} queue {}; trimming queues: {}",
             t.config.size,
             t.config.dscp,
             t.config.queue,
-            if queues.is_empty() { "none".to_string() } else { queues.join(", ") }
+            if queues.is_empty() {
+                "none".to_string()
+            } else {
+                queues.join(", ")
+            }
         );
     }
     if let Some((w, poll)) = &plan.pfcwd {

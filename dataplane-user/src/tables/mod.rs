@@ -1,6 +1,6 @@
 //! Writing a validated plan into the data plane's tables: ports,
-//! forwarding (next hops, groups, routes, stages) and the buffer model, each
-//! entry whole and only where it differs.
+//! forwarding (next hops, groups, routes, stages), the buffer model and
+//! trimming, each entry whole and only where it differs.
 
 pub mod forwarding;
 pub mod groups;
@@ -18,7 +18,6 @@ use dataplane_config::Plan;
 /// buffer model, against what is loaded: only entries that differ are
 /// written, each whole. Returns the entries changed.
 pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Result<usize> {
-    refuse_unimplemented(plan)?;
     let n = {
         let mut table: HashMap<_, u32, PortConfig> = HashMap::try_from(
             bpf.map_mut(names::map::PORT_CONFIG)
@@ -28,24 +27,38 @@ pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Resul
     };
     Ok(
         n + crate::tables::forwarding::write_forwarding(bpf, plan, resolved)?
-            + crate::lossless::buffer::write_buffer(bpf, plan)?,
+            + crate::lossless::buffer::write_buffer(bpf, plan)?
+            + write_trim(bpf, plan)?,
     )
 }
 
-/// Refuses, before anything is written, what the eBPF programs would do
-/// differently from what the plan says: a queue whose profile trims (the
-/// trimming decision and rewrite exist in `dataplane_common::trim`, the
-/// programs' glue does not yet, so such a queue would drop).
-fn refuse_unimplemented(plan: &Plan) -> Result<()> {
-    if let Some(t) = &plan.trim {
-        if let Some((p, _)) = plan.ports.iter().zip(&t.queues).find(|(_, &q)| q != 0) {
-            return Err(anyhow!(
-                "port {}: buffer_queue: a \"trim\" profile, but the eBPF data plane does not trim yet (its queues would drop instead); use packet_discard_action = \"drop\" for now",
-                p.name
-            ));
+/// Writes every port's trimming settings (`TRIM_PORTS`, by port id):
+/// zero for ports whose queues do not trim. Returns the entries changed.
+fn write_trim(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
+    use dataplane_common::trim::TrimPort;
+    let mut arr: aya::maps::Array<_, TrimPort> = aya::maps::Array::try_from(
+        bpf.map_mut(names::map::TRIM_PORTS)
+            .ok_or_else(|| anyhow!("map {} missing", names::map::TRIM_PORTS))?,
+    )?;
+    let mut n = 0;
+    for (i, p) in plan.ports.iter().enumerate() {
+        let v = match &plan.trim {
+            Some(t) if t.queues.get(i).copied().unwrap_or(0) != 0 => TrimPort {
+                size: t.config.size,
+                dscp: t.config.dscp,
+                queue: t.config.queue,
+                queues: t.queues[i],
+                _pad: [0; 3],
+            },
+            _ => TrimPort::default(),
+        };
+        let id = u32::from(p.config.port_id);
+        if arr.get(&id, 0)? != v {
+            arr.set(id, v, 0)?;
+            n += 1;
         }
     }
-    Ok(())
+    Ok(n)
 }
 
 /// Parses, validates, resolves (in the calling thread's namespace) and

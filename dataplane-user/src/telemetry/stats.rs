@@ -71,6 +71,12 @@ pub fn fwd_fields(c: &FwdCounters) -> Vec<(String, u64)> {
     v.push(named("drop", Reason::NoNeighbour, c.drop_no_neighbour));
     v.push(("drop_redirect".into(), c.drop_redirect));
     v.push(named("pass", Reason::Unresolved, c.pass_unresolved));
+    // SONiC's Trim/pkts, TrimSent/pkts, TrimDrop/pkts per queue
+    for tc in 0..NUM_TC {
+        v.push((format!("trim[{tc}]"), c.trim.trim[tc]));
+        v.push((format!("trim_sent[{tc}]"), c.trim.trim_sent[tc]));
+        v.push((format!("trim_drop[{tc}]"), c.trim.trim_drop[tc]));
+    }
     v
 }
 
@@ -231,6 +237,32 @@ impl Snapshot {
                         get(p, &format!("tx_tc_bytes[{tc}]"))
                     );
                 }
+            }
+        }
+        let trims: Vec<(&PortStats, usize)> = self
+            .ports
+            .iter()
+            .flat_map(|p| (0..NUM_TC).map(move |tc| (p, tc)))
+            .filter(|(p, tc)| get(p, &format!("trim[{tc}]")) > 0)
+            .collect();
+        if !trims.is_empty() {
+            // SONiC's `show queue counters --trim` columns
+            let _ = writeln!(s, "\nPacket trimming (egress queue)");
+            let _ = writeln!(
+                s,
+                "{:<16} {:>4} {:>12} {:>16} {:>16}",
+                "Port", "TxQ", "Trim/pkts", "TrimSent/pkts", "TrimDrop/pkts"
+            );
+            for (p, tc) in trims {
+                let _ = writeln!(
+                    s,
+                    "{:<16} {:>4} {:>12} {:>16} {:>16}",
+                    p.name,
+                    format!("UC{tc}"),
+                    get(p, &format!("trim[{tc}]")),
+                    get(p, &format!("trim_sent[{tc}]")),
+                    get(p, &format!("trim_drop[{tc}]"))
+                );
             }
         }
         let _ = writeln!(
