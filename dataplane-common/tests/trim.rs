@@ -168,28 +168,10 @@ fn only_shared_buffer_drops_of_lossy_trimming_queues_are_trimmed() {
 #[test]
 fn non_udp_fragments_and_sizes_below_the_headers_are_not_trimmed() {
     let mut p = parsed(&v4_in());
-    assert_eq!(
-        decide(
-            FULL,
-            true,
-            false,
-            false,
-            &p,
-            &TrimConfig { size: 41, ..CFG }
-        ),
-        TrimDecision::No
-    );
-    assert!(matches!(
-        decide(
-            FULL,
-            true,
-            false,
-            false,
-            &p,
-            &TrimConfig { size: 42, ..CFG }
-        ),
-        TrimDecision::Trim { len: 42, .. }
-    ));
+    let at =
+        |p: &Parsed, size: u16| decide(FULL, true, false, false, p, &TrimConfig { size, ..CFG });
+    assert_eq!(at(&p, 41), TrimDecision::No);
+    assert!(matches!(at(&p, 42), TrimDecision::Trim { len: 42, .. }));
     p.first_fragment = true;
     assert_eq!(decide(FULL, true, false, false, &p, &CFG), TrimDecision::No);
     let mut q = parsed(&v4_in());
