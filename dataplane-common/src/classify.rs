@@ -3,10 +3,13 @@
 //! SONiC semantics: the port trusts either DSCP (DSCP_TO_TC_MAP) or the
 //! 802.1p PCP (DOT1P_TO_TC_MAP). RoCEv2 CNPs (BTH opcode 0x81) go to their
 //! own class whatever their DSCP, so congestion feedback never waits behind
-//! the data it throttles. A class is lossless when its priority is in
+//! the data it throttles. UET (UDP 4793 with a PDS header) is classified by
+//! the same maps; its feedback (PDS ACK, NACK, control) may be given a class
+//! of its own the same way (`uet_feedback_tc`, off by default). A class is
+//! lossless when its priority is in
 //! `pfc_enable` (TC_TO_PRIORITY_GROUP_MAP and TC_TO_QUEUE_MAP are identity).
 
-use crate::maps::{PortConfig, TRUST_DOT1P};
+use crate::maps::{PortConfig, TRUST_DOT1P, UET_FEEDBACK_TC_SET};
 use crate::parse::{Parsed, L3};
 
 /// The class of a frame and the facts later stages key on.
@@ -20,12 +23,15 @@ pub struct Class {
     pub roce: bool,
     /// RoCEv2 congestion notification packet.
     pub cnp: bool,
+    /// UET (UDP 4793 with a PDS header).
+    pub uet: bool,
 }
 
 /// Which rule picked the class, for tests and explanations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
     Cnp,
+    UetFeedback,
     Dscp,
     Pcp,
     Default,
@@ -36,6 +42,9 @@ pub enum Rule {
 pub fn traffic_class(p: &Parsed, cfg: &PortConfig) -> (u8, Rule) {
     if p.roce && p.bth.is_cnp() {
         return (cfg.cnp_tc & 7, Rule::Cnp);
+    }
+    if p.uet && p.pds.is_feedback() && cfg.uet_feedback_tc & UET_FEEDBACK_TC_SET != 0 {
+        return (cfg.uet_feedback_tc & 7, Rule::UetFeedback);
     }
     let is_ip = matches!(p.l3, L3::Ipv4 | L3::Ipv6);
     if cfg.trust != TRUST_DOT1P && is_ip {
@@ -56,5 +65,6 @@ pub fn classify(p: &Parsed, cfg: &PortConfig) -> Class {
         lossless: cfg.pfc_enable & (1 << tc) != 0,
         roce: p.roce,
         cnp: p.roce && p.bth.is_cnp(),
+        uet: p.uet,
     }
 }

@@ -18,7 +18,9 @@
 //! * [`names`]: every map and program name of the eBPF object;
 //! * [`dcbx`]: does a DCBX peer agree about PFC, what a willing station
 //!   adopts (the LLDP/802.1Qaz codec is in [`wire::lldp`], [`wire::dcbx`]);
-//! * [`rand`]: seeded generators for tests, the lab and simulations.
+//! * [`rand`]: seeded generators for tests, the lab and simulations;
+//! * [`trim`]: packet trimming (SONiC's design): which of the buffer
+//!   model's drops become trims, and the trimmed frame's headers.
 #![no_std]
 
 #[cfg(feature = "user")]
@@ -37,6 +39,7 @@ pub mod parse;
 pub mod rand;
 pub mod reason;
 pub mod route;
+pub mod trim;
 pub mod verdict;
 pub mod wire;
 

@@ -41,8 +41,9 @@ pub struct PortConfig {
     pub default_tc: u8,
     /// Class of RoCEv2 CNPs (BTH opcode 0x81).
     pub cnp_tc: u8,
-    /// Reserved, zero.
-    pub _reserved: u8,
+    /// Class of UET feedback (PDS ACK, NACK, control) as
+    /// [`UET_FEEDBACK_TC_SET`]` | tc`; 0: classified like any packet.
+    pub uet_feedback_tc: u8,
     /// SONiC DSCP_TO_TC_MAP, resolved to 64 entries.
     pub dscp_to_tc: [u8; 64],
     /// SONiC DOT1P_TO_TC_MAP, resolved to 8 entries.
@@ -56,6 +57,11 @@ pub struct PortConfig {
     /// [`PORT_F_FORWARD`] and friends.
     pub flags: u32,
 }
+
+/// Bit of [`PortConfig::uet_feedback_tc`]: UET feedback goes to the class
+/// in the low 3 bits (the byte was reserved and zero before, so 0 keeps the
+/// old meaning).
+pub const UET_FEEDBACK_TC_SET: u8 = 0x80;
 
 /// The port routes IP frames addressed to its MAC (the `xdp_forward`
 /// program); without it frames are classified and passed to the kernel.
@@ -72,7 +78,7 @@ impl PortConfig {
             pfc_enable: (1 << 3) | (1 << 4),
             default_tc: 0,
             cnp_tc: 6,
-            _reserved: 0,
+            uet_feedback_tc: 0,
             dscp_to_tc: AZURE_DSCP_TO_TC,
             pcp_to_tc: [0, 1, 2, 3, 4, 5, 6, 7],
             mac: [0; 6],
@@ -107,6 +113,8 @@ pub struct PortCounters {
     pub rx_roce: u64,
     /// RoCEv2 CNPs.
     pub rx_cnp: u64,
+    /// UET frames (UDP 4793 with a PDS header).
+    pub rx_uet: u64,
     /// Frames classified into a lossless (pfc_enable) class.
     pub rx_lossless: u64,
     /// Frames that are neither IP nor MAC control.
@@ -136,6 +144,7 @@ impl PortCounters {
         rx_tc_bytes: [0; NUM_TC],
         rx_roce: 0,
         rx_cnp: 0,
+        rx_uet: 0,
         rx_lossless: 0,
         rx_non_ip: 0,
         rx_qinq: 0,
@@ -160,6 +169,7 @@ impl PortCounters {
         }
         self.rx_roce += o.rx_roce;
         self.rx_cnp += o.rx_cnp;
+        self.rx_uet += o.rx_uet;
         self.rx_lossless += o.rx_lossless;
         self.rx_non_ip += o.rx_non_ip;
         self.rx_qinq += o.rx_qinq;
@@ -187,7 +197,7 @@ pub struct GlobalCounters {
 
 const _: () = assert!(core::mem::size_of::<PortConfig>() == 8 + 64 + 8 + 8 + 4 + 4);
 const _: () = assert!(
-    core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 5 + 8 + 8 + 2 + PARSE_ERROR_COUNT + 2)
+    core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 6 + 8 + 8 + 2 + PARSE_ERROR_COUNT + 2)
 );
 const _: () = assert!(core::mem::size_of::<GlobalCounters>() == 16);
 

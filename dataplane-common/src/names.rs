@@ -97,8 +97,10 @@ pub mod map {
     /// Bytes of the packets the buffer model dropped, per port and TC (per
     /// CPU; the packets are counted in LOSSLESS_COUNTERS).
     pub const DROP_BYTES: &str = "DROP_BYTES";
+    /// Per-port trimming settings (`trim::TrimPort`).
+    pub const TRIM_PORTS: &str = "TRIM_PORTS";
     /// Every map of the object.
-    pub const ALL: [&str; 41] = [
+    pub const ALL: [&str; 42] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -140,6 +142,7 @@ pub mod map {
         XMIT_MAP_ID,
         WATERMARKS,
         DROP_BYTES,
+        TRIM_PORTS,
     ];
 }
 
@@ -176,8 +179,11 @@ pub mod prog {
     /// Tracepoint xdp:xdp_redirect_err: counts redirects that failed after
     /// the program returned.
     pub const TP_XDP_REDIRECT_ERR: &str = "tp_xdp_redirect_err";
+    /// Packet trimming (tail call): cut, rewrite, back to the egress stage
+    /// for the trim queue.
+    pub const XDP_FORWARD_TRIM: &str = "xdp_forward_trim";
     /// Every program of the object.
-    pub const ALL: [&str; 14] = [
+    pub const ALL: [&str; 15] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -192,5 +198,6 @@ pub mod prog {
         XDP_DEVMAP_PFC,
         TP_XDP_DEVMAP_XMIT,
         TP_XDP_REDIRECT_ERR,
+        XDP_FORWARD_TRIM,
     ];
 }

@@ -1,12 +1,12 @@
 //! The parser every stage shares.
 //!
 //! One pass over the header chain Ethernet → (802.1Q) → IPv4 | IPv6 | MAC
-//! control → UDP → BTH. Each header boundary has its own [`ParseError`], so a
+//! control → UDP → BTH (RoCEv2, port 4791) | PDS (UET, port 4793). Each header boundary has its own [`ParseError`], so a
 //! truncated or malformed frame always gets a defined verdict (chosen per
 //! port by the controller) and a counter that says where it broke.
 
 use crate::wire::{
-    bth, bth::Bth, ethernet as eth, ipv4, ipv6, macctl, macctl::MacCtl, udp, Packet,
+    bth, bth::Bth, ethernet as eth, ipv4, ipv6, macctl, macctl::MacCtl, udp, uet, uet::Pds, Packet,
 };
 
 /// Why a frame could not be parsed. The discriminant indexes the per-port
@@ -45,17 +45,23 @@ pub enum ParseError {
     /// EtherType 0x8808 without the opcode, or a PFC/PAUSE frame without its
     /// fields.
     MacCtlTruncated = 14,
+    /// UDP destination port 4793 (UET) without room for the PDS prologue
+    /// (2 bytes) or for the fixed header its type announces
+    /// ([`uet::fixed_len`]).
+    UetTruncated = 15,
 }
 
 /// Size of the per-port malformed counter array: room for every
-/// [`ParseError`] variant plus spare slots for new ones.
+/// [`ParseError`] variant. Full since `UetTruncated`: the reason table gives
+/// parse errors codes 0..16 only (see `reason.rs`), so a further parse error
+/// needs a new code range there first.
 pub const PARSE_ERROR_COUNT: usize = 16;
 
 const _: () = assert!(ParseError::ALL.len() <= PARSE_ERROR_COUNT);
 
 impl ParseError {
     /// Every variant, in counter order.
-    pub const ALL: [ParseError; 15] = [
+    pub const ALL: [ParseError; 16] = [
         ParseError::EthTruncated,
         ParseError::VlanTruncated,
         ParseError::Ipv4Truncated,
@@ -71,6 +77,7 @@ impl ParseError {
         ParseError::UdpBadLen,
         ParseError::BthTruncated,
         ParseError::MacCtlTruncated,
+        ParseError::UetTruncated,
     ];
 
     /// Stable snake_case name used in stats output and metrics labels.
@@ -91,6 +98,7 @@ impl ParseError {
             ParseError::UdpBadLen => "udp_bad_len",
             ParseError::BthTruncated => "bth_truncated",
             ParseError::MacCtlTruncated => "mac_ctl_truncated",
+            ParseError::UetTruncated => "uet_truncated",
         }
     }
 }
@@ -148,6 +156,10 @@ pub struct Parsed {
     /// RoCEv2: UDP destination 4791 with a BTH.
     pub roce: bool,
     pub bth: Bth,
+    /// UET: UDP destination 4793 with a PDS header (the entropy value is
+    /// `sport`).
+    pub uet: bool,
+    pub pds: Pds,
     /// MAC control frame fields (when `l3 == MacControl`).
     pub mac_ctl: MacCtl,
 }
@@ -277,7 +289,7 @@ fn parse_ipv6<P: Packet + ?Sized>(p: &P, off: usize, out: &mut Parsed) -> Result
     Ok(())
 }
 
-/// UDP header and, for port 4791, the BTH.
+/// UDP header and, for port 4791, the BTH; for port 4793, the PDS header.
 #[inline(always)]
 fn parse_udp_payload<P: Packet + ?Sized>(p: &P, out: &mut Parsed) -> Result<(), ParseError> {
     let ip_payload = out.ip_payload_len as usize;
@@ -294,11 +306,16 @@ fn parse_udp_payload<P: Packet + ?Sized>(p: &P, out: &mut Parsed) -> Result<(), 
     if ulen < udp::HEADER_LEN || (ulen > ip_payload && !out.first_fragment) {
         return Err(ParseError::UdpBadLen);
     }
+    // a first fragment's UDP length covers the whole datagram: only the
+    // bytes of this packet count
+    let room = if out.first_fragment { ip_payload } else { ulen };
+    if out.dport == uet::UET_PORT {
+        return parse_pds(p, off + udp::HEADER_LEN, room, out);
+    }
     if out.dport != udp::ROCEV2_PORT {
         return Ok(());
     }
     // a first fragment holds the BTH but its ICRC is in the last fragment
-    let room = if out.first_fragment { ip_payload } else { ulen };
     let need =
         udp::HEADER_LEN + bth::HEADER_LEN + if out.first_fragment { 0 } else { bth::ICRC_LEN };
     if room < need {
@@ -309,6 +326,34 @@ fn parse_udp_payload<P: Packet + ?Sized>(p: &P, out: &mut Parsed) -> Result<(), 
     };
     out.roce = true;
     out.bth = Bth::decode(&b);
+    Ok(())
+}
+
+/// The PDS header at `off`, `room` bytes of UDP datagram (header included)
+/// in this packet.
+#[inline(always)]
+fn parse_pds<P: Packet + ?Sized>(
+    p: &P,
+    off: usize,
+    room: usize,
+    out: &mut Parsed,
+) -> Result<(), ParseError> {
+    let Some(v) = p.be16_at(off) else {
+        return Err(ParseError::UetTruncated);
+    };
+    let ptype = uet::prologue_type(v);
+    if room < udp::HEADER_LEN + uet::fixed_len(ptype) {
+        return Err(ParseError::UetTruncated);
+    }
+    let mut psn = 0;
+    if uet::has_psn(ptype) {
+        let Some(w) = p.read::<4>(off + 4) else {
+            return Err(ParseError::UetTruncated);
+        };
+        psn = u32::from_be_bytes(w);
+    }
+    out.uet = true;
+    out.pds = Pds::decode(v, psn);
     Ok(())
 }
 

@@ -183,6 +183,9 @@ pub struct FwdCounters {
     pub drop_redirect: u64,
     /// Handed to the kernel: the next hop's neighbour is not resolved.
     pub pass_unresolved: u64,
+    /// Packet trimming of this egress port's queues (SONiC's Trim/pkts,
+    /// TrimSent/pkts, TrimDrop/pkts).
+    pub trim: crate::trim::TrimCounters,
 }
 
 impl FwdCounters {
@@ -199,6 +202,7 @@ impl FwdCounters {
         drop_no_neighbour: 0,
         drop_redirect: 0,
         pass_unresolved: 0,
+        trim: crate::trim::TrimCounters::ZERO,
     };
 
     /// Adds `o` field by field (summing per-CPU copies).
@@ -219,6 +223,7 @@ impl FwdCounters {
         self.drop_no_neighbour += o.drop_no_neighbour;
         self.drop_redirect += o.drop_redirect;
         self.pass_unresolved += o.pass_unresolved;
+        self.trim.accumulate(&o.trim);
     }
 }
 
@@ -233,7 +238,7 @@ pub fn count_not_routed(c: &mut FwdCounters, why: NotRouted) {
     }
 }
 
-const _: () = assert!(core::mem::size_of::<FwdCounters>() == 8 * (16 + 10));
+const _: () = assert!(core::mem::size_of::<FwdCounters>() == 8 * (16 + 10 + 3 * 8));
 const _: () = assert!(core::mem::size_of::<RouteEntry>() == 4);
 const _: () = assert!(core::mem::size_of::<NextHop>() == 20);
 

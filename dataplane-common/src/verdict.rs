@@ -84,6 +84,9 @@ pub fn account(c: &mut PortCounters, d: &Decision, frame_len: u64) {
             if class.cnp {
                 c.rx_cnp += 1;
             }
+            if class.uet {
+                c.rx_uet += 1;
+            }
             if class.lossless {
                 c.rx_lossless += 1;
             }

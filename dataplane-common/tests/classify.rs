@@ -249,7 +249,8 @@ mod cnp {
                 tc: 6,
                 lossless: false,
                 roce: true,
-                cnp: true
+                cnp: true,
+                uet: false
             }
         );
         let lossless_cnp = PortConfig {
@@ -262,7 +263,8 @@ mod cnp {
                 tc: 6,
                 lossless: true,
                 roce: true,
-                cnp: true
+                cnp: true,
+                uet: false
             }
         );
     }
@@ -286,7 +288,8 @@ mod cnp {
                 tc: 5,
                 lossless: false,
                 roce: false,
-                cnp: false
+                cnp: false,
+                uet: false
             }
         );
     }
@@ -311,7 +314,8 @@ mod cnp {
                 tc: 3,
                 lossless: true,
                 roce: false,
-                cnp: false
+                cnp: false,
+                uet: false
             }
         );
     }

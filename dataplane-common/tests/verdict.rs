@@ -115,7 +115,8 @@ mod decide {
                         tc: 3,
                         lossless: true,
                         roce: true,
-                        cnp: false
+                        cnp: false,
+                        uet: false
                     },
                     non_ip: false,
                     qinq: false,
@@ -136,7 +137,8 @@ mod decide {
                         tc: 4,
                         lossless: true,
                         roce: false,
-                        cnp: false
+                        cnp: false,
+                        uet: false
                     },
                     non_ip: true,
                     qinq: false,
@@ -160,7 +162,8 @@ mod decide {
                         tc: 5,
                         lossless: false,
                         roce: false,
-                        cnp: false
+                        cnp: false,
+                        uet: false
                     },
                     non_ip: true,
                     qinq: true,

@@ -18,6 +18,9 @@ pub fn group_value(
     prev: Option<&Group>,
 ) -> Result<Group> {
     let mut v = Group::new(g.mode, g.flowlet_timeout_ns);
+    if g.uet_entropy {
+        v.flags |= dataplane_common::lb::GROUP_F_UET_ENTROPY;
+    }
     if g.members.len() > MAX_MEMBERS {
         bail!(
             "group {}: {} members, at most {MAX_MEMBERS}",

@@ -17,6 +17,9 @@
 //! dscp_to_tc_map = "ROCE"
 //! dot1p_to_tc_map = "AZURE"
 //! pfc_enable = "3,4"      # SONiC PORT_QOS_MAP pfc_enable: lossless priorities
+//!
+//! [uet]                   # Ultra Ethernet (UDP 4793), optional
+//! feedback_tc = 6         # class of PDS ACK/NACK/control, like cnp_tc
 //! ```
 //!
 //! [`Config::validate`] checks everything and reports every problem at once,

@@ -44,6 +44,9 @@ pub struct GroupPlan {
     /// Index into [`MODES`].
     pub mode: u8,
     pub flowlet_timeout_ns: u32,
+    /// `uet_entropy = true`: UET packets placed by their entropy value
+    /// (`dataplane_common::lb::GROUP_F_UET_ENTROPY`).
+    pub uet_entropy: bool,
     /// (next-hop index, weight 1..=255).
     pub members: Vec<(u16, u8)>,
 }
@@ -130,6 +133,8 @@ pub struct Plan {
     pub routing: Option<RoutingPlan>,
     /// `[dcbx]`, when configured and enabled.
     pub dcbx: Option<DcbxPlan>,
+    /// Packet trimming, when `[switch_trimming]` is configured.
+    pub trim: Option<TrimPlan>,
 }
 
 /// Which DSCPs the DCBX application table lists.
@@ -157,6 +162,14 @@ pub struct DcbxPlan {
     pub reco: dataplane_common::wire::dcbx::EtsTables,
 }
 
+/// Packet trimming: the switch-wide settings and the queues that trim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrimPlan {
+    pub config: dataplane_common::trim::TrimConfig,
+    /// Per port (plan order): bit q set when queue q's profile trims.
+    pub queues: Vec<u8>,
+}
+
 /// Route table sizes of the data plane's LPM tries as compiled (without
 /// `[routing]`); `[routing] max_routes_*` sets them at load, up to
 /// [`ROUTES_V4_MAX`] / [`ROUTES_V6_MAX`].
@@ -181,6 +194,8 @@ pub struct RoutingPlan {
     pub max_routes_v6: u32,
     /// Per-prefix mode overrides (address, length, mode index).
     pub policy: Vec<(std::net::IpAddr, u8, u8)>,
+    /// Learned groups carry `GROUP_F_UET_ENTROPY`.
+    pub uet_entropy: bool,
 }
 
 impl Plan {

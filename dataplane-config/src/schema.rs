@@ -39,6 +39,16 @@ pub struct Config {
     pub routing: Option<RoutingSection>,
     /// DCBX (LLDP with IEEE 802.1Qaz TLVs) on every port; absent: off.
     pub dcbx: Option<DcbxSection>,
+    /// Ultra Ethernet (UDP 4793): how its traffic is classified beside
+    /// RoCEv2; absent: UET is classified by the ports' maps like any packet.
+    pub uet: Option<UetSection>,
+    /// SONiC SWITCH_TRIMMING|GLOBAL: trim size, DSCP and queue; absent: no
+    /// trimming.
+    pub switch_trimming: Option<SwitchTrimmingSection>,
+    /// SONiC BUFFER_PROFILE tables by name (here: the discard action of the
+    /// queues `[[port]] buffer_queue` gives them).
+    #[serde(default)]
+    pub buffer_profile: BTreeMap<String, BufferProfileSection>,
 }
 
 /// `[dcbx]`: what the controller advertises in LLDP on every port and how
@@ -102,6 +112,47 @@ fn default_ets_tsa() -> Vec<String> {
     vec!["ets".into(); 8]
 }
 
+/// `[switch_trimming]` with SONiC's field names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchTrimmingSection {
+    /// Bytes a trimmed packet keeps (SONiC's default 128).
+    #[serde(default = "default_trim_size")]
+    pub size: i64,
+    /// DSCP of trimmed packets (0-63; SONiC's "from-tc" is refused).
+    pub dscp_value: toml::Value,
+    /// Queue of trimmed packets (0-7; SONiC's "dynamic" is refused).
+    pub queue_index: toml::Value,
+}
+
+fn default_trim_size() -> i64 {
+    128
+}
+
+/// `[buffer_profile.NAME]`: the fields of SONiC's BUFFER_PROFILE this data
+/// plane takes from a profile.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferProfileSection {
+    /// What a queue with this profile does with a packet the shared buffer
+    /// cannot admit: "drop" (the default) or "trim".
+    #[serde(default = "default_discard")]
+    pub packet_discard_action: String,
+}
+
+fn default_discard() -> String {
+    "drop".into()
+}
+
+/// `[uet]`: UET classification beside RoCEv2.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UetSection {
+    /// Class of UET feedback (PDS ACK, NACK, control), as `switch.cnp_tc` is
+    /// for RoCEv2 CNPs; absent: the DSCP map decides.
+    pub feedback_tc: Option<i64>,
+}
+
 /// `[routing]`: where routes come from and the policy of learned groups.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -126,6 +177,10 @@ pub struct RoutingSection {
     /// match) gets `mode`.
     #[serde(default)]
     pub policy: Vec<RoutingPolicySection>,
+    /// Learned groups place UET by its entropy value (as `[[group]]
+    /// uet_entropy`).
+    #[serde(default)]
+    pub uet_entropy: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -271,6 +326,11 @@ pub struct GroupSection {
     pub mode: String,
     #[serde(default = "default_flowlet_us")]
     pub flowlet_timeout_us: i64,
+    /// UET packets (UDP 4793) keep the path of their entropy value (the UDP
+    /// source port) and a new value is hashed anew, whatever `mode`; other
+    /// traffic keeps `mode`.
+    #[serde(default)]
+    pub uet_entropy: bool,
     pub members: Vec<MemberSection>,
 }
 
@@ -371,6 +431,10 @@ pub struct PortSection {
     /// Explicit headroom (bytes) instead of the formula.
     pub headroom_xoff: Option<i64>,
     pub headroom_xon: Option<i64>,
+    /// SONiC BUFFER_QUEUE: queue ("3") or queue range ("0-2") -> a
+    /// `[buffer_profile]` name.
+    #[serde(default)]
+    pub buffer_queue: BTreeMap<String, String>,
 }
 
 fn default_trust() -> String {

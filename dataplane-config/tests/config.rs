@@ -2,7 +2,7 @@
 //! expected; valid configs resolve to the map values the programs read.
 
 use dataplane_common::maps::{
-    AZURE_DSCP_TO_TC, MALFORMED_DROP, MALFORMED_PASS, TRUST_DOT1P, TRUST_DSCP,
+    AZURE_DSCP_TO_TC, MALFORMED_DROP, MALFORMED_PASS, TRUST_DOT1P, TRUST_DSCP, UET_FEEDBACK_TC_SET,
 };
 use dataplane_config::{parse_pfc_enable, Config, ConfigError};
 
@@ -29,6 +29,46 @@ fn minimal_port_gets_sonic_defaults() {
     assert_eq!(c.cnp_tc, 6);
     assert_eq!(c.malformed_action, MALFORMED_PASS);
     assert_eq!(c.port_id, 0);
+}
+
+#[test]
+fn uet_feedback_class_reaches_every_port() {
+    let port = "[[port]]\nname = \"eth1\"\n[[port]]\nname = \"eth2\"\n";
+    let plan = check(port).unwrap();
+    assert!(plan.ports.iter().all(|p| p.config.uet_feedback_tc == 0));
+    let plan = check(&format!("{port}[uet]\nfeedback_tc = 5\n")).unwrap();
+    for p in &plan.ports {
+        assert_eq!(p.config.uet_feedback_tc, UET_FEEDBACK_TC_SET | 5);
+    }
+    // an empty [uet] section changes nothing
+    let plan = check(&format!("{port}[uet]\n")).unwrap();
+    assert!(plan.ports.iter().all(|p| p.config.uet_feedback_tc == 0));
+}
+
+#[test]
+fn trimming_resolves_sonic_profiles_to_queue_bits() {
+    let text = r#"
+[buffer]
+[switch_trimming]
+dscp_value = 48
+queue_index = 6
+[buffer_profile.q_lossy_trim_profile]
+packet_discard_action = "trim"
+[buffer_profile.q_lossy_profile]
+packet_discard_action = "drop"
+[[port]]
+name = "eth1"
+pfc_enable = "3,4"
+buffer_queue = { "0-2" = "q_lossy_trim_profile", "5" = "q_lossy_profile", "7" = "q_lossy_trim_profile" }
+[[port]]
+name = "eth2"
+"#;
+    let plan = check(text).unwrap();
+    let t = plan.trim.expect("trimming planned");
+    assert_eq!((t.config.size, t.config.dscp, t.config.queue), (128, 48, 6));
+    assert_eq!(t.queues, vec![0b1000_0111, 0]);
+    // without [switch_trimming] nothing trims
+    assert!(check("[[port]]\nname = \"eth1\"\n").unwrap().trim.is_none());
 }
 
 #[test]

@@ -9,8 +9,9 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     lb::{
-        flow_hash, flowlet_entry, flowlet_index, flowlet_tag, select, uses_flowlets, FlowKey,
-        Flowlet, FlowletSlot, Group, PortRate, FLOWLET_SLOTS, MAX_MEMBERS, MODE_SPRAY, NUM_BANDS,
+        by_entropy, flow_hash, flowlet_entry, flowlet_index, flowlet_tag, select_packet,
+        uses_flowlets, FlowKey, Flowlet, FlowletSlot, Group, PortRate, FLOWLET_SLOTS, MAX_MEMBERS,
+        MODE_SPRAY, NUM_BANDS,
     },
     maps::MAX_PORTS,
     parse::{Parsed, L3},
@@ -89,14 +90,16 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
     let seed = HASH_SEED.get(0).copied().unwrap_or(0);
     let key = flow_key(pkt, p)?;
     let hash = flow_hash(&key, seed);
+    // a UET packet in an entropy group: its hash alone (no state, no rand)
+    let entropy = by_entropy(g, p.uet);
     // randomness only for spray
     // SAFETY: helper without preconditions.
-    let rand = if g.mode == MODE_SPRAY {
+    let rand = if g.mode == MODE_SPRAY && !entropy {
         unsafe { bpf_get_prandom_u32() }
     } else {
         0
     };
-    let flowlet: Option<&mut Flowlet> = if uses_flowlets(g.mode) {
+    let flowlet: Option<&mut Flowlet> = if uses_flowlets(g.mode) && !entropy {
         // SAFETY: an array slot lives as long as the map; a race between
         // CPUs loses at most one write (see `Flowlet`).
         FLOWLETS
@@ -105,7 +108,7 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
     } else {
         None
     };
-    select(g, hash, flowlet, now, rand, || member_bands(g, now)).map(|pick| pick.id)
+    select_packet(g, hash, p.uet, flowlet, now, rand, || member_bands(g, now)).map(|pick| pick.id)
 }
 
 /// Accounts `len` bytes sent on `port_id` at `now` in its rate estimator.

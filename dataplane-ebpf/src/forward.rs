@@ -127,7 +127,8 @@ pub fn forward(
         tc: class.tc & 7,
         lossless: u8::from(class.lossless),
         cnp: u8::from(class.cnp),
-        _pad: [0; 3],
+        trimmed: 0,
+        _pad: [0; 2],
         now,
     };
     // the egress stage only for ports in the buffer model (a tail call

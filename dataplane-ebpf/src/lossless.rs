@@ -285,6 +285,8 @@ pub fn modelled(in_port: u16, out_port: u16) -> bool {
 /// The model's verdict for a routed packet.
 pub enum Egress {
     Forward,
+    /// Not admitted to a trimming queue: to the trimming stage.
+    Trim,
     /// Drop, with the event reason.
     Drop(u8),
 }
@@ -468,6 +470,9 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
             return out(Egress::Drop(Reason::Wred.code()));
         }
         BufVerdict::NoBuffer(DropReason::SharedFull) => {
+            if ec.trimmed == 0 && crate::trim::queue_trims(out_port, tc as u8) {
+                return out(Egress::Trim);
+            }
             c.drop_shared_full[tc] += 1;
             return out(Egress::Drop(Reason::SharedBufferFull.code()));
         }

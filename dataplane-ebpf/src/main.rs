@@ -17,6 +17,7 @@ mod pfc_tx;
 mod snapshot;
 mod stages;
 mod tables;
+mod trim;
 mod xmit;
 
 use aya_ebpf::{
@@ -187,7 +188,18 @@ pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
     let drop = match out.verdict {
         lossless::Egress::Drop(reason) => Some(reason),
         lossless::Egress::Forward => None,
+        lossless::Egress::Trim => {
+            if !out.pfc {
+                stages::tail_call_trim(&ctx);
+            }
+            // with a PFC frame to send, or without the trimming stage
+            if let Some(c) = lossless::counters(ec.out_port) {
+                c.drop_shared_full[(ec.tc & 7) as usize] += 1;
+            }
+            Some(dataplane_common::reason::Reason::SharedBufferFull.code())
+        }
     };
+    trim::count(&ec, drop.is_none());
     if let (true, Some(ev)) = (out.pfc, pfc_tx::decision()) {
         // the decision's PFC frame leaves with (or instead of) the packet
         if let Ok(action) = pfc_tx::broadcast(&ctx, &ev, &ec, drop.is_some()) {
@@ -201,6 +213,14 @@ pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
         return snapshot::drop_frame(&ctx, ec.in_port, reason);
     }
     forward::finish(&ec)
+}
+
+/// Packet trimming (tail call from `xdp_forward_egress`): cuts a packet the
+/// model could not admit to a trimming queue, rewrites its headers and
+/// offers it to the egress stage again for the trim queue.
+#[xdp]
+pub fn xdp_forward_trim(ctx: XdpContext) -> u32 {
+    trim::stage(&ctx)
 }
 
 /// Egress program of every `PFC_BCAST` entry (a devmap program): of the

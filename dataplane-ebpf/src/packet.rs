@@ -1,7 +1,7 @@
 //! Bounds-checked reads of the frame an XDP program sees.
 
 use aya_ebpf::programs::XdpContext;
-use dataplane_common::wire::Packet;
+use dataplane_common::wire::{Packet, PacketMut};
 
 /// The frame between `data` and `data_end`.
 pub struct XdpPacket {
@@ -35,6 +35,13 @@ impl XdpPacket {
     #[inline(always)]
     pub fn frame_len(&self) -> u64 {
         (self.end - self.start) as u64
+    }
+}
+
+impl PacketMut for XdpPacket {
+    #[inline(always)]
+    fn write<const N: usize>(&mut self, off: usize, bytes: &[u8; N]) -> bool {
+        XdpPacket::write(self, off, bytes)
     }
 }
 

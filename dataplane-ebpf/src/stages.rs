@@ -22,7 +22,10 @@ pub struct EgressCtx {
     pub tc: u8,
     pub lossless: u8,
     pub cnp: u8,
-    pub _pad: [u8; 3],
+    /// 0, or `trim::TRIMMED | queue` for a packet the trimming stage cut
+    /// (its queue before trimming).
+    pub trimmed: u8,
+    pub _pad: [u8; 2],
     /// The packet's clock reading (`bpf_ktime_get_ns`), taken once.
     pub now: u64,
 }
@@ -32,9 +35,26 @@ pub struct EgressCtx {
 pub(crate) static EGRESS_CTX: PerCpuArray<EgressCtx> = PerCpuArray::with_max_entries(1, 0);
 
 /// Entry 0: `xdp_forward_egress`; entry 1: `xdp_forward_pfc_rx`; entry 2:
-/// `xdp_drop_snapshot`; installed by the controller.
+/// `xdp_drop_snapshot`; entry 3: `xdp_forward_trim`; installed by the
+/// controller.
 #[map]
-static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(3, 0);
+static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(4, 0);
+
+/// Hands a packet the model could not admit to a trimming queue to
+/// `xdp_forward_trim` (`EGRESS_CTX` still holds its context); returns if
+/// that stage is not installed.
+#[inline(always)]
+pub fn tail_call_trim(ctx: &XdpContext) {
+    // SAFETY: tail call with our own context; returns only on failure.
+    unsafe { EGRESS_STAGE.tail_call(ctx, 3) };
+}
+
+/// Hands a trimmed frame back to `xdp_forward_egress` with its new
+/// context; returns if that fails.
+#[inline(always)]
+pub fn reenter_egress(ctx: &XdpContext, ec: &EgressCtx) {
+    enter_egress(ctx, ec)
+}
 
 /// Hands a frame to be dropped to `xdp_drop_snapshot`; returns if that
 /// stage is not installed.

@@ -79,6 +79,7 @@ fn routing_plan() -> RoutingPlan {
         max_routes_v4: 131072,
         max_routes_v6: 32768,
         policy: vec![(ip("198.18.8.0"), 22, 2)],
+        uet_entropy: false,
     }
 }
 
@@ -701,4 +702,21 @@ fn learned_routes_become_p4_entries() {
         "{}",
         &e.cli[..e.cli.len().min(3000)]
     );
+}
+
+#[test]
+fn learned_groups_carry_the_uet_entropy_flag_when_routing_says_so() {
+    use dataplane_common::lb::GROUP_F_UET_ENTROPY;
+    for on in [false, true] {
+        let mut p = policy();
+        p.routing.uet_entropy = on;
+        let mut s = RouteSync::new(ports(), p, 0, 0, 256, 64);
+        s.handle(&all_events());
+        let mut m = Model::default();
+        s.sync(&mut m).unwrap();
+        assert!(!m.groups.is_empty());
+        for g in m.groups.values() {
+            assert_eq!(g.flags & GROUP_F_UET_ENTROPY != 0, on);
+        }
+    }
 }

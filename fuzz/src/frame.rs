@@ -27,6 +27,8 @@ pub fn port_config(s: &[u8]) -> PortConfig {
     // out-of-range values too: the functions mask them
     cfg.default_tc = b(3);
     cfg.cnp_tc = b(4);
+    // UET feedback class on or off, and out-of-range class bits
+    cfg.uet_feedback_tc = b(3).rotate_left(4) & 0x8f;
     for (i, t) in cfg.dscp_to_tc.iter_mut().enumerate() {
         *t = (i as u8).wrapping_mul(b(5)) >> 5;
     }
@@ -106,6 +108,12 @@ fn parsed_in_frame(p: &Parsed, f: &[u8]) {
     if p.roce {
         assert!(p.udp && p.dport == 4791);
         assert!(usize::from(p.l4_off) + 8 + 12 <= len);
+    }
+    if p.uet {
+        assert!(p.udp && !p.roce && p.dport == dataplane_common::wire::uet::UET_PORT);
+        let need = dataplane_common::wire::uet::fixed_len(p.pds.ptype);
+        assert!(usize::from(p.l4_off) + 8 + need <= len);
+        assert!(p.pds.ptype < 32 && p.pds.next < 16 && p.pds.flags < 128);
     }
 }
 

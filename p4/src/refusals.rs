@@ -29,6 +29,32 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
             }
         }
     }
+    if plan.ports.iter().any(|p| p.config.uet_feedback_tc != 0) {
+        refuse(
+            "uet.feedback_tc".into(),
+            format!("the {target} program does not parse UET's PDS header, so it cannot tell UET feedback from UET data: it would classify both by DSCP; remove uet.feedback_tc to generate {target} entries"),
+        );
+    }
+    for (i, g) in plan.groups.iter().enumerate() {
+        if g.uet_entropy {
+            refuse(
+                format!("group[{i}] ({}).uet_entropy", g.name),
+                format!("the {target} program does not parse UET, so it cannot place UET packets apart from the group's mode; remove uet_entropy to generate {target} entries"),
+            );
+        }
+    }
+    if plan.routing.as_ref().is_some_and(|r| r.uet_entropy) {
+        refuse(
+            "routing.uet_entropy".into(),
+            format!("the {target} program does not parse UET, so learned groups cannot place UET packets apart from their mode; remove routing.uet_entropy to generate {target} entries"),
+        );
+    }
+    if plan.trim.is_some() {
+        refuse(
+            "switch_trimming".into(),
+            format!("packet trimming is the eBPF buffer model's (its shared-buffer drops); the {target} program has no trimming here yet; remove [switch_trimming] and the \"trim\" profiles to generate {target} entries"),
+        );
+    }
     let (cap4, cap6) = lpm_capacity(target);
     let v4 = plan.routes.iter().filter(|r| r.addr.is_ipv4()).count();
     let v6 = plan.routes.len() - v4;

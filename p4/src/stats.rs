@@ -102,7 +102,14 @@ fn reads(n: u32) -> Vec<Read> {
         for c in PER_CLASS {
             add(c, p, 8, 0..8);
         }
-        add(MALFORMED, p, 16, 1..ParseError::ALL.len() as u32 + 1);
+        // MAL_* = ParseError + 1 in 16 slots a port: MAL 16 (uet_truncated)
+        // has no slot, and the P4 parsers do not parse UET (see refusals)
+        add(
+            MALFORMED,
+            p,
+            16,
+            1..(ParseError::ALL.len() as u32 + 1).min(16),
+        );
         add(PORT_EVENTS, p, 16, 0..EVENTS.len() as u32);
     }
     out

@@ -1179,3 +1179,33 @@ fn cpu_codes_in_headers_p4_are_the_reason_tables() {
     assert_eq!(found.len(), want.len(), "CPU_* constants {found:?}");
     assert_eq!(cpu_code(Why::Other(Reason::NoRoute)), None);
 }
+
+#[test]
+fn refuses_uet_settings_it_cannot_generate() {
+    let mut text = std::fs::read_to_string(root().join("p4/tests/small.toml")).unwrap();
+    p4::entries(&plan_text(&text), Target::Bmv2).unwrap_or_else(|e| panic!("bmv2: {e}"));
+    text.push_str("\n[uet]\nfeedback_tc = 6\n");
+    let plan = plan_text(&text);
+    for t in Target::ALL {
+        let e = p4::entries(&plan, t).expect_err("uet.feedback_tc must be refused");
+        let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
+        assert_eq!(fields, vec!["uet.feedback_tc"], "{t}: {e}");
+    }
+    // an entropy group and trimming
+    let mut text = std::fs::read_to_string(root().join("p4/tests/small.toml")).unwrap();
+    assert!(text.contains("[[group]]"), "small.toml has a group");
+    text = text.replacen("[[group]]", "[[group]]\nuet_entropy = true", 1);
+    text.push_str("\n[switch_trimming]\ndscp_value = 48\nqueue_index = 6\n");
+    let plan = plan_text(&text);
+    for t in Target::ALL {
+        let e = p4::entries(&plan, t).expect_err("must be refused");
+        let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
+        assert!(
+            fields
+                .iter()
+                .any(|f| f.ends_with(".uet_entropy") && f.starts_with("group[0]")),
+            "{t}: {e}"
+        );
+        assert!(fields.contains(&"switch_trimming"), "{t}: {e}");
+    }
+}

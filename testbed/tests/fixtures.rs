@@ -1,4 +1,4 @@
-// Over 800 lines: one table of 78 cases (input, expected output, counter deltas) and its runner; the rows are the file.
+// Over 800 lines: one table of 90 cases (input, expected output, counter deltas) and its runner; the rows are the file.
 //! The fixture table, run through the compiled eBPF programs with
 //! BPF_PROG_TEST_RUN.
 //!
@@ -24,7 +24,7 @@ use common::*;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::lossless::EgressQueue;
 use dataplane_common::parse::{parse, ParseError};
-use dataplane_common::wire::bth;
+use dataplane_common::wire::{bth, uet};
 use dataplane_config::Config;
 use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
@@ -160,6 +160,64 @@ group = "up"
 [[route]]
 prefix = "198.18.3.0/24"
 group = "dead"
+
+# least-loaded flowlets for RoCEv2, the entropy value's hash for UET
+[[group]]
+name = "uet"
+mode = "bandwidth"
+uet_entropy = true
+members = [{ nexthop = "n1" }, { nexthop = "n2" }]
+
+[[route]]
+prefix = "198.18.4.0/24"
+group = "uet"
+"#;
+
+/// Trimming: a 64 KiB pool and lossy threshold 2^-8 x free (256 bytes), so
+/// a 300-byte packet fails admission to the shared buffer and a 128-byte
+/// one does not; p1's queues 0-2 trim (SONiC's design: size 128, DSCP 48,
+/// queue 6). No lossless class (no headroom to reserve).
+const CONFIG_TRIM: &str = r#"
+[switch]
+name = "fixtures"
+
+[buffer]
+pool_size = 65536
+lossy_dynamic_th = -8
+
+[switch_trimming]
+size = 128
+dscp_value = 48
+queue_index = 6
+
+[buffer_profile.q_lossy_trim_profile]
+packet_discard_action = "trim"
+
+[[port]]
+name = "p0"
+mac = "02:00:00:00:0f:00"
+pfc_enable = ""
+headroom_xoff = 2048
+headroom_xon = 1024
+[[port]]
+name = "p1"
+mac = "02:00:00:00:0f:01"
+pfc_enable = ""
+headroom_xoff = 2048
+headroom_xon = 1024
+buffer_queue = { "0-2" = "q_lossy_trim_profile" }
+
+[[nexthop]]
+name = "n1"
+port = "p1"
+mac = "02:00:00:00:01:01"
+
+[[route]]
+prefix = "198.18.1.0/24"
+nexthop = "n1"
+[[route]]
+prefix = "2001:db8:0:1::/64"
+nexthop = "n1"
 "#;
 
 const SW_P0: [u8; 6] = [2, 0, 0, 0, 0x0f, 0];
@@ -256,6 +314,36 @@ fn routing_table() -> Vec<Fixture> {
         (NH2, SW_P2, "p2")
     };
     let g_out = roce_to(&L2::new(g_mac, g_src), &to([198, 18, 2, 7], 63, 3));
+    // the entropy group (bandwidth mode): an entropy value whose bucket is
+    // not the member bandwidth mode would choose with equal loads, so the row
+    // fails if UET is not placed by its entropy value's hash
+    let ug = dataplane_config::group_value(&plan, &plan.groups[2], &|_| true, None).unwrap();
+    let uet_hash = |ev: u16| {
+        use dataplane_common::lb::{flow_hash, FlowKey};
+        let key = FlowKey::ipv4(V4_SRC, [198, 18, 4, 7], 17, ev, uet::UET_PORT, 0);
+        flow_hash(&key, plan.hash_seed)
+    };
+    let ev = (1u16..2000)
+        .find(|&ev| {
+            let h = uet_hash(ev);
+            let by_load = dataplane_common::lb::pick_least_loaded(&ug, &[0; 16], h);
+            dataplane_common::lb::pick_hash(&ug, h) != by_load
+        })
+        .expect("an entropy value the two placements disagree on");
+    let uet_pkt = |l2: &L2, ttl: u8| {
+        let pds = uet::Pds::request(uet::TYPE_RUD_REQ, 3, 0, 1, 7, 9);
+        build::udp_frame(l2, &to([198, 18, 4, 7], ttl, 3), ev, uet::UET_PORT, &pds)
+    };
+    let u_in = uet_pkt(&in_l2, 64);
+    let u_id = dataplane_common::lb::pick_hash(&ug, uet_hash(ev))
+        .unwrap()
+        .id;
+    let (u_mac, u_src, u_port) = if u_id == 0 {
+        (NH1, SW_P1, "p1")
+    } else {
+        (NH2, SW_P2, "p2")
+    };
+    let u_out = uet_pkt(&L2::new(u_mac, u_src), 63);
     // ---- lossless stage ---------------------------------------------------
     let ecn_to = |dst: [u8; 4], dscp: u8, ecn: u8| Ip::v4(V4_SRC, dst).dscp(dscp).ecn(ecn);
     let e_in = roce_to(&in_l2, &ecn_to([198, 18, 1, 5], 3, 2));
@@ -434,6 +522,12 @@ fn routing_table() -> Vec<Fixture> {
             Some(g_out),
         ),
         routed_fixture(
+            "route_entropy_group_uet_by_entropy_hash",
+            u_in.clone(),
+            redirect(routed(3, &u_in, u_port, &["rx_uet", "rx_lossless"])),
+            Some(u_out),
+        ),
+        routed_fixture(
             "route_ttl_1_to_kernel",
             ttl1.clone(),
             pass({
@@ -519,6 +613,100 @@ fn routing_table() -> Vec<Fixture> {
         ),
     ]);
     t
+}
+
+/// Packet trimming end to end: the buffer model refuses a 300-byte packet
+/// of a trimming queue, the trimming stage cuts it to 128 bytes, rewrites
+/// it, and the trim queue takes it. Expected frames are built from scratch
+/// (full checksums), not by the rewrite under test.
+fn trim_table() -> Vec<Fixture> {
+    use testbed::testrun::XDP_REDIRECT;
+    let trim_fixture = |name, frame: Vec<u8>, expect, out| Fixture {
+        config: CONFIG_TRIM,
+        ..routed_fixture(name, frame, expect, out)
+    };
+    let in_l2 = L2::new(SW_P0, MAC_HOST);
+    let out_l2 = L2::new(NH1, SW_P1);
+    let dst4 = [198, 18, 1, 9];
+    let dst6 = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9];
+    let pds = uet::Pds::request(uet::TYPE_RUD_REQ, 3, uet::FLAG_AR, 77, 7, 9);
+    let body = |n: usize| -> Vec<u8> {
+        let mut b = pds.to_vec();
+        b.extend((0..n - pds.len()).map(|i| i as u8));
+        b
+    };
+    // 300-byte frames in class 1 (AZURE: DSCP 10 -> 1), ECN 2
+    let v4 = |l2: &L2, dscp: u8, ttl: u8, n: usize| {
+        let ip = Ip::v4(V4_SRC, dst4).dscp(dscp).ecn(2).ttl(ttl);
+        build::udp_frame(l2, &ip, 0x4242, uet::UET_PORT, &body(n))
+    };
+    let v6 = |l2: &L2, dscp: u8, ttl: u8, n: usize| {
+        let ip = Ip::v6(V6_SRC, dst6).dscp(dscp).ecn(2).ttl(ttl);
+        build::udp_frame(l2, &ip, 0x4242, uet::UET_PORT, &body(n))
+    };
+    let u4 = v4(&in_l2, 10, 64, 300 - 42);
+    let u4_out = v4(&out_l2, 48, 63, 128 - 42);
+    let u6 = v6(&in_l2, 10, 64, 300 - 62);
+    let u6_out = v6(&out_l2, 48, 63, 128 - 62);
+    // TCP is not trimmed (its checksum covers the cut payload); queue 5 does
+    // not trim (AZURE: DSCP 46 -> 5)
+    let tcp_to = |l2: &L2, ttl: u8| {
+        let ip = Ip::v4(V4_SRC, dst4).dscp(10).ttl(ttl);
+        build::frame(l2, 0x0800, &build::ip_packet(&ip, 6, &[0; 266]))
+    };
+    let tcp = tcp_to(&in_l2, 64);
+    let q5 = v4(&in_l2, 46, 64, 300 - 42);
+    // a dropped frame is left as the forwarding stage rewrote it
+    let trimmed = |frame: &[u8]| {
+        let mut v = classified(1, frame, &["rx_uet"]);
+        v.extend(d(&[
+            ("rx_routed", 1),
+            ("p1:tx_tc_pkts[6]", 1),
+            ("p1:tx_tc_bytes[6]", 128),
+            ("p1:trim[1]", 1),
+            ("p1:trim_sent[1]", 1),
+        ]));
+        Expect::Run {
+            verdict: XDP_REDIRECT,
+            deltas: v,
+            global: vec![],
+        }
+    };
+    let dropped = |tc: usize, frame: &[u8], flags: &[&str]| {
+        let mut v = classified(tc, frame, flags);
+        v.push((format!("p1:drop_shared_full[{tc}]"), 1));
+        Expect::Run {
+            verdict: XDP_DROP,
+            deltas: v,
+            global: vec![],
+        }
+    };
+    vec![
+        trim_fixture(
+            "trim_uet_v4_shared_full_cut_to_128_on_queue_6",
+            u4.clone(),
+            trimmed(&u4),
+            Some(u4_out),
+        ),
+        trim_fixture(
+            "trim_uet_v6_shared_full_cut_udp_checksum_recomputed",
+            u6.clone(),
+            trimmed(&u6),
+            Some(u6_out),
+        ),
+        trim_fixture(
+            "trim_tcp_not_trimmed_shared_full_drop",
+            tcp.clone(),
+            dropped(1, &tcp, &[]),
+            Some(tcp_to(&out_l2, 63)),
+        ),
+        trim_fixture(
+            "trim_queue_without_trim_profile_drops",
+            q5.clone(),
+            dropped(5, &q5, &["rx_uet"]),
+            Some(v4(&out_l2, 46, 63, 300 - 42)),
+        ),
+    ]
 }
 
 #[derive(Clone)]
@@ -702,6 +890,18 @@ fn table() -> Vec<Fixture> {
     let pfc_xon = build::pfc_frame(MAC_HOST, 0x08, [0; 8]);
     let pfc_all = build::pfc_frame(MAC_HOST, 0xff, [7; 8]);
     let pause = build::pause_frame(MAC_HOST, 0xffff);
+    // UET: entropy 0x1234 in the UDP source port, then the PDS header
+    let uet_pds = |ip: &Ip, pds: &[u8]| build::udp_frame(&l2, ip, 0x1234, uet::UET_PORT, pds);
+    let uet_hdr = |t: u8, n: usize| {
+        let mut h = vec![0x5a; n];
+        let pro = (u16::from(t) << 11).to_be_bytes();
+        h[..2.min(n)].copy_from_slice(&pro[..2.min(n)]);
+        h
+    };
+    let uet_rud_hdr = uet::Pds::request(uet::TYPE_RUD_REQ, 3, uet::FLAG_AR, 0x10_0001, 7, 9);
+    let uet_rud = uet_pds(&v4(26), &[&uet_rud_hdr[..], &[0xab; 64]].concat());
+    let uet_ack_hdr = uet_hdr(uet::TYPE_ACK, 12);
+    let uet_ack_v6 = uet_pds(&v6(48), &uet_ack_hdr);
     let macctl_other = {
         let mut f = build::pause_frame(MAC_HOST, 1);
         f[15] = 0x02; // opcode 0x0002 (not PAUSE, not PFC)
@@ -1058,6 +1258,49 @@ fn table() -> Vec<Fixture> {
             cut(pause.clone(), 17),
             pass(malformed(ParseError::MacCtlTruncated, false)),
         ),
+        // ---- UET over UDP 4793: classes and the PDS boundary ---------------
+        fix(
+            "uet_rud_request_v4_dscp26_lossless_class",
+            "p0",
+            uet_rud.clone(),
+            pass(classified(3, &uet_rud, &["rx_uet", "rx_lossless"])),
+        ),
+        fix(
+            "uet_ack_v6_dscp48_lossy_class",
+            "p0",
+            uet_ack_v6.clone(),
+            pass(classified(6, &uet_ack_v6, &["rx_uet"])),
+        ),
+        fix(
+            "uet_truncated_udp_4793_empty",
+            "p0",
+            uet_pds(&v4(26), &[]),
+            pass(malformed(ParseError::UetTruncated, false)),
+        ),
+        fix(
+            "uet_truncated_v6_half_prologue",
+            "p0",
+            uet_pds(&v6(26), &uet_ack_hdr[..1]),
+            pass(malformed(ParseError::UetTruncated, false)),
+        ),
+        fix(
+            "uet_truncated_request_11_of_12_dropped",
+            "p1",
+            uet_pds(&v4(26), &uet_rud_hdr[..11]),
+            drop_(malformed(ParseError::UetTruncated, true)),
+        ),
+        fix(
+            "uet_truncated_nack_15_of_16",
+            "p0",
+            uet_pds(&v6(26), &uet_hdr(uet::TYPE_NACK, 15)),
+            pass(malformed(ParseError::UetTruncated, false)),
+        ),
+        fix(
+            "uet_truncated_ack_cc_31_of_32_dropped",
+            "p1",
+            uet_pds(&v4(26), &uet_hdr(uet::TYPE_ACK_CC, 31)),
+            drop_(malformed(ParseError::UetTruncated, true)),
+        ),
         // ---- no port entry ------------------------------------------------
         Fixture {
             name: "unconfigured_interface_passes_untouched",
@@ -1120,6 +1363,7 @@ fn table() -> Vec<Fixture> {
     }
     t.sort_by_key(|f| f.config == CONFIG_ALT);
     t.extend(routing_table());
+    t.extend(trim_table());
     let mut seen = std::collections::HashSet::new();
     for f in &t {
         assert!(seen.insert(f.name), "duplicate fixture name {}", f.name);

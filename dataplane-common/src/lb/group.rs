@@ -20,6 +20,16 @@ pub const MODE_BANDWIDTH: u8 = 2;
 /// Every packet to the least-loaded member (packet spraying; reorders).
 pub const MODE_SPRAY: u8 = 3;
 
+/// [`Group::flags`]: UET packets (UDP 4793 with a PDS header) are placed
+/// by the bucket of their flow hash, whose UDP source port is UET's entropy
+/// value, whatever the mode: the same entropy value keeps its path, a new
+/// one is hashed anew, and no flowlet or load state moves it (UET's
+/// path-aware spraying relies on a stable entropy-to-path mapping). Other
+/// traffic (RoCEv2 included) keeps the group's mode.
+pub const GROUP_F_UET_ENTROPY: u8 = 1;
+/// Every flag a group may carry.
+pub const GROUP_FLAGS: u8 = GROUP_F_UET_ENTROPY;
+
 /// CONGA and LetFlow use 100 us (Broadcom DLB's inactivity default is
 /// 256 us); it must exceed the delay difference between paths.
 pub const DEFAULT_FLOWLET_TIMEOUT_NS: u32 = 100_000;
@@ -68,8 +78,10 @@ pub struct Group {
     pub mode: u8,
     /// Members in use, slots `0..n_members` (at most [`MAX_MEMBERS`]).
     pub n_members: u8,
+    /// [`GROUP_F_UET_ENTROPY`] (was padding: 0 keeps the old meaning).
+    pub flags: u8,
     /// Zero.
-    pub _pad: u16,
+    pub _pad: u8,
     /// A gap strictly longer than this starts a new flowlet (flowlet and
     /// bandwidth modes).
     pub flowlet_timeout_ns: u32,
@@ -86,6 +98,7 @@ impl Group {
         Group {
             mode,
             n_members: 0,
+            flags: 0,
             _pad: 0,
             flowlet_timeout_ns,
             members: [Member {
@@ -124,6 +137,8 @@ pub enum GroupError {
     BucketOutOfRange { bucket: u8, slot: u8 },
     /// A bucket names a member that is down while others are live.
     BucketToDeadMember { bucket: u8, slot: u8 },
+    /// Flag bits beyond [`GROUP_FLAGS`].
+    UnknownFlags(u8),
 }
 
 impl fmt::Display for GroupError {
@@ -152,6 +167,12 @@ impl fmt::Display for GroupError {
                 write!(
                     f,
                     "bucket {bucket} names member {slot}, beyond the group's members"
+                )
+            }
+            GroupError::UnknownFlags(v) => {
+                write!(
+                    f,
+                    "unknown group flags {v:#04x} (known: {GROUP_FLAGS:#04x})"
                 )
             }
             GroupError::BucketToDeadMember { bucket, slot } => {
@@ -195,6 +216,9 @@ pub fn validate_members(members: &[Member; MAX_MEMBERS], n_members: u8) -> Resul
 pub fn validate_group(g: &Group) -> Result<(), GroupError> {
     if g.mode > MODE_SPRAY {
         return Err(GroupError::UnknownMode(g.mode));
+    }
+    if g.flags & !GROUP_FLAGS != 0 {
+        return Err(GroupError::UnknownFlags(g.flags));
     }
     validate_members(&g.members, g.n_members)?;
     if uses_flowlets(g.mode) && g.flowlet_timeout_ns == 0 {

@@ -26,6 +26,15 @@
 //! | [`MODE_BANDWIDTH`] | [`Flowlet`]  | new flowlet: lowest band, ties by the hash among the tied     |
 //! | [`MODE_SPRAY`]     | none         | every packet: lowest band, ties by the random number          |
 //!
+//! A group with [`GROUP_F_UET_ENTROPY`] (config `uet_entropy = true`) places
+//! UET packets ([`select_packet`] with `uet`) by the bucket of their flow
+//! hash whatever its mode: the hash covers the UDP source port, which
+//! carries UET's entropy value, so a value keeps its path while it is used
+//! and a new value is hashed anew, with no flowlet entry and no load
+//! reading (UET senders spray by changing the value and steer by the paths
+//! their values map to). RoCEv2 and other traffic in the group keep the
+//! mode.
+//!
 //! A sketch of the eBPF caller (maps: groups in a hash map, flowlets in an
 //! array of [`FlowletSlot`]s, port rates by port):
 //!

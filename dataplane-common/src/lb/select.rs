@@ -30,6 +30,7 @@ pub struct Pick {
 /// [`pick_hash`] rather than risk reordering. `bands()` returns each slot's
 /// [`quality_band`] and is called only when a choice by load is made. An
 /// unknown mode acts as hash. `None`: no eligible member (drop and count).
+/// A packet that is not UET: [`select_packet`] with `uet` false.
 #[inline(always)]
 pub fn select<B: FnOnce() -> [u8; MAX_MEMBERS]>(
     g: &Group,
@@ -39,6 +40,39 @@ pub fn select<B: FnOnce() -> [u8; MAX_MEMBERS]>(
     rand: u32,
     bands: B,
 ) -> Option<Pick> {
+    select_packet(g, hash, false, flowlet, now_ns, rand, bands)
+}
+
+/// Whether group `g` places a packet by its entropy value alone: a UET
+/// packet (`uet`) in a group with [`GROUP_F_UET_ENTROPY`]. The caller then
+/// needs no flowlet entry and no random number.
+#[inline(always)]
+pub const fn by_entropy(g: &Group, uet: bool) -> bool {
+    uet && g.flags & GROUP_F_UET_ENTROPY != 0
+}
+
+/// [`select`] for a packet that may be UET (`uet`): when [`by_entropy`],
+/// [`pick_hash`] of `hash` (the flow hash, over the UDP source port that
+/// carries the entropy value), whatever the mode and without touching
+/// `flowlet`; otherwise the group's mode as [`select`] describes.
+#[inline(always)]
+pub fn select_packet<B: FnOnce() -> [u8; MAX_MEMBERS]>(
+    g: &Group,
+    hash: u32,
+    uet: bool,
+    flowlet: Option<&mut Flowlet>,
+    now_ns: u64,
+    rand: u32,
+    bands: B,
+) -> Option<Pick> {
+    if by_entropy(g, uet) {
+        let c = pick_hash(g, hash)?;
+        return Some(Pick {
+            slot: c.slot,
+            id: c.id,
+            flowlet: None,
+        });
+    }
     let (c, flowlet) = match (g.mode, flowlet) {
         (MODE_SPRAY, _) => (pick_least_loaded(g, &bands(), rand)?, None),
         (MODE_FLOWLET, Some(e)) => {

@@ -14,6 +14,7 @@ pub mod ipv6;
 pub mod lldp;
 pub mod macctl;
 pub mod udp;
+pub mod uet;
 
 /// A frame that can be read at byte offsets.
 pub trait Packet {
@@ -45,6 +46,29 @@ pub trait Packet {
         match self.read::<2>(off) {
             Some(b) => Some(u16::from_be_bytes(b)),
             None => None,
+        }
+    }
+}
+
+/// A frame that can also be written at byte offsets.
+pub trait PacketMut: Packet {
+    /// Writes `bytes` at `off`; false (nothing written) when the frame ends
+    /// before `off + N`.
+    fn write<const N: usize>(&mut self, off: usize, bytes: &[u8; N]) -> bool;
+}
+
+impl PacketMut for [u8] {
+    #[inline(always)]
+    fn write<const N: usize>(&mut self, off: usize, bytes: &[u8; N]) -> bool {
+        let Some(end) = off.checked_add(N) else {
+            return false;
+        };
+        match self.get_mut(off..end) {
+            Some(d) => {
+                d.copy_from_slice(bytes);
+                true
+            }
+            None => false,
         }
     }
 }

@@ -7,7 +7,7 @@
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::parse::ParseError;
 use dataplane_common::wire::bth::{self, Bth};
-use dataplane_common::wire::{ethernet as eth, ipv4, macctl, udp};
+use dataplane_common::wire::{ethernet as eth, ipv4, macctl, udp, uet};
 
 pub const SRC_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];
 pub const DST_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x02];
@@ -23,6 +23,24 @@ pub const ROCE_PAYLOAD_LEN: usize = 32;
 /// UDP payload of [`roce_frame`]: BTH + RETH + payload + ICRC.
 pub const ROCE_UDP_PAYLOAD_LEN: usize =
     bth::HEADER_LEN + bth::RETH_LEN + ROCE_PAYLOAD_LEN + bth::ICRC_LEN;
+
+/// UDP source port (the entropy value) of every UET frame built here.
+pub const UET_ENTROPY: u16 = 0xe17a;
+/// PSN of [`uet_request`].
+pub const UET_PSN: u32 = 0x8765_4321;
+
+/// A RUD request PDS header: standard SES request next, ACK requested,
+/// every field non-trivial.
+pub fn uet_request() -> [u8; 12] {
+    uet::Pds::request(uet::TYPE_RUD_REQ, 3, uet::FLAG_AR, UET_PSN, 0x0102, 0x0304)
+}
+
+/// UET over UDP 4793: the RUD request header and `payload_len` bytes.
+pub fn uet_frame(ip: &Ip, entropy: u16, payload_len: usize) -> Vec<u8> {
+    let mut pl = uet_request().to_vec();
+    pl.extend((0..payload_len).map(|i| i as u8));
+    build::udp_frame(&l2(), ip, entropy, uet::UET_PORT, &pl)
+}
 
 /// Untagged L2.
 pub fn l2() -> L2 {
@@ -337,6 +355,22 @@ pub fn malformed_corpus() -> Vec<Malformed> {
             "UDP 4791 over IPv6 with a BTH but no ICRC",
             build::udp_frame(&l2(), &ip6(), 1000, udp::ROCEV2_PORT, &write_bth().encode()),
             BthTruncated,
+        ),
+        bad(
+            "UDP 4793 empty",
+            build::udp_frame(&l2(), &ip4(), UET_ENTROPY, uet::UET_PORT, &[]),
+            UetTruncated,
+        ),
+        bad(
+            "UDP 4793 over IPv6 with a RUD request cut to 11 bytes",
+            build::udp_frame(
+                &l2(),
+                &ip6(),
+                UET_ENTROPY,
+                uet::UET_PORT,
+                &uet_request()[..11],
+            ),
+            UetTruncated,
         ),
         bad(
             "MAC control without opcode",

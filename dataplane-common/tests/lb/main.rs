@@ -91,3 +91,6 @@ mod rate;
 mod modes;
 
 mod low_entropy;
+
+/// UET entropy groups.
+mod entropy;

@@ -184,6 +184,7 @@ fn validate_group(
         name: g.name.clone(),
         mode,
         flowlet_timeout_ns,
+        uet_entropy: g.uet_entropy,
         members: group_members(base, g, nh_names, err),
     }
 }

@@ -13,6 +13,7 @@ mod forwarding;
 mod pfcwd;
 mod ports;
 mod routing;
+mod trim;
 
 impl Config {
     /// Parses TOML text. Syntax and unknown-field errors come from the TOML
@@ -54,10 +55,17 @@ impl Config {
                 p.config.flags |= dataplane_common::maps::PORT_F_FORWARD;
             }
         }
+        if let Some(tc) = self.uet.as_ref().and_then(|u| u.feedback_tc) {
+            let tc = check_tc(tc, "uet.feedback_tc", &mut err);
+            for p in &mut ports {
+                p.config.uet_feedback_tc = dataplane_common::maps::UET_FEEDBACK_TC_SET | tc;
+            }
+        }
         let hash_seed = self.hash_seed(&mut err);
         let buffer = self.validate_buffer(&ports, &mut err);
         let pfcwd = self.validate_pfcwd(&mut err);
         let dcbx = self.validate_dcbx(&ports, &mut err);
+        let trim = self.validate_trim(&ports, buffer.is_some(), &mut err);
         if pfcwd.is_some() && buffer.is_none() {
             err(
                 "pfcwd".into(),
@@ -83,6 +91,7 @@ impl Config {
             routes,
             routing,
             dcbx,
+            trim,
         })
     }
 

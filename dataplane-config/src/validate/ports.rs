@@ -198,7 +198,7 @@ fn validate_port(
             pfc_enable,
             default_tc,
             cnp_tc,
-            _reserved: 0,
+            uet_feedback_tc: 0,
             dscp_to_tc,
             pcp_to_tc,
             mac: mac.unwrap_or([0; 6]),

@@ -77,6 +77,7 @@ impl Config {
             max_routes_v4,
             max_routes_v6,
             policy,
+            uet_entropy: r.uet_entropy,
         })
     }
 }

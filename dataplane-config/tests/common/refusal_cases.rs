@@ -208,6 +208,18 @@ pub fn cases() -> Vec<Case> {
         case!("malformed unknown", Replace("malformed = \"pass\"", "malformed = \"maybe\""), "switch.malformed", "expected \"pass\" or \"drop\", got \"maybe\""),
         case!("hash_seed negative", Replace("cnp_tc = 6", "cnp_tc = 6\nhash_seed = -1"), "switch.hash_seed", "expected an integer 0-4294967295, got -1"),
         case!("hash_seed above u32", Replace("cnp_tc = 6", "cnp_tc = 6\nhash_seed = 4294967296"), "switch.hash_seed", "got 4294967296"),
+        // [uet]
+        case!("uet feedback_tc 8", Append("[uet]\nfeedback_tc = 8"), "uet.feedback_tc", "expected a traffic class 0-7, got 8"),
+        // trimming (SONiC SWITCH_TRIMMING, BUFFER_PROFILE, BUFFER_QUEUE)
+        case!("trim action unknown", Append("[buffer_profile.T]\npacket_discard_action = \"cut\""), "buffer_profile.T.packet_discard_action", "expected \"drop\" or \"trim\", got \"cut\""),
+        case!("trim size 32", Append("[switch_trimming]\nsize = 32\ndscp_value = 48\nqueue_index = 6"), "switch_trimming.size", "expected 64-9216 bytes, got 32"),
+        case!("trim dscp from-tc", Append("[switch_trimming]\ndscp_value = \"from-tc\"\nqueue_index = 6"), "switch_trimming.dscp_value", "\"from-tc\" (asymmetric DSCP through TC_TO_DSCP_MAP) is not supported"),
+        case!("trim dscp 64", Append("[switch_trimming]\ndscp_value = 64\nqueue_index = 6"), "switch_trimming.dscp_value", "expected a DSCP 0-63, got 64"),
+        case!("trim queue dynamic", Append("[switch_trimming]\ndscp_value = 48\nqueue_index = \"dynamic\""), "switch_trimming.queue_index", "\"dynamic\""),
+        case!("trim queue unknown profile", Replace("speed = \"10G\"\nwred_profile", "speed = \"10G\"\nbuffer_queue = { \"1\" = \"T\" }\nwred_profile"), "port[1] (@P1).buffer_queue.\"1\"", "no [buffer_profile.T]"),
+        case!("trim profile on lossless queue", Replace("wred_profile = \"MINE\"\n\n[[nexthop]]", "wred_profile = \"MINE\"\nbuffer_queue = { \"2-3\" = \"T\" }\n\n[buffer_profile.T]\npacket_discard_action = \"trim\"\n\n[switch_trimming]\ndscp_value = 48\nqueue_index = 6\n\n[[nexthop]]"), "port[1] (@P1).buffer_queue.\"2-3\"", "lossless queues do not drop, so they never trim"),
+        case!("trim profile without switch_trimming", Replace("wred_profile = \"MINE\"\n\n[[nexthop]]", "wred_profile = \"MINE\"\nbuffer_queue = { \"1\" = \"T\" }\n\n[buffer_profile.T]\npacket_discard_action = \"trim\"\n\n[[nexthop]]"), "switch_trimming", "add [switch_trimming]"),
+        case!("trim queue key", Replace("speed = \"10G\"\nwred_profile", "speed = \"10G\"\nbuffer_queue = { \"8\" = \"T\" }\nwred_profile"), "port[1] (@P1).buffer_queue.\"8\"", "expected a queue 0-7 or a range"),
         // maps
         case!("dscp key 64", Replace("\"26\" = 3", "\"64\" = 3"), "dscp_to_tc_map.ROCE.\"64\"", "expected a DSCP value 0-63 as the key"),
         case!("dscp key not a number", Replace("\"26\" = 3", "\"af41\" = 3"), "dscp_to_tc_map.ROCE.\"af41\"", "as the key"),

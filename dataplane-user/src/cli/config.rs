@@ -52,9 +52,10 @@ pub fn check(config: &Path, resolve: bool) -> Result<()> {
             plan.groups
                 .iter()
                 .map(|g| format!(
-                    "{} {} x{}",
+                    "{} {}{} x{}",
                     g.name,
                     dataplane_config::MODES[g.mode as usize],
+                    if g.uet_entropy { "+uet_entropy" } else { "" },
                     g.members.len()
                 ))
                 .collect::<Vec<_>>()
@@ -67,6 +68,37 @@ pub fn check(config: &Path, resolve: bool) -> Result<()> {
             "  buffer model: pool {} bytes, tick {} us",
             b.pool_size,
             b.tick_ns / 1000
+        );
+    }
+    if let Some(c) = plan.ports.first().map(|p| p.config.uet_feedback_tc) {
+        if c != 0 {
+            println!("  uet: feedback (PDS ACK/NACK/control) to class {}", c & 7);
+        }
+    }
+    if let Some(t) = &plan.trim {
+        let queues: Vec<String> = plan
+            .ports
+            .iter()
+            .zip(&t.queues)
+            .filter(|(_, &q)| q != 0)
+            .map(|(p, &q)| {
+                let list: Vec<String> = (0..8)
+                    .filter(|i| q & (1 << i) != 0)
+                    .map(|i| i.to_string())
+                    .collect();
+                format!("{} [{}]", p.name, list.join(","))
+            })
+            .collect();
+        println!(
+            "  trimming: size {} dscp {} queue {}; trimming queues: {}",
+            t.config.size,
+            t.config.dscp,
+            t.config.queue,
+            if queues.is_empty() {
+                "none".to_string()
+            } else {
+                queues.join(", ")
+            }
         );
     }
     if let Some((w, poll)) = &plan.pfcwd {

@@ -76,6 +76,7 @@ pub fn with_learned(plan: &Plan, listing: &Listing) -> Result<Plan> {
                         name: format!("kg{}", r.target.trim_start_matches("group ")),
                         mode,
                         flowlet_timeout_ns: flowlet,
+                        uet_entropy: plan.routing.as_ref().is_some_and(|r| r.uet_entropy),
                         members,
                     });
                     group_index.insert(key, g);

@@ -255,7 +255,10 @@ impl RouteSync {
             Op::SetRoute(p, v) => w.route(p, Some(v)),
             Op::DelRoute(p) => w.route(p, None),
             Op::SetGroup(i, spec) => {
-                let v = group_value(spec, &self.port_up, self.values.get(i))?;
+                let mut v = group_value(spec, &self.port_up, self.values.get(i))?;
+                if self.policy.routing.uet_entropy {
+                    v.flags |= dataplane_common::lb::GROUP_F_UET_ENTROPY;
+                }
                 w.group(*i, Some(&v))?;
                 self.values.insert(*i, v);
                 Ok(())

@@ -40,13 +40,15 @@ pub fn nexthop_entries(plan: &Plan, ports: &[Resolved]) -> Vec<NextHop> {
         .collect()
 }
 
-/// Puts `xdp_forward_egress` and `xdp_forward_pfc_rx` in the EGRESS_STAGE
-/// program array, where `xdp_forward` tail-calls them.
+/// Puts `xdp_forward_egress`, `xdp_forward_pfc_rx`, `xdp_drop_snapshot`
+/// and `xdp_forward_trim` in the EGRESS_STAGE program array, where the
+/// forwarding programs tail-call them.
 pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
     for (i, name) in [
         (0u32, names::prog::XDP_FORWARD_EGRESS),
         (1, names::prog::XDP_FORWARD_PFC_RX),
         (2, names::prog::XDP_DROP_SNAPSHOT),
+        (3, names::prog::XDP_FORWARD_TRIM),
     ] {
         let prog: &aya::programs::Xdp = bpf
             .program(name)

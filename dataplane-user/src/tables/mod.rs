@@ -1,6 +1,6 @@
 //! Writing a validated plan into the data plane's tables: ports,
-//! forwarding (next hops, groups, routes, stages) and the buffer model, each
-//! entry whole and only where it differs.
+//! forwarding (next hops, groups, routes, stages), the buffer model and
+//! trimming, each entry whole and only where it differs.
 
 pub mod forwarding;
 pub mod groups;
@@ -27,8 +27,38 @@ pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Resul
     };
     Ok(
         n + crate::tables::forwarding::write_forwarding(bpf, plan, resolved)?
-            + crate::lossless::buffer::write_buffer(bpf, plan)?,
+            + crate::lossless::buffer::write_buffer(bpf, plan)?
+            + write_trim(bpf, plan)?,
     )
+}
+
+/// Writes every port's trimming settings (`TRIM_PORTS`, by port id):
+/// zero for ports whose queues do not trim. Returns the entries changed.
+fn write_trim(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
+    use dataplane_common::trim::TrimPort;
+    let mut arr: aya::maps::Array<_, TrimPort> = aya::maps::Array::try_from(
+        bpf.map_mut(names::map::TRIM_PORTS)
+            .ok_or_else(|| anyhow!("map {} missing", names::map::TRIM_PORTS))?,
+    )?;
+    let mut n = 0;
+    for (i, p) in plan.ports.iter().enumerate() {
+        let v = match &plan.trim {
+            Some(t) if t.queues.get(i).copied().unwrap_or(0) != 0 => TrimPort {
+                size: t.config.size,
+                dscp: t.config.dscp,
+                queue: t.config.queue,
+                queues: t.queues[i],
+                _pad: [0; 3],
+            },
+            _ => TrimPort::default(),
+        };
+        let id = u32::from(p.config.port_id);
+        if arr.get(&id, 0)? != v {
+            arr.set(id, v, 0)?;
+            n += 1;
+        }
+    }
+    Ok(n)
 }
 
 /// Parses, validates, resolves (in the calling thread's namespace) and

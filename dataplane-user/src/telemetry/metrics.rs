@@ -97,6 +97,19 @@ fn help(base: &str) -> (&'static str, &'static str) {
             "Bytes of the packets the buffer model dropped on the egress queue (WRED, no buffer, watchdog).",
             "counter",
         ),
+        "trim" => (
+            "Packets of the queue trimmed instead of dropped (SONiC Trim/pkts).",
+            "counter",
+        ),
+        "trim_sent" => (
+            "Trimmed packets the trim queue took (SONiC TrimSent/pkts).",
+            "counter",
+        ),
+        "trim_drop" => (
+            "Trimmed packets dropped after all (SONiC TrimDrop/pkts).",
+            "counter",
+        ),
+        "rx_uet" => ("UET frames received (UDP 4793 with a PDS header).", "counter"),
         "queue_bytes" => ("Bytes in the buffer model's egress queue.", "gauge"),
         "queue_watermark" => ("Peak bytes of the buffer model's egress queue.", "gauge"),
         "queue_paused" => (

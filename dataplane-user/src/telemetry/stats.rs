@@ -21,6 +21,7 @@ pub fn port_fields(c: &PortCounters) -> Vec<(String, u64)> {
     }
     v.push(("rx_roce".into(), c.rx_roce));
     v.push(("rx_cnp".into(), c.rx_cnp));
+    v.push(("rx_uet".into(), c.rx_uet));
     v.push(("rx_lossless".into(), c.rx_lossless));
     v.push(("rx_non_ip".into(), c.rx_non_ip));
     v.push(("rx_qinq".into(), c.rx_qinq));
@@ -73,6 +74,12 @@ pub fn fwd_fields(c: &FwdCounters) -> Vec<(String, u64)> {
     v.push(named("drop", Reason::NoNeighbour, c.drop_no_neighbour));
     v.push(("drop_redirect".into(), c.drop_redirect));
     v.push(named("pass", Reason::Unresolved, c.pass_unresolved));
+    // SONiC's Trim/pkts, TrimSent/pkts, TrimDrop/pkts per queue
+    for tc in 0..NUM_TC {
+        v.push((format!("trim[{tc}]"), c.trim.trim[tc]));
+        v.push((format!("trim_sent[{tc}]"), c.trim.trim_sent[tc]));
+        v.push((format!("trim_drop[{tc}]"), c.trim.trim_drop[tc]));
+    }
     v
 }
 
@@ -227,16 +234,17 @@ impl Snapshot {
         let _ = writeln!(s, "\nRX summary");
         let _ = writeln!(
             s,
-            "{:<16} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
-            "Port", "RoCEv2", "CNP", "Lossless", "Non-IP", "QinQ", "Pass", "Drop"
+            "{:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
+            "Port", "RoCEv2", "CNP", "UET", "Lossless", "Non-IP", "QinQ", "Pass", "Drop"
         );
         for p in &self.ports {
             let _ = writeln!(
                 s,
-                "{:<16} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
+                "{:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
                 p.name,
                 get(p, "rx_roce"),
                 get(p, "rx_cnp"),
+                get(p, "rx_uet"),
                 get(p, "rx_lossless"),
                 get(p, "rx_non_ip"),
                 get(p, "rx_qinq"),
@@ -263,6 +271,32 @@ impl Snapshot {
                         get(p, &format!("tx_tc_bytes[{tc}]"))
                     );
                 }
+            }
+        }
+        let trims: Vec<(&PortStats, usize)> = self
+            .ports
+            .iter()
+            .flat_map(|p| (0..NUM_TC).map(move |tc| (p, tc)))
+            .filter(|(p, tc)| get(p, &format!("trim[{tc}]")) > 0)
+            .collect();
+        if !trims.is_empty() {
+            // SONiC's `show queue counters --trim` columns
+            let _ = writeln!(s, "\nPacket trimming (egress queue)");
+            let _ = writeln!(
+                s,
+                "{:<16} {:>4} {:>12} {:>16} {:>16}",
+                "Port", "TxQ", "Trim/pkts", "TrimSent/pkts", "TrimDrop/pkts"
+            );
+            for (p, tc) in trims {
+                let _ = writeln!(
+                    s,
+                    "{:<16} {:>4} {:>12} {:>16} {:>16}",
+                    p.name,
+                    format!("UC{tc}"),
+                    get(p, &format!("trim[{tc}]")),
+                    get(p, &format!("trim_sent[{tc}]")),
+                    get(p, &format!("trim_drop[{tc}]"))
+                );
             }
         }
         let _ = writeln!(

@@ -1,0 +1,235 @@
+//! Packet trimming: which drops become trims, and the trimmed frames byte
+//! for byte against frames written out by hand (checksums computed by hand
+//! for IPv4 and with an independent script for the IPv6 UDP checksum; see
+//! each constant).
+#![cfg(feature = "user")]
+
+use dataplane_common::buffer::BufVerdict;
+use dataplane_common::lossless::DropReason;
+use dataplane_common::parse::{parse, Parsed};
+use dataplane_common::trim::*;
+
+/// UET payload: a RUD request PDS header (type 2, next 3, AR; PSN
+/// 0x87654321; PDC ids 0x0102, 0x0304) and 188 bytes 0, 1, 2, ...
+fn payload() -> Vec<u8> {
+    let mut p = vec![
+        0x11, 0x88, 0x00, 0x00, 0x87, 0x65, 0x43, 0x21, 0x01, 0x02, 0x03, 0x04,
+    ];
+    p.extend((0..188).map(|i| i as u8));
+    p
+}
+
+const ETH: [u8; 14] = [2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+const ETH6: [u8; 14] = [2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd];
+
+/// 198.18.0.1 -> 198.18.0.2, DSCP 10 ECN 2, DF, TTL 64, UDP, total 228:
+/// checksum 0x452a + 0x00e4 + 0x4000 + 0x4011 + 0xc612 + 0x0001 + 0xc612 +
+/// 0x0002 = 0x25246, folded 0x5248, complement 0xadb7.
+const IP4_IN: [u8; 20] = [
+    0x45, 0x2a, 0x00, 0xe4, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xad, 0xb7, 198, 18, 0, 1, 198, 18,
+    0, 2,
+];
+/// Entropy 0x1234 -> 4793, length 208, some checksum.
+const UDP_IN: [u8; 8] = [0x12, 0x34, 0x12, 0xb9, 0x00, 0xd0, 0xbe, 0xef];
+
+fn v4_in() -> Vec<u8> {
+    [&ETH[..], &IP4_IN, &UDP_IN, &payload()].concat()
+}
+
+/// Cut to 128 with DSCP 48: TOS 0xc2 (ECN 2 kept), total 114 (0x72);
+/// checksum 0x45c2 + 0x0072 + 0x4000 + 0x4011 + 0xc612 + 0x0001 + 0xc612 +
+/// 0x0002 = 0x2526c, folded 0x526e, complement 0xad91; UDP length 94
+/// (0x5e), checksum 0.
+fn v4_out() -> Vec<u8> {
+    let ip: [u8; 20] = [
+        0x45, 0xc2, 0x00, 0x72, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xad, 0x91, 198, 18, 0, 1, 198,
+        18, 0, 2,
+    ];
+    let udp: [u8; 8] = [0x12, 0x34, 0x12, 0xb9, 0x00, 0x5e, 0x00, 0x00];
+    [&ETH[..], &ip, &udp, &payload()[..128 - 42]].concat()
+}
+
+/// 2001:db8::1 -> 2001:db8::2, traffic class 0x29 (DSCP 10, ECN 1), flow
+/// label 0x12345, payload 208, UDP, hop limit 64.
+fn v6_in() -> Vec<u8> {
+    let mut ip = vec![0x62, 0x91, 0x23, 0x45, 0x00, 0xd0, 0x11, 0x40];
+    ip.extend([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    ip.extend([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+    [&ETH6[..], &ip, &UDP_IN, &payload()].concat()
+}
+
+/// Cut to 128 with DSCP 48: traffic class 0xc1 (bytes 0x6c 0x11, flow
+/// label kept), payload length 74 (0x4a), UDP length 74, UDP checksum
+/// 0xde07 (pseudo-header + the 74-byte datagram; computed by an
+/// independent Python one's-complement sum).
+fn v6_out() -> Vec<u8> {
+    let mut ip = vec![0x6c, 0x11, 0x23, 0x45, 0x00, 0x4a, 0x11, 0x40];
+    ip.extend([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    ip.extend([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+    let udp: [u8; 8] = [0x12, 0x34, 0x12, 0xb9, 0x00, 0x4a, 0xde, 0x07];
+    [&ETH6[..], &ip, &udp, &payload()[..128 - 62]].concat()
+}
+
+const CFG: TrimConfig = TrimConfig {
+    size: 128,
+    dscp: 48,
+    queue: 6,
+};
+
+const FULL: BufVerdict = BufVerdict::NoBuffer(DropReason::SharedFull);
+
+fn parsed(f: &[u8]) -> Parsed {
+    parse(f).expect("the input frames parse")
+}
+
+/// The whole trim of `f`: decision, cut, rewrite.
+fn trim(f: &[u8]) -> Vec<u8> {
+    let p = parsed(f);
+    let TrimDecision::Trim { len, queue } = decide(FULL, true, false, false, &p, &CFG) else {
+        panic!("not trimmed");
+    };
+    assert_eq!(queue, 6);
+    let mut out = f[..len as usize].to_vec();
+    rewrite(out.as_mut_slice(), &p, CFG.dscp).expect("rewrite");
+    out
+}
+
+#[test]
+fn the_hand_written_inputs_are_what_they_say() {
+    let p = parsed(&v4_in());
+    assert!(p.uet && p.dscp == 10 && p.ecn == 2 && p.frame_len == 242);
+    let p = parsed(&v6_in());
+    assert!(p.uet && p.dscp == 10 && p.ecn == 1 && p.frame_len == 262);
+}
+
+#[test]
+fn ipv4_uet_is_cut_to_128_bytes_exactly() {
+    assert_eq!(trim(&v4_in()), v4_out());
+}
+
+#[test]
+fn ipv6_uet_is_cut_to_128_bytes_exactly() {
+    assert_eq!(trim(&v6_in()), v6_out());
+}
+
+#[test]
+fn the_trimmed_frames_parse_with_the_new_lengths() {
+    let p = parsed(&v4_out());
+    assert_eq!((p.dscp, p.ecn, p.ip_payload_len), (48, 2, 94));
+    assert!(p.uet);
+    let p = parsed(&v6_out());
+    assert_eq!((p.dscp, p.ecn, p.ip_payload_len), (48, 1, 74));
+    assert!(p.uet);
+}
+
+#[test]
+fn a_packet_no_longer_than_the_size_goes_out_whole_with_the_new_dscp() {
+    let f = v4_in();
+    let p = parsed(&f);
+    let big = TrimConfig { size: 242, ..CFG };
+    assert_eq!(
+        decide(FULL, true, false, false, &p, &big),
+        TrimDecision::Trim { len: 242, queue: 6 }
+    );
+    let mut out = f.clone();
+    rewrite(out.as_mut_slice(), &p, 48).unwrap();
+    assert_eq!(out.len(), 242);
+    assert_eq!((out[15], &out[16..18]), (0xc2, &[0x00, 0xe4][..]));
+    assert_eq!(&out[38..42], &[0x00, 0xd0, 0x00, 0x00]);
+}
+
+#[test]
+fn only_shared_buffer_drops_of_lossy_trimming_queues_are_trimmed() {
+    let p = parsed(&v4_in());
+    let trims = |v, q, lossless, control| {
+        matches!(
+            decide(v, q, lossless, control, &p, &CFG),
+            TrimDecision::Trim { .. }
+        )
+    };
+    assert!(trims(FULL, true, false, false));
+    // the queue's profile says drop
+    assert!(!trims(FULL, false, false, false));
+    // lossless classes never trim (their drops are headroom exhaustion)
+    assert!(!trims(FULL, true, true, false));
+    assert!(!trims(
+        BufVerdict::NoBuffer(DropReason::HeadroomExhausted),
+        true,
+        false,
+        false
+    ));
+    // WRED is not a failed admission; forwarded packets are not trimmed
+    assert!(!trims(BufVerdict::WredDrop, true, false, false));
+    assert!(!trims(BufVerdict::Forward, true, false, false));
+    // control packets (CNPs) are dropped, not trimmed
+    assert!(!trims(FULL, true, false, true));
+}
+
+#[test]
+fn non_udp_fragments_and_sizes_below_the_headers_are_not_trimmed() {
+    let mut p = parsed(&v4_in());
+    let at =
+        |p: &Parsed, size: u16| decide(FULL, true, false, false, p, &TrimConfig { size, ..CFG });
+    assert_eq!(at(&p, 41), TrimDecision::No);
+    assert!(matches!(at(&p, 42), TrimDecision::Trim { len: 42, .. }));
+    p.first_fragment = true;
+    assert_eq!(decide(FULL, true, false, false, &p, &CFG), TrimDecision::No);
+    let mut q = parsed(&v4_in());
+    q.udp = false;
+    assert_eq!(decide(FULL, true, false, false, &q, &CFG), TrimDecision::No);
+    assert_eq!(
+        rewrite(v4_in().as_mut_slice(), &q, 48),
+        Err(RewriteError::NotUdpIp)
+    );
+    // a frame cut inside the UDP header is refused
+    let p = parsed(&v4_in());
+    assert_eq!(
+        rewrite(&mut v4_in()[..40], &p, 48),
+        Err(RewriteError::Short)
+    );
+}
+
+#[test]
+fn counters_add_up_as_sonic_shows_them() {
+    let mut c = TrimCounters::default();
+    c.count(1, true);
+    c.count(1, false);
+    c.count(9, true); // queue 9 & 7 = 1
+    assert_eq!((c.trim[1], c.trim_sent[1], c.trim_drop[1]), (3, 2, 1));
+    let mut sum = TrimCounters::default();
+    sum.accumulate(&c);
+    sum.accumulate(&c);
+    assert_eq!(sum.trim[1], 6);
+    assert_eq!(
+        TRIM_COUNTER_NAMES,
+        ["Trim/pkts", "TrimSent/pkts", "TrimDrop/pkts"]
+    );
+}
+
+#[test]
+fn ipv6_cuts_beyond_the_checksum_loop_are_not_made() {
+    // a 700-byte IPv6 UDP packet, trim size 600: 546 bytes of UDP > 512
+    let mut f = v6_in();
+    f.extend(std::iter::repeat_n(7u8, 700 - f.len()));
+    let pl = (700 - 54) as u16;
+    f[18..20].copy_from_slice(&pl.to_be_bytes());
+    f[58..60].copy_from_slice(&pl.to_be_bytes());
+    let p = parsed(&f);
+    let big = TrimConfig { size: 600, ..CFG };
+    assert_eq!(decide(FULL, true, false, false, &p, &big), TrimDecision::No);
+    let ok = TrimConfig {
+        size: (54 + MAX_UDP6_SUM_LEN) as u16,
+        ..CFG
+    };
+    assert!(matches!(
+        decide(FULL, true, false, false, &p, &ok),
+        TrimDecision::Trim { len: 566, .. }
+    ));
+    // the same over IPv4 is cut (its UDP checksum is 0)
+    let p4 = parsed(&v4_in());
+    let big4 = TrimConfig { size: 200, ..CFG };
+    assert!(matches!(
+        decide(FULL, true, false, false, &p4, &big4),
+        TrimDecision::Trim { len: 200, .. }
+    ));
+}
