@@ -218,6 +218,15 @@ impl<const N: usize> EgressQueueN<N> {
             // (no early skip of empty slots: a branch per slot multiplies
             // the paths the eBPF verifier walks past its limit)
             let c = u64::from(self.ingress[i & Self::SLOT_MASK]);
+            // An empty slot releases 0 with no fraction (`released` is
+            // already 0): off eBPF its division is skipped. Not in the
+            // eBPF build, where a branch per slot multiplies the paths
+            // the verifier walks; the results are the same either way.
+            #[cfg(not(target_arch = "bpf"))]
+            if c == 0 {
+                i += 1;
+                continue;
+            }
             let p = c * d;
             let mut r = p / total;
             if r > c {
