@@ -186,6 +186,14 @@ impl Queue {
     fn pop(&mut self) -> Option<(u64, Ev)> {
         self.heap.pop().map(|(t, x)| (t, unpack(x)))
     }
+    /// The packet of the next event, if it is an arrival on the wheel.
+    #[inline]
+    fn next_arrival_pkt(&self) -> Option<u32> {
+        self.heap
+            .peek_near()
+            .filter(|&x| x & 15 == 0)
+            .map(|x| (x >> 32) as u32)
+    }
     pub fn len(&self) -> usize {
         self.heap.len()
     }
@@ -209,6 +217,22 @@ pub fn ser_ns(len: u32, speed_mbps: u32, frac: &mut u64) -> u64 {
     let s = u64::from(speed_mbps.max(1));
     *frac = num % s;
     num / s
+}
+
+/// Starts loading `v[i]` into the cache (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(v: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = v.get(i) {
+        // SAFETY: a prefetch hint on a valid reference; it reads nothing
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                (x as *const T).cast(),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
 }
 
 /// The simulation.
@@ -346,6 +370,11 @@ impl Sim {
             }
             self.now = t;
             self.events += 1;
+            // the next event's packet is most likely out of cache (written
+            // when the packet was queued): start loading it now
+            if let Some(p) = self.q.next_arrival_pkt() {
+                prefetch(&self.pkts, p as usize);
+            }
             match ev {
                 Ev::Arrive { node, port, pkt } => {
                     if node < self.topo.hosts {

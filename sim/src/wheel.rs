@@ -130,6 +130,17 @@ impl<V: Copy> WheelQueue<V> {
         Some((t, v))
     }
 
+    /// The event the next pop returns if it is on the wheel (and nothing
+    /// is pushed before it), without taking it: to prefetch what it reads.
+    #[inline]
+    pub fn peek_near(&self) -> Option<V> {
+        if self.summary == 0 {
+            return None;
+        }
+        let s = self.next_slot((self.now & SLOT_MASK) as usize);
+        self.slots[s].last().copied()
+    }
+
     /// Moves the heap's events that are now within the span onto their
     /// slots' stacks, earliest first and in push order at one time.
     #[inline]
