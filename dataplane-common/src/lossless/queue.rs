@@ -253,6 +253,7 @@ impl<const N: usize> EgressQueueN<N> {
             self.bytes = 0;
             return (0, 0);
         }
+        // the bytes leaving: at most all (`bytes` may be off the sum)
         let d = if u64::from(want) < total {
             u64::from(want)
         } else {
@@ -279,15 +280,8 @@ impl<const N: usize> EgressQueueN<N> {
         let mut frac_mask: u64 = 0;
         i = 0;
         while i < N {
-            let c = u64::from(self.ingress[i & Self::SLOT_MASK]);
-            let p = c * d;
-            let mut r = p / total;
-            if r > c {
-                r = c;
-            }
-            if p % total != 0 && r < c {
-                frac_mask |= 1u64 << i;
-            }
+            let (r, frac) = share(u64::from(self.ingress[i & Self::SLOT_MASK]), d, total);
+            frac_mask |= u64::from(frac) << i;
             released[i & Self::SLOT_MASK] = r as u32;
             given += r;
             i += 1;
@@ -335,6 +329,7 @@ impl<const N: usize> EgressQueueN<N> {
             self.bytes = 0;
             return (0, 0);
         }
+        // the bytes leaving: at most all (`bytes` may be off the sum)
         let d = if u64::from(want) < total {
             u64::from(want)
         } else {
@@ -359,15 +354,8 @@ impl<const N: usize> EgressQueueN<N> {
         while m != 0 {
             let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
             m &= m - 1;
-            let c = u64::from(self.ingress[j]);
-            let p = c * d;
-            let mut r = p / total;
-            if r > c {
-                r = c;
-            }
-            if p % total != 0 && r < c {
-                frac_mask |= 1u64 << j;
-            }
+            let (r, frac) = share(u64::from(self.ingress[j]), d, total);
+            frac_mask |= u64::from(frac) << j;
             released[j] = r as u32;
             given += r;
         }
@@ -400,4 +388,17 @@ impl<const N: usize> EgressQueueN<N> {
         self.bytes = (total - given) as u32;
         (given as u32, out)
     }
+}
+
+/// The share of a slot holding `c` of a queue's `total` bytes when `d` of
+/// them leave: `floor(c * d / total)` (at most `c`), and whether it had a
+/// fraction the slot could still give a byte of. `c * d < 2^64` as both are
+/// below 2^32; the result is at most `c` since `d <= total` (the clamp
+/// guards a corrupted value only).
+#[inline(always)]
+fn share(c: u64, d: u64, total: u64) -> (u64, bool) {
+    let p = c * d;
+    let r = p / total;
+    let r = if r > c { c } else { r };
+    (r, p % total != 0 && r < c)
 }
