@@ -116,9 +116,10 @@ pub const NODE_BITS: u32 = 22;
 const PORT_BITS: u32 = 6;
 const _: () = assert!(1 << PORT_BITS == crate::topo::SLOTS);
 
-/// An event as the queue holds it, in 64 bits (16 bytes with its time
-/// instead of 24: the queue moves less memory): bits 0-3 the kind, 4-9 the
-/// port, 10-31 the node, 32-63 the packet, flow or PFC quanta.
+/// An event as the queue holds it, in 64 bits (an [`Ev`] takes 12 bytes;
+/// the wheel keeps the time in the slot, so an event costs it 8): bits 0-3
+/// the kind, 4-9 the port, 10-31 the node, 32-63 the packet, flow or PFC
+/// quanta.
 #[inline(always)]
 fn pack(ev: Ev) -> u64 {
     let at = |kind: u64, node: u32, port: u16, x: u32| {
@@ -189,10 +190,10 @@ impl Queue {
     /// The packet of the next event, if it is an arrival on the wheel.
     #[inline]
     fn next_arrival_pkt(&self) -> Option<u32> {
-        self.heap
-            .peek_near()
-            .filter(|&x| x & 15 == 0)
-            .map(|x| (x >> 32) as u32)
+        match self.heap.peek_near().map(unpack) {
+            Some(Ev::Arrive { pkt, .. }) => Some(pkt),
+            _ => None,
+        }
     }
     pub fn len(&self) -> usize {
         self.heap.len()

@@ -396,6 +396,7 @@ impl<const N: usize> EgressQueueN<N> {
 /// below 2^32; the result is at most `c` since `d <= total` (the clamp
 /// guards a corrupted value only).
 #[inline(always)]
+#[allow(clippy::manual_is_multiple_of)] // `is_multiple_of` adds a zero check the eBPF code has no use for (`total > 0`)
 fn share(c: u64, d: u64, total: u64) -> (u64, bool) {
     let p = c * d;
     let r = p / total;
