@@ -126,6 +126,28 @@ pub fn release_row<const N: usize>(
     }
 }
 
+/// [`release_row`] for the slots in `slots` only (bit `i`: slot `i`), a
+/// set holding every slot with `released[i] > 0` (as
+/// [`arrival_drain_slots`] returns): the same releases in the same order,
+/// without visiting the empty slots. Off eBPF only.
+#[cfg(not(target_arch = "bpf"))]
+#[inline(always)]
+pub fn release_row_slots<const N: usize>(
+    row: &mut TcRowN<N>,
+    pool: &mut SharedPool,
+    released: &[u32; N],
+    slots: u64,
+) {
+    let mut m = slots & (u64::MAX >> (64 - N));
+    while m != 0 {
+        let i = m.trailing_zeros() as usize & (N - 1);
+        m &= m - 1;
+        if released[i] > 0 {
+            row.pg[i].release(pool, released[i]);
+        }
+    }
+}
+
 /// The lock of egress queue (`port`, `tc`) among the model's locks.
 #[inline(always)]
 pub const fn queue_lock(port: usize, tc: usize) -> u32 {
@@ -155,6 +177,19 @@ pub fn arrival_drain<const N: usize>(
     released: &mut [u32; N],
 ) -> u32 {
     q.drain(now_ns, egress.speed_mbps, released)
+}
+
+/// [`arrival_drain`], also returning a set of slots holding every slot
+/// that got bytes back ([`EgressQueueN::drain_slots`]: exactly those off
+/// eBPF), for [`release_row_slots`].
+#[inline(always)]
+pub fn arrival_drain_slots<const N: usize>(
+    now_ns: u64,
+    q: &mut EgressQueueN<N>,
+    egress: &PortBuffer,
+    released: &mut [u32; N],
+) -> (u32, u64) {
+    q.drain_slots(now_ns, egress.speed_mbps, released)
 }
 
 /// Arrival, step 2 (the egress queue): WRED/ECN on the drained queue's

@@ -8,10 +8,10 @@ use dataplane_common::rand::SplitMix64;
 
 use crate::config::Params;
 use crate::host::{Flow, Host};
-use crate::queue::RadixQueue;
 use crate::report::Stats;
 use crate::switch::Switch;
 use crate::topo::Topology;
+use crate::wheel::WheelQueue;
 
 /// The RoCE traffic class (SONiC's AZURE map: lossless TC 3).
 pub const TC_DATA: u8 = 3;
@@ -113,26 +113,91 @@ pub enum Ev {
     Sample,
 }
 
-/// The event queue ([`RadixQueue`]): events at the same nanosecond come
-/// out in an order fixed by the sequence of pushes, so a run is
-/// reproducible.
+/// Bits of a node id in a queued event: a topology has fewer nodes.
+pub const NODE_BITS: u32 = 22;
+/// Bits of a port in a queued event (a switch has at most
+/// [`crate::topo::SLOTS`] = 64 ports).
+const PORT_BITS: u32 = 6;
+const _: () = assert!(1 << PORT_BITS == crate::topo::SLOTS);
+
+/// An event as the queue holds it, in 64 bits (an [`Ev`] takes 12 bytes;
+/// the wheel keeps the time in the slot, so an event costs it 8): bits 0-3
+/// the kind, 4-9 the port, 10-31 the node, 32-63 the packet, flow or PFC
+/// quanta.
+#[inline(always)]
+fn pack(ev: Ev) -> u64 {
+    let at = |kind: u64, node: u32, port: u16, x: u32| {
+        debug_assert!(node < 1 << NODE_BITS && u32::from(port) < 1 << PORT_BITS);
+        kind | u64::from(port) << 4 | u64::from(node) << (4 + PORT_BITS) | u64::from(x) << 32
+    };
+    match ev {
+        Ev::Arrive { node, port, pkt } => at(0, node, port, pkt),
+        Ev::TxDone { node, port } => at(1, node, port, 0),
+        Ev::Pfc { node, port, quanta } => at(2, node, port, u32::from(quanta)),
+        Ev::Resume { node, port } => at(3, node, port, 0),
+        Ev::QueueTick { node, port } => at(4, node, port, 0),
+        Ev::PgTick { node, port } => at(5, node, port, 0),
+        Ev::Wake { node } => at(6, node, 0, 0),
+        Ev::FlowStart { flow } => at(7, 0, 0, flow),
+        Ev::DepStart { flow } => at(8, 0, 0, flow),
+        Ev::Rto { flow } => at(9, 0, 0, flow),
+        Ev::Sample => 10,
+    }
+}
+
+/// The event [`pack`] packed.
+#[inline(always)]
+fn unpack(x: u64) -> Ev {
+    let port = ((x >> 4) & ((1 << PORT_BITS) - 1)) as u16;
+    let node = ((x >> (4 + PORT_BITS)) & ((1 << NODE_BITS) - 1)) as u32;
+    let v = (x >> 32) as u32;
+    match x & 15 {
+        0 => Ev::Arrive { node, port, pkt: v },
+        1 => Ev::TxDone { node, port },
+        2 => Ev::Pfc {
+            node,
+            port,
+            quanta: v as u16,
+        },
+        3 => Ev::Resume { node, port },
+        4 => Ev::QueueTick { node, port },
+        5 => Ev::PgTick { node, port },
+        6 => Ev::Wake { node },
+        7 => Ev::FlowStart { flow: v },
+        8 => Ev::DepStart { flow: v },
+        9 => Ev::Rto { flow: v },
+        _ => Ev::Sample,
+    }
+}
+
+/// The event queue ([`WheelQueue`]) of packed events: events at the same
+/// nanosecond come out in an order fixed by the sequence of pushes (the
+/// last pushed first), so a run is reproducible.
 pub struct Queue {
-    heap: RadixQueue<Ev>,
+    heap: WheelQueue<u64>,
 }
 
 impl Queue {
     pub fn new() -> Self {
         Queue {
-            heap: RadixQueue::new(),
+            heap: WheelQueue::new(),
         }
     }
     #[inline]
     pub fn push(&mut self, t: u64, ev: Ev) {
-        self.heap.push(t, ev);
+        self.heap.push(t, pack(ev));
     }
     #[inline]
     fn pop(&mut self) -> Option<(u64, Ev)> {
-        self.heap.pop()
+        self.heap.pop().map(|(t, x)| (t, unpack(x)))
+    }
+    /// The packet of the next event, if it is an arrival on the wheel.
+    #[inline]
+    fn next_arrival_pkt(&self) -> Option<u32> {
+        match self.heap.peek_near().map(unpack) {
+            Some(Ev::Arrive { pkt, .. }) => Some(pkt),
+            _ => None,
+        }
     }
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -157,6 +222,22 @@ pub fn ser_ns(len: u32, speed_mbps: u32, frac: &mut u64) -> u64 {
     let s = u64::from(speed_mbps.max(1));
     *frac = num % s;
     num / s
+}
+
+/// Starts loading `v[i]` into the cache (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(v: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = v.get(i) {
+        // SAFETY: a prefetch hint on a valid reference; it reads nothing
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                (x as *const T).cast(),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
 }
 
 /// The simulation.
@@ -233,6 +314,13 @@ impl Sim {
             p.host_speed_mbps,
             p.link_delay_ns,
         )?;
+        let nodes = u64::from(topo.hosts) + topo.switches.len() as u64;
+        if nodes >= 1 << NODE_BITS {
+            anyhow::bail!(
+                "topology: {nodes} nodes; the simulator addresses fewer than {}",
+                1u64 << NODE_BITS
+            );
+        }
         let mut rng = SplitMix64(p.seed);
         let switches = topo
             .switches
@@ -287,6 +375,11 @@ impl Sim {
             }
             self.now = t;
             self.events += 1;
+            // the next event's packet is most likely out of cache (written
+            // when the packet was queued): start loading it now
+            if let Some(p) = self.q.next_arrival_pkt() {
+                prefetch(&self.pkts, p as usize);
+            }
             match ev {
                 Ev::Arrive { node, port, pkt } => {
                     if node < self.topo.hosts {

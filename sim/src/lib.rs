@@ -20,6 +20,7 @@ pub mod report;
 pub mod svg;
 pub mod switch;
 pub mod topo;
+pub mod wheel;
 pub mod workload;
 
 use anyhow::Result;

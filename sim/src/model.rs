@@ -5,8 +5,8 @@
 //! every step is the shared function, called in the eBPF stage's order.
 
 use dataplane_common::buffer::{
-    arrival_admit, arrival_drain, arrival_wred, pfc_rx_queue, release_row, tick_pg, Arrival,
-    Decision, PauseStat, PortBuffer, TcRowN,
+    arrival_admit, arrival_drain_slots, arrival_wred, pfc_rx_queue, release_row, release_row_slots,
+    tick_pg, Arrival, Decision, PauseStat, PortBuffer, TcRowN,
 };
 use dataplane_common::lossless::{EgressQueueN, PfcAction, PfcTxState, PgState, SharedPool};
 
@@ -106,9 +106,9 @@ impl<const N: usize> SwModel for Model<N> {
         let q = &mut self.q[out][cls];
         // nothing drained: nothing to give back (release_row would skip
         // every slot)
-        let drained = arrival_drain(now, q, egress, &mut released);
+        let (drained, slots) = arrival_drain_slots(now, q, egress, &mut released);
         if drained > 0 {
-            release_row(&mut self.rows[cls], pool, &released);
+            release_row_slots(&mut self.rows[cls], pool, &released, slots);
         }
         let d = match arrival_wred(q, egress, a, rand) {
             Ok(mark) => {
@@ -127,7 +127,7 @@ impl<const N: usize> SwModel for Model<N> {
             }
             Err(d) => d,
         };
-        (d, if drained > 0 { mask(&released) } else { 0 })
+        (d, if drained > 0 { slots } else { 0 })
     }
 
     #[inline]
@@ -140,11 +140,13 @@ impl<const N: usize> SwModel for Model<N> {
         pool: &mut SharedPool,
     ) -> u64 {
         let mut released = [0u32; N];
-        if arrival_drain(now, &mut self.q[port][cls], egress, &mut released) == 0 {
+        let (drained, slots) =
+            arrival_drain_slots(now, &mut self.q[port][cls], egress, &mut released);
+        if drained == 0 {
             return 0;
         }
-        release_row(&mut self.rows[cls], pool, &released);
-        mask(&released)
+        release_row_slots(&mut self.rows[cls], pool, &released, slots);
+        slots
     }
 
     fn pfc_rx(

@@ -1,15 +1,15 @@
-//! The event queue: a radix heap (a monotone priority queue: nothing is
-//! ever scheduled before the event being handled), O(1) amortised per
-//! event.
+//! A radix heap (a monotone priority queue: nothing is ever scheduled
+//! before the event being handled), O(1) amortised per event: the
+//! simulator's event queue until the timing wheel ([`crate::wheel`]), kept
+//! as the reference of the order the wheel reproduces (`tests/queue.rs`).
 //!
 //! The algorithm and its tie order are exactly those of the `radix-heap`
-//! crate's `RadixHeapMap<Reverse<u64>, _>` (which the simulator used
-//! before, so a seed gives the same run): an event at time `t` goes to
+//! crate's `RadixHeapMap<Reverse<u64>, _>`: an event at time `t` goes to
 //! bucket `64 - lz(t ^ top)`; a pop takes the last event of bucket 0,
 //! and when that is empty the first non-empty bucket is redistributed
-//! about its earliest time. Kept by hand for speed: a bit per non-empty
-//! bucket finds that bucket in one instruction where the crate scans its
-//! 65 buckets, and the buckets are a fixed array (no bounds checks).
+//! about its earliest time. Events at one time always share a bucket, in
+//! push order, so the order is: the earliest time first and, at one time,
+//! the last pushed first.
 
 /// Buckets: distance 0 to 64.
 const BUCKETS: usize = 65;

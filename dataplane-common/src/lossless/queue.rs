@@ -77,9 +77,47 @@ impl<const N: usize> EgressQueueN<N> {
     /// its sub-byte credit (an idle link earns none).
     #[inline(always)]
     pub fn drain(&mut self, now_ns: u64, speed_mbps: u32, released: &mut [u32; N]) -> u32 {
+        self.drain_slots(now_ns, speed_mbps, released).0
+    }
+
+    /// [`EgressQueueN::drain`], also returning a set of ingress slots (bit
+    /// `i`: slot `i`) that holds every slot with `released[i] > 0`: exactly
+    /// those off eBPF, all `N` slots in the eBPF build (which does not
+    /// track them). A caller that only visits those slots
+    /// ([`crate::buffer::release_row_slots`]) skips the empty ones.
+    #[inline(always)]
+    pub fn drain_slots(
+        &mut self,
+        now_ns: u64,
+        speed_mbps: u32,
+        released: &mut [u32; N],
+    ) -> (u32, u64) {
+        self.drain_by::<false>(now_ns, speed_mbps, released)
+    }
+
+    /// [`EgressQueueN::drain`] in the form the eBPF build runs (every slot
+    /// visited, no branch per slot), on the host: tests check that the
+    /// host's form ([`EgressQueueN::drain_slots`]) gives the same bytes,
+    /// slots and state.
+    #[cfg(not(target_arch = "bpf"))]
+    #[doc(hidden)]
+    pub fn drain_as_ebpf(&mut self, now_ns: u64, speed_mbps: u32, released: &mut [u32; N]) -> u32 {
+        self.drain_by::<true>(now_ns, speed_mbps, released).0
+    }
+
+    /// The drain of [`EgressQueueN::drain`], releasing with
+    /// [`EgressQueueN::release_every_slot`] if `EVERY_SLOT`, else with
+    /// [`EgressQueueN::release_proportional`].
+    #[inline(always)]
+    fn drain_by<const EVERY_SLOT: bool>(
+        &mut self,
+        now_ns: u64,
+        speed_mbps: u32,
+        released: &mut [u32; N],
+    ) -> (u32, u64) {
         *released = [0; N];
         if now_ns <= self.last_ns {
-            return 0;
+            return (0, 0);
         }
         let start = if self.paused_until_ns > self.last_ns {
             if self.paused_until_ns < now_ns {
@@ -93,7 +131,7 @@ impl<const N: usize> EgressQueueN<N> {
         self.last_ns = now_ns;
         if self.bytes == 0 {
             self.drain_frac = 0;
-            return 0;
+            return (0, 0);
         }
         let (avail, frac) = bytes_in(now_ns - start, speed_mbps, self.drain_frac);
         let want = if avail < u64::from(self.bytes) {
@@ -104,12 +142,16 @@ impl<const N: usize> EgressQueueN<N> {
         if want == 0 {
             // Paused, or less than a byte of credit: keep the fraction.
             self.drain_frac = frac;
-            return 0;
+            return (0, 0);
         }
-        let done = self.release_proportional(want, released);
+        let (done, slots) = if EVERY_SLOT {
+            self.release_every_slot(want, released)
+        } else {
+            self.release_proportional(want, released)
+        };
         self.drain_frac = if self.bytes == 0 { 0 } else { frac };
         self.tx_bytes = self.tx_bytes.wrapping_add(u64::from(done));
-        done
+        (done, slots)
     }
 
     /// Applies a received PFC time for this queue's priority at `now_ns`
@@ -177,8 +219,30 @@ impl<const N: usize> EgressQueueN<N> {
     /// each such slot, starting at the rotating `cursor`, until `r` is 0:
     /// the released bytes sum exactly to `D`, deterministically, and no slot
     /// is favoured over time.
+    ///
+    /// Returns the bytes released and a set of slots holding every slot
+    /// released (see [`EgressQueueN::drain_slots`]). Off eBPF the slots
+    /// holding bytes are found in the first pass and only they are visited
+    /// after it ([`EgressQueueN::release_occupied`]); the eBPF build visits
+    /// every slot ([`EgressQueueN::release_every_slot`]). Both give the
+    /// same bytes to the same slots.
     #[inline(always)]
-    fn release_proportional(&mut self, want: u32, released: &mut [u32; N]) -> u32 {
+    fn release_proportional(&mut self, want: u32, released: &mut [u32; N]) -> (u32, u64) {
+        #[cfg(not(target_arch = "bpf"))]
+        return self.release_occupied(want, released);
+        #[cfg(target_arch = "bpf")]
+        return self.release_every_slot(want, released);
+    }
+
+    /// All `N` slots (bit `i`: slot `i`).
+    const ALL_SLOTS: u64 = u64::MAX >> (64 - N);
+
+    /// [`EgressQueueN::release_proportional`] visiting every slot in every
+    /// pass, with no branch per slot (a branch per slot multiplies the
+    /// paths the eBPF verifier walks past its limit). Returns all slots as
+    /// the set released.
+    #[inline(always)]
+    fn release_every_slot(&mut self, want: u32, released: &mut [u32; N]) -> (u32, u64) {
         let mut total: u64 = 0;
         let mut i = 0;
         while i < N {
@@ -187,8 +251,9 @@ impl<const N: usize> EgressQueueN<N> {
         }
         if total == 0 {
             self.bytes = 0;
-            return 0;
+            return (0, 0);
         }
+        // the bytes leaving: at most all (`bytes` may be off the sum)
         let d = if u64::from(want) < total {
             u64::from(want)
         } else {
@@ -207,7 +272,7 @@ impl<const N: usize> EgressQueueN<N> {
             }
             self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
             self.bytes = 0;
-            return total as u32;
+            return (total as u32, Self::ALL_SLOTS);
         }
         // c_i <= 2^32 - 1 and d <= want <= 2^32 - 1, so c_i * d < 2^64.
         // r <= c_i since d <= total (the clamp guards a corrupted value only).
@@ -215,17 +280,8 @@ impl<const N: usize> EgressQueueN<N> {
         let mut frac_mask: u64 = 0;
         i = 0;
         while i < N {
-            // (no early skip of empty slots: a branch per slot multiplies
-            // the paths the eBPF verifier walks past its limit)
-            let c = u64::from(self.ingress[i & Self::SLOT_MASK]);
-            let p = c * d;
-            let mut r = p / total;
-            if r > c {
-                r = c;
-            }
-            if p % total != 0 && r < c {
-                frac_mask |= 1u64 << i;
-            }
+            let (r, frac) = share(u64::from(self.ingress[i & Self::SLOT_MASK]), d, total);
+            frac_mask |= u64::from(frac) << i;
             released[i & Self::SLOT_MASK] = r as u32;
             given += r;
             i += 1;
@@ -251,6 +307,99 @@ impl<const N: usize> EgressQueueN<N> {
         }
         // given <= total; resynchronise `bytes` with the slots.
         self.bytes = (total - given) as u32;
-        given as u32
+        (given as u32, Self::ALL_SLOTS)
     }
+
+    /// [`EgressQueueN::release_proportional`] off eBPF: the first pass
+    /// sums the slots and notes which hold bytes; the others visit only
+    /// those (an empty slot releases 0 with no fraction, so skipping it
+    /// changes nothing), and the rounding pass visits the slots with a
+    /// fraction in the same rotating order. Returns exactly the slots
+    /// released.
+    #[cfg(not(target_arch = "bpf"))]
+    #[inline(always)]
+    fn release_occupied(&mut self, want: u32, released: &mut [u32; N]) -> (u32, u64) {
+        let mut total: u64 = 0;
+        let mut held: u64 = 0;
+        for (i, &c) in self.ingress.iter().enumerate() {
+            total += u64::from(c);
+            held |= u64::from(c != 0) << i;
+        }
+        if total == 0 {
+            self.bytes = 0;
+            return (0, 0);
+        }
+        // the bytes leaving: at most all (`bytes` may be off the sum)
+        let d = if u64::from(want) < total {
+            u64::from(want)
+        } else {
+            total
+        };
+        if d == total {
+            // everything leaves (as in `release_every_slot`)
+            let mut m = held;
+            while m != 0 {
+                let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
+                m &= m - 1;
+                released[j] = self.ingress[j];
+                self.ingress[j] = 0;
+            }
+            self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
+            self.bytes = 0;
+            return (total as u32, held);
+        }
+        let mut given: u64 = 0;
+        let mut frac_mask: u64 = 0;
+        let mut m = held;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
+            m &= m - 1;
+            let (r, frac) = share(u64::from(self.ingress[j]), d, total);
+            frac_mask |= u64::from(frac) << j;
+            released[j] = r as u32;
+            given += r;
+        }
+        let mut rem = d.saturating_sub(given);
+        let start = self.cursor as usize & Self::SLOT_MASK;
+        // the slots with a fraction from `start` on, wrapping at N: bit k
+        // of `rot` is slot (start + k) mod N
+        let rot = if start == 0 {
+            frac_mask
+        } else {
+            ((frac_mask >> start) | (frac_mask << (N - start))) & Self::ALL_SLOTS
+        };
+        let mut m = rot;
+        while m != 0 && rem > 0 {
+            let j = (start + m.trailing_zeros() as usize) & Self::SLOT_MASK;
+            m &= m - 1;
+            released[j] += 1;
+            given += 1;
+            rem -= 1;
+        }
+        self.cursor = ((start + 1) & Self::SLOT_MASK) as u32;
+        let mut out: u64 = 0;
+        let mut m = held;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
+            m &= m - 1;
+            self.ingress[j] -= released[j];
+            out |= u64::from(released[j] != 0) << j;
+        }
+        self.bytes = (total - given) as u32;
+        (given as u32, out)
+    }
+}
+
+/// The share of a slot holding `c` of a queue's `total` bytes when `d` of
+/// them leave: `floor(c * d / total)` (at most `c`), and whether it had a
+/// fraction the slot could still give a byte of. `c * d < 2^64` as both are
+/// below 2^32; the result is at most `c` since `d <= total` (the clamp
+/// guards a corrupted value only).
+#[inline(always)]
+#[allow(clippy::manual_is_multiple_of)] // `is_multiple_of` adds a zero check the eBPF code has no use for (`total > 0`)
+fn share(c: u64, d: u64, total: u64) -> (u64, bool) {
+    let p = c * d;
+    let r = p / total;
+    let r = if r > c { c } else { r };
+    (r, p % total != 0 && r < c)
 }

@@ -1,0 +1,188 @@
+//! The event queue: a timing wheel of one slot per nanosecond over the
+//! next [`SPAN`] ns, each slot a stack of the events at that instant, and
+//! a binary heap for the events further out. O(1) per event near the
+//! clock: no event is moved between buckets, as a radix heap does.
+//!
+//! The order is the radix heap's ([`crate::queue::RadixQueue`], which the
+//! simulator used before, so a seed gives the same run): the earliest time
+//! first and, among events at the same time, the last pushed first. A
+//! slot's stack gives that directly. An event pushed [`SPAN`] ns or more
+//! ahead waits in the heap (ordered by time, then push order) and joins its
+//! slot's stack as soon as the clock is within [`SPAN`] of it, which is
+//! before any event at its time can be pushed onto the stack directly, so
+//! it stays below them; events at one time join in the order they were
+//! pushed.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+/// Nanoseconds the wheel covers (a power of two; 64 x 64 bits).
+pub const SPAN: u64 = 4096;
+const SLOT_MASK: u64 = SPAN - 1;
+const WORDS: usize = (SPAN / 64) as usize;
+const _: () = assert!(WORDS == 64);
+/// An event further out than the wheel: by time, then push order.
+struct Far<V> {
+    t: u64,
+    seq: u64,
+    v: V,
+}
+
+impl<V> PartialEq for Far<V> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.t, self.seq) == (o.t, o.seq)
+    }
+}
+impl<V> Eq for Far<V> {}
+impl<V> PartialOrd for Far<V> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<V> Ord for Far<V> {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.t, self.seq).cmp(&(o.t, o.seq))
+    }
+}
+
+pub struct WheelQueue<V: Copy> {
+    /// The time of the last pop: nothing may be pushed before it, and the
+    /// wheel holds exactly the events in `[now, now + SPAN)`.
+    now: u64,
+    len: usize,
+    /// Per slot (time mod [`SPAN`]): its stack of events (the time is the
+    /// slot's; each stack keeps its allocation as the wheel turns).
+    slots: Vec<Vec<V>>,
+    /// A bit per non-empty slot.
+    bits: [u64; WORDS],
+    /// A bit per non-zero word of `bits`.
+    summary: u64,
+    far: BinaryHeap<Reverse<Far<V>>>,
+    seq: u64,
+}
+
+impl<V: Copy> WheelQueue<V> {
+    pub fn new() -> Self {
+        WheelQueue {
+            now: 0,
+            len: 0,
+            slots: (0..SPAN).map(|_| Vec::new()).collect(),
+            bits: [0; WORDS],
+            summary: 0,
+            far: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+
+    /// Adds `v` at time `t` (not before the last popped time).
+    #[inline]
+    pub fn push(&mut self, t: u64, v: V) {
+        assert!(
+            t >= self.now,
+            "event at {t} ns before the clock ({} ns)",
+            self.now
+        );
+        if t - self.now < SPAN {
+            self.push_near(t, v);
+        } else {
+            self.far.push(Reverse(Far {
+                t,
+                seq: self.seq,
+                v,
+            }));
+            self.seq += 1;
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn push_near(&mut self, t: u64, v: V) {
+        let s = (t & SLOT_MASK) as usize;
+        self.slots[s].push(v);
+        self.bits[s >> 6] |= 1 << (s & 63);
+        self.summary |= 1 << (s >> 6);
+    }
+
+    /// The earliest event (of those at the same time, the last pushed).
+    #[inline]
+    pub fn pop(&mut self) -> Option<(u64, V)> {
+        if self.summary == 0 {
+            // nothing within the span: the clock jumps to the heap's first
+            let t = self.far.peek()?.0.t;
+            self.now = t;
+            self.pull_far();
+        }
+        let s = self.next_slot((self.now & SLOT_MASK) as usize);
+        let t = self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK);
+        let stack = &mut self.slots[s];
+        let v = stack.pop().expect("a non-empty slot");
+        if stack.is_empty() {
+            self.bits[s >> 6] &= !(1 << (s & 63));
+            if self.bits[s >> 6] == 0 {
+                self.summary &= !(1 << (s >> 6));
+            }
+        }
+        self.len -= 1;
+        if t > self.now {
+            self.now = t;
+            self.pull_far();
+        }
+        Some((t, v))
+    }
+
+    /// The event the next pop returns if it is on the wheel (and nothing
+    /// is pushed before it), without taking it: to prefetch what it reads.
+    #[inline]
+    pub fn peek_near(&self) -> Option<V> {
+        if self.summary == 0 {
+            return None;
+        }
+        let s = self.next_slot((self.now & SLOT_MASK) as usize);
+        self.slots[s].last().copied()
+    }
+
+    /// Moves the heap's events that are now within the span onto their
+    /// slots' stacks, earliest first and in push order at one time.
+    #[inline]
+    fn pull_far(&mut self) {
+        while let Some(Reverse(f)) = self.far.peek() {
+            if f.t - self.now >= SPAN {
+                break;
+            }
+            let Reverse(f) = self.far.pop().expect("peeked");
+            self.push_near(f.t, f.v);
+        }
+    }
+
+    /// The first non-empty slot from `from` on, wrapping (the wheel is not
+    /// empty): the earliest time, since the wheel spans `[now, now + SPAN)`.
+    #[inline(always)]
+    fn next_slot(&self, from: usize) -> usize {
+        let w = from >> 6;
+        let m = self.bits[w] & (u64::MAX << (from & 63));
+        if m != 0 {
+            return (w << 6) | m.trailing_zeros() as usize;
+        }
+        let later = self.summary & ((u64::MAX << w) << 1);
+        let w = if later != 0 {
+            later.trailing_zeros() as usize
+        } else {
+            self.summary.trailing_zeros() as usize
+        };
+        (w << 6) | self.bits[w].trailing_zeros() as usize
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<V: Copy> Default for WheelQueue<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
