@@ -142,6 +142,7 @@ fn pack(ev: Ev) -> u64 {
         Ev::DepStart { flow } => at(8, 0, 0, flow),
         Ev::Rto { flow } => at(9, 0, 0, flow),
         Ev::Sample => 10,
+        Ev::AckDelay { flow } => at(11, 0, 0, flow),
     }
 }
 
@@ -166,6 +167,7 @@ fn unpack(x: u64) -> Ev {
         7 => Ev::FlowStart { flow: v },
         8 => Ev::DepStart { flow: v },
         9 => Ev::Rto { flow: v },
+        11 => Ev::AckDelay { flow: v },
         _ => Ev::Sample,
     }
 }
