@@ -19,6 +19,10 @@ pub mod map {
     pub const ROUTES_V4: &str = "ROUTES_V4";
     /// IPv6 routes (LPM).
     pub const ROUTES_V6: &str = "ROUTES_V6";
+    /// IPv4 host routes (/32, exact match, consulted before the trie).
+    pub const HOSTS_V4: &str = "HOSTS_V4";
+    /// IPv6 host routes (/128, exact match, consulted before the trie).
+    pub const HOSTS_V6: &str = "HOSTS_V6";
     /// Next hops (egress port, MACs).
     pub const NEXTHOPS: &str = "NEXTHOPS";
     /// The redirect devmap (port id -> ifindex).
@@ -100,12 +104,14 @@ pub mod map {
     /// Per-port trimming settings (`trim::TrimPort`).
     pub const TRIM_PORTS: &str = "TRIM_PORTS";
     /// Every map of the object.
-    pub const ALL: [&str; 42] = [
+    pub const ALL: [&str; 44] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
         ROUTES_V4,
         ROUTES_V6,
+        HOSTS_V4,
+        HOSTS_V6,
         NEXTHOPS,
         TX_PORTS,
         FWD_COUNTERS,

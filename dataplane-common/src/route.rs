@@ -1,9 +1,13 @@
 //! L3 forwarding decisions: what happens to a classified frame, and the
 //! header rewrites of a routed one.
 //!
-//! The lookup itself is a kernel LPM trie (one for IPv4, one for IPv6) whose
-//! values are [`RouteEntry`]; next hops are [`NextHop`] entries written by
-//! the controller from its static neighbour configuration.
+//! The lookup is two kernel tables per family whose values are
+//! [`RouteEntry`]: an exact-match hash of the host routes (/32, /128: the
+//! common case of a fabric that routes every GPU NIC's address) consulted
+//! first, and an LPM trie of every shorter prefix ([`is_host_route`] says
+//! which table a prefix lives in, [`lookup`] combines them). Next hops are
+//! [`NextHop`] entries written by the controller from its static neighbour
+//! configuration.
 
 use crate::parse::{Parsed, L3};
 use crate::reason::Reason;
@@ -27,10 +31,34 @@ pub struct RouteEntry {
     pub id: u16,
 }
 
-/// Route table capacity (LPM tries hold entries on demand: an empty
-/// table costs nothing).
+/// Route table capacity, per table: the LPM trie and the host table of a
+/// family hold up to this many each (both hold entries on demand: an
+/// empty table costs nothing).
 pub const ROUTES_V4_CAPACITY: u32 = 131072;
 pub const ROUTES_V6_CAPACITY: u32 = 32768;
+
+/// Whether a prefix of `len` bits over `addr_bytes`-byte addresses is a
+/// host route: it lives in the exact-match host table (keyed by the
+/// address), never in the LPM trie.
+#[inline(always)]
+pub const fn is_host_route(len: u8, addr_bytes: usize) -> bool {
+    len as usize == addr_bytes * 8
+}
+
+/// The route of a destination from its host-table entry (`host`) and the
+/// trie's longest match (`lpm`, asked only on a miss): a host route is the
+/// longest prefix there can be, so the host table's entry wins, and the
+/// result equals one LPM lookup over both tables.
+#[inline(always)]
+pub fn lookup(
+    host: Option<RouteEntry>,
+    lpm: impl FnOnce() -> Option<RouteEntry>,
+) -> Option<RouteEntry> {
+    match host {
+        Some(r) => Some(r),
+        None => lpm(),
+    }
+}
 
 /// Next hops the data plane can send to.
 pub const MAX_NEXTHOPS: u32 = 256;

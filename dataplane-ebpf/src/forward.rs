@@ -10,15 +10,15 @@ use dataplane_common::{
     parse::{Parsed, L3},
     reason::Reason,
     route::{
-        count_not_routed, ipv4_ttl_decrement, nexthop_verdict, pre_route, NextHop, NhVerdict,
-        NotRouted, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
+        count_not_routed, ipv4_ttl_decrement, lookup, nexthop_verdict, pre_route, NextHop,
+        NhVerdict, NotRouted, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
 };
 
 use crate::packet::XdpPacket;
 use crate::stages::{enter_egress, EgressCtx};
-use crate::tables::{fwd_counters, NEXTHOPS, ROUTES_V4, ROUTES_V6, TX_PORTS};
+use crate::tables::{fwd_counters, HOSTS_V4, HOSTS_V6, NEXTHOPS, ROUTES_V4, ROUTES_V6, TX_PORTS};
 
 /// Routes a classified frame. Returns the XDP action.
 #[inline(always)]
@@ -47,13 +47,19 @@ pub fn forward(
         count_not_routed(rx, why);
         return xdp_action::XDP_PASS;
     }
+    // SAFETY (host tables): read-only use; hash-map updates replace
+    // entries whole.
     let route = match p.l3 {
         L3::Ipv4 => match pkt.read::<4>(l3 + ipv4::DST_OFF) {
-            Some(dst) => ROUTES_V4.get(Key::new(32, dst)).copied(),
+            Some(dst) => lookup(unsafe { HOSTS_V4.get(&dst) }.copied(), || {
+                ROUTES_V4.get(Key::new(32, dst)).copied()
+            }),
             None => None,
         },
         _ => match pkt.read::<16>(l3 + ipv6::DST_OFF) {
-            Some(dst) => ROUTES_V6.get(Key::new(128, dst)).copied(),
+            Some(dst) => lookup(unsafe { HOSTS_V6.get(&dst) }.copied(), || {
+                ROUTES_V6.get(Key::new(128, dst)).copied()
+            }),
             None => None,
         },
     };

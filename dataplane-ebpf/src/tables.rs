@@ -2,6 +2,7 @@
 //! redirect devmap) and the per-port forwarding counters.
 
 use aya_ebpf::{
+    bindings::BPF_F_NO_PREALLOC,
     macros::map,
     maps::{DevMap, HashMap, LpmTrie, PerCpuArray},
 };
@@ -21,6 +22,17 @@ pub(crate) static ROUTES_V4: LpmTrie<[u8; 4], RouteEntry> =
 #[map]
 pub(crate) static ROUTES_V6: LpmTrie<[u8; 16], RouteEntry> =
     LpmTrie::with_max_entries(ROUTES_V6_CAPACITY, 0);
+
+/// IPv4 host routes (/32, exact match), consulted before the trie;
+/// allocated on demand like the trie (BPF_F_NO_PREALLOC).
+#[map]
+pub(crate) static HOSTS_V4: HashMap<[u8; 4], RouteEntry> =
+    HashMap::with_max_entries(ROUTES_V4_CAPACITY, BPF_F_NO_PREALLOC);
+
+/// IPv6 host routes (/128, exact match), consulted before the trie.
+#[map]
+pub(crate) static HOSTS_V6: HashMap<[u8; 16], RouteEntry> =
+    HashMap::with_max_entries(ROUTES_V6_CAPACITY, BPF_F_NO_PREALLOC);
 
 /// Next hops by index. A hash map so an update replaces an entry whole.
 #[map]

@@ -171,12 +171,15 @@ pub fn load_object_pinned_sized(dir: &Path, sizes: &[(&str, u32)]) -> Result<Ebp
 }
 
 /// The route tables' sizes a plan asks for: `[routing] max_routes_v4/v6`
-/// (none without `[routing]`: the compiled sizes).
+/// for the trie and the host table of each family (none without
+/// `[routing]`: the compiled sizes).
 pub fn route_table_sizes(plan: &dataplane_config::Plan) -> MapSizes {
     match &plan.routing {
         Some(r) => vec![
             (dataplane_common::names::map::ROUTES_V4, r.max_routes_v4),
             (dataplane_common::names::map::ROUTES_V6, r.max_routes_v6),
+            (dataplane_common::names::map::HOSTS_V4, r.max_routes_v4),
+            (dataplane_common::names::map::HOSTS_V6, r.max_routes_v6),
         ],
         None => Vec::new(),
     }

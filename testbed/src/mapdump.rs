@@ -67,12 +67,14 @@ pub fn dump(path: &Path) -> Result<Dump> {
 
 /// The maps the controller writes from the configuration (what a refused
 /// reload must leave alone), by name.
-pub const CONFIG_TABLES: [&str; 9] = {
+pub const CONFIG_TABLES: [&str; 11] = {
     use dataplane_common::names::map::*;
     [
         PORT_CONFIG,
         ROUTES_V4,
         ROUTES_V6,
+        HOSTS_V4,
+        HOSTS_V6,
         NEXTHOPS,
         TX_PORTS,
         GROUPS,

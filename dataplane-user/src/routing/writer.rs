@@ -1,6 +1,9 @@
-//! The eBPF maps as the route sync's [`Writer`]: next hops, groups and the
-//! two LPM tries, opened from the instance's pins, each entry replaced
-//! whole (hash-map and LPM updates are atomic per entry).
+//! The eBPF maps as the route sync's [`Writer`]: next hops, groups, the
+//! two LPM tries and the two host-route tables (/32 and /128 routes live
+//! there, never in a trie: [`is_host_route`]), opened from the instance's
+//! pins, each entry replaced whole (hash-map and LPM updates are atomic per
+//! entry, and a prefix has one table, so the sync's make-before-break order
+//! holds per prefix as before).
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -10,7 +13,7 @@ use aya::maps::lpm_trie::{Key, LpmTrie};
 use aya::maps::{HashMap, MapData};
 use dataplane_common::lb::Group;
 use dataplane_common::names;
-use dataplane_common::route::{NextHop, RouteEntry};
+use dataplane_common::route::{is_host_route, NextHop, RouteEntry};
 
 use super::kernel::Prefix;
 use super::sync::Writer;
@@ -20,6 +23,8 @@ pub struct MapWriter {
     groups: HashMap<MapData, u32, Group>,
     v4: LpmTrie<MapData, [u8; 4], RouteEntry>,
     v6: LpmTrie<MapData, [u8; 16], RouteEntry>,
+    hosts_v4: HashMap<MapData, [u8; 4], RouteEntry>,
+    hosts_v6: HashMap<MapData, [u8; 16], RouteEntry>,
 }
 
 fn open(dir: &Path, name: &str) -> Result<aya::maps::Map> {
@@ -42,6 +47,8 @@ impl MapWriter {
             groups: HashMap::try_from(open(pin_dir, names::map::GROUPS)?)?,
             v4: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V4)?)?,
             v6: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V6)?)?,
+            hosts_v4: HashMap::try_from(open(pin_dir, names::map::HOSTS_V4)?)?,
+            hosts_v6: HashMap::try_from(open(pin_dir, names::map::HOSTS_V6)?)?,
         })
     }
 
@@ -58,6 +65,18 @@ impl MapWriter {
                 .iter()
                 .filter_map(|r| r.ok())
                 .map(|(k, e)| (Prefix::new(IpAddr::from(k.data()), k.prefix_len() as u8), e)),
+        );
+        v.extend(
+            self.hosts_v4
+                .iter()
+                .filter_map(|r| r.ok())
+                .map(|(a, e)| (Prefix::new(IpAddr::from(a), 32), e)),
+        );
+        v.extend(
+            self.hosts_v6
+                .iter()
+                .filter_map(|r| r.ok())
+                .map(|(a, e)| (Prefix::new(IpAddr::from(a), 128), e)),
         );
         v
     }
@@ -101,6 +120,18 @@ impl Writer for MapWriter {
     fn route(&mut self, p: &Prefix, v: Option<&RouteEntry>) -> Result<()> {
         let len = u32::from(p.len);
         match (p.addr, v) {
+            (IpAddr::V4(a), Some(v)) if is_host_route(p.len, 4) => {
+                self.hosts_v4.insert(a.octets(), *v, 0)?
+            }
+            (IpAddr::V4(a), None) if is_host_route(p.len, 4) => {
+                self.hosts_v4.remove(&a.octets())?
+            }
+            (IpAddr::V6(a), Some(v)) if is_host_route(p.len, 16) => {
+                self.hosts_v6.insert(a.octets(), *v, 0)?
+            }
+            (IpAddr::V6(a), None) if is_host_route(p.len, 16) => {
+                self.hosts_v6.remove(&a.octets())?
+            }
             (IpAddr::V4(a), Some(v)) => self.v4.insert(&Key::new(len, a.octets()), *v, 0)?,
             (IpAddr::V4(a), None) => self.v4.remove(&Key::new(len, a.octets()))?,
             (IpAddr::V6(a), Some(v)) => self.v6.insert(&Key::new(len, a.octets()), *v, 0)?,

@@ -12,7 +12,9 @@ use anyhow::{anyhow, Context, Result};
 use aya::maps::lpm_trie::{Key, LpmTrie};
 use aya::maps::{DevMap, HashMap, MapData};
 use aya::Ebpf;
-use dataplane_common::route::{NextHop, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP};
+use dataplane_common::route::{
+    is_host_route, NextHop, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
+};
 
 use crate::ports::Resolved;
 use dataplane_config::{Plan, Target};
@@ -113,8 +115,8 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
         }
     }
     n += crate::tables::groups::write_groups(bpf, plan, ports)?;
-    n += write_routes::<4>(bpf, names::map::ROUTES_V4, plan)?;
-    n += write_routes::<16>(bpf, names::map::ROUTES_V6, plan)?;
+    n += write_routes::<4>(bpf, names::map::ROUTES_V4, names::map::HOSTS_V4, plan)?;
+    n += write_routes::<16>(bpf, names::map::ROUTES_V6, names::map::HOSTS_V6, plan)?;
     // with [routing] the learned entries (routes not in the config, next
     // hops and groups above the config's ids) are the route sync's
     if plan.routing.is_some() {
@@ -137,18 +139,35 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     Ok(n)
 }
 
-/// The routes of one family (`N` = 4 or 16 address bytes): only prefixes
-/// whose entry differs are written; prefixes no longer planned go.
-fn write_routes<const N: usize>(bpf: &mut Ebpf, name: &str, plan: &Plan) -> Result<usize>
+/// The routes of one family (`N` = 4 or 16 address bytes) in its two
+/// tables, the LPM trie `trie` and the exact-match host table `hosts`
+/// ([`is_host_route`] picks the table): only prefixes whose entry differs
+/// are written; prefixes no longer planned go, after every write.
+fn write_routes<const N: usize>(
+    bpf: &mut Ebpf,
+    trie: &str,
+    hosts: &str,
+    plan: &Plan,
+) -> Result<usize>
 where
     [u8; N]: aya::Pod,
 {
-    let mut t: LpmTrie<&mut MapData, [u8; N], RouteEntry> = LpmTrie::try_from(map(bpf, name)?)?;
-    let loaded: std::collections::HashMap<(u32, [u8; N]), RouteEntry> = t
-        .iter()
-        .filter_map(|r| r.ok())
-        .map(|(k, v)| ((k.prefix_len(), k.data()), v))
-        .collect();
+    // (host table?, prefix length, address) -> entry
+    let mut loaded: std::collections::HashMap<(bool, u32, [u8; N]), RouteEntry> = {
+        let t: LpmTrie<&mut MapData, [u8; N], RouteEntry> = LpmTrie::try_from(map(bpf, trie)?)?;
+        t.iter()
+            .filter_map(|r| r.ok())
+            .map(|(k, v)| ((false, k.prefix_len(), k.data()), v))
+            .collect()
+    };
+    {
+        let h: HashMap<&mut MapData, [u8; N], RouteEntry> = HashMap::try_from(map(bpf, hosts)?)?;
+        loaded.extend(
+            h.iter()
+                .filter_map(|r| r.ok())
+                .map(|(k, v)| ((true, (N * 8) as u32, k), v)),
+        );
+    }
     let mut keep = HashSet::new();
     let mut n = 0;
     for r in &plan.routes {
@@ -157,10 +176,10 @@ where
             IpAddr::V6(a) => a.octets().to_vec().try_into().ok(),
         };
         let Some(o) = octets else { continue };
-        let k = (u32::from(r.len), o);
+        let k = (is_host_route(r.len, N), u32::from(r.len), o);
         let v = route_entry(r.target);
         if loaded.get(&k) != Some(&v) {
-            t.insert(&Key::new(k.0, o), v, 0)
+            write_route(bpf, if k.0 { hosts } else { trie }, &k, Some(v))
                 .with_context(|| format!("route {}/{}", r.addr, r.len))?;
             n += 1;
         }
@@ -170,8 +189,34 @@ where
         return Ok(n);
     }
     for k in loaded.keys().filter(|k| !keep.contains(*k)) {
-        t.remove(&Key::new(k.0, k.1))?;
+        write_route(bpf, if k.0 { hosts } else { trie }, k, None)?;
         n += 1;
     }
     Ok(n)
+}
+
+/// Writes (`Some`) or removes one route in its table `name`.
+fn write_route<const N: usize>(
+    bpf: &mut Ebpf,
+    name: &str,
+    &(host, len, addr): &(bool, u32, [u8; N]),
+    v: Option<RouteEntry>,
+) -> Result<()>
+where
+    [u8; N]: aya::Pod,
+{
+    if host {
+        let mut h: HashMap<&mut MapData, [u8; N], RouteEntry> = HashMap::try_from(map(bpf, name)?)?;
+        match v {
+            Some(v) => h.insert(addr, v, 0)?,
+            None => h.remove(&addr)?,
+        }
+    } else {
+        let mut t: LpmTrie<&mut MapData, [u8; N], RouteEntry> = LpmTrie::try_from(map(bpf, name)?)?;
+        match v {
+            Some(v) => t.insert(&Key::new(len, addr), v, 0)?,
+            None => t.remove(&Key::new(len, addr))?,
+        }
+    }
+    Ok(())
 }

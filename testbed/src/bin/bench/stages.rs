@@ -10,7 +10,9 @@
 //! |---|---|
 //! | `parse` | parser alone − bare |
 //! | `classify` | `xdp_classify` − parse (port lookup, DSCP/TC, counters) |
-//! | `route_v4`, `route_v6` | to a local route − `xdp_classify` (pre-route checks, LPM lookup) |
+//! | `route_v4`, `route_v6` | to a local route − `xdp_classify` (pre-route checks, a host-table miss, LPM lookup) |
+//! | `route_v4_host`, `route_v6_host` | to a local /32 (/128) route − `xdp_classify` (pre-route checks, a host-table hit) |
+//! | `route_v4_big_trie`, `route_v4_big_host` | the same against 32768 host routes and 256 /24s ([`big_table`]): a /32 found in the LPM trie (where every route lived before the host table) − a /32 found in the host table |
 //! | `forward` | to a next hop − to a local route (next-hop lookup, MAC/TTL rewrite, tail call to the egress stage, the model's port check, redirect, rate estimator, counters) |
 //! | `group_<mode>` | to a one-member group in that mode − to a next hop |
 //! | `buffer_model` | to a next hop with both ports in the model − without (drain, WRED/ECN, admission, PFC evaluation, the lock, the clock) |
@@ -38,6 +40,8 @@ const CALLS: usize = 15;
 /// route kind.
 const LOCAL: u8 = 9;
 const NEXTHOP: u8 = 1;
+/// A host route (/32, /128) to the frame's destination (`.1`, `::1`).
+const HOST: u8 = 10;
 fn group_net(i: usize) -> u8 {
     3 + i as u8
 }
@@ -54,6 +58,9 @@ fn config(buffer: bool) -> String {
     c.raw(&format!(
         "[[route]]\nprefix = \"198.18.{LOCAL}.0/24\"\nlocal = true\n\n[[route]]\nprefix = \"2001:db8:{LOCAL}::/48\"\nlocal = true\n\n"
     ));
+    c.raw(&format!(
+        "[[route]]\nprefix = \"198.18.{HOST}.1/32\"\nlocal = true\n\n[[route]]\nprefix = \"2001:db8:{HOST:x}::1/128\"\nlocal = true\n\n"
+    ));
     c.route_nexthop(&format!("198.18.{NEXTHOP}.0/24"), "loop");
     c.route_nexthop(&format!("2001:db8:{NEXTHOP}::/48"), "loop");
     for (i, mode) in MODES.iter().enumerate() {
@@ -67,7 +74,6 @@ fn config(buffer: bool) -> String {
 /// A 60-byte (64 on the wire) RoCEv2 frame to network `net`, IPv4 or IPv6,
 /// TTL 255, addressed to the ingress port.
 fn frame(net: u8, v6: bool) -> Vec<u8> {
-    let l2 = L2::new(B0_MAC, [2, 0, 0, 0, 0, 1]);
     let ip = if v6 {
         let a = |n: u8| {
             let mut x = [0u8; 16];
@@ -80,6 +86,12 @@ fn frame(net: u8, v6: bool) -> Vec<u8> {
     } else {
         Ip::v4([198, 18, 0, 1], [198, 18, net, 1])
     };
+    frame_to(ip, v6)
+}
+
+/// The probes' frame with addresses `ip`.
+fn frame_to(ip: Ip, v6: bool) -> Vec<u8> {
+    let l2 = L2::new(B0_MAC, [2, 0, 0, 0, 0, 1]);
     let bth = Bth::request(OP_WRITE_MIDDLE, 0x11, 7);
     let pad = if v6 { 0 } else { 2 };
     build::rocev2_frame(
@@ -92,20 +104,70 @@ fn frame(net: u8, v6: bool) -> Vec<u8> {
     )
 }
 
+/// The object a probe runs in: the small table, the same with the
+/// buffer model, the small table plus [`big_table`].
+#[derive(Clone, Copy, PartialEq)]
+enum Obj {
+    Plain,
+    Buffered,
+    Big,
+}
+
+/// /24s and /32s under 198.19.0.0/16 (first byte 198, second 19): every
+/// /24, and the /32s `.1`-`.255` of the first 128 /24s in the LPM trie
+/// (written past the controller: the layout before the host table), of
+/// the other 128 in the host table. A fabric routing each GPU NIC.
+fn big_table(bpf: &mut Ebpf) -> Result<()> {
+    use aya::maps::lpm_trie::{Key, LpmTrie};
+    use aya::maps::HashMap;
+    use dataplane_common::names::map::{HOSTS_V4, ROUTES_V4};
+    use dataplane_common::route::{RouteEntry, ROUTE_LOCAL};
+    let local = RouteEntry {
+        kind: ROUTE_LOCAL,
+        _pad: 0,
+        id: 0,
+    };
+    {
+        let mut t: LpmTrie<_, [u8; 4], RouteEntry> =
+            LpmTrie::try_from(bpf.map_mut(ROUTES_V4).expect("ROUTES_V4"))?;
+        for a in 0..=255u8 {
+            t.insert(&Key::new(24, [198, 19, a, 0]), local, 0)?;
+            if a < 128 {
+                for b in 1..=255u8 {
+                    t.insert(&Key::new(32, [198, 19, a, b]), local, 0)?;
+                }
+            }
+        }
+    }
+    let mut h: HashMap<_, [u8; 4], RouteEntry> =
+        HashMap::try_from(bpf.map_mut(HOSTS_V4).expect("HOSTS_V4"))?;
+    for a in 128..=255u8 {
+        for b in 1..=255u8 {
+            h.insert([198, 19, a, b], local, 0)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`frame`] to 198.19.`c`.`d`.
+fn frame_big(c: u8, d: u8) -> Vec<u8> {
+    frame_to(Ip::v4([198, 18, 0, 1], [198, 19, c, d]), false)
+}
+
 /// One measurement: program, object, frame, the action it must return.
 struct Probe {
     name: String,
     prog: &'static str,
-    buffered: bool,
+    obj: Obj,
     frame: Vec<u8>,
     expect: u32,
 }
 
 fn probes() -> Vec<Probe> {
-    let p = |name: &str, prog, buffered, frame, expect| Probe {
+    let p = |name: &str, prog, buffered: bool, frame, expect| Probe {
         name: name.into(),
         prog,
-        buffered,
+        obj: if buffered { Obj::Buffered } else { Obj::Plain },
         frame,
         expect,
     };
@@ -160,6 +222,14 @@ fn probes() -> Vec<Probe> {
             XDP_PASS,
         ),
         p(
+            "host_v4",
+            "xdp_forward",
+            false,
+            frame(HOST, false),
+            XDP_PASS,
+        ),
+        p("host_v6", "xdp_forward", false, frame(HOST, true), XDP_PASS),
+        p(
             "nexthop_v4",
             "xdp_forward",
             false,
@@ -174,6 +244,12 @@ fn probes() -> Vec<Probe> {
             XDP_REDIRECT,
         ),
     ];
+    for (name, c) in [("big_trie_v4", 7), ("big_host_v4", 135)] {
+        v.push(Probe {
+            obj: Obj::Big,
+            ..p(name, "xdp_forward", false, frame_big(c, 77), XDP_PASS)
+        });
+    }
     for (i, mode) in MODES.iter().enumerate() {
         v.push(p(
             &format!("group_{mode}"),
@@ -217,6 +293,9 @@ pub fn median(v: &[f64]) -> f64 {
 pub fn measure(rounds: usize, machine: &str) -> Result<Vec<Record>> {
     let mut plain = load_object()?;
     let mut buffered = load_object()?;
+    let mut big = load_object()?;
+    apply_config_text(&mut big, &config(false), "stages")?;
+    big_table(&mut big)?;
     let (_, ports) = apply_config_text(&mut plain, &config(false), "stages")?;
     apply_config_text(&mut buffered, &config(true), "stages")?;
     let ifindex = ports[0].ifindex;
@@ -228,7 +307,11 @@ pub fn measure(rounds: usize, machine: &str) -> Result<Vec<Record>> {
     );
     for round in 0..rounds {
         for (i, p) in probes.iter().enumerate() {
-            let bpf = if p.buffered { &buffered } else { &plain };
+            let bpf = match p.obj {
+                Obj::Plain => &plain,
+                Obj::Buffered => &buffered,
+                Obj::Big => &big,
+            };
             samples[i].push(time(bpf, p, ifindex)?);
         }
         eprintln!("  stages round {}/{rounds} done", round + 1);
@@ -249,12 +332,32 @@ pub fn measure(rounds: usize, machine: &str) -> Result<Vec<Record>> {
         (
             "route_v4".into(),
             m["local_v4"] - m["classify_v4"],
-            "xdp_forward to a local IPv4 route - xdp_classify (pre-route checks, LPM lookup)".into(),
+            "xdp_forward to a local IPv4 /24 route - xdp_classify (pre-route checks, host-table miss, LPM lookup)".into(),
         ),
         (
             "route_v6".into(),
             m["local_v6"] - m["classify_v6"],
             "xdp_forward to a local IPv6 route - xdp_classify of the same frame".into(),
+        ),
+        (
+            "route_v4_host".into(),
+            m["host_v4"] - m["classify_v4"],
+            "xdp_forward to a local /32 route - xdp_classify (pre-route checks, host-table hit)".into(),
+        ),
+        (
+            "route_v6_host".into(),
+            m["host_v6"] - m["classify_v6"],
+            "xdp_forward to a local /128 route - xdp_classify of a frame to the same network".into(),
+        ),
+        (
+            "route_v4_big_trie".into(),
+            m["big_trie_v4"] - m["classify_v4"],
+            "xdp_forward to a local /32 route in a 32768-entry LPM trie (host-table miss) - xdp_classify".into(),
+        ),
+        (
+            "route_v4_big_host".into(),
+            m["big_host_v4"] - m["classify_v4"],
+            "xdp_forward to a local /32 route in a 32640-entry host table (beside that trie) - xdp_classify".into(),
         ),
         (
             "forward".into(),
