@@ -213,20 +213,7 @@ fn uet_packets_leave_trimmed_with_valid_headers() {
     assert_eq!(counter(&s, "tr-p1", "tx_tc_pkts[6]"), 2);
     assert_eq!(counter(&s, "tr-p1", "drop_shared_full[1]"), 0);
     // the Prometheus endpoint (in the switch's namespace)
-    let text = std::thread::scope(|sc| {
-        sc.spawn(|| {
-            use std::io::{Read, Write};
-            let _in = sw.enter().unwrap();
-            let mut c = std::net::TcpStream::connect("127.0.0.1:9464").expect("metrics endpoint");
-            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-                .unwrap();
-            let mut body = String::new();
-            c.read_to_string(&mut body).unwrap();
-            body
-        })
-        .join()
-        .unwrap()
-    });
+    let text = get_metrics(&sw);
     for (m, v) in [("trim", 2), ("trim_sent", 2), ("trim_drop", 0)] {
         let want =
             format!("dataplane_{m}_total{{instance=\"{instance}\",port=\"tr-p1\",tc=\"1\"}} {v}");
