@@ -90,8 +90,11 @@ pub mod map {
     /// The id of the instance's redirect devmap (failed redirects through
     /// it are counted).
     pub const XMIT_MAP_ID: &str = "XMIT_MAP_ID";
+    /// The namespace and field offsets that tell this instance's devices in
+    /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
+    pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
     /// Every map of the object.
-    pub const ALL: [&str; 39] = [
+    pub const ALL: [&str; 40] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -131,6 +134,7 @@ pub mod map {
         PFC_COPY_DROPS,
         XMIT_ERRORS,
         XMIT_MAP_ID,
+        XMIT_DEV_FILTER,
     ];
 }
 
@@ -161,8 +165,8 @@ pub mod prog {
     /// Devmap egress program of `PFC_BCAST`: packet copy, PFC frame or drop.
     pub const XDP_DEVMAP_PFC: &str = "xdp_devmap_pfc";
 
-    /// Tracepoint xdp:xdp_devmap_xmit: counts transmit drops after a
-    /// redirect.
+    /// BTF tracepoint xdp_devmap_xmit: counts transmit drops after a
+    /// redirect to a device of this namespace.
     pub const TP_XDP_DEVMAP_XMIT: &str = "tp_xdp_devmap_xmit";
     /// Tracepoint xdp:xdp_redirect_err: counts redirects that failed after
     /// the program returned.
