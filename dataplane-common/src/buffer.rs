@@ -773,13 +773,14 @@ pub enum Unbalanced {
 pub fn books(queues: &[EgressQueue], rows: &[TcRow], pool: &SharedPool) -> Result<(), Unbalanced> {
     let mut shared = 0u64;
     for (tc, row) in rows.iter().enumerate().take(NUM_TC) {
-        for slot in 0..MODEL_PORTS {
-            let mut queued = 0u64;
-            for port in 0..MODEL_PORTS {
-                if let Some(q) = queues.get(port * NUM_TC + tc) {
-                    queued += u64::from(q.ingress[slot]);
-                }
+        // what the queues of class tc (one per port present) hold per slot
+        let mut per_slot = [0u64; MODEL_PORTS];
+        for q in queues.iter().skip(tc).step_by(NUM_TC).take(MODEL_PORTS) {
+            for (sum, &b) in per_slot.iter_mut().zip(&q.ingress) {
+                *sum += u64::from(b);
             }
+        }
+        for (slot, &queued) in per_slot.iter().enumerate() {
             let held = row.pg[slot].total();
             if held != queued {
                 return Err(Unbalanced::Pg {

@@ -208,14 +208,28 @@ mod pod {
     unsafe impl aya::Pod for super::PortConfig {}
     unsafe impl aya::Pod for super::PortCounters {}
     unsafe impl aya::Pod for super::GlobalCounters {}
+    unsafe impl aya::Pod for super::XmitDevFilter {}
 }
 
-/// Offsets in the `xdp:xdp_devmap_xmit` tracepoint record (after the 8-byte
-/// common header: from_ifindex 8, act 12, to_ifindex 16, drops 20, sent 24,
-/// err 28) that `tp_xdp_devmap_xmit` reads; the controller checks them
-/// against the tracepoint's format before attaching.
-pub const XMIT_TO_IFINDEX_OFF: usize = 16;
-pub const XMIT_DROPS_OFF: usize = 20;
+/// Which devices `tp_xdp_devmap_xmit` counts flush drops for: those of
+/// one network namespace (its nsfs inode number, `struct net`'s
+/// `ns.inum`), read through the tracepoint's `to_dev` pointer at offsets
+/// the controller takes from the kernel's BTF (no CO-RE in Rust eBPF).
+/// `netns_inum` 0: count nothing.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct XmitDevFilter {
+    pub netns_inum: u32,
+    /// `struct net_device`: `ifindex`.
+    pub ifindex_off: u32,
+    /// `struct net_device`: `nd_net.net` (the device's `struct net *`).
+    pub nd_net_off: u32,
+    /// `struct net`: `ns.inum`.
+    pub ns_inum_off: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<XmitDevFilter>() == 16);
+
 /// Offset of to_ifindex in the `xdp:xdp_redirect_err` record (prog_id 8,
 /// act 12, ifindex 16, err 20, to_ifindex 24, map_id 28, map_index 32).
 pub const XMIT_REDIRECT_ERR_TO_IFINDEX_OFF: usize = 24;

@@ -103,8 +103,11 @@ pub mod map {
     pub const DROP_BYTES: &str = "DROP_BYTES";
     /// Per-port trimming settings (`trim::TrimPort`).
     pub const TRIM_PORTS: &str = "TRIM_PORTS";
+    /// The namespace and field offsets that tell this instance's devices in
+    /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
+    pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
     /// Every map of the object.
-    pub const ALL: [&str; 44] = [
+    pub const ALL: [&str; 45] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -149,6 +152,7 @@ pub mod map {
         WATERMARKS,
         DROP_BYTES,
         TRIM_PORTS,
+        XMIT_DEV_FILTER,
     ];
 }
 
@@ -179,8 +183,8 @@ pub mod prog {
     /// Devmap egress program of `PFC_BCAST`: packet copy, PFC frame or drop.
     pub const XDP_DEVMAP_PFC: &str = "xdp_devmap_pfc";
 
-    /// Tracepoint xdp:xdp_devmap_xmit: counts transmit drops after a
-    /// redirect.
+    /// BTF tracepoint xdp_devmap_xmit: counts transmit drops after a
+    /// redirect to a device of this namespace.
     pub const TP_XDP_DEVMAP_XMIT: &str = "tp_xdp_devmap_xmit";
     /// Tracepoint xdp:xdp_redirect_err: counts redirects that failed after
     /// the program returned.

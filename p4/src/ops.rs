@@ -139,6 +139,23 @@ fn map_id<T: PartialEq>(maps: &mut Vec<T>, m: T) -> usize {
     }
 }
 
+/// For each bucket, the first bucket after it (circularly) whose next hop
+/// differs, if any: one pass backwards, twice round (the second fixes what
+/// the first could not see past the end), instead of a scan per bucket.
+fn next_different(members: &[(u16, usize)]) -> Vec<Option<usize>> {
+    let n = members.len();
+    let mut alt = vec![None; n];
+    for i in (0..(2 * n).saturating_sub(1)).rev() {
+        let (b, next) = (i % n, (i + 1) % n);
+        alt[b] = if members[next].0 != members[b].0 {
+            Some(next)
+        } else {
+            alt[next]
+        };
+    }
+    alt
+}
+
 fn int(n: impl Into<u128>) -> Val {
     Val::Int(n.into())
 }
@@ -346,12 +363,12 @@ impl Ops<'_> {
     /// candidate, the member of the next bucket that differs.
     fn buckets(&mut self, gi: usize, built: &Group) {
         let plan = self.plan;
-        for b in 0..NBUCKETS {
-            let (nh, port) = member(plan, built, built.buckets[b]);
-            let (alt_nh, alt_port) = (1..NBUCKETS)
-                .map(|d| member(plan, built, built.buckets[(b + d) % NBUCKETS]))
-                .find(|&(n, _)| n != nh)
-                .unwrap_or((nh, port));
+        let members: Vec<(u16, usize)> = (0..NBUCKETS)
+            .map(|b| member(plan, built, built.buckets[b]))
+            .collect();
+        let alt = next_different(&members);
+        for (b, &(nh, port)) in members.iter().enumerate() {
+            let (alt_nh, alt_port) = alt[b].map_or((nh, port), |j| members[j]);
             self.add(
                 "group_bucket",
                 vec![exact(gi as u128), exact(b as u128)],
@@ -481,5 +498,38 @@ impl Ops<'_> {
                 packets: (u64::from(b.pool_size) / pkt).max(1),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dataplane_common::rand::SplitMix64;
+
+    /// The scan it replaces: for each bucket, the buckets after it in turn.
+    fn scan(m: &[(u16, usize)]) -> Vec<Option<usize>> {
+        (0..m.len())
+            .map(|b| {
+                (1..m.len())
+                    .map(|d| (b + d) % m.len())
+                    .find(|&j| m[j].0 != m[b].0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn next_different_is_the_first_different_bucket_after_each() {
+        let mut r = SplitMix64(9);
+        for case in 0..500 {
+            let n = 1 + case % 40;
+            let kinds = 1 + (r.next_u64() % 4) as u16;
+            let m: Vec<(u16, usize)> = (0..n)
+                .map(|_| {
+                    let nh = (r.next_u64() % u64::from(kinds)) as u16;
+                    (nh, usize::from(nh) * 3)
+                })
+                .collect();
+            assert_eq!(super::next_different(&m), scan(&m), "{m:?}");
+        }
+        assert!(super::next_different(&[]).is_empty());
     }
 }

@@ -140,12 +140,8 @@ fn run_target(dir: &Path, target: &str, budget: Budget, jobs: usize) -> Result<O
     let mut cmd = Command::new(bin(target));
     cmd.arg(&corpus)
         .arg(format!("-artifact_prefix={}/", artifacts.display()))
-        .args([
-            "-print_final_stats=1",
-            "-timeout=10",
-            "-rss_limit_mb=1024",
-            "-max_len=4096",
-        ]);
+        .args(["-print_final_stats=1", "-timeout=10", "-rss_limit_mb=1024"])
+        .arg(format!("-max_len={}", max_len(target)));
     if let Some(s) = budget.seconds {
         cmd.arg(format!("-max_total_time={s}"));
     }
@@ -196,6 +192,21 @@ fn run_target(dir: &Path, target: &str, budget: Budget, jobs: usize) -> Result<O
         seconds,
         crashes,
     })
+}
+
+/// The longest input libFuzzer makes for a target. `mac_control` checks
+/// the buffer model's books after every event of its input, so an input
+/// costs in proportion to its length. Its edge coverage stops growing in
+/// the first minute (208 edges; longer inputs add only loop-count
+/// features), while libFuzzer grows inputs towards 4 KiB (about 400
+/// events): 1 KiB (about 100 events, every arrival, PFC and tick path many
+/// times over) halves the CPU time of 100k executions from that corpus
+/// (9.2 s to 4.5 s).
+fn max_len(target: &str) -> usize {
+    match target {
+        "mac_control" => 1024,
+        _ => 4096,
+    }
 }
 
 fn crash_files(dir: &Path) -> usize {

@@ -1,6 +1,7 @@
 //! What the controller reports: counters read from the pins, stats
 //! tables, Prometheus metrics, drop events, watermarks.
 
+pub mod btf;
 pub mod counters;
 pub mod events;
 pub mod metrics;

@@ -6,17 +6,18 @@
 //! has neither an XDP program nor GRO, a NIC without XDP transmit queues),
 //! or the devmap's bulk flush losing it (`ndo_xdp_xmit` failed or took only
 //! part). The kernel reports both on tracepoints, `xdp:xdp_redirect_err`
-//! and `xdp:xdp_devmap_xmit`; the controller attaches `tp_xdp_redirect_err`
-//! and `tp_xdp_devmap_xmit` there (a perf event per CPU each), which sum
-//! them per destination ifindex (`XMIT_ERRORS`), read here as each port's
-//! `tx_xdp_xmit_err`.
+//! and `xdp_devmap_xmit`; the controller attaches `tp_xdp_redirect_err`
+//! (a perf event per CPU) and `tp_xdp_devmap_xmit` (a BTF tracepoint),
+//! which sum them per destination ifindex (`XMIT_ERRORS`), read here as
+//! each port's `tx_xdp_xmit_err`.
 //!
-//! Limits: counted while a controller runs (the tracepoints are attached
-//! by the running controller, not pinned). Failed redirects are counted
-//! only through this instance's devmap (its map id); the flush drops of
-//! `xdp_devmap_xmit` carry no map id, so a device with the same ifindex in
-//! another network namespace that loses frames at a devmap flush adds to
-//! the port's count.
+//! Only this instance's frames count: failed redirects through its own
+//! devmap (its map id); flush drops, which carry no map id, on devices of
+//! its own network namespace (the destination device's `struct net`
+//! namespace inode, read through the BTF-typed `to_dev` at offsets taken
+//! from the kernel's BTF, [`super::btf`]). Limit: counted while a
+//! controller runs (the tracepoints are attached by the running
+//! controller, not pinned).
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -24,12 +25,13 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use aya::maps::{MapData, PerCpuHashMap};
-use aya::programs::TracePoint;
+use aya::programs::tp_btf::BtfTracePointLink;
+use aya::programs::{BtfTracePoint, TracePoint};
 use aya::Ebpf;
-use dataplane_common::maps::{
-    XMIT_DROPS_OFF, XMIT_REDIRECT_ERR_TO_IFINDEX_OFF, XMIT_TO_IFINDEX_OFF,
-};
+use dataplane_common::maps::{XmitDevFilter, XMIT_REDIRECT_ERR_TO_IFINDEX_OFF};
 use dataplane_common::names;
+
+use super::btf::Btf;
 
 /// Where tracefs is (mounted there when it is not).
 pub const TRACEFS: &str = "/sys/kernel/tracing";
@@ -37,23 +39,46 @@ pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// (field, offset) pairs a program reads from its tracepoint's record.
 type Fields = &'static [(&'static str, usize)];
 
-/// The tracepoints (name under events/xdp), their programs and the fields
-/// each program reads.
-const TRACEPOINTS: [(&str, &str, Fields); 2] = [
-    (
-        "xdp_devmap_xmit",
-        names::prog::TP_XDP_DEVMAP_XMIT,
-        &[
-            ("to_ifindex", XMIT_TO_IFINDEX_OFF),
-            ("drops", XMIT_DROPS_OFF),
-        ],
-    ),
-    (
-        "xdp_redirect_err",
-        names::prog::TP_XDP_REDIRECT_ERR,
-        &[("to_ifindex", XMIT_REDIRECT_ERR_TO_IFINDEX_OFF)],
-    ),
+/// The perf tracepoints (name under events/xdp), their programs and the
+/// fields each program reads.
+const TRACEPOINTS: [(&str, &str, Fields); 1] = [(
+    "xdp_redirect_err",
+    names::prog::TP_XDP_REDIRECT_ERR,
+    &[("to_ifindex", XMIT_REDIRECT_ERR_TO_IFINDEX_OFF)],
+)];
+
+/// The kernel fields `tp_xdp_devmap_xmit` reads (struct, member path), in
+/// the order of [`XmitDevFilter`]'s offsets.
+pub const BTF_FIELDS: [(&str, &[&str]); 3] = [
+    ("net_device", &["ifindex"]),
+    ("net_device", &["nd_net", "net"]),
+    ("net", &["ns", "inum"]),
 ];
+
+/// The filter for this thread's network namespace: its nsfs inode and the
+/// offsets of [`BTF_FIELDS`] in the running kernel.
+pub fn dev_filter(btf: &Btf) -> Result<XmitDevFilter> {
+    use std::os::unix::fs::MetadataExt;
+    let ns = std::fs::metadata("/proc/thread-self/ns/net")
+        .context("reading /proc/thread-self/ns/net")?
+        .ino();
+    let mut off = [0u32; 3];
+    for (o, (s, path)) in off.iter_mut().zip(BTF_FIELDS) {
+        *o = btf.offset(s, path)?;
+        if *o > 0xffff {
+            bail!(
+                "{s}.{} at offset {o}: beyond what the program reads",
+                path.join(".")
+            );
+        }
+    }
+    Ok(XmitDevFilter {
+        netns_inum: u32::try_from(ns).context("namespace inode beyond 32 bits")?,
+        ifindex_off: off[0],
+        nd_net_off: off[1],
+        ns_inum_off: off[2],
+    })
+}
 
 /// Checks a tracepoint's record layout (`format` file) against the
 /// offsets its program reads.
@@ -72,14 +97,17 @@ pub fn check_format(format: &str, fields: &[(&str, usize)]) -> Result<()> {
     Ok(())
 }
 
-/// The program attached on every CPU (one perf event each: aya's
-/// tracepoint attach opens one on CPU 0 only); detached when dropped.
+/// The programs attached: `tp_xdp_redirect_err` on every CPU (one perf
+/// event each: aya's tracepoint attach opens one on CPU 0 only),
+/// `tp_xdp_devmap_xmit` by its BTF tracepoint link; detached when dropped.
 pub struct XmitTrace {
     _events: Vec<OwnedFd>,
+    _link: BtfTracePointLink,
 }
 
-/// Attaches `tp_xdp_devmap_xmit` to `xdp:xdp_devmap_xmit` on every CPU
-/// (mounting tracefs if needed).
+/// Attaches `tp_xdp_redirect_err` to `xdp:xdp_redirect_err` on every CPU
+/// (mounting tracefs if needed) and `tp_xdp_devmap_xmit` to the BTF
+/// tracepoint `xdp_devmap_xmit`.
 pub fn attach(bpf: &mut Ebpf) -> Result<XmitTrace> {
     crate::sys::ensure_tracefs(TRACEFS)?;
     // failed redirects count only through this instance's devmap
@@ -92,6 +120,23 @@ pub fn attach(bpf: &mut Ebpf) -> Result<XmitTrace> {
             .context("map XMIT_MAP_ID missing")?,
     )?;
     ids.set(0, id, 0)?;
+    // flush drops only on this namespace's devices
+    let btf = Btf::kernel()?;
+    let filter = dev_filter(&btf)?;
+    let mut f: aya::maps::Array<_, XmitDevFilter> = aya::maps::Array::try_from(
+        bpf.map_mut(names::map::XMIT_DEV_FILTER)
+            .context("map XMIT_DEV_FILTER missing")?,
+    )?;
+    f.set(0, filter, 0)?;
+    let kernel_btf = aya::Btf::from_sys_fs().context("reading the kernel's BTF")?;
+    let prog: &mut BtfTracePoint = bpf
+        .program_mut(names::prog::TP_XDP_DEVMAP_XMIT)
+        .with_context(|| format!("program {} missing", names::prog::TP_XDP_DEVMAP_XMIT))?
+        .try_into()?;
+    prog.load("xdp_devmap_xmit", &kernel_btf)
+        .context("loading tp_xdp_devmap_xmit")?;
+    let link = prog.attach().context("attaching to xdp_devmap_xmit")?;
+    let link = prog.take_link(link)?;
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as i32;
     let mut events = Vec::new();
@@ -116,7 +161,10 @@ pub fn attach(bpf: &mut Ebpf) -> Result<XmitTrace> {
             }
         }
     }
-    Ok(XmitTrace { _events: events })
+    Ok(XmitTrace {
+        _events: events,
+        _link: link,
+    })
 }
 
 /// perf_event_open(2) of tracepoint `id` on `cpu` (every process), with
@@ -187,22 +235,40 @@ pub fn errors_by_ifindex(pin_dir: &Path) -> Result<BTreeMap<u32, u64>> {
 
 #[cfg(test)]
 mod tests {
-    const FORMAT: &str = "name: xdp_devmap_xmit\nID: 1234\nformat:\n\
+    const FORMAT: &str = "name: xdp_redirect_err\nID: 1234\nformat:\n\
         \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
-        \tfield:int from_ifindex;\toffset:8;\tsize:4;\tsigned:1;\n\
+        \tfield:int prog_id;\toffset:8;\tsize:4;\tsigned:1;\n\
         \tfield:u32 act;\toffset:12;\tsize:4;\tsigned:0;\n\
-        \tfield:int to_ifindex;\toffset:16;\tsize:4;\tsigned:1;\n\
-        \tfield:int drops;\toffset:20;\tsize:4;\tsigned:1;\n\
-        \tfield:int sent;\toffset:24;\tsize:4;\tsigned:1;\n";
+        \tfield:int ifindex;\toffset:16;\tsize:4;\tsigned:1;\n\
+        \tfield:int err;\toffset:20;\tsize:4;\tsigned:1;\n\
+        \tfield:int to_ifindex;\toffset:24;\tsize:4;\tsigned:1;\n\
+        \tfield:u32 map_id;\toffset:28;\tsize:4;\tsigned:0;\n";
 
     #[test]
     fn the_format_is_checked() {
         let fields = super::TRACEPOINTS[0].2;
         super::check_format(FORMAT, fields).unwrap();
-        let moved = FORMAT.replace("offset:20;", "offset:24;");
+        let moved = FORMAT.replace("offset:24;", "offset:28;");
         let e = super::check_format(&moved, fields).unwrap_err().to_string();
-        assert!(e.contains("drops") && e.contains("Some(24)"), "{e}");
+        assert!(e.contains("to_ifindex") && e.contains("Some(28)"), "{e}");
         assert!(super::check_format("nothing", fields).is_err());
+    }
+
+    #[test]
+    fn the_device_filter_names_this_namespace() {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(btf) = super::Btf::kernel() else {
+            eprintln!("no kernel BTF here: skipped");
+            return;
+        };
+        let f = super::dev_filter(&btf).unwrap();
+        let ns = std::fs::metadata("/proc/thread-self/ns/net").unwrap().ino();
+        assert_eq!(u64::from(f.netns_inum), ns);
+        assert!(
+            f.ifindex_off > 0 && f.nd_net_off > 0 && f.ns_inum_off > 0,
+            "{f:?}"
+        );
+        assert_ne!(f.ifindex_off, f.nd_net_off);
     }
 }
 
