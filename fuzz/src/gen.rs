@@ -175,8 +175,23 @@ struct GenWd {
 }
 
 /// A TOML string literal.
+/// `v` as a TOML basic string. Written here rather than with the toml
+/// crate's writer: toml_write 0.1.2 counts runs of quotes in a `u8`, and
+/// a string of 256 quotes overflows it (a panic under the fuzz build's
+/// overflow checks: `fuzz/regressions/config_struct/`).
 fn s(v: &str) -> String {
-    toml::Value::String(v.into()).to_string()
+    let mut o = String::with_capacity(v.len() + 2);
+    o.push('"');
+    for c in v.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => o.push_str(&format!("\\u{:04X}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
 }
 
 fn mac(m: [u8; 6], wild: bool) -> String {
