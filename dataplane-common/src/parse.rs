@@ -164,6 +164,14 @@ pub struct Parsed {
     pub mac_ctl: MacCtl,
 }
 
+impl Parsed {
+    /// The entropy value of a UET-over-UDP packet: its UDP source port.
+    #[inline(always)]
+    pub const fn uet_entropy(&self) -> u16 {
+        self.sport
+    }
+}
+
 /// Parses the header chain of `p`.
 #[inline(always)]
 pub fn parse<P: Packet + ?Sized>(p: &P) -> Result<Parsed, ParseError> {

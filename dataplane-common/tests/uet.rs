@@ -123,7 +123,7 @@ mod fields {
         for ip in [ip4(), ip6()] {
             let p = ok(&uet_frame(&ip.dscp(26), 0x1234, 100));
             assert!(p.udp && p.uet && !p.roce);
-            assert_eq!(uet::entropy(&p), 0x1234);
+            assert_eq!(p.uet_entropy(), 0x1234);
             assert_eq!(p.dport, uet::UET_PORT);
             assert_eq!(
                 p.pds,

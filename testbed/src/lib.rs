@@ -8,6 +8,7 @@
 
 pub mod bench;
 pub mod controller;
+pub mod convergence;
 pub mod fabric;
 pub mod fabricrun;
 pub mod frr;

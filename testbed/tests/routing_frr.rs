@@ -15,8 +15,8 @@
 use std::time::{Duration, Instant};
 
 use testbed::controller::stats_json;
+use testbed::convergence::{fib_difference, wait_converged};
 use testbed::fabric::Fabric;
-use testbed::frr::{fib_difference, wait_converged};
 use testbed::seqflows::Flows;
 use testbed::topo::{ipv4_str, ipv6_str, Routing, Shape, Topology};
 
@@ -224,7 +224,8 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
         .position(|s| s.node.name == "leaf0")
         .unwrap();
     let (dp, listing) =
-        testbed::frr::dataplane_routes(fabric.bin(), &fabric.switches[leaf0].instance).unwrap();
+        testbed::convergence::dataplane_routes(fabric.bin(), &fabric.switches[leaf0].instance)
+            .unwrap();
     assert_eq!(dp[&format!("{h1_v4}/32")].len(), 2, "{listing}");
     assert_eq!(dp[&format!("{h1_v6}/128")].len(), 2, "{listing}");
     assert!(
@@ -350,7 +351,8 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
     );
     wait_converged(&fabric, 1, Duration::from_secs(20)).unwrap();
     let (dp, listing) =
-        testbed::frr::dataplane_routes(fabric.bin(), &fabric.switches[leaf0].instance).unwrap();
+        testbed::convergence::dataplane_routes(fabric.bin(), &fabric.switches[leaf0].instance)
+            .unwrap();
     assert!(
         dp[&format!("{h1_v4}/32")]
             .iter()

@@ -16,7 +16,7 @@
 //! a kind in one LLDPDU is an error too: every one of that kind is
 //! discarded (which of them would be meant is unknowable).
 
-use super::lldp::{Lldpdu, Writer, MAX_TLV, TLV_ORG};
+use super::tlv::{Writer, MAX_TLV, TLV_ORG};
 
 /// IEEE 802.1 OUI.
 pub const OUI_8021: [u8; 3] = [0x00, 0x80, 0xc2];
@@ -200,58 +200,65 @@ pub struct Dcbx {
     pub dup: u8,
 }
 
-/// Decodes one organizationally specific TLV's value into `du` (discarded
-/// and counted when malformed, counted as unrecognized when not ours).
-pub fn decode_org(v: &[u8], du: &mut Lldpdu) {
+/// Why [`decode_org`] did not take a TLV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrgReject {
+    /// Not an IEEE 802.1 DCBX subtype we know: skipped.
+    Unrecognized,
+    /// Discarded as malformed or duplicate: count the error `n` times
+    /// (2 for the second of a kind, which discards the first too).
+    Invalid(TlvError, u8),
+}
+
+/// Decodes one organizationally specific TLV's value into `d`.
+pub fn decode_org(v: &[u8], d: &mut Dcbx) -> Result<(), OrgReject> {
     let [o0, o1, o2, sub, body @ ..] = v else {
-        du.count(TlvError::OrgTooShort);
-        return;
+        return Err(OrgReject::Invalid(TlvError::OrgTooShort, 1));
     };
     if [*o0, *o1, *o2] != OUI_8021 || !(SUB_ETS_CONFIG..=SUB_APP).contains(sub) {
-        du.unrecognized = du.unrecognized.saturating_add(1);
-        return;
+        return Err(OrgReject::Unrecognized);
     }
     let seen = match *sub {
-        SUB_PFC => du.dcbx.pfc.is_some(),
-        SUB_ETS_CONFIG => du.dcbx.ets_config.is_some(),
-        SUB_ETS_RECO => du.dcbx.ets_reco.is_some(),
-        _ => du.dcbx.app.is_some(),
+        SUB_PFC => d.pfc.is_some(),
+        SUB_ETS_CONFIG => d.ets_config.is_some(),
+        SUB_ETS_RECO => d.ets_reco.is_some(),
+        _ => d.app.is_some(),
     };
     let bit = 1u8 << (sub - SUB_ETS_CONFIG);
-    if seen || du.dcbx.dup & bit != 0 {
+    if seen || d.dup & bit != 0 {
         // the first of the kind is discarded too (counted once, here)
-        let n = if du.dcbx.dup & bit == 0 { 2 } else { 1 };
-        du.dcbx.dup |= bit;
-        for _ in 0..n {
-            du.count(TlvError::Duplicate);
-        }
-        return;
+        let n = if d.dup & bit == 0 { 2 } else { 1 };
+        d.dup |= bit;
+        return Err(OrgReject::Invalid(TlvError::Duplicate, n));
     }
-    let r = match *sub {
-        SUB_PFC => pfc(body).map(|x| du.dcbx.pfc = Some(x)),
-        SUB_ETS_CONFIG => ets_config(body).map(|x| du.dcbx.ets_config = Some(x)),
-        SUB_ETS_RECO => ets_reco(body).map(|x| du.dcbx.ets_reco = Some(x)),
-        _ => app(body).map(|x| du.dcbx.app = Some(x)),
-    };
-    if let Err(e) = r {
-        du.count(e);
+    match *sub {
+        SUB_PFC => pfc(body).map(|x| d.pfc = Some(x)),
+        SUB_ETS_CONFIG => ets_config(body).map(|x| d.ets_config = Some(x)),
+        SUB_ETS_RECO => ets_reco(body).map(|x| d.ets_reco = Some(x)),
+        _ => app(body).map(|x| d.app = Some(x)),
     }
+    .map_err(|e| OrgReject::Invalid(e, 1))
 }
 
 /// Discards every kind that came more than once (see [`decode_org`]).
-pub fn drop_duplicates(du: &mut Lldpdu) {
-    let d = &mut du.dcbx;
+pub fn drop_duplicates(d: &mut Dcbx) {
     let has = |sub: u8| d.dup & (1 << (sub - SUB_ETS_CONFIG)) != 0;
-    if has(SUB_PFC) {
+    let (pfc, ets_config, ets_reco, app) = (
+        has(SUB_PFC),
+        has(SUB_ETS_CONFIG),
+        has(SUB_ETS_RECO),
+        has(SUB_APP),
+    );
+    if pfc {
         d.pfc = None;
     }
-    if has(SUB_ETS_CONFIG) {
+    if ets_config {
         d.ets_config = None;
     }
-    if has(SUB_ETS_RECO) {
+    if ets_reco {
         d.ets_reco = None;
     }
-    if has(SUB_APP) {
+    if app {
         d.app = None;
     }
     d.dup = 0;

@@ -16,7 +16,8 @@
 //! skipped and counted in [`Lldpdu::unrecognized`]. Every read is
 //! length-checked first; nothing here indexes out of bounds or panics.
 
-use super::dcbx::{self, Dcbx, TlvError, TLV_ERROR_COUNT};
+use super::dcbx::{self, Dcbx, OrgReject, TlvError, TLV_ERROR_COUNT};
+pub use super::tlv::{Writer, MAX_TLV, TLV_ORG};
 use super::{ethernet as eth, Packet};
 
 /// EtherType of LLDP.
@@ -34,7 +35,6 @@ pub const TLV_SYSTEM_NAME: u8 = 5;
 pub const TLV_SYSTEM_DESC: u8 = 6;
 pub const TLV_SYSTEM_CAPS: u8 = 7;
 pub const TLV_MGMT_ADDR: u8 = 8;
-pub const TLV_ORG: u8 = 127;
 
 /// Chassis ID subtype "MAC address".
 pub const CHASSIS_MAC: u8 = 4;
@@ -44,8 +44,6 @@ pub const PORT_IFNAME: u8 = 5;
 /// Longest ID or name string a TLV carries (chassis/port ID: 1..=255 bytes
 /// after the subtype).
 pub const MAX_ID: usize = 255;
-/// Largest TLV value (9-bit length).
-pub const MAX_TLV: usize = 511;
 
 /// Why a whole LLDPDU was discarded. The discriminant indexes counters:
 /// never reorder, only append.
@@ -250,12 +248,16 @@ pub fn decode(frame: &[u8]) -> Result<Lldpdu, LldpError> {
             TLV_END => break,
             TLV_SYSTEM_NAME => du.system_name = Id::new(0, value),
             TLV_PORT_DESC | TLV_SYSTEM_DESC | TLV_SYSTEM_CAPS | TLV_MGMT_ADDR => {}
-            TLV_ORG => dcbx::decode_org(value, &mut du),
+            TLV_ORG => match dcbx::decode_org(value, &mut du.dcbx) {
+                Ok(()) => {}
+                Err(OrgReject::Unrecognized) => du.unrecognized = du.unrecognized.saturating_add(1),
+                Err(OrgReject::Invalid(e, n)) => (0..n).for_each(|_| du.count(e)),
+            },
             // a repeated mandatory TLV or a reserved type
             _ => du.unrecognized = du.unrecognized.saturating_add(1),
         }
     }
-    dcbx::drop_duplicates(&mut du);
+    dcbx::drop_duplicates(&mut du.dcbx);
     Ok(du)
 }
 
@@ -273,55 +275,6 @@ fn id_tlv(frame: &[u8], off: &mut usize, kind: u8) -> Result<Option<Id>, Option<
     match frame.get(t.off..t.off + t.len) {
         Some([subtype, rest @ ..]) => Ok(Some(Id::new(*subtype, rest))),
         _ => Ok(None),
-    }
-}
-
-/// A bounded writer of TLVs into a caller's buffer: writes past its end
-/// are refused (the result is `None`), never a panic.
-pub struct Writer<'a> {
-    buf: &'a mut [u8],
-    len: usize,
-    overflow: bool,
-}
-
-impl<'a> Writer<'a> {
-    pub fn new(buf: &'a mut [u8]) -> Writer<'a> {
-        Writer {
-            buf,
-            len: 0,
-            overflow: false,
-        }
-    }
-
-    /// Appends raw bytes.
-    pub fn put(&mut self, b: &[u8]) {
-        match self.buf.get_mut(self.len..self.len + b.len()) {
-            Some(dst) if !self.overflow => {
-                dst.copy_from_slice(b);
-                self.len += b.len();
-            }
-            _ => self.overflow = true,
-        }
-    }
-
-    /// A TLV header of `kind` for a value of `len` bytes (at most 511).
-    pub fn header(&mut self, kind: u8, len: usize) {
-        if len > MAX_TLV {
-            self.overflow = true;
-            return;
-        }
-        self.put(&((u16::from(kind) << 9) | len as u16).to_be_bytes());
-    }
-
-    /// A whole TLV.
-    pub fn tlv(&mut self, kind: u8, value: &[u8]) {
-        self.header(kind, value.len());
-        self.put(value);
-    }
-
-    /// Bytes written, or `None` when something did not fit.
-    pub fn finish(self) -> Option<usize> {
-        (!self.overflow).then_some(self.len)
     }
 }
 
@@ -351,8 +304,6 @@ pub fn encode(du: &Lldpdu, src: [u8; 6], buf: &mut [u8]) -> Option<usize> {
     }
     dcbx::encode_tlvs(&du.dcbx, &mut w);
     w.tlv(TLV_END, &[]);
-    while w.len < MIN_FRAME && !w.overflow {
-        w.put(&[0]);
-    }
+    w.pad_to(MIN_FRAME);
     w.finish()
 }

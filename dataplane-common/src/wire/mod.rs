@@ -13,6 +13,7 @@ pub mod ipv4;
 pub mod ipv6;
 pub mod lldp;
 pub mod macctl;
+pub mod tlv;
 pub mod udp;
 pub mod uet;
 

@@ -38,8 +38,6 @@
 //! * NACK code 0x01 is "trimmed" (Linux, XDP2, Wireshark): the receiver of a
 //!   packet a switch trimmed answers with it.
 
-use crate::parse::Parsed;
-
 /// IANA UDP port of UET.
 pub const UET_PORT: u16 = 4793;
 
@@ -158,10 +156,4 @@ impl Pds {
             TYPE_ACK | TYPE_ACK_CC | TYPE_ACK_CCX | TYPE_NACK | TYPE_NACK_CCX | TYPE_CONTROL
         )
     }
-}
-
-/// The entropy value of a UET-over-UDP packet: its UDP source port.
-#[inline(always)]
-pub const fn entropy(p: &Parsed) -> u16 {
-    p.sport
 }

@@ -34,9 +34,9 @@ use dataplane_common::lossless::{
 use dataplane_common::maps::PortCounters;
 use dataplane_common::names;
 
-use crate::show::pfcwd::{ConfigView, PortWdConfig, QueueStatus, QueueWdStats};
 use crate::telemetry::stats::Snapshot;
 use dataplane_config::Plan;
+use serde::{Deserialize, Serialize};
 
 struct Watched {
     port: usize,
@@ -65,6 +65,84 @@ pub fn action_name(action: u8) -> &'static str {
 /// pfcwd config` (written at `up`).
 pub fn config_path(instance: &str) -> std::path::PathBuf {
     std::path::Path::new(crate::sys::RUN_DIR).join(format!("{instance}.pfcwd.json"))
+}
+
+// The views `show pfcwd` renders (crate::show::pfcwd).
+
+/// One port's watchdog configuration (a CONFIG_DB `PFC_WD|<port>` entry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortWdConfig {
+    pub port: String,
+    /// "drop", "forward" or "alert".
+    pub action: String,
+    pub detection_time_ms: u32,
+    pub restoration_time_ms: u32,
+}
+
+/// What `show pfcwd config` shows: the global poll interval
+/// (`PFC_WD|GLOBAL` POLL_INTERVAL) and the watched ports.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigView {
+    pub poll_interval_ms: Option<u64>,
+    pub ports: Vec<PortWdConfig>,
+}
+
+/// A queue's watchdog status (COUNTERS_DB `PFC_WD_STATUS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QueueStatus {
+    Operational,
+    Stormed,
+    /// Not watched (SONiC prints "N/A").
+    NotWatched,
+}
+
+impl QueueStatus {
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            QueueStatus::Operational => "operational",
+            QueueStatus::Stormed => "stormed",
+            QueueStatus::NotWatched => "N/A",
+        }
+    }
+}
+
+/// One queue's watchdog statistics (sonic-swss `PfcWdQueueStats`):
+/// storms detected and restored, and the queue's packets transmitted and
+/// dropped and its priority group's packets received and dropped while in
+/// storm, in total and for the last storm.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueWdStats {
+    pub port: String,
+    pub queue: u8,
+    pub status: QueueStatus,
+    pub storm_detected: u64,
+    pub storm_restored: u64,
+    pub tx_ok: u64,
+    pub tx_drop: u64,
+    pub rx_ok: u64,
+    pub rx_drop: u64,
+    pub tx_last_ok: u64,
+    pub tx_last_drop: u64,
+    pub rx_last_ok: u64,
+    pub rx_last_drop: u64,
+}
+
+impl QueueWdStats {
+    /// The queue's name as SONiC writes it: `<port>:<index>`.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.port, self.queue)
+    }
+
+    /// The five "a/b" pairs, in STATS_DESCRIPTION order.
+    pub(crate) fn pairs(&self) -> [(u64, u64); 5] {
+        [
+            (self.storm_detected, self.storm_restored),
+            (self.tx_ok, self.tx_drop),
+            (self.rx_ok, self.rx_drop),
+            (self.tx_last_ok, self.tx_last_drop),
+            (self.rx_last_ok, self.rx_last_drop),
+        ]
+    }
 }
 
 /// The watchdog configuration of `plan` as `show pfcwd config` shows it:

@@ -9,10 +9,10 @@
 //! is `crate::lossless::watchdog::{config_view, stats_view}`.
 
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::{Ctx, Output, Target};
+pub use crate::lossless::watchdog::{ConfigView, PortWdConfig, QueueStatus, QueueWdStats};
 
 pub const TARGETS: &[Target] = &[
     Target {
@@ -57,82 +57,6 @@ fn show_stats(ctx: &Ctx) -> Result<Output> {
         text: stats_text(&rows, ctx.empty, &ctx.args),
         json: stats_json(&rows, ctx.empty, &ctx.args),
     })
-}
-
-/// One port's watchdog configuration (a CONFIG_DB `PFC_WD|<port>` entry).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PortWdConfig {
-    pub port: String,
-    /// "drop", "forward" or "alert".
-    pub action: String,
-    pub detection_time_ms: u32,
-    pub restoration_time_ms: u32,
-}
-
-/// What `show pfcwd config` shows: the global poll interval
-/// (`PFC_WD|GLOBAL` POLL_INTERVAL) and the watched ports.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConfigView {
-    pub poll_interval_ms: Option<u64>,
-    pub ports: Vec<PortWdConfig>,
-}
-
-/// A queue's watchdog status (COUNTERS_DB `PFC_WD_STATUS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum QueueStatus {
-    Operational,
-    Stormed,
-    /// Not watched (SONiC prints "N/A").
-    NotWatched,
-}
-
-impl QueueStatus {
-    fn text(self) -> &'static str {
-        match self {
-            QueueStatus::Operational => "operational",
-            QueueStatus::Stormed => "stormed",
-            QueueStatus::NotWatched => "N/A",
-        }
-    }
-}
-
-/// One queue's watchdog statistics (sonic-swss `PfcWdQueueStats`):
-/// storms detected and restored, and the queue's packets transmitted and
-/// dropped and its priority group's packets received and dropped while in
-/// storm, in total and for the last storm.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QueueWdStats {
-    pub port: String,
-    pub queue: u8,
-    pub status: QueueStatus,
-    pub storm_detected: u64,
-    pub storm_restored: u64,
-    pub tx_ok: u64,
-    pub tx_drop: u64,
-    pub rx_ok: u64,
-    pub rx_drop: u64,
-    pub tx_last_ok: u64,
-    pub tx_last_drop: u64,
-    pub rx_last_ok: u64,
-    pub rx_last_drop: u64,
-}
-
-impl QueueWdStats {
-    /// The queue's name as SONiC writes it: `<port>:<index>`.
-    pub fn name(&self) -> String {
-        format!("{}:{}", self.port, self.queue)
-    }
-
-    /// The five "a/b" pairs, in STATS_DESCRIPTION order.
-    fn pairs(&self) -> [(u64, u64); 5] {
-        [
-            (self.storm_detected, self.storm_restored),
-            (self.tx_ok, self.tx_drop),
-            (self.rx_ok, self.rx_drop),
-            (self.tx_last_ok, self.tx_last_drop),
-            (self.rx_last_ok, self.rx_last_drop),
-        ]
-    }
 }
 
 /// `show pfcwd config` headers (sonic-utilities CONFIG_HEADER).

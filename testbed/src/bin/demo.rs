@@ -33,9 +33,9 @@ use clap::Parser;
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
 use testbed::controller::Controller;
+use testbed::convergence::SwitchBgp;
 use testbed::fabric::{check_interrupt, install_interrupt_handler, Fabric};
 use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
-use testbed::frr::SwitchBgp;
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 use testbed::scenario::{RunOpts, RunResult, Scenario};
@@ -544,8 +544,8 @@ fn bgp_scene(dp: &Path) -> Result<Bgp> {
     let (s, l, _) = topo.dims();
     let t0 = std::time::Instant::now();
     let fabric = Fabric::build(topo, dp, "demobgp")?;
-    let t = testbed::frr::wait_converged(&fabric, s, Duration::from_secs(60))?;
-    let switches = testbed::frr::summary(&fabric)?;
+    let t = testbed::convergence::wait_converged(&fabric, s, Duration::from_secs(60))?;
+    let switches = testbed::convergence::summary(&fabric)?;
     drop(fabric);
     let bgp = Bgp::Converged {
         converge_s: t.as_secs_f64(),

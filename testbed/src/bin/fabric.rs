@@ -215,12 +215,12 @@ fn real_main() -> Result<()> {
     println!("building the fabric: {s} spine(s), {l} leaf/leaves, {h} host(s) per leaf; hosts {} Mb/s, uplinks {} Mb/s", topo.host_mbps, topo.uplink_mbps);
     let mut fabric = Fabric::build(topo, &a.dataplane, "fab")?;
     if fabric.topo.routing == Routing::Bgp {
-        let t = testbed::frr::wait_converged(&fabric, s, Duration::from_secs(60))?;
+        let t = testbed::convergence::wait_converged(&fabric, s, Duration::from_secs(60))?;
         println!(
             "BGP converged in {:.1} s: every data plane equals its kernel FIB",
             t.as_secs_f64()
         );
-        for b in testbed::frr::summary(&fabric)? {
+        for b in testbed::convergence::summary(&fabric)? {
             println!(
                 "  {}: {} BGP session(s) established, {} route(s) learned into the data plane",
                 b.name, b.sessions, b.routes

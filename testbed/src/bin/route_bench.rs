@@ -320,7 +320,7 @@ fn failover(bin: &Path, repeat: usize) -> Result<(f64, f64)> {
         ..Topology::default()
     };
     let fabric = Fabric::build(topo, bin, "rb")?;
-    testbed::frr::wait_converged(&fabric, 2, Duration::from_secs(60))?;
+    testbed::convergence::wait_converged(&fabric, 2, Duration::from_secs(60))?;
     let leaf0 = fabric
         .switches
         .iter()
@@ -370,7 +370,7 @@ fn failover(bin: &Path, repeat: usize) -> Result<(f64, f64)> {
         repairs.push(rep.as_secs_f64() * 1e6);
         converges.push(conv.as_secs_f64() * 1e3);
         set_link(fabric.switch_ns(leaf0), "s0", true)?;
-        testbed::frr::wait_converged(&fabric, 2, Duration::from_secs(60))?;
+        testbed::convergence::wait_converged(&fabric, 2, Duration::from_secs(60))?;
     }
     let med = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
