@@ -142,7 +142,7 @@ pub fn forward(
     if crate::lossless::modelled(ec.in_port, ec.out_port) {
         enter_egress(ctx, &ec);
         // the egress stage is not installed: send without the buffer model
-        if let Some(c) = crate::lossless::counters(ec.out_port) {
+        if let Some(c) = crate::counters::lossless(ec.out_port) {
             c.count_busy(dataplane_common::buffer::Busy::Stage);
         }
     }

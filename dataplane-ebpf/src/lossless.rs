@@ -23,8 +23,8 @@ use aya_ebpf::{
 use dataplane_common::{
     buffer::{
         arrival_admit, arrival_drain, arrival_wred, pfc_event, pfc_rx_queue, pg_lock, queue_lock,
-        storm_queue, tick_pg, Arrival, BufVerdict, Busy, LosslessCounters, PauseStat, PfcEvent,
-        PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
+        storm_queue, tick_pg, Arrival, BufVerdict, Busy, PauseStat, PfcEvent, PortBuffer, TcRow,
+        WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
     },
     lossless::{
         ipv4_set_ce, ipv6_set_ce, note_pg, note_queue, storm_fate, DropReason, EgressQueue,
@@ -36,6 +36,7 @@ use dataplane_common::{
     wire::{ipv4, macctl::MacCtl, Packet},
 };
 
+use crate::counters::lossless as counters;
 use crate::packet::XdpPacket;
 
 /// A lock word on a cache line of its own.
@@ -79,10 +80,6 @@ static WATERMARKS: Array<Watermark> = Array::with_max_entries(
 /// Bytes of the packets the model dropped, per port and TC (per CPU).
 #[map]
 static DROP_BYTES: PerCpuArray<[u64; NUM_TC]> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
-/// Lossless counters per port (per CPU).
-#[map]
-static LOSSLESS_COUNTERS: PerCpuArray<LosslessCounters> =
-    PerCpuArray::with_max_entries(MAX_PORTS, 0);
 
 /// Lock attempts before giving up (a holder keeps it well under a
 /// microsecond; two CPUs contend).
@@ -233,14 +230,6 @@ fn release(tc: Option<usize>, port: u16) {
             0,
         )
     };
-}
-
-#[inline(always)]
-pub(crate) fn counters(port: u16) -> Option<&'static mut LosslessCounters> {
-    // SAFETY: per-CPU slot, only this program on this CPU touches it.
-    LOSSLESS_COUNTERS
-        .get_ptr_mut(u32::from(port))
-        .map(|p| unsafe { &mut *p })
 }
 
 /// Counts the bytes of a packet the model dropped on egress port `port`.

@@ -10,6 +10,7 @@
 #![allow(internal_features)]
 
 mod balance;
+mod counters;
 mod forward;
 mod lossless;
 mod packet;
@@ -193,7 +194,7 @@ pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
                 stages::tail_call_trim(&ctx);
             }
             // with a PFC frame to send, or without the trimming stage
-            if let Some(c) = lossless::counters(ec.out_port) {
+            if let Some(c) = counters::lossless(ec.out_port) {
                 c.drop_shared_full[(ec.tc & 7) as usize] += 1;
             }
             Some(dataplane_common::reason::Reason::SharedBufferFull.code())

@@ -40,7 +40,7 @@ use dataplane_common::{
     wire::macctl::{pfc_decision_frame, MIN_FRAME},
 };
 
-use crate::lossless::counters;
+use crate::counters::lossless as counters;
 use crate::stages::EgressCtx;
 
 /// PFC frames for the controller's fallback sender.

@@ -54,7 +54,7 @@ pub fn count(ec: &EgressCtx, sent: bool) {
 /// model said.
 #[inline(always)]
 fn not_trimmed(ctx: &XdpContext, ec: &EgressCtx) -> u32 {
-    if let Some(c) = crate::lossless::counters(ec.out_port) {
+    if let Some(c) = crate::counters::lossless(ec.out_port) {
         c.drop_shared_full[(ec.tc & 7) as usize] += 1;
     }
     crate::snapshot::drop_frame(ctx, ec.in_port, Reason::SharedBufferFull.code())
