@@ -21,10 +21,23 @@
 //! one thread. The shared pool is only ever changed by the PG steps, by the
 //! bytes they charge or give back, so a concurrent caller applies each
 //! step's change of `pool.used` atomically.
+//!
+//! What leaves the model lives beside it: the records of a PFC decision
+//! on its way out (`buffer/pfc_send.rs`) and the lossless stage's counters
+//! (`buffer/counters.rs`), re-exported here.
 
 use crate::lossless::{
     pfc_evaluate, wred, BufferProfile, DropReason, EcnAction, EgressQueue, EgressQueueN, PfcAction,
     PfcTxState, PgState, SharedPool, WredProfile, MODEL_PORTS,
+};
+
+mod counters;
+mod pfc_send;
+
+pub use counters::{Busy, LosslessCounters, PauseStat};
+pub use pfc_send::{
+    pfc_copy_fate, pfc_event, CopyFate, PfcEvent, PfcMeta, PFC_EV_REFRESH, PFC_EV_SENT,
+    PFC_EV_XOFF, PFC_EV_XON, PFC_META_MAGIC, PFC_NO_DATA, PFC_PATH_DATAPLANE, PFC_PATH_USERSPACE,
 };
 
 /// Priority groups / TCs.
@@ -394,355 +407,8 @@ pub fn tick_pg<const N: usize>(
     )
 }
 
-/// Time a queue has spent paused by received PFC (pfcstat's pause
-/// duration), per (port, priority); updated on every received PFC time.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PauseStat {
-    /// Start of the current (or last) pause.
-    pub start_ns: u64,
-    /// When it ends (or ended); `<= start_ns` when not paused.
-    pub until_ns: u64,
-    /// Paused time of every earlier pause.
-    pub total_ns: u64,
-    /// PFC / PAUSE frames applied.
-    pub frames: u64,
-}
-
-impl PauseStat {
-    pub const ZERO: PauseStat = PauseStat {
-        start_ns: 0,
-        until_ns: 0,
-        total_ns: 0,
-        frames: 0,
-    };
-
-    /// A received time at `now_ns` pausing until `until_ns` (`now_ns` for
-    /// XON): closes the running pause at `now_ns` and starts the new one.
-    #[inline(always)]
-    pub fn apply(&mut self, now_ns: u64, until_ns: u64) {
-        self.total_ns = self.total_ns.saturating_add(self.elapsed(now_ns));
-        self.start_ns = now_ns;
-        self.until_ns = until_ns;
-        self.frames += 1;
-    }
-
-    /// Paused time of the current pause up to `now_ns`.
-    #[inline(always)]
-    pub fn elapsed(&self, now_ns: u64) -> u64 {
-        let end = if self.until_ns < now_ns {
-            self.until_ns
-        } else {
-            now_ns
-        };
-        end.saturating_sub(self.start_ns)
-    }
-
-    /// Total paused time up to `now_ns`.
-    #[inline(always)]
-    pub fn total_at(&self, now_ns: u64) -> u64 {
-        self.total_ns.saturating_add(self.elapsed(now_ns))
-    }
-}
-
 /// The PFC watchdog's state of one (port, priority) (map value).
 pub use crate::lossless::WdStat;
-
-/// Kinds of [`PfcEvent`].
-pub const PFC_EV_XOFF: u8 = 1;
-pub const PFC_EV_REFRESH: u8 = 2;
-pub const PFC_EV_XON: u8 = 3;
-
-/// A PFC decision (ring buffer record): a frame the controller must send,
-/// or, with [`PFC_EV_SENT`], one the data plane sent (for the event log
-/// and the latency figures).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PfcEvent {
-    /// When the data plane decided it (bpf_ktime_get_ns).
-    pub time_ns: u64,
-    /// [`PFC_EV_XOFF`], [`PFC_EV_REFRESH`] or [`PFC_EV_XON`].
-    pub kind: u8,
-    /// Port (model slot) out of which to send.
-    pub port: u8,
-    /// Priority to pause / resume.
-    pub prio: u8,
-    /// [`PFC_EV_SENT`] or 0.
-    pub flags: u8,
-    /// Pause time in quanta (0 for XON).
-    pub quanta: u16,
-    pub _pad2: u16,
-    /// With [`PFC_EV_SENT`]: when the data plane handed the frame to the
-    /// port (bpf_ktime_get_ns); else 0.
-    pub sent_ns: u64,
-}
-
-/// `PfcEvent::flags`: the data plane sent this frame itself.
-pub const PFC_EV_SENT: u8 = 1;
-
-/// The event for a PFC action, if any.
-#[inline(always)]
-pub fn pfc_event(now_ns: u64, port: u8, prio: u8, a: PfcAction) -> Option<PfcEvent> {
-    let (kind, quanta) = match a {
-        PfcAction::None => return None,
-        PfcAction::SendXoff { quanta } => (PFC_EV_XOFF, quanta),
-        PfcAction::SendRefresh { quanta } => (PFC_EV_REFRESH, quanta),
-        PfcAction::SendXon => (PFC_EV_XON, 0),
-    };
-    Some(PfcEvent {
-        time_ns: now_ns,
-        kind,
-        port,
-        prio,
-        flags: 0,
-        quanta,
-        _pad2: 0,
-        sent_ns: 0,
-    })
-}
-
-/// How the data plane's packet path sends a PFC frame: the packet that
-/// caused the decision is redirected with `BPF_F_BROADCAST` to a devmap of
-/// every model port, carrying this record as XDP metadata; each copy's
-/// devmap program asks [`pfc_copy_fate`] what to do with it. Metadata, not a
-/// per-CPU scratch: devmap programs run at the flush, after later packets
-/// of the same batch.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PfcMeta {
-    /// When the model decided (for the latency record).
-    pub time_ns: u64,
-    /// [`PFC_META_MAGIC`]: a copy without it is not ours and is dropped.
-    pub magic: u32,
-    /// Port (id) out of which the PFC frame goes: the packet's ingress.
-    pub pfc_port: u16,
-    /// Port (id) the packet itself leaves by; [`PFC_NO_DATA`] when the
-    /// packet is dropped and only the PFC frame goes out.
-    pub data_port: u16,
-    /// Priority paused / resumed.
-    pub prio: u8,
-    /// [`PFC_EV_XOFF`], [`PFC_EV_REFRESH`] or [`PFC_EV_XON`].
-    pub kind: u8,
-    /// Pause time in quanta (0 for XON).
-    pub quanta: u16,
-}
-
-/// `PfcMeta::magic` ("PFC1").
-pub const PFC_META_MAGIC: u32 = 0x5046_4331;
-/// `PfcMeta::data_port` of a packet that is dropped.
-pub const PFC_NO_DATA: u16 = 0xffff;
-
-/// What a broadcast copy becomes on its egress port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyFate {
-    /// The packet itself, on its way out.
-    Data,
-    /// Rewritten into the 802.1Qbb frame of the decision.
-    Pfc,
-    /// Any other port's copy.
-    Drop,
-}
-
-/// The fate of a broadcast copy leaving by port `egress` (id).
-#[inline(always)]
-pub fn pfc_copy_fate(m: &PfcMeta, egress: u16) -> CopyFate {
-    if m.magic != PFC_META_MAGIC {
-        CopyFate::Drop
-    } else if egress == m.pfc_port {
-        CopyFate::Pfc
-    } else if egress == m.data_port {
-        CopyFate::Data
-    } else {
-        CopyFate::Drop
-    }
-}
-
-impl PfcMeta {
-    /// The decision it carries, as sent at `sent_ns` (the record the data
-    /// plane leaves for the controller).
-    #[inline(always)]
-    pub fn sent_event(&self, sent_ns: u64) -> PfcEvent {
-        PfcEvent {
-            time_ns: self.time_ns,
-            kind: self.kind,
-            port: self.pfc_port as u8,
-            prio: self.prio,
-            flags: PFC_EV_SENT,
-            quanta: self.quanta,
-            _pad2: 0,
-            sent_ns,
-        }
-    }
-
-    /// The metadata of an event, for a packet leaving by `data_port`.
-    #[inline(always)]
-    pub fn of(ev: &PfcEvent, data_port: u16) -> PfcMeta {
-        PfcMeta {
-            time_ns: ev.time_ns,
-            magic: PFC_META_MAGIC,
-            pfc_port: u16::from(ev.port),
-            data_port,
-            prio: ev.prio & 7,
-            kind: ev.kind,
-            quanta: ev.quanta,
-        }
-    }
-}
-
-/// Where a PFC decision is sent from (`PFC_PATH` entry 0, written by the
-/// controller): the data plane itself, or the controller's AF_PACKET
-/// sender through the ring buffer (the fallback, where the kernel lacks
-/// devmap programs or live-frame test runs).
-pub const PFC_PATH_USERSPACE: u32 = 0;
-pub const PFC_PATH_DATAPLANE: u32 = 1;
-
-/// Lossless-stage counters per port (per-CPU array indexed by port id):
-/// ECN marks, WRED drops and buffer drops count on the egress port's
-/// queues; PFC decisions on the ingress port.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LosslessCounters {
-    pub ecn_marked: [u64; NUM_TC],
-    pub wred_drop: [u64; NUM_TC],
-    /// Lossy PG: shared buffer full.
-    pub drop_shared_full: [u64; NUM_TC],
-    /// Lossless PG: headroom exhausted (a lossless drop).
-    pub drop_headroom: [u64; NUM_TC],
-    /// XOFF / refresh / XON decisions per priority (frames the controller
-    /// is asked to send).
-    pub pfc_xoff: [u64; NUM_TC],
-    pub pfc_refresh: [u64; NUM_TC],
-    pub pfc_xon: [u64; NUM_TC],
-    /// Packets dropped by the PFC watchdog (action drop during a storm).
-    pub wd_drop: [u64; NUM_TC],
-    /// pfcwd queue statistics while in storm (action drop or forward;
-    /// `watchdog::storm_fate`): packets of the stormed egress queue sent
-    /// (TX OK; `wd_drop` is TX DROP), and packets received on the stormed
-    /// (port, priority) passed on or dropped (RX OK / RX DROP).
-    pub wd_tx_ok: [u64; NUM_TC],
-    pub wd_rx_ok: [u64; NUM_TC],
-    pub wd_rx_drop: [u64; NUM_TC],
-    /// Packets not accounted because another CPU held the model's lock past
-    /// the spin bound, or the ring buffer was full for a PFC event.
-    pub model_busy: u64,
-    pub event_lost: u64,
-    /// Timer steps skipped because the model's lock was busy (the next
-    /// tick catches up: draining is computed from elapsed time).
-    pub tick_busy: u64,
-    /// `model_busy` by cause ([`Busy`]).
-    pub busy_queue: u64,
-    pub busy_pg: u64,
-    pub busy_stage: u64,
-    /// PFC frames the data plane wrote and handed to this port (its own
-    /// emitters: devmap program, timer program).
-    pub pfc_sent_dp: u64,
-    /// PFC frames the data plane decided but could not send itself (frame
-    /// not resizable, redirect refused, timer queue full); the first two
-    /// go to the controller's fallback sender instead.
-    pub pfc_send_fail: u64,
-}
-
-/// Why the data plane's packet path could not account in the model
-/// (each counts in `model_busy` and in its own counter).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Busy {
-    /// An egress queue's lock was not taken within the spin bound (the
-    /// packet is forwarded unaccounted).
-    Queue,
-    /// An ingress PG's lock was not taken: at admission (the packet is
-    /// forwarded unaccounted) or for a release (the bytes stay charged).
-    Pg,
-    /// The egress stage's tail call failed (not installed).
-    Stage,
-}
-
-impl LosslessCounters {
-    pub const ZERO: LosslessCounters = LosslessCounters {
-        ecn_marked: [0; NUM_TC],
-        wred_drop: [0; NUM_TC],
-        drop_shared_full: [0; NUM_TC],
-        drop_headroom: [0; NUM_TC],
-        pfc_xoff: [0; NUM_TC],
-        pfc_refresh: [0; NUM_TC],
-        pfc_xon: [0; NUM_TC],
-        wd_drop: [0; NUM_TC],
-        wd_tx_ok: [0; NUM_TC],
-        wd_rx_ok: [0; NUM_TC],
-        wd_rx_drop: [0; NUM_TC],
-        model_busy: 0,
-        event_lost: 0,
-        tick_busy: 0,
-        busy_queue: 0,
-        busy_pg: 0,
-        busy_stage: 0,
-        pfc_sent_dp: 0,
-        pfc_send_fail: 0,
-    };
-
-    pub fn accumulate(&mut self, o: &LosslessCounters) {
-        let mut i = 0;
-        while i < NUM_TC {
-            self.ecn_marked[i] += o.ecn_marked[i];
-            self.wred_drop[i] += o.wred_drop[i];
-            self.drop_shared_full[i] += o.drop_shared_full[i];
-            self.drop_headroom[i] += o.drop_headroom[i];
-            self.pfc_xoff[i] += o.pfc_xoff[i];
-            self.pfc_refresh[i] += o.pfc_refresh[i];
-            self.pfc_xon[i] += o.pfc_xon[i];
-            self.wd_drop[i] += o.wd_drop[i];
-            self.wd_tx_ok[i] += o.wd_tx_ok[i];
-            self.wd_rx_ok[i] += o.wd_rx_ok[i];
-            self.wd_rx_drop[i] += o.wd_rx_drop[i];
-            i += 1;
-        }
-        self.model_busy += o.model_busy;
-        self.event_lost += o.event_lost;
-        self.tick_busy += o.tick_busy;
-        self.busy_queue += o.busy_queue;
-        self.busy_pg += o.busy_pg;
-        self.busy_stage += o.busy_stage;
-        self.pfc_sent_dp += o.pfc_sent_dp;
-        self.pfc_send_fail += o.pfc_send_fail;
-    }
-
-    /// Counts one packet-path event the model could not account.
-    #[inline(always)]
-    pub fn count_busy(&mut self, why: Busy) {
-        self.model_busy += 1;
-        match why {
-            Busy::Queue => self.busy_queue += 1,
-            Busy::Pg => self.busy_pg += 1,
-            Busy::Stage => self.busy_stage += 1,
-        }
-    }
-
-    /// Counts a packet's `storm_fate` against its ingress (`rx`) or egress
-    /// (`tx`) port's counters.
-    #[inline(always)]
-    pub fn count_storm(&mut self, tc: usize, rx: bool, c: crate::lossless::WdCount) {
-        use crate::lossless::WdCount;
-        let t = tc & (NUM_TC - 1);
-        match (rx, c) {
-            (_, WdCount::None) => {}
-            (true, WdCount::Ok) => self.wd_rx_ok[t] += 1,
-            (true, WdCount::Drop) => self.wd_rx_drop[t] += 1,
-            (false, WdCount::Ok) => self.wd_tx_ok[t] += 1,
-            (false, WdCount::Drop) => self.wd_drop[t] += 1,
-        }
-    }
-
-    /// Counts a PFC action for `prio`.
-    #[inline(always)]
-    pub fn count_pfc(&mut self, prio: usize, a: PfcAction) {
-        let p = prio & (NUM_TC - 1);
-        match a {
-            PfcAction::None => {}
-            PfcAction::SendXoff { .. } => self.pfc_xoff[p] += 1,
-            PfcAction::SendRefresh { .. } => self.pfc_refresh[p] += 1,
-            PfcAction::SendXon => self.pfc_xon[p] += 1,
-        }
-    }
-}
 
 /// Where the model's books do not balance ([`books`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -815,11 +481,7 @@ pub fn books(queues: &[EgressQueue], rows: &[TcRow], pool: &SharedPool) -> Resul
 
 const _: () = assert!(core::mem::size_of::<TcRow>() == MODEL_PORTS * (16 + 24));
 const _: () = assert!(core::mem::size_of::<PortBuffer>() == NUM_TC * (24 + 12) + 8 + NUM_TC);
-const _: () = assert!(core::mem::size_of::<PfcEvent>() == 24);
-const _: () = assert!(core::mem::size_of::<PauseStat>() == 32);
 const _: () = assert!(core::mem::size_of::<WdStat>() == 64);
-const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (11 * NUM_TC + 8));
-const _: () = assert!(core::mem::size_of::<PfcMeta>() == 24);
 
 #[cfg(feature = "user")]
 mod pod {
@@ -827,8 +489,5 @@ mod pod {
     // (asserted above).
     unsafe impl aya::Pod for super::TcRow {}
     unsafe impl aya::Pod for super::PortBuffer {}
-    unsafe impl aya::Pod for super::PfcEvent {}
-    unsafe impl aya::Pod for super::LosslessCounters {}
-    unsafe impl aya::Pod for super::PauseStat {}
     unsafe impl aya::Pod for super::WdStat {}
 }

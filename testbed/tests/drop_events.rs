@@ -9,34 +9,13 @@ use std::process::Command;
 use common::*;
 use dataplane_common::build::{self, L2};
 use testbed::controller::Controller;
-use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 
 static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 #[test]
 fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
-    let sw = Netns::create("evsw").unwrap();
-    let h = Netns::create("evh").unwrap();
-    let sink = Netns::create("evsink").unwrap();
-    veth(
-        &sw,
-        "sw-p0",
-        "02:00:00:00:0e:00",
-        &h,
-        "eth0",
-        "02:00:00:00:0e:10",
-    )
-    .unwrap();
-    veth(
-        &sw,
-        "sw-p1",
-        "02:00:00:00:0e:01",
-        &sink,
-        "eth0",
-        "02:00:00:00:0e:11",
-    )
-    .unwrap();
+    let (sw, h, _sink) = switch_with_ports("ev", "sw-p0", "sw-p1", 0x0e);
     let instance = format!("ev{}", std::process::id());
     let cfg = format!(
         "[switch]\nname = \"{instance}\"\n[[port]]\nname = \"sw-p0\"\n[[port]]\nname = \"sw-p1\"\n\

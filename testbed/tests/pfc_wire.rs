@@ -2,10 +2,9 @@
 //! independent decoder) and checked field by field: destination, source =
 //! the port's MAC, EtherType, opcode, class-enable vector, times, length.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
+use common::tshark_capture;
 use dataplane_user::lossless::pfc::PfcPort;
 use testbed::netns::{veth, Netns};
 
@@ -23,62 +22,24 @@ fn pfc_frames_on_the_wire_decode_in_tshark() {
     )
     .unwrap();
 
-    let mut tshark = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &h.name,
-            "tshark",
-            "-l",
-            "-n",
-            "-i",
-            "eth0",
-            "-f",
-            "ether proto 0x8808",
-            "-c",
-            "3",
-            "-T",
-            "fields",
-        ])
-        .args([
-            "-e",
+    let tshark = tshark_capture(
+        &h.name,
+        "eth0",
+        "ether proto 0x8808",
+        3,
+        &[],
+        &[
             "eth.dst",
-            "-e",
             "eth.src",
-            "-e",
             "eth.type",
-            "-e",
             "frame.len",
-            "-e",
             "macc.opcode",
-            "-e",
             "macc.cbfc.enbv",
-        ])
-        .args([
-            "-e",
             "macc.cbfc.pause_time.c3",
-            "-e",
             "macc.cbfc.pause_time.c4",
-            "-e",
             "macc.cbfc.pause_time.c0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tshark (installed by `cargo xtask setup`)");
-    // wait until tshark captures
-    let err = tshark.stderr.take().unwrap();
-    let mut err_lines = BufReader::new(err).lines();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match err_lines.next() {
-            Some(Ok(l)) if l.contains("Capturing on") => break,
-            Some(Ok(_)) => {}
-            _ => panic!("tshark did not start"),
-        }
-        assert!(Instant::now() < deadline);
-    }
-    std::thread::sleep(Duration::from_millis(200));
+        ],
+    );
 
     let mac = [2, 0, 0, 0, 1, 0];
     std::thread::scope(|s| {

@@ -82,6 +82,20 @@ impl Fabric {
         veth(&sw, SW_R, &mac_str(SW_R_MAC), &r, "r-eth0", &mac_str(R_MAC)).unwrap();
         Fabric { sw, s, r }
     }
+
+    /// A PFC storm from the receiver host on the priorities of `vector`
+    /// (XOFF 65535 quanta every 2 ms) until `stop`; the frames sent.
+    fn storm(&self, vector: u8, stop: &AtomicBool) -> anyhow::Result<u64> {
+        let _in = self.r.enter().unwrap();
+        run_pfc_storm_on(
+            "r-eth0",
+            R_MAC,
+            vector,
+            0xffff,
+            Duration::from_millis(2),
+            stop,
+        )
+    }
 }
 
 struct Setup {
@@ -243,6 +257,17 @@ fn wait_on(ctl: &Controller, what: &str, prio: u8, timeout: Duration) -> Option<
         .map(|(t, _)| t)
 }
 
+/// Waits (up to `within`) for the receiver's next frame; the count it
+/// waited from.
+fn next_frame(live: &RxLive, within: Duration) -> u64 {
+    let rx1 = live.frames.load(Ordering::Relaxed);
+    let t = Instant::now();
+    while live.frames.load(Ordering::Relaxed) == rx1 && t.elapsed() < within {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    rx1
+}
+
 fn c(s: &serde_json::Value, port: &str, name: &str) -> u64 {
     testbed::controller::port_counter(s, port, name)
         .unwrap_or_else(|| panic!("no counter {name} on {port} in stats"))
@@ -309,17 +334,7 @@ fn storm_course(
         std::thread::sleep(Duration::from_millis(300));
         seen.rx_before = live.frames.load(Ordering::Relaxed);
         let storm_start = Instant::now();
-        let storm = sc.spawn(|| {
-            let _in = fab.r.enter().unwrap();
-            run_pfc_storm_on(
-                "r-eth0",
-                R_MAC,
-                vector,
-                0xffff,
-                Duration::from_millis(2),
-                &stop_storm,
-            )
-        });
+        let storm = sc.spawn(|| fab.storm(vector, &stop_storm));
         let det = run.wait("detected", prios[0], Duration::from_secs(2));
         seen.detected_after_ms = det.map(|t| (t - storm_start).as_secs_f64() * 1e3);
         std::thread::sleep(Duration::from_millis(100));
@@ -336,11 +351,7 @@ fn storm_course(
         seen.restored_after_stop_ms = res.map(|t| (t - storm_end).as_secs_f64() * 1e3);
         // traffic after restoration (a pause of the last storm frame may
         // still run out first: 335 ms at 100 Mb/s)
-        let rx1 = live.frames.load(Ordering::Relaxed);
-        let t = Instant::now();
-        while live.frames.load(Ordering::Relaxed) == rx1 && t.elapsed() < Duration::from_secs(1) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let rx1 = next_frame(&live, Duration::from_secs(1));
         std::thread::sleep(Duration::from_millis(100));
         seen.rx_after = live.frames.load(Ordering::Relaxed) - rx1;
         stop_rev.store(true, Ordering::Relaxed);
@@ -511,6 +522,18 @@ impl OneStorm {
         self.f.push(msg);
     }
 
+    /// The receiver got (almost) nothing while the storm was held: `what`
+    /// names the storm in the failure.
+    fn check_receiver_held(&mut self, what: &str) {
+        if self.seen.rx_in_storm > 2 {
+            let m = format!(
+                "the receiver got {} frames during {} ms of {what}",
+                self.seen.rx_in_storm, self.seen.held_ms
+            );
+            self.fail(m);
+        }
+    }
+
     /// PFC kept arriving and counting, and the queue is not paused: the
     /// storm action ignores it.
     fn check_pfc_ignored(&mut self) {
@@ -534,13 +557,7 @@ impl OneStorm {
 fn pfcwd_drop() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut o = OneStorm::run("drop", "drop");
-    if o.seen.rx_in_storm > 2 {
-        let m = format!(
-            "the receiver got {} frames during {} ms of a drop storm",
-            o.seen.rx_in_storm, o.seen.held_ms
-        );
-        o.fail(m);
-    }
+    o.check_receiver_held("a drop storm");
     if o.d("wd_drop[3]") == 0 {
         o.fail("the stormed queue's packets were not dropped (wd_drop[3] did not grow)".into());
     }
@@ -589,13 +606,7 @@ fn pfcwd_alert() {
     let mut o = OneStorm::run("alert", "alert");
     // nothing changes: the queue stays paused, the sender is held by the
     // switch's PFC, nothing is dropped or counted in storm
-    if o.seen.rx_in_storm > 2 {
-        let m = format!(
-            "the receiver got {} frames during {} ms of an alert storm (the pause must hold)",
-            o.seen.rx_in_storm, o.seen.held_ms
-        );
-        o.fail(m);
-    }
+    o.check_receiver_held("an alert storm (the pause must hold)");
     if o.at_mid("queue_paused[3]") != 1 || o.at_mid("pfcwd_in_storm[3]") != 1 {
         let m = format!(
             "alert storm: queue_paused[3] {}, pfcwd_in_storm[3] {} (want 1, 1)",
@@ -666,17 +677,7 @@ fn pfcwd_short_storms() {
         // four storms of 150 ms, 400 ms apart (each pause then runs out:
         // 335 ms after the last frame)
         for stop in &stops {
-            let storm = sc.spawn(move || {
-                let _in = fab.r.enter().unwrap();
-                run_pfc_storm_on(
-                    "r-eth0",
-                    R_MAC,
-                    1 << 3,
-                    0xffff,
-                    Duration::from_millis(2),
-                    stop,
-                )
-            });
+            let storm = sc.spawn(move || fab.storm(1 << 3, stop));
             std::thread::sleep(Duration::from_millis(150));
             stop.store(true, Ordering::Relaxed);
             sent += storm.join().unwrap().unwrap();
@@ -795,17 +796,7 @@ fn pfcwd_storm_survives_a_controller_restart() {
     std::thread::scope(|sc| {
         let _stop = StopOnDrop(vec![&stop_tx, &stop_rx, &stop_storm]);
         receiver_and_sender(sc, fab, &stop_rx, &stop_tx, &live);
-        let storm = sc.spawn(|| {
-            let _in = fab.r.enter().unwrap();
-            run_pfc_storm_on(
-                "r-eth0",
-                R_MAC,
-                1 << 3,
-                0xffff,
-                Duration::from_millis(2),
-                &stop_storm,
-            )
-        });
+        let storm = sc.spawn(|| fab.storm(1 << 3, &stop_storm));
         if wait_on(ctl, "detected", 3, Duration::from_secs(2)).is_none() {
             f.push("no storm detected within 2 s".to_string());
         }
@@ -838,11 +829,7 @@ fn pfcwd_storm_survives_a_controller_restart() {
         if wait_on(ctl, "restored", 3, Duration::from_secs(2)).is_none() {
             f.push("the new controller did not restore the storm within 2 s of its end".into());
         }
-        let rx1 = live.frames.load(Ordering::Relaxed);
-        let t = Instant::now();
-        while live.frames.load(Ordering::Relaxed) == rx1 && t.elapsed() < Duration::from_secs(1) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let rx1 = next_frame(&live, Duration::from_secs(1));
         if live.frames.load(Ordering::Relaxed) == rx1 {
             f.push("no traffic after the restoration".into());
         }

@@ -16,7 +16,7 @@ use common::*;
 use dataplane_common::build::L2;
 use serde_json::Value;
 use testbed::controller::Controller;
-use testbed::netns::{veth, Netns};
+use testbed::netns::Netns;
 use testbed::raw::send_frames;
 
 static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
@@ -74,6 +74,20 @@ fn run(ns: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// `dataplane <args>` in the switch's namespace: did it succeed, and its
+/// stderr.
+fn run_status(ns: &str, args: &[&str]) -> (bool, String) {
+    let o = Command::new(BIN.as_str())
+        .args(["--netns", ns])
+        .args(args)
+        .output()
+        .expect("run dataplane");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
 fn show_json(ns: &str, instance: &str, target: &str) -> Value {
     let mut args = vec!["show", "--instance", instance, "--json"];
     args.extend(target.split(' '));
@@ -110,27 +124,7 @@ fn burst(h: &Netns, n: u32) -> usize {
 
 #[test]
 fn watermarks_show_clear_and_metrics() {
-    let sw = Netns::create("shwsw").unwrap();
-    let h = Netns::create("shwh").unwrap();
-    let sink = Netns::create("shwk").unwrap();
-    veth(
-        &sw,
-        "sw-p0",
-        "02:00:00:00:5a:00",
-        &h,
-        "eth0",
-        "02:00:00:00:5a:10",
-    )
-    .unwrap();
-    veth(
-        &sw,
-        "sw-p1",
-        "02:00:00:00:5a:01",
-        &sink,
-        "eth0",
-        "02:00:00:00:5a:11",
-    )
-    .unwrap();
+    let (sw, h, sink) = switch_with_ports("shw", "sw-p0", "sw-p1", 0x5a);
     sink.exec(&["ethtool", "-K", "eth0", "gro", "on"]).unwrap();
     let instance = format!("shw{}", std::process::id());
     let ctl = Controller::start_with(
@@ -222,45 +216,24 @@ fn watermarks_show_clear_and_metrics() {
         "{buf}"
     );
     // an unknown target is refused with the valid ones
-    let o = Command::new(BIN.as_str())
-        .args([
-            "--netns",
-            ns,
-            "show",
-            "--instance",
-            &instance,
-            "pfc",
-            "countres",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("show pfc counters"),
-        "{err}"
-    );
+    let (ok, err) = run_status(ns, &["show", "--instance", &instance, "pfc", "countres"]);
+    assert!(!ok && err.contains("show pfc counters"), "{err}");
 
     // one port, as `show queue counters PORT`; an unknown port is named
     let one = show_json(ns, &instance, "queue counters sw-p1");
     assert_eq!(one.as_object().unwrap().len(), 1, "{one}");
-    let o = Command::new(BIN.as_str())
-        .args([
-            "--netns",
-            ns,
+    let (ok, err) = run_status(
+        ns,
+        &[
             "show",
             "--instance",
             &instance,
             "queue",
             "counters",
             "sw-p9",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("Port doesn't exist! sw-p9"),
-        "{err}"
+        ],
     );
+    assert!(!ok && err.contains("Port doesn't exist! sw-p9"), "{err}");
 
     let qc = show_json(ns, &instance, "queue counters");
     let sent = qc["sw-p1"]["UC3"]["totalpacket"].as_u64().unwrap();

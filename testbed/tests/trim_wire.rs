@@ -6,87 +6,28 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::uet;
 use testbed::controller::Controller;
-use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 
 static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 fn config(instance: &str) -> String {
-    format!(
-        r#"
-[switch]
-name = "{instance}"
-
-[buffer]
-pool_size = 65536
-lossy_dynamic_th = -8
-
-[switch_trimming]
-size = 128
-dscp_value = 48
-queue_index = 6
-
-[buffer_profile.q_lossy_trim_profile]
-packet_discard_action = "trim"
-
-[[port]]
-name = "tr-p0"
-pfc_enable = ""
-headroom_xoff = 2048
-headroom_xon = 1024
-[[port]]
-name = "tr-p1"
-pfc_enable = ""
-headroom_xoff = 2048
-headroom_xon = 1024
-buffer_queue = {{ "0-2" = "q_lossy_trim_profile" }}
-
-[[nexthop]]
-name = "sink"
-port = "tr-p1"
-mac = "02:00:00:00:1e:11"
-
-[[route]]
-prefix = "198.18.1.0/24"
-nexthop = "sink"
-[[route]]
-prefix = "2001:db8:0:1::/64"
-nexthop = "sink"
-"#
+    trim_config(
+        instance,
+        [("tr-p0", None), ("tr-p1", None)],
+        ("sink", "02:00:00:00:1e:11"),
     )
 }
 
 #[test]
 fn uet_packets_leave_trimmed_with_valid_headers() {
-    let sw = Netns::create("trsw").unwrap();
-    let h = Netns::create("trh").unwrap();
-    let sink = Netns::create("trsink").unwrap();
-    veth(
-        &sw,
-        "tr-p0",
-        "02:00:00:00:1e:00",
-        &h,
-        "eth0",
-        "02:00:00:00:1e:10",
-    )
-    .unwrap();
-    veth(
-        &sw,
-        "tr-p1",
-        "02:00:00:00:1e:01",
-        &sink,
-        "eth0",
-        "02:00:00:00:1e:11",
-    )
-    .unwrap();
+    let (sw, h, sink) = switch_with_ports("tr", "tr-p0", "tr-p1", 0x1e);
     let instance = format!("tr{}", std::process::id());
     let _ctl = Controller::start(
         std::path::Path::new(BIN.as_str()),
@@ -97,58 +38,25 @@ fn uet_packets_leave_trimmed_with_valid_headers() {
     )
     .unwrap();
 
-    let mut tshark = Command::new("ip")
-        .args([
-            "netns", "exec", &sink.name, "tshark", "-l", "-n", "-i", "eth0",
-        ])
-        .args(["-f", "udp port 4793", "-c", "2", "-T", "fields"])
-        .args([
-            "-o",
-            "ip.check_checksum:TRUE",
-            "-o",
-            "udp.check_checksum:TRUE",
-        ])
-        .args([
-            "-e",
+    let tshark = tshark_capture(
+        &sink.name,
+        "eth0",
+        "udp port 4793",
+        2,
+        &["ip.check_checksum:TRUE", "udp.check_checksum:TRUE"],
+        &[
             "frame.len",
-            "-e",
             "ip.dsfield.dscp",
-            "-e",
             "ipv6.tclass.dscp",
-        ])
-        .args([
-            "-e",
             "ip.len",
-            "-e",
             "ipv6.plen",
-            "-e",
             "ip.checksum.status",
-        ])
-        .args([
-            "-e",
             "udp.length",
-            "-e",
             "udp.checksum",
-            "-e",
             "udp.checksum.status",
-        ])
-        .args(["-e", "udp.srcport"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tshark (installed by `cargo xtask setup`)");
-    let err = tshark.stderr.take().unwrap();
-    let mut err_lines = BufReader::new(err).lines();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match err_lines.next() {
-            Some(Ok(l)) if l.contains("Capturing on") => break,
-            Some(Ok(_)) => {}
-            _ => panic!("tshark did not start"),
-        }
-        assert!(Instant::now() < deadline);
-    }
-    std::thread::sleep(Duration::from_millis(200));
+            "udp.srcport",
+        ],
+    );
 
     let l2 = L2::new([2, 0, 0, 0, 0x1e, 0], [2, 0, 0, 0, 0x1e, 0x10]);
     let pds = uet::Pds::request(uet::TYPE_RUD_REQ, 3, uet::FLAG_AR, 5, 7, 9);

@@ -253,12 +253,7 @@ impl<const N: usize> EgressQueueN<N> {
             self.bytes = 0;
             return (0, 0);
         }
-        // the bytes leaving: at most all (`bytes` may be off the sum)
-        let d = if u64::from(want) < total {
-            u64::from(want)
-        } else {
-            total
-        };
+        let d = leaving(want, total);
         if d == total {
             // everything leaves: each slot gives back all it holds, which is
             // what the shares below come to (no fraction, no remainder),
@@ -329,12 +324,7 @@ impl<const N: usize> EgressQueueN<N> {
             self.bytes = 0;
             return (0, 0);
         }
-        // the bytes leaving: at most all (`bytes` may be off the sum)
-        let d = if u64::from(want) < total {
-            u64::from(want)
-        } else {
-            total
-        };
+        let d = leaving(want, total);
         if d == total {
             // everything leaves (as in `release_every_slot`)
             let mut m = held;
@@ -387,6 +377,18 @@ impl<const N: usize> EgressQueueN<N> {
         }
         self.bytes = (total - given) as u32;
         (given as u32, out)
+    }
+}
+
+/// The bytes leaving when `want` are asked of slots holding `total`: at
+/// most all of them (a queue's `bytes` may be off the sum of its slots).
+/// One select, no branch per slot: both release forms call it.
+#[inline(always)]
+fn leaving(want: u32, total: u64) -> u64 {
+    if u64::from(want) < total {
+        u64::from(want)
+    } else {
+        total
     }
 }
 

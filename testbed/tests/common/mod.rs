@@ -1,6 +1,14 @@
 //! Frames and helpers shared by the integration tests.
 #![allow(dead_code)]
 
+mod capture;
+mod switch;
+mod trim;
+
+// each test binary uses some of them
+#[allow(unused_imports)]
+pub use {capture::tshark_capture, switch::switch_with_ports, trim::trim_config};
+
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{self, Bth};
 
