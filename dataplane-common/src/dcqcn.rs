@@ -267,6 +267,17 @@ impl DcqcnParams {
         }
     }
 
+    /// `initial_alpha`, at most [`ALPHA_ONE`]: alpha when a QP's limiter
+    /// attaches.
+    #[inline(always)]
+    pub const fn start_alpha(&self) -> u32 {
+        if self.initial_alpha > ALPHA_ONE {
+            ALPHA_ONE
+        } else {
+            self.initial_alpha
+        }
+    }
+
     /// `min_rate_bps`, at most the line rate.
     #[inline(always)]
     pub const fn min_rate(&self) -> u64 {
@@ -448,11 +459,7 @@ impl RpState {
             alpha_due_ns: 0,
             increase_due_ns: 0,
             byte_acc: 0,
-            alpha: if p.initial_alpha > ALPHA_ONE {
-                ALPHA_ONE
-            } else {
-                p.initial_alpha
-            },
+            alpha: p.start_alpha(),
             timer_events: 0,
             byte_events: 0,
             cnps: 0,
@@ -687,11 +694,7 @@ pub fn rp_on_cnp(st: &mut RpState, p: &DcqcnParams, now_ns: u64) -> u64 {
     rp_tick(st, p, now_ns);
     if st.limited == 0 {
         st.limited = 1;
-        st.alpha = if p.initial_alpha > ALPHA_ONE {
-            ALPHA_ONE
-        } else {
-            p.initial_alpha
-        };
+        st.alpha = p.start_alpha();
     }
     st.rt_bps = st.rc_bps;
     let cut = st.rc_bps - rate_cut(st.rc_bps, st.alpha);

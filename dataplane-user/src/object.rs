@@ -17,19 +17,25 @@ pub fn load_object() -> Result<Ebpf> {
         bail!("this binary was built with AYA_BUILD_SKIP=1 and carries no eBPF programs; rebuild without it");
     }
     let mut bpf = Ebpf::load(EBPF_OBJECT).context("loading the eBPF object")?;
+    load_xdp_programs(&mut bpf)?;
+    Ok(bpf)
+}
+
+/// Loads every XDP program of `bpf` into the kernel (the verifier's turn);
+/// the tracing program (telemetry::xmit) is loaded where it attaches.
+fn load_xdp_programs(bpf: &mut Ebpf) -> Result<()> {
     let names: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
     for name in names {
         let prog = bpf
             .program_mut(&name)
             .ok_or_else(|| anyhow!("program {name} vanished"))?;
-        // the tracing program (telemetry::xmit) is loaded where it attaches
         let Ok(p) = <&mut Xdp>::try_from(prog) else {
             continue;
         };
         p.load()
             .with_context(|| format!("verifier rejected {name}"))?;
     }
-    Ok(bpf)
+    Ok(())
 }
 
 /// A map's layout: (name, type, key size, value size, max entries, the
@@ -155,18 +161,7 @@ pub fn load_object_pinned_sized(dir: &Path, sizes: &[(&str, u32)]) -> Result<Ebp
     let mut bpf = loader
         .load(EBPF_OBJECT)
         .context("loading the eBPF object with pinned maps")?;
-    let progs: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
-    for name in progs {
-        let prog = bpf
-            .program_mut(&name)
-            .ok_or_else(|| anyhow!("program {name} vanished"))?;
-        // the tracing program (telemetry::xmit) is loaded where it attaches
-        let Ok(p) = <&mut Xdp>::try_from(prog) else {
-            continue;
-        };
-        p.load()
-            .with_context(|| format!("verifier rejected {name}"))?;
-    }
+    load_xdp_programs(&mut bpf)?;
     Ok(bpf)
 }
 

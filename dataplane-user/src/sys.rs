@@ -147,9 +147,17 @@ pub fn ensure_bpffs() -> Result<()> {
     if bpffs_mounted() {
         return Ok(());
     }
-    let target = CString::new("/sys/fs/bpf").unwrap();
     std::fs::create_dir_all("/sys/fs/bpf").ok();
-    let fstype = CString::new("bpf").unwrap();
+    mount_fs("bpf", "/sys/fs/bpf").map_err(|e| {
+        anyhow::anyhow!("bpffs is not mounted on /sys/fs/bpf and mounting it failed: {e}")
+    })
+}
+
+/// Mounts a pseudo file system of type `fstype` (its source named alike)
+/// on `dir`.
+fn mount_fs(fstype: &str, dir: &str) -> std::io::Result<()> {
+    let target = CString::new(dir)?;
+    let fstype = CString::new(fstype)?;
     // SAFETY: plain mount syscall with valid C strings.
     let rc = unsafe {
         libc::mount(
@@ -161,10 +169,7 @@ pub fn ensure_bpffs() -> Result<()> {
         )
     };
     if rc != 0 {
-        bail!(
-            "bpffs is not mounted on /sys/fs/bpf and mounting it failed: {}",
-            std::io::Error::last_os_error()
-        );
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }
@@ -175,25 +180,8 @@ pub fn ensure_tracefs(dir: &str) -> Result<()> {
     if Path::new(dir).join("events").exists() {
         return Ok(());
     }
-    let target = CString::new(dir).context("tracefs path")?;
-    let fstype = CString::new("tracefs").unwrap();
-    // SAFETY: plain mount syscall with valid C strings.
-    let rc = unsafe {
-        libc::mount(
-            fstype.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        bail!(
-            "tracefs is not mounted on {dir} and mounting it failed: {}",
-            std::io::Error::last_os_error()
-        );
-    }
-    Ok(())
+    mount_fs("tracefs", dir)
+        .map_err(|e| anyhow::anyhow!("tracefs is not mounted on {dir} and mounting it failed: {e}"))
 }
 
 /// Pin directory of an instance.

@@ -2,64 +2,13 @@
 //! (tests/fixtures/netlink, see its README): routes, neighbours, nexthop
 //! objects, unsupported kinds, and malformed input (never a crash).
 
-use std::net::IpAddr;
-
 use dataplane_user::routing::decode::decode;
 use dataplane_user::routing::kernel::*;
 use dataplane_user::routing::rib::Rib;
 
-// interfaces of the recording (tests/fixtures/netlink/README.md)
-const ETH1: u32 = 3;
-const ETH2: u32 = 5;
-const ETH9: u32 = 7;
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/tests/fixtures/netlink/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
-
-fn all_events() -> Vec<Event> {
-    let mut v = Vec::new();
-    for f in [
-        "nexthops.bin",
-        "neighbours.bin",
-        "routes_v4.bin",
-        "routes_v6.bin",
-    ] {
-        v.extend(decode(&fixture(f), 254));
-    }
-    v
-}
-
-fn ip(s: &str) -> IpAddr {
-    s.parse().unwrap()
-}
-
-fn pfx(s: &str) -> Prefix {
-    let (a, l) = s.split_once('/').unwrap();
-    Prefix::new(ip(a), l.parse().unwrap())
-}
-
-fn route_of(events: &[Event], p: &str) -> KRoute {
-    events
-        .iter()
-        .find_map(|e| match e {
-            Event::NewRoute(r) if r.prefix == pfx(p) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no route {p} decoded"))
-}
-
-fn path(gw: &str, ifindex: u32, weight: u8) -> KPath {
-    KPath {
-        gateway: Some(ip(gw)),
-        ifindex,
-        weight,
-    }
-}
+#[path = "common/netlink.rs"]
+mod netlink;
+use netlink::*;
 
 #[test]
 fn recorded_routes_decode() {

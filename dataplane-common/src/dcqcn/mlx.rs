@@ -223,11 +223,7 @@ pub(super) fn on_cnp(st: &mut RpState, p: &DcqcnParams, now_ns: u64) -> u64 {
     st.cnps = st.cnps.wrapping_add(1);
     if st.limited == 0 {
         st.limited = 1;
-        st.alpha = if p.initial_alpha > ALPHA_ONE {
-            ALPHA_ONE
-        } else {
-            p.initial_alpha
-        };
+        st.alpha = p.start_alpha();
         st.rt_bps = st.rc_bps;
         st.cnp_alpha = 0;
         st.cnp_decrease = 1;
