@@ -27,6 +27,22 @@
 //!   checksum 0 over IPv4 (allowed, RFC 768), recomputed over IPv6 (where 0
 //!   is not allowed, RFC 8200; so an IPv6 cut keeps at most
 //!   [`MAX_UDP6_SUM_LEN`] bytes of UDP, the bound of the checksum loop).
+//!
+//! SONiC's other modes (same HLD, section 2.6.1.1 "Switch OA": `dscp_value
+//! = from-tc` with `tc_value`, `queue_index = dynamic`; the SWITCH_TRIMMING
+//! schema of sonic-swss `orchagent/switch/trimming/schema.h` names them
+//! FROM_TC and DYNAMIC):
+//!
+//! * `from-tc` (asymmetric DSCP): the trim DSCP is what the *egress* port's
+//!   TC_TO_DSCP_MAP (PORT_QOS_MAP `tc_to_dscp_map`) gives `tc_value`, so
+//!   receivers can tell where the congestion was. Per egress port and
+//!   fixed by the configuration: the controller resolves it into each
+//!   port's [`TrimPort::dscp`]; nothing is left to decide per packet.
+//! * `dynamic` queue ([`QUEUE_DYNAMIC`]): the trimmed packet goes to the
+//!   queue its new DSCP maps to "according to the configured QoS mapping":
+//!   here the class the *ingress* port's DSCP_TO_TC_MAP gives the trim DSCP
+//!   (this data plane has no TC_TO_QUEUE_MAP: queue = class), whatever the
+//!   port trusts ([`trim_queue`]).
 
 use crate::buffer::BufVerdict;
 use crate::lossless::DropReason;
@@ -48,8 +64,25 @@ pub struct TrimConfig {
     pub size: u16,
     /// DSCP of a trimmed packet (`dscp_value`).
     pub dscp: u8,
-    /// Egress queue of a trimmed packet (`queue_index`).
+    /// Egress queue of a trimmed packet (`queue_index`), or
+    /// [`QUEUE_DYNAMIC`].
     pub queue: u8,
+}
+
+/// [`TrimConfig::queue`] of SONiC's `queue_index = dynamic`: the queue of
+/// the trim DSCP's class.
+pub const QUEUE_DYNAMIC: u8 = 0xff;
+
+/// The queue a trimmed packet is offered to: `cfg.queue`, or with
+/// [`QUEUE_DYNAMIC`] the class `dscp_to_tc` (the ingress port's
+/// DSCP_TO_TC_MAP, resolved to 64 entries) gives the trim DSCP; `None`
+/// when the queue is dynamic and the ingress port's map is unknown.
+#[inline(always)]
+pub fn trim_queue(cfg: &TrimConfig, dscp_to_tc: Option<&[u8; 64]>) -> Option<u8> {
+    if cfg.queue != QUEUE_DYNAMIC {
+        return Some(cfg.queue & (NUM_TC as u8 - 1));
+    }
+    dscp_to_tc.map(|m| m[(cfg.dscp & 63) as usize] & (NUM_TC as u8 - 1))
 }
 
 /// What happens to a packet the buffer model would not forward.
@@ -65,7 +98,9 @@ pub enum TrimDecision {
 
 /// Whether a packet the model judged `verdict` is trimmed. `queue_trims`:
 /// its queue's profile says `trim`; `lossless`: its class is lossless;
-/// `control`: a CNP or other control packet; `p`: its headers.
+/// `control`: a CNP or other control packet; `p`: its headers;
+/// `dscp_to_tc`: its ingress port's DSCP map (for a dynamic queue,
+/// [`trim_queue`]; without it such a packet is not trimmed).
 #[inline(always)]
 pub fn decide(
     verdict: BufVerdict,
@@ -74,6 +109,7 @@ pub fn decide(
     control: bool,
     p: &Parsed,
     cfg: &TrimConfig,
+    dscp_to_tc: Option<&[u8; 64]>,
 ) -> TrimDecision {
     if verdict != BufVerdict::NoBuffer(DropReason::SharedFull)
         || !queue_trims
@@ -99,9 +135,9 @@ pub fn decide(
     if p.l3 == L3::Ipv6 && len as usize - p.l4_off as usize > MAX_UDP6_SUM_LEN {
         return TrimDecision::No;
     }
-    TrimDecision::Trim {
-        len,
-        queue: cfg.queue & (NUM_TC as u8 - 1),
+    match trim_queue(cfg, dscp_to_tc) {
+        Some(queue) => TrimDecision::Trim { len, queue },
+        None => TrimDecision::No,
     }
 }
 
@@ -281,7 +317,10 @@ impl TrimCounters {
 pub struct TrimPort {
     /// [`TrimConfig::size`].
     pub size: u16,
+    /// The trim DSCP of this egress port (`dscp_value`, or with `from-tc`
+    /// its TC_TO_DSCP_MAP's value for `tc_value`).
     pub dscp: u8,
+    /// The trim queue, or [`QUEUE_DYNAMIC`].
     pub queue: u8,
     /// Bit q: queue q's profile trims.
     pub queues: u8,

@@ -85,7 +85,7 @@ fn parsed(f: &[u8]) -> Parsed {
 /// The whole trim of `f`: decision, cut, rewrite.
 fn trim(f: &[u8]) -> Vec<u8> {
     let p = parsed(f);
-    let TrimDecision::Trim { len, queue } = decide(FULL, true, false, false, &p, &CFG) else {
+    let TrimDecision::Trim { len, queue } = decide(FULL, true, false, false, &p, &CFG, None) else {
         panic!("not trimmed");
     };
     assert_eq!(queue, 6);
@@ -128,7 +128,7 @@ fn a_packet_no_longer_than_the_size_goes_out_whole_with_the_new_dscp() {
     let p = parsed(&f);
     let big = TrimConfig { size: 242, ..CFG };
     assert_eq!(
-        decide(FULL, true, false, false, &p, &big),
+        decide(FULL, true, false, false, &p, &big, None),
         TrimDecision::Trim { len: 242, queue: 6 }
     );
     let mut out = f.clone();
@@ -143,7 +143,7 @@ fn only_shared_buffer_drops_of_lossy_trimming_queues_are_trimmed() {
     let p = parsed(&v4_in());
     let trims = |v, q, lossless, control| {
         matches!(
-            decide(v, q, lossless, control, &p, &CFG),
+            decide(v, q, lossless, control, &p, &CFG, None),
             TrimDecision::Trim { .. }
         )
     };
@@ -168,15 +168,30 @@ fn only_shared_buffer_drops_of_lossy_trimming_queues_are_trimmed() {
 #[test]
 fn non_udp_fragments_and_sizes_below_the_headers_are_not_trimmed() {
     let mut p = parsed(&v4_in());
-    let at =
-        |p: &Parsed, size: u16| decide(FULL, true, false, false, p, &TrimConfig { size, ..CFG });
+    let at = |p: &Parsed, size: u16| {
+        decide(
+            FULL,
+            true,
+            false,
+            false,
+            p,
+            &TrimConfig { size, ..CFG },
+            None,
+        )
+    };
     assert_eq!(at(&p, 41), TrimDecision::No);
     assert!(matches!(at(&p, 42), TrimDecision::Trim { len: 42, .. }));
     p.first_fragment = true;
-    assert_eq!(decide(FULL, true, false, false, &p, &CFG), TrimDecision::No);
+    assert_eq!(
+        decide(FULL, true, false, false, &p, &CFG, None),
+        TrimDecision::No
+    );
     let mut q = parsed(&v4_in());
     q.udp = false;
-    assert_eq!(decide(FULL, true, false, false, &q, &CFG), TrimDecision::No);
+    assert_eq!(
+        decide(FULL, true, false, false, &q, &CFG, None),
+        TrimDecision::No
+    );
     assert_eq!(
         rewrite(v4_in().as_mut_slice(), &q, 48),
         Err(RewriteError::NotUdpIp)
@@ -216,20 +231,63 @@ fn ipv6_cuts_beyond_the_checksum_loop_are_not_made() {
     f[58..60].copy_from_slice(&pl.to_be_bytes());
     let p = parsed(&f);
     let big = TrimConfig { size: 600, ..CFG };
-    assert_eq!(decide(FULL, true, false, false, &p, &big), TrimDecision::No);
+    assert_eq!(
+        decide(FULL, true, false, false, &p, &big, None),
+        TrimDecision::No
+    );
     let ok = TrimConfig {
         size: (54 + MAX_UDP6_SUM_LEN) as u16,
         ..CFG
     };
     assert!(matches!(
-        decide(FULL, true, false, false, &p, &ok),
+        decide(FULL, true, false, false, &p, &ok, None),
         TrimDecision::Trim { len: 566, .. }
     ));
     // the same over IPv4 is cut (its UDP checksum is 0)
     let p4 = parsed(&v4_in());
     let big4 = TrimConfig { size: 200, ..CFG };
     assert!(matches!(
-        decide(FULL, true, false, false, &p4, &big4),
+        decide(FULL, true, false, false, &p4, &big4, None),
         TrimDecision::Trim { len: 200, .. }
     ));
+}
+
+/// SONiC's `queue_index = dynamic`: the trimmed packet goes to the class the
+/// ingress port's DSCP map gives the trim DSCP (48 -> 6 here, 48 -> 1 on a
+/// port with another map); a static queue ignores the map; without the
+/// ingress port's map a dynamic trim is not made.
+#[test]
+fn a_dynamic_queue_is_the_class_of_the_trim_dscp_at_ingress() {
+    let p = parsed(&v4_in());
+    let dynamic = TrimConfig {
+        queue: QUEUE_DYNAMIC,
+        ..CFG
+    };
+    let mut roce = [0u8; 64];
+    roce[26] = 3;
+    roce[48] = 6;
+    let mut other = [0u8; 64];
+    other[48] = 1;
+    for (map, want) in [(&roce, 6), (&other, 1)] {
+        assert_eq!(trim_queue(&dynamic, Some(map)), Some(want));
+        assert_eq!(
+            decide(FULL, true, false, false, &p, &dynamic, Some(map)),
+            TrimDecision::Trim {
+                len: 128,
+                queue: want
+            }
+        );
+    }
+    assert_eq!(trim_queue(&dynamic, None), None);
+    assert_eq!(
+        decide(FULL, true, false, false, &p, &dynamic, None),
+        TrimDecision::No
+    );
+    // a static queue: the map plays no part
+    assert_eq!(trim_queue(&CFG, Some(&other)), Some(6));
+    // a dynamic queue never overrides the rest of the decision
+    assert_eq!(
+        decide(FULL, true, true, false, &p, &dynamic, Some(&roce)),
+        TrimDecision::No
+    );
 }
