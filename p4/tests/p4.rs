@@ -1180,32 +1180,60 @@ fn cpu_codes_in_headers_p4_are_the_reason_tables() {
     assert_eq!(cpu_code(Why::Other(Reason::NoRoute)), None);
 }
 
+/// UET settings and trimming: bmv2 entries (uet_cfg, group_uet, trim_cfg,
+/// trim_dyn_queue), Tofino refusals naming each field.
 #[test]
-fn refuses_uet_settings_it_cannot_generate() {
+fn uet_and_trimming_generate_for_bmv2_and_are_refused_for_tofino() {
     let mut text = std::fs::read_to_string(root().join("p4/tests/small.toml")).unwrap();
     p4::entries(&plan_text(&text), Target::Bmv2).unwrap_or_else(|e| panic!("bmv2: {e}"));
     text.push_str("\n[uet]\nfeedback_tc = 6\n");
     let plan = plan_text(&text);
-    for t in Target::ALL {
-        let e = p4::entries(&plan, t).expect_err("uet.feedback_tc must be refused");
-        let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
-        assert_eq!(fields, vec!["uet.feedback_tc"], "{t}: {e}");
-    }
-    // an entropy group and trimming
+    let e = p4::entries(&plan, Target::Tofino).expect_err("uet.feedback_tc must be refused");
+    let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
+    assert_eq!(fields, vec!["uet.feedback_tc"], "{e}");
+    let cli = p4::entries(&plan, Target::Bmv2).unwrap().cli;
+    assert!(
+        cli.contains("table_set_default DpIngress.uet_cfg DpIngress.set_uet 1 6"),
+        "{cli}"
+    );
+    // an entropy group and trimming (a dynamic queue: the trim DSCP's class
+    // by each ingress DSCP map)
     let mut text = std::fs::read_to_string(root().join("p4/tests/small.toml")).unwrap();
     assert!(text.contains("[[group]]"), "small.toml has a group");
     text = text.replacen("[[group]]", "[[group]]\nuet_entropy = true", 1);
-    text.push_str("\n[switch_trimming]\ndscp_value = 48\nqueue_index = 6\n");
+    text.push_str("\n[switch_trimming]\nsize = 200\ndscp_value = 48\nqueue_index = \"dynamic\"\n");
+    text.push_str("[buffer_profile.T]\npacket_discard_action = \"trim\"\n");
+    text = text.replacen(
+        "name = \"u0\"\n",
+        "name = \"u0\"\nbuffer_queue = { \"0-2\" = \"T\" }\n",
+        1,
+    );
     let plan = plan_text(&text);
-    for t in Target::ALL {
-        let e = p4::entries(&plan, t).expect_err("must be refused");
-        let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
-        assert!(
-            fields
-                .iter()
-                .any(|f| f.ends_with(".uet_entropy") && f.starts_with("group[0]")),
-            "{t}: {e}"
-        );
-        assert!(fields.contains(&"switch_trimming"), "{t}: {e}");
-    }
+    let e = p4::entries(&plan, Target::Tofino).expect_err("must be refused");
+    let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
+    assert!(
+        fields
+            .iter()
+            .any(|f| f.ends_with(".uet_entropy") && f.starts_with("group[0]")),
+        "{e}"
+    );
+    assert!(fields.contains(&"switch_trimming"), "{e}");
+    let cli = p4::entries(&plan, Target::Bmv2).unwrap().cli;
+    assert!(
+        cli.contains("table_add DpIngress.group_uet DpIngress.set_group_uet 0 =>"),
+        "{cli}"
+    );
+    // u0 (port 2) trims queues 0-2: size 200, DSCP 48, dynamic; AZURE (the
+    // one DSCP map) gives DSCP 48 class 6
+    let trim: Vec<&str> = cli.lines().filter(|l| l.contains("trim")).collect();
+    assert_eq!(
+        trim,
+        vec![
+            "table_add DpIngress.trim_cfg DpIngress.set_trim 2 => 200 48 0 1 7",
+            "table_add DpIngress.trim_dyn_queue DpIngress.set_trim_queue 1 48 => 6",
+        ],
+        "{cli}"
+    );
+    let t = plan.trim.as_ref().expect("trim plan");
+    assert_eq!(t.config.queue, dataplane_common::trim::QUEUE_DYNAMIC);
 }
