@@ -504,10 +504,13 @@ fn corpus_loads_and_becomes_stf_tests() {
     let (written, skipped) = p4::corpus::write_stf(&corpus, &dir, &p4::Options::default())
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(written.len() + skipped.len(), corpus.cases.len());
+    // the spray case (random on bmv2) and the IPv6 trim (bmv2 trims IPv4
+    // only)
     assert!(
         skipped
             .iter()
-            .all(|(n, why)| n.contains("spray") && why.contains("random")),
+            .all(|(n, why)| (n.contains("spray") && why.contains("random"))
+                || (n.starts_with("trim_uet_v6") && why.contains("IPv4 only"))),
         "{skipped:?}"
     );
     let bmv2 = p4::table_names_in_p4(&p4_source(Target::Bmv2));
