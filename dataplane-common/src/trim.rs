@@ -225,15 +225,19 @@ pub fn rewrite<P: PacketMut + ?Sized>(
     }
 }
 
-/// The UDP checksum of the datagram at `l4` (to the end of `pkt`, at most
+/// The UDP checksum of the datagram at `l4` (its UDP length, which
+/// [`rewrite`] has just set to the end of `pkt`; at most
 /// [`MAX_UDP6_SUM_LEN`] bytes; its checksum field must read 0) under the
 /// IPv6 header at `l3` (pseudo-header: addresses, length, next header 17);
-/// a computed 0 is sent as 0xffff. `None`: the datagram is longer, or the
-/// header is not in the frame.
+/// a computed 0 is sent as 0xffff. `None`: the datagram is longer, or a
+/// byte is not in the frame.
 #[inline(always)]
 fn udp6_checksum<P: Packet + ?Sized>(pkt: &P, l3: usize, l4: usize) -> Option<u16> {
-    let len = pkt.len().checked_sub(l4)?;
-    if len > MAX_UDP6_SUM_LEN {
+    // The length read back from the header, not `pkt.len() - l4`: from the
+    // latter the compiler can prove the reads below in bounds and drop
+    // their checks, which the eBPF verifier cannot follow.
+    let len = usize::from(pkt.be16_at(l4 + udp::LEN_OFF)?);
+    if !(udp::HEADER_LEN..=MAX_UDP6_SUM_LEN).contains(&len) {
         return None;
     }
     let src = pkt.read::<32>(l3 + ipv6::SRC_OFF)?;
@@ -253,7 +257,10 @@ fn udp6_checksum<P: Packet + ?Sized>(pkt: &P, l3: usize, l4: usize) -> Option<u1
         i += 2;
     }
     if i < len {
-        sum += u32::from(pkt.u8_at(l4 + i)?) << 8;
+        // the odd last byte, as the low byte of the word before it (i >= 8:
+        // the header was summed): a one-byte read's bounds check becomes
+        // `p >= end`, which the eBPF verifier does not take as a bound
+        sum += u32::from(pkt.be16_at(l4 + i - 1)? & 0xff) << 8;
     }
     match !csum::fold(sum) {
         0 => Some(0xffff),

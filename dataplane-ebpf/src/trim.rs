@@ -95,7 +95,9 @@ pub fn stage(ctx: &XdpContext) -> u32 {
     };
     // from here on the packet is trimmed: it is sent or counted TrimDrop
     ec.trimmed = TRIMMED | tc;
-    let cut = pkt.len() as i32 - i32::from(len);
+    // the parsed length (a scalar): `pkt.len()` here is pointer arithmetic
+    // the compiler may narrow to 32 bits, which the verifier refuses
+    let cut = i32::from(p.frame_len) - i32::from(len);
     // SAFETY: helper on our own context; a negative delta shrinks the frame
     if cut > 0 && unsafe { bpf_xdp_adjust_tail(ctx.ctx as *mut _, -cut) } != 0 {
         count(&ec, false);

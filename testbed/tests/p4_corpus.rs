@@ -84,9 +84,9 @@ impl Harness {
             .ifindex
             .get(&c.port)
             .ok_or_else(|| anyhow::anyhow!("the harness has no port {}", c.port))?;
-        let before = counter_snapshot(&self.bpf, false)?;
+        let before = counter_snapshot(&self.bpf, true)?;
         let r = run_xdp(&self.bpf, prog, &c.frame, ix, 1)?;
-        let after = counter_snapshot(&self.bpf, false)?;
+        let after = counter_snapshot(&self.bpf, true)?;
         let delta: BTreeMap<String, i128> = after
             .iter()
             .filter_map(|(k, v)| {
