@@ -26,7 +26,8 @@
 //!   length and header checksum, or IPv6 payload length; UDP length; UDP
 //!   checksum 0 over IPv4 (allowed, RFC 768), recomputed over IPv6 (where 0
 //!   is not allowed, RFC 8200; so an IPv6 cut keeps at most
-//!   [`MAX_UDP6_SUM_LEN`] bytes of UDP, the bound of the checksum loop).
+//!   [`MAX_UDP6_SUM_LEN`] bytes of UDP, the bound of the checksum loop and
+//!   of the XDP frame's 1 KiB read window).
 //!
 //! SONiC's other modes (same HLD, section 2.6.1.1 "Switch OA": `dscp_value
 //! = from-tc` with `tc_value`, `queue_index = dynamic`; the SWITCH_TRIMMING
@@ -143,8 +144,13 @@ pub fn decide(
 
 /// Largest UDP datagram (header included) a trimmed IPv6 packet may keep:
 /// [`rewrite`] sums it for the checksum in a loop the eBPF verifier must
-/// see bounded. Longer IPv6 cuts are not made ([`decide`] says `No`).
-pub const MAX_UDP6_SUM_LEN: usize = 512;
+/// see bounded, in place, and the XDP frame's reads mask their offsets to
+/// 10 bits (1 KiB, `dataplane-ebpf/src/packet.rs`), so the datagram must
+/// end within the first 1024 bytes: UDP starts at most at byte 58 (VLAN +
+/// IPv6), 58 + 960 < 1024. Longer IPv6 cuts are not made ([`decide`] says
+/// `No`); a longer bound needs another way to sum (bpf_csum_diff over
+/// chunks, or wider reads).
+pub const MAX_UDP6_SUM_LEN: usize = 960;
 
 /// Why [`rewrite`] refused a frame (the caller drops it instead).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

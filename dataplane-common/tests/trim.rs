@@ -223,14 +223,19 @@ fn counters_add_up_as_sonic_shows_them() {
 
 #[test]
 fn ipv6_cuts_beyond_the_checksum_loop_are_not_made() {
-    // a 700-byte IPv6 UDP packet, trim size 600: 546 bytes of UDP > 512
+    // an IPv6 UDP packet 100 bytes longer than the loop's bound (UDP at 54)
+    let n = 54 + MAX_UDP6_SUM_LEN + 100;
     let mut f = v6_in();
-    f.extend(std::iter::repeat_n(7u8, 700 - f.len()));
-    let pl = (700 - 54) as u16;
+    f.extend(std::iter::repeat_n(7u8, n - f.len()));
+    let pl = (n - 54) as u16;
     f[18..20].copy_from_slice(&pl.to_be_bytes());
     f[58..60].copy_from_slice(&pl.to_be_bytes());
     let p = parsed(&f);
-    let big = TrimConfig { size: 600, ..CFG };
+    // two bytes of UDP more than the loop sums: not trimmed
+    let big = TrimConfig {
+        size: (54 + MAX_UDP6_SUM_LEN + 2) as u16,
+        ..CFG
+    };
     assert_eq!(
         decide(FULL, true, false, false, &p, &big, None),
         TrimDecision::No
@@ -239,10 +244,32 @@ fn ipv6_cuts_beyond_the_checksum_loop_are_not_made() {
         size: (54 + MAX_UDP6_SUM_LEN) as u16,
         ..CFG
     };
-    assert!(matches!(
+    let cut = 54 + MAX_UDP6_SUM_LEN as u16;
+    assert_eq!(
         decide(FULL, true, false, false, &p, &ok, None),
-        TrimDecision::Trim { len: 566, .. }
-    ));
+        TrimDecision::Trim { len: cut, queue: 6 }
+    );
+    // the longest cut, rewritten: its checksum is the builder's (computed
+    // independently over the same datagram)
+    let mut out = f[..usize::from(cut)].to_vec();
+    rewrite(out.as_mut_slice(), &p, 48).expect("rewrite of the longest cut");
+    let want = dataplane_common::build::udp_frame(
+        &dataplane_common::build::L2::new(
+            out[0..6].try_into().unwrap(),
+            out[6..12].try_into().unwrap(),
+        ),
+        &dataplane_common::build::Ip::v6(
+            out[22..38].try_into().unwrap(),
+            out[38..54].try_into().unwrap(),
+        )
+        .dscp(48)
+        .ecn(2)
+        .ttl(out[21]),
+        u16::from_be_bytes([out[54], out[55]]),
+        u16::from_be_bytes([out[56], out[57]]),
+        &out[62..],
+    );
+    assert_eq!(out[56..58], want[56..58], "UDP checksum of the longest cut");
     // the same over IPv4 is cut (its UDP checksum is 0)
     let p4 = parsed(&v4_in());
     let big4 = TrimConfig { size: 200, ..CFG };
