@@ -46,10 +46,12 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
             );
         }
     }
-    if plan.routing.as_ref().is_some_and(|r| r.uet_entropy) {
+    // bmv2: learned groups (`p4 entries --learned`) carry the flag as
+    // [[group]]s do, and group_uet expresses it
+    if target == Target::Tofino && plan.routing.as_ref().is_some_and(|r| r.uet_entropy) {
         refuse(
             "routing.uet_entropy".into(),
-            format!("groups learned from the kernel are the eBPF controller's; the {target} entries are generated once from the file's [[group]]s (set uet_entropy there); remove routing.uet_entropy to generate {target} entries"),
+            format!("{no_uet}: learned groups cannot place UET packets apart from their mode; remove routing.uet_entropy to generate tofino entries"),
         );
     }
     if plan.trim.is_some() && target == Target::Tofino {
