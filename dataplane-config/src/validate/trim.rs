@@ -39,6 +39,19 @@ impl Config {
             let lossless = ports.get(i).map(|pp| pp.config.pfc_enable).unwrap_or(0);
             queues.push(self.port_trim_queues(i, p, lossless, err));
         }
+        // the TC_TO_DSCP maps and the ports' references to them are checked
+        // whether or not trimming uses them
+        let maps = self.tc_to_dscp_maps(err);
+        for (i, p) in self.ports.iter().enumerate() {
+            if let Some(m) = &p.tc_to_dscp_map {
+                if !maps.contains_key(m.as_str()) {
+                    err(
+                        format!("port[{i}] ({}).tc_to_dscp_map", p.name),
+                        format!("no [tc_to_dscp_map.{m}]"),
+                    );
+                }
+            }
+        }
         let trims = queues.iter().any(|&q| q != 0);
         let Some(t) = &self.switch_trimming else {
             if trims {
@@ -118,7 +131,6 @@ impl Config {
                 err,
             )
         };
-        let maps = self.tc_to_dscp_maps(err);
         let dscp_of = queues
             .iter()
             .enumerate()
@@ -128,16 +140,6 @@ impl Config {
                 _ => 0,
             })
             .collect();
-        for (i, p) in self.ports.iter().enumerate() {
-            if let Some(m) = &p.tc_to_dscp_map {
-                if !maps.contains_key(m.as_str()) {
-                    err(
-                        format!("port[{i}] ({}).tc_to_dscp_map", p.name),
-                        format!("no [tc_to_dscp_map.{m}]"),
-                    );
-                }
-            }
-        }
         Some(TrimPlan {
             config: TrimConfig { size, dscp, queue },
             from_tc: tc_value,
