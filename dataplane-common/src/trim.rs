@@ -26,7 +26,24 @@
 //!   length and header checksum, or IPv6 payload length; UDP length; UDP
 //!   checksum 0 over IPv4 (allowed, RFC 768), recomputed over IPv6 (where 0
 //!   is not allowed, RFC 8200; so an IPv6 cut keeps at most
-//!   [`MAX_UDP6_SUM_LEN`] bytes of UDP, the bound of the checksum loop).
+//!   [`MAX_UDP6_SUM_LEN`] bytes of UDP, the bound of the checksum loop and
+//!   of the XDP frame's 1 KiB read window).
+//!
+//! SONiC's other modes (same HLD, section 2.6.1.1 "Switch OA": `dscp_value
+//! = from-tc` with `tc_value`, `queue_index = dynamic`; the SWITCH_TRIMMING
+//! schema of sonic-swss `orchagent/switch/trimming/schema.h` names them
+//! FROM_TC and DYNAMIC):
+//!
+//! * `from-tc` (asymmetric DSCP): the trim DSCP is what the *egress* port's
+//!   TC_TO_DSCP_MAP (PORT_QOS_MAP `tc_to_dscp_map`) gives `tc_value`, so
+//!   receivers can tell where the congestion was. Per egress port and
+//!   fixed by the configuration: the controller resolves it into each
+//!   port's [`TrimPort::dscp`]; nothing is left to decide per packet.
+//! * `dynamic` queue ([`QUEUE_DYNAMIC`]): the trimmed packet goes to the
+//!   queue its new DSCP maps to "according to the configured QoS mapping":
+//!   here the class the *ingress* port's DSCP_TO_TC_MAP gives the trim DSCP
+//!   (this data plane has no TC_TO_QUEUE_MAP: queue = class), whatever the
+//!   port trusts ([`trim_queue`]).
 
 use crate::buffer::BufVerdict;
 use crate::lossless::DropReason;
@@ -48,8 +65,25 @@ pub struct TrimConfig {
     pub size: u16,
     /// DSCP of a trimmed packet (`dscp_value`).
     pub dscp: u8,
-    /// Egress queue of a trimmed packet (`queue_index`).
+    /// Egress queue of a trimmed packet (`queue_index`), or
+    /// [`QUEUE_DYNAMIC`].
     pub queue: u8,
+}
+
+/// [`TrimConfig::queue`] of SONiC's `queue_index = dynamic`: the queue of
+/// the trim DSCP's class.
+pub const QUEUE_DYNAMIC: u8 = 0xff;
+
+/// The queue a trimmed packet is offered to: `cfg.queue`, or with
+/// [`QUEUE_DYNAMIC`] the class `dscp_to_tc` (the ingress port's
+/// DSCP_TO_TC_MAP, resolved to 64 entries) gives the trim DSCP; `None`
+/// when the queue is dynamic and the ingress port's map is unknown.
+#[inline(always)]
+pub fn trim_queue(cfg: &TrimConfig, dscp_to_tc: Option<&[u8; 64]>) -> Option<u8> {
+    if cfg.queue != QUEUE_DYNAMIC {
+        return Some(cfg.queue & (NUM_TC as u8 - 1));
+    }
+    dscp_to_tc.map(|m| m[(cfg.dscp & 63) as usize] & (NUM_TC as u8 - 1))
 }
 
 /// What happens to a packet the buffer model would not forward.
@@ -65,7 +99,9 @@ pub enum TrimDecision {
 
 /// Whether a packet the model judged `verdict` is trimmed. `queue_trims`:
 /// its queue's profile says `trim`; `lossless`: its class is lossless;
-/// `control`: a CNP or other control packet; `p`: its headers.
+/// `control`: a CNP or other control packet; `p`: its headers;
+/// `dscp_to_tc`: its ingress port's DSCP map (for a dynamic queue,
+/// [`trim_queue`]; without it such a packet is not trimmed).
 #[inline(always)]
 pub fn decide(
     verdict: BufVerdict,
@@ -74,6 +110,7 @@ pub fn decide(
     control: bool,
     p: &Parsed,
     cfg: &TrimConfig,
+    dscp_to_tc: Option<&[u8; 64]>,
 ) -> TrimDecision {
     if verdict != BufVerdict::NoBuffer(DropReason::SharedFull)
         || !queue_trims
@@ -99,16 +136,21 @@ pub fn decide(
     if p.l3 == L3::Ipv6 && len as usize - p.l4_off as usize > MAX_UDP6_SUM_LEN {
         return TrimDecision::No;
     }
-    TrimDecision::Trim {
-        len,
-        queue: cfg.queue & (NUM_TC as u8 - 1),
+    match trim_queue(cfg, dscp_to_tc) {
+        Some(queue) => TrimDecision::Trim { len, queue },
+        None => TrimDecision::No,
     }
 }
 
 /// Largest UDP datagram (header included) a trimmed IPv6 packet may keep:
 /// [`rewrite`] sums it for the checksum in a loop the eBPF verifier must
-/// see bounded. Longer IPv6 cuts are not made ([`decide`] says `No`).
-pub const MAX_UDP6_SUM_LEN: usize = 512;
+/// see bounded, in place, and the XDP frame's reads mask their offsets to
+/// 10 bits (1 KiB, `dataplane-ebpf/src/packet.rs`), so the datagram must
+/// end within the first 1024 bytes: UDP starts at most at byte 58 (VLAN +
+/// IPv6), 58 + 960 < 1024. Longer IPv6 cuts are not made ([`decide`] says
+/// `No`); a longer bound needs another way to sum (bpf_csum_diff over
+/// chunks, or wider reads).
+pub const MAX_UDP6_SUM_LEN: usize = 960;
 
 /// Why [`rewrite`] refused a frame (the caller drops it instead).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,15 +231,19 @@ pub fn rewrite<P: PacketMut + ?Sized>(
     }
 }
 
-/// The UDP checksum of the datagram at `l4` (to the end of `pkt`, at most
+/// The UDP checksum of the datagram at `l4` (its UDP length, which
+/// [`rewrite`] has just set to the end of `pkt`; at most
 /// [`MAX_UDP6_SUM_LEN`] bytes; its checksum field must read 0) under the
 /// IPv6 header at `l3` (pseudo-header: addresses, length, next header 17);
-/// a computed 0 is sent as 0xffff. `None`: the datagram is longer, or the
-/// header is not in the frame.
+/// a computed 0 is sent as 0xffff. `None`: the datagram is longer, or a
+/// byte is not in the frame.
 #[inline(always)]
 fn udp6_checksum<P: Packet + ?Sized>(pkt: &P, l3: usize, l4: usize) -> Option<u16> {
-    let len = pkt.len().checked_sub(l4)?;
-    if len > MAX_UDP6_SUM_LEN {
+    // The length read back from the header, not `pkt.len() - l4`: from the
+    // latter the compiler can prove the reads below in bounds and drop
+    // their checks, which the eBPF verifier cannot follow.
+    let len = usize::from(pkt.be16_at(l4 + udp::LEN_OFF)?);
+    if !(udp::HEADER_LEN..=MAX_UDP6_SUM_LEN).contains(&len) {
         return None;
     }
     let src = pkt.read::<32>(l3 + ipv6::SRC_OFF)?;
@@ -217,7 +263,10 @@ fn udp6_checksum<P: Packet + ?Sized>(pkt: &P, l3: usize, l4: usize) -> Option<u1
         i += 2;
     }
     if i < len {
-        sum += u32::from(pkt.u8_at(l4 + i)?) << 8;
+        // the odd last byte, as the low byte of the word before it (i >= 8:
+        // the header was summed): a one-byte read's bounds check becomes
+        // `p >= end`, which the eBPF verifier does not take as a bound
+        sum += u32::from(pkt.be16_at(l4 + i - 1)? & 0xff) << 8;
     }
     match !csum::fold(sum) {
         0 => Some(0xffff),
@@ -281,7 +330,10 @@ impl TrimCounters {
 pub struct TrimPort {
     /// [`TrimConfig::size`].
     pub size: u16,
+    /// The trim DSCP of this egress port (`dscp_value`, or with `from-tc`
+    /// its TC_TO_DSCP_MAP's value for `tc_value`).
     pub dscp: u8,
+    /// The trim queue, or [`QUEUE_DYNAMIC`].
     pub queue: u8,
     /// Bit q: queue q's profile trims.
     pub queues: u8,

@@ -85,7 +85,7 @@ fn parsed(f: &[u8]) -> Parsed {
 /// The whole trim of `f`: decision, cut, rewrite.
 fn trim(f: &[u8]) -> Vec<u8> {
     let p = parsed(f);
-    let TrimDecision::Trim { len, queue } = decide(FULL, true, false, false, &p, &CFG) else {
+    let TrimDecision::Trim { len, queue } = decide(FULL, true, false, false, &p, &CFG, None) else {
         panic!("not trimmed");
     };
     assert_eq!(queue, 6);
@@ -128,7 +128,7 @@ fn a_packet_no_longer_than_the_size_goes_out_whole_with_the_new_dscp() {
     let p = parsed(&f);
     let big = TrimConfig { size: 242, ..CFG };
     assert_eq!(
-        decide(FULL, true, false, false, &p, &big),
+        decide(FULL, true, false, false, &p, &big, None),
         TrimDecision::Trim { len: 242, queue: 6 }
     );
     let mut out = f.clone();
@@ -143,7 +143,7 @@ fn only_shared_buffer_drops_of_lossy_trimming_queues_are_trimmed() {
     let p = parsed(&v4_in());
     let trims = |v, q, lossless, control| {
         matches!(
-            decide(v, q, lossless, control, &p, &CFG),
+            decide(v, q, lossless, control, &p, &CFG, None),
             TrimDecision::Trim { .. }
         )
     };
@@ -168,15 +168,30 @@ fn only_shared_buffer_drops_of_lossy_trimming_queues_are_trimmed() {
 #[test]
 fn non_udp_fragments_and_sizes_below_the_headers_are_not_trimmed() {
     let mut p = parsed(&v4_in());
-    let at =
-        |p: &Parsed, size: u16| decide(FULL, true, false, false, p, &TrimConfig { size, ..CFG });
+    let at = |p: &Parsed, size: u16| {
+        decide(
+            FULL,
+            true,
+            false,
+            false,
+            p,
+            &TrimConfig { size, ..CFG },
+            None,
+        )
+    };
     assert_eq!(at(&p, 41), TrimDecision::No);
     assert!(matches!(at(&p, 42), TrimDecision::Trim { len: 42, .. }));
     p.first_fragment = true;
-    assert_eq!(decide(FULL, true, false, false, &p, &CFG), TrimDecision::No);
+    assert_eq!(
+        decide(FULL, true, false, false, &p, &CFG, None),
+        TrimDecision::No
+    );
     let mut q = parsed(&v4_in());
     q.udp = false;
-    assert_eq!(decide(FULL, true, false, false, &q, &CFG), TrimDecision::No);
+    assert_eq!(
+        decide(FULL, true, false, false, &q, &CFG, None),
+        TrimDecision::No
+    );
     assert_eq!(
         rewrite(v4_in().as_mut_slice(), &q, 48),
         Err(RewriteError::NotUdpIp)
@@ -208,28 +223,119 @@ fn counters_add_up_as_sonic_shows_them() {
 
 #[test]
 fn ipv6_cuts_beyond_the_checksum_loop_are_not_made() {
-    // a 700-byte IPv6 UDP packet, trim size 600: 546 bytes of UDP > 512
+    // an IPv6 UDP packet 100 bytes longer than the loop's bound (UDP at 54)
+    let n = 54 + MAX_UDP6_SUM_LEN + 100;
     let mut f = v6_in();
-    f.extend(std::iter::repeat_n(7u8, 700 - f.len()));
-    let pl = (700 - 54) as u16;
+    f.extend(std::iter::repeat_n(7u8, n - f.len()));
+    let pl = (n - 54) as u16;
     f[18..20].copy_from_slice(&pl.to_be_bytes());
     f[58..60].copy_from_slice(&pl.to_be_bytes());
     let p = parsed(&f);
-    let big = TrimConfig { size: 600, ..CFG };
-    assert_eq!(decide(FULL, true, false, false, &p, &big), TrimDecision::No);
+    // two bytes of UDP more than the loop sums: not trimmed
+    let big = TrimConfig {
+        size: (54 + MAX_UDP6_SUM_LEN + 2) as u16,
+        ..CFG
+    };
+    assert_eq!(
+        decide(FULL, true, false, false, &p, &big, None),
+        TrimDecision::No
+    );
     let ok = TrimConfig {
         size: (54 + MAX_UDP6_SUM_LEN) as u16,
         ..CFG
     };
-    assert!(matches!(
-        decide(FULL, true, false, false, &p, &ok),
-        TrimDecision::Trim { len: 566, .. }
-    ));
+    let cut = 54 + MAX_UDP6_SUM_LEN as u16;
+    assert_eq!(
+        decide(FULL, true, false, false, &p, &ok, None),
+        TrimDecision::Trim { len: cut, queue: 6 }
+    );
+    // the longest cut, rewritten: its checksum is the builder's (computed
+    // independently over the same datagram)
+    let mut out = f[..usize::from(cut)].to_vec();
+    rewrite(out.as_mut_slice(), &p, 48).expect("rewrite of the longest cut");
+    let want = dataplane_common::build::udp_frame(
+        &dataplane_common::build::L2::new(
+            out[0..6].try_into().unwrap(),
+            out[6..12].try_into().unwrap(),
+        ),
+        &dataplane_common::build::Ip::v6(
+            out[22..38].try_into().unwrap(),
+            out[38..54].try_into().unwrap(),
+        )
+        .dscp(48)
+        .ecn(2)
+        .ttl(out[21]),
+        u16::from_be_bytes([out[54], out[55]]),
+        u16::from_be_bytes([out[56], out[57]]),
+        &out[62..],
+    );
+    assert_eq!(out[56..58], want[56..58], "UDP checksum of the longest cut");
     // the same over IPv4 is cut (its UDP checksum is 0)
     let p4 = parsed(&v4_in());
     let big4 = TrimConfig { size: 200, ..CFG };
     assert!(matches!(
-        decide(FULL, true, false, false, &p4, &big4),
+        decide(FULL, true, false, false, &p4, &big4, None),
         TrimDecision::Trim { len: 200, .. }
     ));
+}
+
+/// SONiC's `queue_index = dynamic`: the trimmed packet goes to the class the
+/// ingress port's DSCP map gives the trim DSCP (48 -> 6 here, 48 -> 1 on a
+/// port with another map); a static queue ignores the map; without the
+/// ingress port's map a dynamic trim is not made.
+#[test]
+fn a_dynamic_queue_is_the_class_of_the_trim_dscp_at_ingress() {
+    let p = parsed(&v4_in());
+    let dynamic = TrimConfig {
+        queue: QUEUE_DYNAMIC,
+        ..CFG
+    };
+    let mut roce = [0u8; 64];
+    roce[26] = 3;
+    roce[48] = 6;
+    let mut other = [0u8; 64];
+    other[48] = 1;
+    for (map, want) in [(&roce, 6), (&other, 1)] {
+        assert_eq!(trim_queue(&dynamic, Some(map)), Some(want));
+        assert_eq!(
+            decide(FULL, true, false, false, &p, &dynamic, Some(map)),
+            TrimDecision::Trim {
+                len: 128,
+                queue: want
+            }
+        );
+    }
+    assert_eq!(trim_queue(&dynamic, None), None);
+    assert_eq!(
+        decide(FULL, true, false, false, &p, &dynamic, None),
+        TrimDecision::No
+    );
+    // a static queue: the map plays no part
+    assert_eq!(trim_queue(&CFG, Some(&other)), Some(6));
+    // a dynamic queue never overrides the rest of the decision
+    assert_eq!(
+        decide(FULL, true, true, false, &p, &dynamic, Some(&roce)),
+        TrimDecision::No
+    );
+}
+
+/// An odd-length IPv6 datagram (its last byte summed as the high byte of a
+/// padded word): the rewrite's UDP checksum equals the builder's, computed
+/// independently over the whole pseudo-header and datagram, for every odd
+/// and even length around the header.
+#[test]
+fn ipv6_checksum_of_odd_and_even_lengths_matches_an_independent_sum() {
+    use dataplane_common::build::{udp_frame, Ip, L2};
+    let l2 = L2::new([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
+    let src = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    let dst = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9];
+    for n in [0usize, 1, 2, 3, 12, 51, 66, 67, 441] {
+        let payload: Vec<u8> = (0..n).map(|i| (i * 7 + 3) as u8).collect();
+        let f = udp_frame(&l2, &Ip::v6(src, dst).dscp(10), 0x4242, 9000, &payload);
+        let want = udp_frame(&l2, &Ip::v6(src, dst).dscp(48), 0x4242, 9000, &payload);
+        let p = parsed(&f);
+        let mut out = f.clone();
+        rewrite(out.as_mut_slice(), &p, 48).expect("rewrite");
+        assert_eq!(out, want, "{n} bytes of payload");
+    }
 }

@@ -165,9 +165,17 @@ pub struct DcbxPlan {
 /// Packet trimming: the switch-wide settings and the queues that trim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrimPlan {
+    /// `dscp`: the static `dscp_value` (0 with "from-tc"); `queue`: the
+    /// static queue or `trim::QUEUE_DYNAMIC`.
     pub config: dataplane_common::trim::TrimConfig,
+    /// `tc_value` when `dscp_value = "from-tc"`.
+    pub from_tc: Option<u8>,
     /// Per port (plan order): bit q set when queue q's profile trims.
     pub queues: Vec<u8>,
+    /// Per port (plan order): the DSCP its trimmed packets get (with
+    /// "from-tc" its `tc_to_dscp_map` entry for `tc_value`; 0 for a port
+    /// whose queues do not trim).
+    pub dscp: Vec<u8>,
 }
 
 /// Route table sizes of the data plane's LPM tries as compiled (without

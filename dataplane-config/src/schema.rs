@@ -45,6 +45,11 @@ pub struct Config {
     /// SONiC SWITCH_TRIMMING|GLOBAL: trim size, DSCP and queue; absent: no
     /// trimming.
     pub switch_trimming: Option<SwitchTrimmingSection>,
+    /// SONiC TC_TO_DSCP_MAP tables by name ("tc" = dscp), used by the
+    /// trimming's `dscp_value = "from-tc"` through `[[port]]
+    /// tc_to_dscp_map`.
+    #[serde(default)]
+    pub tc_to_dscp_map: BTreeMap<String, BTreeMap<String, toml::Value>>,
     /// SONiC BUFFER_PROFILE tables by name (here: the discard action of the
     /// queues `[[port]] buffer_queue` gives them).
     #[serde(default)]
@@ -119,9 +124,13 @@ pub struct SwitchTrimmingSection {
     /// Bytes a trimmed packet keeps (SONiC's default 128).
     #[serde(default = "default_trim_size")]
     pub size: i64,
-    /// DSCP of trimmed packets (0-63; SONiC's "from-tc" is refused).
+    /// DSCP of trimmed packets: 0-63, or "from-tc" (each egress port's
+    /// `tc_to_dscp_map` entry for `tc_value`).
     pub dscp_value: toml::Value,
-    /// Queue of trimmed packets (0-7; SONiC's "dynamic" is refused).
+    /// The class whose DSCP a trimmed packet gets with "from-tc" (0-7).
+    pub tc_value: Option<toml::Value>,
+    /// Queue of trimmed packets: 0-7, or "dynamic" (the class the ingress
+    /// port's DSCP map gives the trim DSCP).
     pub queue_index: toml::Value,
 }
 
@@ -435,6 +444,9 @@ pub struct PortSection {
     /// `[buffer_profile]` name.
     #[serde(default)]
     pub buffer_queue: BTreeMap<String, String>,
+    /// SONiC PORT_QOS_MAP `tc_to_dscp_map`: a `[tc_to_dscp_map.NAME]`
+    /// (the trim DSCP of this egress port with `dscp_value = "from-tc"`).
+    pub tc_to_dscp_map: Option<String>,
 }
 
 fn default_trust() -> String {

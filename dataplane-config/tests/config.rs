@@ -67,8 +67,46 @@ name = "eth2"
     let t = plan.trim.expect("trimming planned");
     assert_eq!((t.config.size, t.config.dscp, t.config.queue), (128, 48, 6));
     assert_eq!(t.queues, vec![0b1000_0111, 0]);
+    assert_eq!((t.dscp, t.from_tc), (vec![48, 0], None));
     // without [switch_trimming] nothing trims
     assert!(check("[[port]]\nname = \"eth1\"\n").unwrap().trim.is_none());
+}
+
+/// SONiC's asymmetric DSCP (`dscp_value = "from-tc"`, `tc_value`): each
+/// trimming egress port's TC_TO_DSCP_MAP gives the trim DSCP; `queue_index =
+/// "dynamic"` is kept for the data plane to resolve per packet.
+#[test]
+fn trimming_from_tc_and_dynamic_resolve_per_port() {
+    let text = r#"
+[buffer]
+[switch_trimming]
+dscp_value = "from-tc"
+tc_value = 5
+queue_index = "dynamic"
+[tc_to_dscp_map.host_trim_map]
+"5" = 3
+[tc_to_dscp_map.spine_trim_map]
+"5" = "7"
+"1" = 10
+[buffer_profile.T]
+packet_discard_action = "trim"
+[[port]]
+name = "eth0"
+buffer_queue = { "1" = "T" }
+tc_to_dscp_map = "host_trim_map"
+[[port]]
+name = "eth4"
+buffer_queue = { "1" = "T" }
+tc_to_dscp_map = "spine_trim_map"
+[[port]]
+name = "eth8"
+"#;
+    let plan = check(text).unwrap();
+    let t = plan.trim.expect("trimming planned");
+    assert_eq!(t.from_tc, Some(5));
+    assert_eq!(t.config.queue, dataplane_common::trim::QUEUE_DYNAMIC);
+    assert_eq!(t.dscp, vec![3, 7, 0]);
+    assert_eq!(t.queues, vec![0b10, 0b10, 0]);
 }
 
 #[test]

@@ -77,14 +77,27 @@ pub fn stage(ctx: &XdpContext) -> u32 {
     };
     let full = BufVerdict::NoBuffer(DropReason::SharedFull);
     let cfg = tp.config();
-    let TrimDecision::Trim { len, queue } =
-        decide(full, tp.trims(tc), ec.lossless != 0, ec.cnp != 0, &p, &cfg)
-    else {
+    // a dynamic trim queue: the class the ingress port's DSCP map gives the
+    // trim DSCP (the frame is still the ingress port's XDP frame)
+    let ifindex = ctx.ingress_ifindex() as u32;
+    // SAFETY: read-only; hash-map updates replace entries whole.
+    let dscp_to_tc = unsafe { crate::PORT_CONFIG.get(&ifindex) }.map(|c| &c.dscp_to_tc);
+    let TrimDecision::Trim { len, queue } = decide(
+        full,
+        tp.trims(tc),
+        ec.lossless != 0,
+        ec.cnp != 0,
+        &p,
+        &cfg,
+        dscp_to_tc,
+    ) else {
         return not_trimmed(ctx, &ec);
     };
     // from here on the packet is trimmed: it is sent or counted TrimDrop
     ec.trimmed = TRIMMED | tc;
-    let cut = pkt.len() as i32 - i32::from(len);
+    // the parsed length (a scalar): `pkt.len()` here is pointer arithmetic
+    // the compiler may narrow to 32 bits, which the verifier refuses
+    let cut = i32::from(p.frame_len) - i32::from(len);
     // SAFETY: helper on our own context; a negative delta shrinks the frame
     if cut > 0 && unsafe { bpf_xdp_adjust_tail(ctx.ctx as *mut _, -cut) } != 0 {
         count(&ec, false);

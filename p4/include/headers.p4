@@ -22,6 +22,8 @@ const bit<16> ETHERTYPE_QINQ = 0x88a8;
 const bit<16> ETHERTYPE_MAC_CONTROL = 0x8808;
 const bit<8> IP_PROTO_UDP = 17;
 const bit<16> UDP_PORT_ROCEV2 = 4791;
+/* Ultra Ethernet Transport over UDP (IANA; dataplane-common wire/uet.rs). */
+const bit<16> UDP_PORT_UET = 4793;
 const bit<8> BTH_OPCODE_CNP = 0x81;
 const bit<16> MACCTL_OPCODE_PAUSE = 0x0001;
 const bit<16> MACCTL_OPCODE_PFC = 0x0101;
@@ -53,6 +55,10 @@ const bit<8> MAL_UDP_TRUNCATED = 12;
 const bit<8> MAL_UDP_BAD_LEN = 13;
 const bit<8> MAL_BTH_TRUNCATED = 14;
 const bit<8> MAL_MACCTL_TRUNCATED = 15;
+/* The PDS header of UET (ParseError::UetTruncated); parsed by the v1model
+ * program only (DP_PARSE_UET). Its malformed_count slot is 16 & 15 = 0,
+ * which MAL_NONE never uses. */
+const bit<8> MAL_UET_TRUNCATED = 16;
 
 /* Why a frame goes to the CPU port (the eBPF data plane's XDP_PASS to the
  * kernel). Carried in cpu_h.reason. */
@@ -136,6 +142,17 @@ header bth_h {
     bit<24> psn;
 }
 
+#ifdef DP_PARSE_UET
+/* UET PDS prologue (UEC 1.0: type(5) next_hdr/ctl_type(4) flags(7)); the
+ * rest of the PDS header (PSN ...) stays payload: the pipeline reads no
+ * more of it (dataplane-common wire/uet.rs). */
+header uet_pds_h {
+    bit<5> pds_type;
+    bit<4> next_hdr;
+    bit<7> flags;
+}
+#endif
+
 /* MAC control (EtherType 0x8808): the opcode, then the PFC or PAUSE body. */
 header mac_control_h {
     bit<16> opcode;
@@ -197,6 +214,9 @@ struct headers_t {
     ipv6_h ipv6;
     udp_h udp;
     bth_h bth;
+#ifdef DP_PARSE_UET
+    uet_pds_h uet;
+#endif
 }
 
 /* What the shared parser records beside the headers. */

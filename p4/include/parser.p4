@@ -26,7 +26,11 @@
  * meta.pm.malformed set; the length checks that need the frame length are
  * done by the controls (v1model ingress: standard_metadata.packet_length).
  *
+ * DP_PARSE_UET (defined by the v1model program only) adds UET's PDS
+ * prologue after UDP port 4793.
+ *
  * Compiled by p4c 1.2.5 (bmv2 back end, p4test for TNA); see p4/README.md.
+ * The DP_PARSE_UET states were added later and have NOT been compiled.
  */
 #ifndef DP_PARSER_NAME
 #error "define DP_PARSER_NAME, DP_PARSER_PARAMS, DP_PARSER_INIT, DP_PARSER_NEXT and DP_PARSER_EXTRA_STATES before including parser.p4"
@@ -201,9 +205,21 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
         pkt.extract(hdr.udp);
         transition select(hdr.udp.dst_port) {
             UDP_PORT_ROCEV2: parse_bth;
+#ifdef DP_PARSE_UET
+            UDP_PORT_UET: parse_uet;
+#endif
             default: parsed;
         }
     }
+
+#ifdef DP_PARSE_UET
+    /* UET: the PDS prologue. The room checks (the fixed header the type
+     * announces, by the UDP length) are the controls'. */
+    state parse_uet {
+        pkt.extract(hdr.uet);
+        transition parsed;
+    }
+#endif
 
     /* RoCEv2. The UDP length checks (room for BTH + ICRC) are the
      * controls'. */

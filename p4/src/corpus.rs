@@ -10,7 +10,7 @@
 //! config = "route"                 # configs/route.toml
 //! port = "p0"                      # ingress
 //! [case.packet]                    # built by dataplane_common::build
-//! kind = "rocev2"                  # rocev2 cnp udp tcp arp pfc pause raw
+//! kind = "rocev2"                  # rocev2 cnp uet udp tcp arp pfc pause raw
 //! dst = "02:00:00:00:0f:00"
 //! src = "02:00:00:00:00:01"
 //! ip_src = "198.18.0.1"
@@ -28,11 +28,13 @@
 //!
 //! Several `forward` ports mean "exactly one of them" (a next-hop group).
 //! `drop = "<reason>"` (mac_control, malformed, no_route, no_live_member,
-//! no_neighbour)
+//! no_neighbour, shared_buffer_full)
 //! or `cpu = "<reason>"` (classified, unknown_port, malformed, not_ip,
 //! not_for_us, ttl_expired, local) instead of `forward`, named as the one
 //! reason table (`dataplane_common::reason`) names them;
-//! `malformed = "<ParseError name>"` with the malformed reasons.
+//! `malformed = "<ParseError name>"` with the malformed reasons; `queue = N`
+//! when a forwarded frame leaves in another queue than its class `tc` (a
+//! trimmed packet: the trim queue).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,6 +44,7 @@ use dataplane_common::lb::{FlowKey, MODE_SPRAY};
 use dataplane_common::parse::{parse, ParseError, L3};
 use dataplane_common::reason::{Reason, Why};
 use dataplane_common::wire::bth::{self, Bth};
+use dataplane_common::wire::uet;
 use serde::Deserialize;
 
 use crate::{bmv2_flow_hash, stf_entry, table_ops, Op, Options, Target};
@@ -53,11 +56,12 @@ pub const UNCONFIGURED_PORT: u32 = 200;
 pub const BMV2_CPU_PORT: u32 = 64;
 
 /// The reasons a frame may be dropped for, in the corpus.
-pub const DROP_REASONS: [Reason; 4] = [
+pub const DROP_REASONS: [Reason; 5] = [
     Reason::MacControl,
     Reason::NoRoute,
     Reason::NoLiveMember,
     Reason::NoNeighbour,
+    Reason::SharedBufferFull,
 ];
 
 /// The reasons a frame may go to the CPU port for (eBPF: XDP_PASS): those
@@ -122,6 +126,9 @@ pub struct Case {
     pub expect: Expect,
     /// Expected traffic class (required for forward and most cpu cases).
     pub tc: Option<u8>,
+    /// The queue a forwarded frame leaves in when it is not its class (a
+    /// trimmed packet: the trim queue).
+    pub queue: Option<u8>,
     /// Why the case has no STF test, if it has none.
     pub skip_stf: Option<String>,
 }
@@ -158,6 +165,12 @@ pub struct PacketSpec {
     pub dest_qp: Option<u32>,
     pub psn: Option<u32>,
     pub reth: Option<bool>,
+    /// UET (`kind = "uet"`): PDS type (default RUD request), flags, and
+    /// the PDS header's length when it is not the type's fixed length
+    /// (a truncated header).
+    pub pds_type: Option<u8>,
+    pub pds_flags: Option<u8>,
+    pub pds_len: Option<usize>,
     pub payload_len: Option<usize>,
     pub payload_byte: Option<u8>,
     pub class_enable: Option<u16>,
@@ -197,6 +210,7 @@ struct ExpectToml {
     cpu: Option<String>,
     malformed: Option<String>,
     tc: Option<u8>,
+    queue: Option<u8>,
 }
 
 const RETH: Reth = Reth {
@@ -283,6 +297,17 @@ pub fn build_frame(spec: &PacketSpec) -> Result<Vec<u8>, String> {
             spec.sport.unwrap_or(49152),
             spec.dest_qp.unwrap_or(0),
         ),
+        "uet" => {
+            let mut body = pds_header(spec);
+            body.extend_from_slice(&payload);
+            build::udp_frame(
+                &l2()?,
+                &ip_of(spec)?,
+                spec.sport.unwrap_or(49152),
+                uet::UET_PORT,
+                &body,
+            )
+        }
         "udp" => build::udp_frame(
             &l2()?,
             &ip_of(spec)?,
@@ -292,7 +317,12 @@ pub fn build_frame(spec: &PacketSpec) -> Result<Vec<u8>, String> {
         ),
         "tcp" => {
             let ip = ip_of(spec)?;
-            build::frame(&l2()?, ethertype(&ip), &build::ip_packet(&ip, 6, &[0; 20]))
+            // a 20-byte header of zeros, and `payload_len` bytes when given
+            let mut seg = vec![0u8; 20];
+            if spec.payload_len.is_some() {
+                seg.extend_from_slice(&payload);
+            }
+            build::frame(&l2()?, ethertype(&ip), &build::ip_packet(&ip, 6, &seg))
         }
         "arp" => build::frame(&l2()?, 0x0806, &[0; 28]),
         "pfc" => {
@@ -337,6 +367,26 @@ pub fn build_frame(spec: &PacketSpec) -> Result<Vec<u8>, String> {
         f.truncate(n);
     }
     Ok(f)
+}
+
+/// The PDS header of a `uet` spec: the type's fixed length (prologue, PSN
+/// at bytes 4-7 where the type has one), cut or zero-extended to `pds_len`.
+fn pds_header(spec: &PacketSpec) -> Vec<u8> {
+    let ptype = spec.pds_type.unwrap_or(uet::TYPE_RUD_REQ);
+    let psn = spec.psn.unwrap_or(0);
+    let pds = uet::Pds {
+        ptype,
+        next: 0,
+        flags: spec.pds_flags.unwrap_or(0),
+        psn,
+    };
+    let mut h = vec![0u8; uet::fixed_len(ptype)];
+    h[..2].copy_from_slice(&pds.prologue().to_be_bytes());
+    if uet::has_psn(ptype) {
+        h[4..8].copy_from_slice(&psn.to_be_bytes());
+    }
+    h.resize(spec.pds_len.unwrap_or(h.len()), 0);
+    h
 }
 
 fn spec_of(t: &toml::Table) -> Result<PacketSpec, String> {
@@ -445,6 +495,7 @@ pub fn load(dir: &Path) -> Result<Corpus, String> {
             frame,
             expect,
             tc: c.expect.tc,
+            queue: c.expect.queue,
             skip_stf: c.skip_stf,
         });
     }

@@ -5,7 +5,8 @@ use std::net::IpAddr;
 
 use dataplane_common::lb::{Group, MODE_BANDWIDTH, MODE_SPRAY, NBUCKETS};
 use dataplane_common::lossless::{refresh_interval_ns, PFC_QUANTA};
-use dataplane_common::maps::{MALFORMED_DROP, PORT_F_FORWARD, TRUST_DOT1P};
+use dataplane_common::maps::{MALFORMED_DROP, PORT_F_FORWARD, TRUST_DOT1P, UET_FEEDBACK_TC_SET};
+use dataplane_common::trim::QUEUE_DYNAMIC;
 use dataplane_config::{Plan, Target as RouteTarget};
 
 use crate::refusals::refusals;
@@ -185,6 +186,9 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
     };
     o.switch();
     o.ports();
+    if target == Target::Bmv2 {
+        o.uet();
+    }
     o.routes();
     let load_tables = o.groups()?;
     o.nexthops();
@@ -202,6 +206,9 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
         if target == Target::Bmv2 {
             o.bmv2_queues(opts);
         }
+    }
+    if target == Target::Bmv2 {
+        o.trim();
     }
     Ok(o.ops)
 }
@@ -244,6 +251,28 @@ impl Ops<'_> {
             keys: vec![],
             action: action(self.target, "set_switch"),
             args,
+            is_default: true,
+            priority: None,
+        }));
+    }
+
+    /// bmv2 uet_cfg's default entry: `[uet] feedback_tc` (the same on
+    /// every port); none when it is not set.
+    fn uet(&mut self) {
+        let fb = self
+            .plan
+            .ports
+            .iter()
+            .map(|p| p.config.uet_feedback_tc)
+            .max();
+        let Some(fb) = fb.filter(|&f| f & UET_FEEDBACK_TC_SET != 0) else {
+            return;
+        };
+        self.ops.push(Op::Entry(Entry {
+            table: table(self.target, "uet_cfg"),
+            keys: vec![],
+            action: action(self.target, "set_uet"),
+            args: vec![int(1u8), int(fb & 7)],
             is_default: true,
             priority: None,
         }));
@@ -354,6 +383,14 @@ impl Ops<'_> {
                 "set_group",
                 vec![int(g.mode), int(timeout)],
             );
+            if g.uet_entropy {
+                self.add(
+                    "group_uet",
+                    vec![exact(gi as u128)],
+                    "set_group_uet",
+                    vec![],
+                );
+            }
             self.buckets(gi, &built);
         }
         Ok(load_tables)
@@ -475,6 +512,55 @@ impl Ops<'_> {
                         ],
                     );
                 }
+            }
+        }
+    }
+
+    /// bmv2 trim_cfg (each egress port whose queues trim) and, for a
+    /// dynamic trim queue, trim_dyn_queue: the class each ingress DSCP map
+    /// gives each port's trim DSCP (`trim::trim_queue`).
+    fn trim(&mut self) {
+        let plan = self.plan;
+        let Some(t) = &plan.trim else { return };
+        let dynamic = t.config.queue == QUEUE_DYNAMIC;
+        let mut trim_dscps: Vec<u8> = Vec::new();
+        for (i, &queues) in t.queues.iter().enumerate() {
+            if queues == 0 {
+                continue;
+            }
+            let dscp = t.dscp[i];
+            if !trim_dscps.contains(&dscp) {
+                trim_dscps.push(dscp);
+            }
+            self.add(
+                "trim_cfg",
+                vec![port(i)],
+                "set_trim",
+                vec![
+                    int(t.config.size),
+                    int(dscp),
+                    int(if dynamic { 0 } else { t.config.queue & 7 }),
+                    int(dynamic),
+                    int(queues),
+                ],
+            );
+        }
+        if !dynamic {
+            return;
+        }
+        // the map ids of `ports` (first-use order)
+        let mut dscp_maps: Vec<[u8; 64]> = Vec::new();
+        for p in &plan.ports {
+            map_id(&mut dscp_maps, p.config.dscp_to_tc);
+        }
+        for (m, map) in dscp_maps.iter().enumerate() {
+            for &d in &trim_dscps {
+                self.add(
+                    "trim_dyn_queue",
+                    vec![exact(m as u128 + 1), exact(d)],
+                    "set_trim_queue",
+                    vec![int(map[usize::from(d & 63)] & 7)],
+                );
             }
         }
     }

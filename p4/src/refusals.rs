@@ -29,30 +29,36 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
             }
         }
     }
-    if plan.ports.iter().any(|p| p.config.uet_feedback_tc != 0) {
+    // bmv2 parses UET's PDS prologue (uet_cfg, group_uet); the TNA program
+    // does not (its PHV and stage budget is spent, p4/README.md)
+    let no_uet = "the tofino program does not parse UET's PDS header (the v1model program does; adding the header to the TNA program was left out: it fits Tofino's budget only after the reshaping p4/README.md describes, and was not compiled with bf-p4c)";
+    if target == Target::Tofino && plan.ports.iter().any(|p| p.config.uet_feedback_tc != 0) {
         refuse(
             "uet.feedback_tc".into(),
-            format!("the {target} program does not parse UET's PDS header, so it cannot tell UET feedback from UET data: it would classify both by DSCP; remove uet.feedback_tc to generate {target} entries"),
+            format!("{no_uet}: it cannot tell UET feedback from UET data; remove uet.feedback_tc to generate tofino entries"),
         );
     }
     for (i, g) in plan.groups.iter().enumerate() {
-        if g.uet_entropy {
+        if target == Target::Tofino && g.uet_entropy {
             refuse(
                 format!("group[{i}] ({}).uet_entropy", g.name),
-                format!("the {target} program does not parse UET, so it cannot place UET packets apart from the group's mode; remove uet_entropy to generate {target} entries"),
+                format!("{no_uet}: it cannot place UET packets apart from the group's mode; remove uet_entropy to generate tofino entries"),
             );
         }
     }
-    if plan.routing.as_ref().is_some_and(|r| r.uet_entropy) {
+    // bmv2: learned groups (`p4 entries --learned`) carry the flag as
+    // [[group]]s do, and group_uet expresses it
+    if target == Target::Tofino && plan.routing.as_ref().is_some_and(|r| r.uet_entropy) {
         refuse(
             "routing.uet_entropy".into(),
-            format!("the {target} program does not parse UET, so learned groups cannot place UET packets apart from their mode; remove routing.uet_entropy to generate {target} entries"),
+            format!("{no_uet}: learned groups cannot place UET packets apart from their mode; remove routing.uet_entropy to generate tofino entries"),
         );
     }
-    if plan.trim.is_some() {
+    if plan.trim.is_some() && target == Target::Tofino {
+        // bmv2 trims in the v1model program (trim_cfg, truncate()).
         refuse(
             "switch_trimming".into(),
-            format!("packet trimming is the eBPF buffer model's (its shared-buffer drops); the {target} program has no trimming here yet; remove [switch_trimming] and the \"trim\" profiles to generate {target} entries"),
+            "Tofino's traffic manager decides a shared-buffer drop after ingress has run, so the program never sees the packet it would trim; trimming there needs deflect-on-drop (Tofino 2) and a truncating egress mirror, which this program does not have; remove [switch_trimming] and the \"trim\" profiles to generate tofino entries".into(),
         );
     }
     let (cap4, cap6) = lpm_capacity(target);

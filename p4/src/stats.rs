@@ -2,8 +2,10 @@
 //! `simple_switch_CLI` (Thrift) and shown the way SONiC's `pfcstat` and
 //! `show queue counters` show a switch's: PFC frames received and sent per
 //! priority, packets and bytes per traffic class in and out, ECN-marked
-//! and WRED-dropped packets per class, malformed frames by reason and the
-//! per-port events (drops by reason, PFC XOFF/XON, punts).
+//! and WRED-dropped packets per class, trimmed packets per queue (SONiC's
+//! `Trim/pkts`, `TrimSent/pkts`, `TrimDrop/pkts`), malformed frames by
+//! reason, UET packets received and the per-port events (drops by reason,
+//! PFC XOFF/XON, punts).
 //!
 //! Ports are numbered by their order in the configuration, as the entry
 //! generator numbers them (`p4::entries`).
@@ -44,14 +46,17 @@ pub const EVENTS: [&str; 16] = [
 ];
 
 /// Per-class counters: (counter, slots per port).
-const PER_CLASS: [&str; 6] = [
+const PER_CLASS: [&str; 8] = [
     "DpIngress.rx_tc_count",
     "DpIngress.rx_pfc_count",
     "DpEgress.tx_tc_count",
     "DpEgress.tx_pfc_count",
     "DpEgress.ecn_marked_count",
     "DpEgress.wred_drop_count",
+    "DpIngress.trim_count",
+    "DpEgress.trim_sent_count",
 ];
+const RX_UET: &str = "DpIngress.rx_uet_count";
 const MALFORMED: &str = "DpIngress.malformed_count";
 const PORT_EVENTS: &str = "DpIngress.port_events";
 
@@ -70,6 +75,15 @@ pub struct PortCounters {
     pub tx_pfc: [u64; 8],
     pub ecn_marked: [u64; 8],
     pub wred_dropped: [u64; 8],
+    /// Packets of the queue trimmed instead of dropped (`Trim/pkts`; the
+    /// egress port's, by the queue they were trimmed in).
+    pub trim: [u64; 8],
+    /// Trimmed packets that left (`TrimSent/pkts`); `TrimDrop/pkts` is
+    /// `trim - trim_sent` (bmv2 drops a packet its queue cannot take
+    /// without counting it).
+    pub trim_sent: [u64; 8],
+    /// UET packets received (`rx_uet`).
+    pub rx_uet: u64,
     /// Malformed frames by reason (only reasons seen).
     pub malformed: BTreeMap<String, u64>,
     /// `EVENTS` seen, by name.
@@ -102,14 +116,10 @@ fn reads(n: u32) -> Vec<Read> {
         for c in PER_CLASS {
             add(c, p, 8, 0..8);
         }
-        // MAL_* = ParseError + 1 in 16 slots a port: MAL 16 (uet_truncated)
-        // has no slot, and the P4 parsers do not parse UET (see refusals)
-        add(
-            MALFORMED,
-            p,
-            16,
-            1..(ParseError::ALL.len() as u32 + 1).min(16),
-        );
+        // MAL_* = ParseError + 1 in 16 slots a port; MAL 16
+        // (uet_truncated) takes slot 0, which MAL_NONE never uses
+        add(MALFORMED, p, 16, 0..16);
+        add(RX_UET, p, 1, 0..1);
         add(PORT_EVENTS, p, 16, 0..EVENTS.len() as u32);
     }
     out
@@ -186,10 +196,15 @@ pub fn parse_cli_output(text: &str, plan: &Plan) -> Result<Vec<PortCounters>> {
             "DpEgress.tx_pfc_count" => pc.tx_pfc[t] = packets,
             "DpEgress.ecn_marked_count" => pc.ecn_marked[t] = packets,
             "DpEgress.wred_drop_count" => pc.wred_dropped[t] = packets,
+            "DpIngress.trim_count" => pc.trim[t] = packets,
+            "DpEgress.trim_sent_count" => pc.trim_sent[t] = packets,
+            RX_UET => pc.rx_uet = packets,
             MALFORMED if packets > 0 => {
-                // MAL_* = ParseError + 1
-                let e = ParseError::ALL[t - 1];
-                pc.malformed.insert(e.name().to_string(), packets);
+                // MAL_* = ParseError + 1, slot = MAL & 15
+                let mal = if t == 0 { 16 } else { t };
+                if let Some(e) = ParseError::ALL.get(mal - 1) {
+                    pc.malformed.insert(e.name().to_string(), packets);
+                }
             }
             PORT_EVENTS if packets > 0 => {
                 pc.events.insert(EVENTS[t].to_string(), packets);
@@ -276,6 +291,11 @@ pub fn render(ports: &[PortCounters]) -> String {
         ("tx bytes", |p| p.tx_bytes),
         ("ECN marked", |p| p.ecn_marked),
         ("WRED drop", |p| p.wred_dropped),
+        ("Trim/pkts", |p| p.trim),
+        ("TrimSent/pkts", |p| p.trim_sent),
+        ("TrimDrop/pkts", |p| {
+            std::array::from_fn(|q| p.trim[q].saturating_sub(p.trim_sent[q]))
+        }),
     ] {
         s.push('\n');
         let _ = writeln!(s, "{title} per traffic class");
@@ -285,10 +305,13 @@ pub fn render(ports: &[PortCounters]) -> String {
         }
     }
     for p in ports {
-        if p.malformed.is_empty() && p.events.is_empty() {
+        if p.malformed.is_empty() && p.events.is_empty() && p.rx_uet == 0 {
             continue;
         }
         let _ = write!(s, "\n{}:", p.name);
+        if p.rx_uet > 0 {
+            let _ = write!(s, " rx_uet={}", p.rx_uet);
+        }
         for (k, v) in p.events.iter().chain(&p.malformed) {
             let _ = write!(s, " {k}={v}");
         }
@@ -328,7 +351,7 @@ mod tests {
     #[test]
     fn reads_every_slot_of_every_port_and_files_them() {
         let plan = plan(&["a", "b"]);
-        assert_eq!(cli_script(2).lines().count(), 2 * (6 * 8 + 15 + 16));
+        assert_eq!(cli_script(2).lines().count(), 2 * (8 * 8 + 16 + 1 + 16));
         let text = answers(
             2,
             &[
@@ -336,6 +359,10 @@ mod tests {
                 ("DpIngress.rx_tc_count", 3, 40_000, 40),
                 ("DpIngress.malformed_count", 16 + 12, 60, 1),
                 ("DpIngress.port_events", 16 + 14, 0, 1),
+                ("DpIngress.malformed_count", 0, 60, 2),
+                ("DpIngress.trim_count", 1, 0, 3),
+                ("DpEgress.trim_sent_count", 1, 0, 2),
+                ("DpIngress.rx_uet_count", 1, 0, 4),
             ],
         );
         let c = parse_cli_output(&text, &plan).unwrap();
@@ -347,9 +374,17 @@ mod tests {
             vec![ParseError::ALL[11].name()]
         );
         assert_eq!(c[1].events["pfc_xoff"], 1);
-        assert!(c[0].malformed.is_empty() && c[0].events.is_empty());
+        // slot 0: MAL 16, uet_truncated
+        assert_eq!(c[0].malformed["uet_truncated"], 2);
+        assert_eq!((c[0].trim[1], c[0].trim_sent[1]), (3, 2));
+        assert_eq!(c[1].rx_uet, 4);
+        assert!(c[0].events.is_empty());
         let r = render(&c);
         assert!(r.contains("Port Tx") && r.contains("pfc_xoff=1"), "{r}");
+        assert!(
+            r.contains("TrimDrop/pkts per traffic class") && r.contains("rx_uet=4"),
+            "{r}"
+        );
     }
 
     #[test]

@@ -24,12 +24,24 @@
  * Run simple_switch with `--priority-queues 8` for the per-class queues
  * (standard_metadata.priority), see p4/README.md.
  *
+ * UET (UDP 4793) is parsed to its PDS prologue and classified by the DSCP
+ * maps like RoCEv2; a truncated PDS header is MAL_UET_TRUNCATED. Packet
+ * trimming (dataplane_common::trim, SONiC SWITCH_TRIMMING): a packet the
+ * emulated shared buffer cannot admit, of a queue whose profile trims, is
+ * cut to the trim size with truncate(), gets the trim DSCP and lengths, and
+ * goes to the trim queue (IPv4 only: bmv2 cannot sum the UDP checksum of
+ * the cut IPv6 datagram, see p4/README.md).
+ *
  * Compiled by p4c 1.2.5 (bmv2 back end); the conformance corpus passes on
  * simple_switch 1.15.5 (run with --priority-queues 8), see p4/README.md.
+ * The UET parsing and the trimming were added later and have NOT been
+ * compiled by p4c nor run on simple_switch.
  */
 #include <core.p4>
 #include <v1model.p4>
 
+/* UET's PDS prologue in the shared headers and parser (v1model only) */
+#define DP_PARSE_UET
 #include "../include/headers.p4"
 
 #ifndef CPU_PORT
@@ -145,6 +157,19 @@ struct metadata_t {
     bit<3> pfc_prio;
     @field_list(1)
     bit<1> pfc_xoff;
+    /* UET: feedback class ([uet] feedback_tc), entropy groups */
+    bit<1> uet_feedback;
+    bit<3> uet_feedback_tc;
+    bit<1> group_uet_entropy;
+    /* trimming (trim_cfg of the egress port) */
+    bit<1> trim_hit;
+    bit<16> trim_size;
+    bit<6> trim_dscp;
+    bit<3> trim_queue;
+    bit<1> trim_dynamic;
+    bit<8> trim_queues;
+    bit<1> trimmed;
+    bit<3> trim_tc;      /* the queue the packet was trimmed in */
 }
 
 /* Registers shared by ingress (readers) and egress (writers). */
@@ -179,6 +204,8 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
     counter(NUM_PORTS * 8, CounterType.packets_and_bytes) rx_tc_count; /* port * 8 + tc */
     counter(NUM_PORTS * 8, CounterType.packets) rx_pfc_count;       /* port * 8 + priority */
     counter(NUM_PORTS * 16, CounterType.packets) port_events;       /* port * 16 + EV_* */
+    counter(NUM_PORTS, CounterType.packets) rx_uet_count;           /* port */
+    counter(NUM_PORTS * 8, CounterType.packets) trim_count;         /* egress port * 8 + queue: Trim/pkts */
 
     /* Flowlets: last packet time (us), next hop + 1 (0: none), flowlets so far. */
     register<bit<32>>(FLOWLET_SLOTS) flowlet_seen;
@@ -290,6 +317,21 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
         size = 4096;
     }
 
+    /* [uet] feedback_tc: the class of UET feedback (PDS ACK, ACK_CC/CCX,
+     * NACK/NACK_CCX, control), as cnp_tc is for CNPs. */
+    @id(0x01000014)
+    action set_uet(bit<1> feedback, bit<3> feedback_tc) {
+        meta.uet_feedback = feedback;
+        meta.uet_feedback_tc = feedback_tc;
+    }
+
+    @id(0x02000014)
+    table uet_cfg {
+        actions = { set_uet; }
+        default_action = set_uet(0, 0);
+        size = 1;
+    }
+
     /* ---- routing ----------------------------------------------------------- */
 
     @id(0x01000006)
@@ -378,6 +420,22 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
         meta.out_port = port;
     }
 
+    /* A group with uet_entropy = true: its UET packets keep the bucket of
+     * their flow hash (the entropy value is the UDP source port), whatever
+     * the group's mode (dataplane_common::lb). */
+    @id(0x01000015)
+    action set_group_uet() {
+        meta.group_uet_entropy = 1;
+    }
+
+    @id(0x02000015)
+    table group_uet {
+        key = { meta.grp : exact @name("grp"); }
+        actions = { set_group_uet; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 64;
+    }
+
     @id(0x0200000a)
     table nexthop {
         key = { meta.nh : exact @name("nh"); }
@@ -415,9 +473,52 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
         size = 4096;
     }
 
+    /* ---- packet trimming (dataplane_common::trim) ------------------------ */
+
+    /* SONiC SWITCH_TRIMMING of an egress port whose queues trim: size,
+     * DSCP (from-tc resolved per port), queue (or dynamic), and the queues
+     * whose BUFFER_PROFILE says packet_discard_action = trim (bit q). */
+    @id(0x01000012)
+    action set_trim(bit<16> size, bit<6> dscp, bit<3> queue, bit<1> dynamic, bit<8> queues) {
+        meta.trim_hit = 1;
+        meta.trim_size = size;
+        meta.trim_dscp = dscp;
+        meta.trim_queue = queue;
+        meta.trim_dynamic = dynamic;
+        meta.trim_queues = queues;
+    }
+
+    @id(0x02000012)
+    table trim_cfg {
+        key = { meta.out_port : exact @name("out_port"); }
+        actions = { set_trim; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = NUM_PORTS;
+    }
+
+    /* queue_index = dynamic: the class the ingress port's DSCP map gives
+     * the trim DSCP (trim::trim_queue; dscp_to_tc cannot be applied twice). */
+    @id(0x01000013)
+    action set_trim_queue(bit<3> queue) {
+        meta.trim_queue = queue;
+        meta.trim_dynamic = 0;
+    }
+
+    @id(0x02000013)
+    table trim_dyn_queue {
+        key = {
+            meta.dscp_map : exact @name("dscp_map");
+            meta.trim_dscp : exact @name("trim_dscp");
+        }
+        actions = { set_trim_queue; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 4096;
+    }
+
     apply {
         switch_cfg.apply();
         port_cfg.apply();
+        uet_cfg.apply();
 
         /* ---- frame checks, in dataplane_common::parse's order -------------
          * A semantic error found by the parser (version, IHL) ends parsing;
@@ -428,13 +529,18 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
         meta.malformed = meta.pm.malformed;
         if (meta.malformed == MAL_NONE && standard_metadata.parser_error != error.NoError) {
             truncation_point.apply(hdr, meta.malformed);
+            /* the shared boundary table ends at the BTH; after UDP 4793 it
+             * is the PDS prologue */
+            if (meta.malformed == MAL_BTH_TRUNCATED && hdr.udp.dst_port == UDP_PORT_UET) {
+                meta.malformed = MAL_UET_TRUNCATED;
+            }
         }
         bit<32> l3_off = 14;
         if (hdr.vlan.isValid()) {
             l3_off = 18;
         }
         bool l4_pending = meta.malformed == MAL_NONE || meta.malformed == MAL_UDP_TRUNCATED
-                          || meta.malformed == MAL_BTH_TRUNCATED;
+                          || meta.malformed == MAL_BTH_TRUNCATED || meta.malformed == MAL_UET_TRUNCATED;
         if (l4_pending && hdr.ipv4.isValid()) {
             bit<16> hlen = ((bit<16>)hdr.ipv4.ihl) << 2;
             if (hdr.ipv4.total_len < hlen) {
@@ -452,8 +558,10 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                 meta.ip_payload = hdr.ipv6.payload_len;
             }
         }
-        /* the UDP checks come before the BTH: they override its truncation */
-        if ((meta.malformed == MAL_NONE || meta.malformed == MAL_BTH_TRUNCATED) && hdr.udp.isValid()) {
+        /* the UDP checks come before the BTH and the PDS: they override
+         * their truncation */
+        if ((meta.malformed == MAL_NONE || meta.malformed == MAL_BTH_TRUNCATED
+                || meta.malformed == MAL_UET_TRUNCATED) && hdr.udp.isValid()) {
             if (meta.ip_payload < 8) {
                 meta.malformed = MAL_UDP_TRUNCATED;
             } else if (hdr.udp.length < 8 || (hdr.udp.length > meta.ip_payload && meta.pm.first_fragment == 0)) {
@@ -468,6 +576,35 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                 } else if (hdr.udp.length < 24) {
                     meta.malformed = MAL_BTH_TRUNCATED;
                 }
+            } else if ((meta.malformed == MAL_NONE || meta.malformed == MAL_UET_TRUNCATED)
+                       && hdr.udp.dst_port == UDP_PORT_UET) {
+                /* room for the prologue and the fixed PDS header its type
+                 * announces (uet::fixed_len), by the UDP length (a first
+                 * fragment: by the IP payload) */
+                bit<16> room = hdr.udp.length;
+                if (meta.pm.first_fragment == 1) {
+                    room = meta.ip_payload;
+                }
+                bit<16> need = 2;
+                if (hdr.uet.isValid()) {
+                    bit<5> t = hdr.uet.pds_type;
+                    if (t == 6) {
+                        need = 4;
+                    } else if (t == 4 || t == 5) {
+                        need = 8;
+                    } else if (t == 2 || t == 3 || t == 7 || t == 9 || t == 11) {
+                        need = 12;
+                    } else if (t == 10 || t == 12 || t == 13 || t == 14) {
+                        need = 16;
+                    } else if (t == 8) {
+                        need = 32;
+                    }
+                }
+                if (!hdr.uet.isValid() || room < 8 + need) {
+                    meta.malformed = MAL_UET_TRUNCATED;
+                } else {
+                    meta.malformed = MAL_NONE;
+                }
             }
         }
 
@@ -476,7 +613,8 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
             unknown_port_count.count((bit<32>)standard_metadata.ingress_port);
             punt(CPU_UNKNOWN_PORT, 0);
         } else if (meta.malformed != MAL_NONE) {
-            malformed_count.count((bit<32>)standard_metadata.ingress_port * 16 + (bit<32>)meta.malformed);
+            /* MAL_UET_TRUNCATED (16) takes slot 0, which MAL_NONE never uses */
+            malformed_count.count((bit<32>)standard_metadata.ingress_port * 16 + (bit<32>)(meta.malformed & 15));
             if (meta.malformed_drop == 1) {
                 drop();
             } else {
@@ -516,8 +654,17 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                 }
             }
             meta.tc = meta.default_tc;
+            bit<1> uet_fb = 0;
+            if (hdr.uet.isValid()) {
+                bit<5> t = hdr.uet.pds_type;
+                if (t == 7 || t == 8 || t == 9 || t == 10 || t == 11 || t == 12) {
+                    uet_fb = 1;
+                }
+            }
             if (meta.cnp == 1) {
                 meta.tc = meta.cnp_tc;
+            } else if (uet_fb == 1 && meta.uet_feedback == 1) {
+                meta.tc = meta.uet_feedback_tc;
             } else if (meta.trust_dot1p == 0 && meta.is_ip == 1) {
                 dscp_to_tc.apply();
             } else if (hdr.vlan.isValid()) {
@@ -527,6 +674,7 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
             standard_metadata.priority = (bit<3>)meta.queue;
             rx_tc_count.count((bit<32>)standard_metadata.ingress_port * 8 + (bit<32>)meta.tc);
             if (meta.roce == 1) { event(EV_ROCE); }
+            if (hdr.uet.isValid()) { rx_uet_count.count((bit<32>)standard_metadata.ingress_port); }
             if (meta.cnp == 1) { event(EV_CNP); }
             if (meta.lossless == 1) { event(EV_LOSSLESS); }
             if (meta.is_ip == 0) { event(EV_NON_IP); }
@@ -559,6 +707,10 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                 if (meta.route_kind == ROUTE_GROUP) {
                     /* ---- load balancing (dataplane_common::lb) ---------- */
                     group_cfg.apply();
+                    group_uet.apply();
+                    if (meta.group_uet_entropy == 1 && hdr.uet.isValid()) {
+                        meta.lb_mode = LB_MODE_HASH;
+                    }
                     if (hdr.ipv4.isValid()) {
                         meta.flow_src = 80w0 ++ 16w0xffff ++ hdr.ipv4.src_addr;
                         meta.flow_dst = 80w0 ++ 16w0xffff ++ hdr.ipv4.dst_addr;
@@ -678,6 +830,7 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                             bit<1> xoff;
                             bit<48> sent_at;
                             bit<1> send_xoff = 0;
+                            bit<1> shared_full = 0;
                             @atomic {
                                 pg_bytes.read(occ, pg);
                                 pool_used.read(used, 0);
@@ -705,10 +858,10 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                                     /* headroom (lossless) or shared buffer (lossy) full */
                                     if (meta.pg_lossless == 1) {
                                         event(EV_DROP_HEADROOM);
+                                        drop();
                                     } else {
-                                        event(EV_DROP_SHARED_FULL);
+                                        shared_full = 1;
                                     }
-                                    drop();
                                 } else {
                                     pg_bytes.write(pg, occ + len);
                                     pool_used.write(0, used + (shared_after - shared_before));
@@ -721,6 +874,41 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                                             send_xoff = 1;
                                         }
                                     }
+                                }
+                            }
+                            if (shared_full == 1) {
+                                /* ---- trim or drop (trim::decide) ---------
+                                 * only a lossy queue whose profile trims, no
+                                 * CNP, unfragmented UDP over IPv4 (bmv2
+                                 * cannot sum a cut IPv6 datagram's UDP
+                                 * checksum), a size holding the headers */
+                                trim_cfg.apply();
+                                bit<32> l4_off = l3_off + (((bit<32>)hdr.ipv4.ihl) << 2);
+                                bit<8> qbit = meta.trim_queues >> meta.tc;
+                                if (meta.trim_hit == 1 && meta.trim_dynamic == 1) {
+                                    trim_dyn_queue.apply();
+                                }
+                                if (meta.trim_hit == 1 && qbit[0:0] == 1 && meta.lossless == 0
+                                        && meta.cnp == 0 && hdr.ipv4.isValid() && hdr.udp.isValid()
+                                        && meta.pm.first_fragment == 0
+                                        && (bit<32>)meta.trim_size >= l4_off + 8
+                                        && meta.trim_dynamic == 0) {
+                                    trim_count.count((bit<32>)meta.out_port * 8 + (bit<32>)meta.tc);
+                                    bit<32> len_after = standard_metadata.packet_length;
+                                    if (len_after > (bit<32>)meta.trim_size) {
+                                        len_after = (bit<32>)meta.trim_size;
+                                    }
+                                    hdr.ipv4.dscp = meta.trim_dscp;
+                                    hdr.ipv4.total_len = (bit<16>)(len_after - l3_off);
+                                    hdr.udp.length = (bit<16>)(len_after - l4_off);
+                                    hdr.udp.checksum = 0;
+                                    meta.trimmed = 1;
+                                    meta.trim_tc = meta.tc;
+                                    meta.tc = meta.trim_queue;
+                                    standard_metadata.priority = meta.trim_queue;
+                                } else {
+                                    event(EV_DROP_SHARED_FULL);
+                                    drop();
                                 }
                             }
                             if (send_xoff == 1) {
@@ -747,6 +935,7 @@ control DpEgress(inout headers_t hdr, inout metadata_t meta, inout standard_meta
     counter(NUM_PORTS * 8, CounterType.packets) ecn_marked_count;
     counter(NUM_PORTS * 8, CounterType.packets) wred_drop_count;
     counter(NUM_PORTS * 8, CounterType.packets) tx_pfc_count;            /* port * 8 + priority */
+    counter(NUM_PORTS * 8, CounterType.packets) trim_sent_count;         /* port * 8 + queue trimmed in: TrimSent/pkts */
 
     /* Rate estimator per egress port: bytes, halved every 2^DRE_PERIOD_SHIFT us
      * (a CONGA-style discounting estimator with alpha = 1/2). */
@@ -845,6 +1034,13 @@ control DpEgress(inout headers_t hdr, inout metadata_t meta, inout standard_meta
         } else {
             if (meta.routed == 1) {
                 tx_tc_count.count((bit<32>)standard_metadata.egress_port * 8 + (bit<32>)meta.tc);
+                if (meta.trimmed == 1) {
+                    /* the cut (a packet no longer than the size goes whole);
+                     * one the trim queue lost never gets here: TrimDrop/pkts
+                     * = Trim/pkts - TrimSent/pkts */
+                    truncate((bit<32>)meta.trim_size);
+                    trim_sent_count.count((bit<32>)standard_metadata.egress_port * 8 + (bit<32>)meta.trim_tc);
+                }
 
                 /* ---- rate estimator and utilisation band of this port ---- */
                 bit<32> p = (bit<32>)standard_metadata.egress_port;
@@ -923,7 +1119,9 @@ control DpEgress(inout headers_t hdr, inout metadata_t meta, inout standard_meta
 
                 /* ---- ECN / WRED (dataplane_common::lossless::wred) -------- */
                 wred.apply();
-                if (meta.wred_hit == 1 && meta.cnp == 0) {
+                /* a trimmed packet is a loss notification: never marked or
+                 * dropped (as a CNP) */
+                if (meta.wred_hit == 1 && meta.cnp == 0 && meta.trimmed == 0) {
                     bit<8> r;
                     random(r, (bit<8>)0, (bit<8>)255);
                     if (meta.wred_always == 1 || r < meta.wred_prob) {
@@ -985,6 +1183,7 @@ control DpDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.ipv6);
         pkt.emit(hdr.udp);
         pkt.emit(hdr.bth);
+        pkt.emit(hdr.uet);
     }
 }
 

@@ -84,9 +84,9 @@ impl Harness {
             .ifindex
             .get(&c.port)
             .ok_or_else(|| anyhow::anyhow!("the harness has no port {}", c.port))?;
-        let before = counter_snapshot(&self.bpf, false)?;
+        let before = counter_snapshot(&self.bpf, true)?;
         let r = run_xdp(&self.bpf, prog, &c.frame, ix, 1)?;
-        let after = counter_snapshot(&self.bpf, false)?;
+        let after = counter_snapshot(&self.bpf, true)?;
         let delta: BTreeMap<String, i128> = after
             .iter()
             .filter_map(|(k, v)| {
@@ -152,8 +152,9 @@ impl Harness {
                                 }
                             }
                         }
-                        if Some(*tc as u8) != c.tc {
-                            problems.push(format!("sent in class {tc}, expected {:?}", c.tc));
+                        let want = c.queue.or(c.tc);
+                        if Some(*tc as u8) != want {
+                            problems.push(format!("sent in queue {tc}, expected {want:?}"));
                         }
                     }
                     other => problems.push(format!(
@@ -171,6 +172,12 @@ impl Harness {
                     Why::Malformed(e) => me(&format!("malformed.{}", e.name())),
                     // the forwarding counter of this reason
                     Why::Other(Reason::NoLiveMember) => me("drop_no_member"),
+                    // the buffer model's, per class, on the egress port
+                    Why::Other(Reason::SharedBufferFull) => delta
+                        .keys()
+                        .find(|k| k.ends_with(&format!(":drop_shared_full[{}]", c.tc.unwrap_or(0))))
+                        .cloned()
+                        .unwrap_or_else(|| format!("(any port):drop_shared_full[{:?}]", c.tc)),
                     Why::Other(r) => me(&format!("drop_{}", r.name())),
                 };
                 if !bumped(&key) {

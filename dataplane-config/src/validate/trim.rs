@@ -1,9 +1,13 @@
 //! Packet trimming as SONiC configures it: `[switch_trimming]`
 //! (SWITCH_TRIMMING|GLOBAL size, dscp_value, queue_index),
 //! `[buffer_profile.NAME] packet_discard_action`, and each port's
-//! `buffer_queue` (BUFFER_QUEUE: queues -> profile).
+//! `buffer_queue` (BUFFER_QUEUE: queues -> profile); with `dscp_value =
+//! "from-tc"`, `tc_value` and each trimming port's `tc_to_dscp_map`
+//! (`[tc_to_dscp_map.NAME]`, SONiC TC_TO_DSCP_MAP / PORT_QOS_MAP).
 
-use dataplane_common::trim::{TrimConfig, MIN_TRIM_SIZE};
+use std::collections::BTreeMap;
+
+use dataplane_common::trim::{TrimConfig, MIN_TRIM_SIZE, QUEUE_DYNAMIC};
 
 use super::*;
 
@@ -35,6 +39,19 @@ impl Config {
             let lossless = ports.get(i).map(|pp| pp.config.pfc_enable).unwrap_or(0);
             queues.push(self.port_trim_queues(i, p, lossless, err));
         }
+        // the TC_TO_DSCP maps and the ports' references to them are checked
+        // whether or not trimming uses them
+        let maps = self.tc_to_dscp_maps(err);
+        for (i, p) in self.ports.iter().enumerate() {
+            if let Some(m) = &p.tc_to_dscp_map {
+                if !maps.contains_key(m.as_str()) {
+                    err(
+                        format!("port[{i}] ({}).tc_to_dscp_map", p.name),
+                        format!("no [tc_to_dscp_map.{m}]"),
+                    );
+                }
+            }
+        }
         let trims = queues.iter().any(|&q| q != 0);
         let Some(t) = &self.switch_trimming else {
             if trims {
@@ -64,24 +81,122 @@ impl Config {
             );
             0
         };
-        let dscp = small_int(
-            &t.dscp_value,
-            63,
-            ("switch_trimming.dscp_value", "a DSCP"),
-            ("from-tc", "(asymmetric DSCP through TC_TO_DSCP_MAP)"),
-            err,
-        );
-        let queue = small_int(
-            &t.queue_index,
-            7,
-            ("switch_trimming.queue_index", "a queue"),
-            ("dynamic", "(the queue of the trim DSCP's class)"),
-            err,
-        );
+        let from_tc = t.dscp_value.as_str() == Some("from-tc");
+        let dscp = if from_tc {
+            0
+        } else {
+            small_int(
+                &t.dscp_value,
+                63,
+                "switch_trimming.dscp_value",
+                "a DSCP",
+                "or \"from-tc\"",
+                err,
+            )
+        };
+        let tc_value = match (&t.tc_value, from_tc) {
+            (Some(v), true) => Some(small_int(
+                v,
+                7,
+                "switch_trimming.tc_value",
+                "a traffic class",
+                "",
+                err,
+            )),
+            (None, true) => {
+                err(
+                    "switch_trimming.tc_value".into(),
+                    "dscp_value = \"from-tc\" takes the DSCP of class tc_value from each egress port's tc_to_dscp_map: give tc_value 0-7".into(),
+                );
+                None
+            }
+            (Some(_), false) => {
+                err(
+                    "switch_trimming.tc_value".into(),
+                    "tc_value is used only with dscp_value = \"from-tc\"".into(),
+                );
+                None
+            }
+            (None, false) => None,
+        };
+        let queue = if t.queue_index.as_str() == Some("dynamic") {
+            QUEUE_DYNAMIC
+        } else {
+            small_int(
+                &t.queue_index,
+                7,
+                "switch_trimming.queue_index",
+                "a queue",
+                "or \"dynamic\"",
+                err,
+            )
+        };
+        let dscp_of = queues
+            .iter()
+            .enumerate()
+            .map(|(i, &q)| match tc_value {
+                Some(tc) if q != 0 => self.port_trim_dscp(i, tc, &maps, err),
+                _ if q != 0 => dscp,
+                _ => 0,
+            })
+            .collect();
         Some(TrimPlan {
             config: TrimConfig { size, dscp, queue },
+            from_tc: tc_value,
             queues,
+            dscp: dscp_of,
         })
+    }
+
+    /// The `[tc_to_dscp_map.*]` tables: class -> DSCP (unlisted: none).
+    fn tc_to_dscp_maps(
+        &self,
+        err: &mut impl FnMut(String, String),
+    ) -> BTreeMap<&str, [Option<u8>; 8]> {
+        let mut out = BTreeMap::new();
+        for (name, entries) in &self.tc_to_dscp_map {
+            let mut m = [None; 8];
+            for (k, v) in entries {
+                let field = format!("tc_to_dscp_map.{name}.\"{k}\"");
+                let Some(tc) = k.trim().parse::<usize>().ok().filter(|&t| t < 8) else {
+                    err(
+                        field,
+                        format!("expected a traffic class 0-7 as the key, got {k:?}"),
+                    );
+                    continue;
+                };
+                match int_of(v) {
+                    Some(d) if (0..=63).contains(&d) => m[tc] = Some(d as u8),
+                    _ => err(field, format!("expected a DSCP 0-63, got {v}")),
+                }
+            }
+            out.insert(name.as_str(), m);
+        }
+        out
+    }
+
+    /// The trim DSCP of port `i` with "from-tc": its map's entry for `tc`.
+    fn port_trim_dscp(
+        &self,
+        i: usize,
+        tc: u8,
+        maps: &BTreeMap<&str, [Option<u8>; 8]>,
+        err: &mut impl FnMut(String, String),
+    ) -> u8 {
+        let p = &self.ports[i];
+        let field = format!("port[{i}] ({}).tc_to_dscp_map", p.name);
+        let Some(name) = &p.tc_to_dscp_map else {
+            err(field, format!("dscp_value = \"from-tc\" and queues of this port trim: give the port a tc_to_dscp_map with an entry for tc_value {tc}"));
+            return 0;
+        };
+        match maps.get(name.as_str()) {
+            Some(m) => m[tc as usize].unwrap_or_else(|| {
+                err(field, format!("[tc_to_dscp_map.{name}] has no entry for tc_value {tc} (dscp_value = \"from-tc\")"));
+                0
+            }),
+            // named as missing by the caller
+            None => 0,
+        }
     }
 
     /// Port `i`'s queues whose profile trims (bit per queue).
@@ -122,30 +237,28 @@ impl Config {
     }
 }
 
-/// An integer `0..=max` from `v`; SONiC's keyword `refused.0` (meaning
-/// `refused.1`) is named as unsupported. `field` and `what` name the field
-/// and its kind in the messages.
+/// An integer `0..=max` from `v`; `field` and `what` name the field and
+/// its kind in the message, `also` the keyword it may be instead.
 fn small_int(
     v: &toml::Value,
     max: i64,
-    (field, what): (&str, &str),
-    refused: (&str, &str),
+    field: &str,
+    what: &str,
+    also: &str,
     err: &mut impl FnMut(String, String),
 ) -> u8 {
-    match (int_of(v), v.as_str()) {
-        (Some(n), _) if (0..=max).contains(&n) => n as u8,
-        (_, Some(k)) if k == refused.0 => {
+    match int_of(v) {
+        Some(n) if (0..=max).contains(&n) => n as u8,
+        _ => {
+            let also = if also.is_empty() {
+                String::new()
+            } else {
+                format!(" {also}")
+            };
             err(
                 field.into(),
-                format!(
-                    "\"{k}\" {} is not supported: give {what} 0-{max}",
-                    refused.1
-                ),
+                format!("expected {what} 0-{max}{also}, got {v}"),
             );
-            0
-        }
-        _ => {
-            err(field.into(), format!("expected {what} 0-{max}, got {v}"));
             0
         }
     }

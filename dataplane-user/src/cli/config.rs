@@ -89,11 +89,17 @@ pub fn check(config: &Path, resolve: bool) -> Result<()> {
                 format!("{} [{}]", p.name, list.join(","))
             })
             .collect();
+        let dscp = match t.from_tc {
+            Some(tc) => format!("from-tc (tc_value {tc})"),
+            None => t.config.dscp.to_string(),
+        };
+        let queue = match t.config.queue {
+            dataplane_common::trim::QUEUE_DYNAMIC => "dynamic".to_string(),
+            q => q.to_string(),
+        };
         println!(
-            "  trimming: size {} dscp {} queue {}; trimming queues: {}",
+            "  trimming: size {} dscp {dscp} queue {queue}; trimming queues: {}",
             t.config.size,
-            t.config.dscp,
-            t.config.queue,
             if queues.is_empty() {
                 "none".to_string()
             } else {

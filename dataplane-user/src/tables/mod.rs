@@ -45,7 +45,7 @@ fn write_trim(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
         let v = match &plan.trim {
             Some(t) if t.queues.get(i).copied().unwrap_or(0) != 0 => TrimPort {
                 size: t.config.size,
-                dscp: t.config.dscp,
+                dscp: t.dscp[i],
                 queue: t.config.queue,
                 queues: t.queues[i],
                 _pad: [0; 3],
