@@ -20,7 +20,7 @@ use dataplane_common::rand::XorShift32;
 
 use crate::config::Params;
 use crate::engine::{ser_ns, Ev, Sim, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
-use crate::model::{new_model, SwModel};
+use crate::model::{new_model, AnyModel, SwModel};
 use crate::topo::{Link, SwitchSpec, GROUP_BIT, SLOTS};
 
 #[inline]
@@ -83,7 +83,7 @@ pub struct Switch {
     pub ports: Vec<SwPort>,
     pub bufs: Vec<PortBuffer>,
     /// The buffer model's queues (per port and class) and PG rows.
-    pub model: Box<dyn SwModel>,
+    pub model: AnyModel,
     pub pool: SharedPool,
     pub route: Vec<u16>,
     pub groups: Vec<Group>,
