@@ -197,7 +197,9 @@ impl<const N: usize> SwModel for Model<N> {
 
 /// A switch's model of whichever slot count: an enum, so every step is a
 /// direct call the compiler can inline into the switch's code (a trait
-/// object made each step an indirect call).
+/// object made each step an indirect call). One per switch, so the larger
+/// variants' size (the PG rows of 64 slots inline) costs a few KB a switch.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyModel {
     S8(Model<8>),
     S16(Model<16>),
