@@ -195,24 +195,110 @@ impl<const N: usize> SwModel for Model<N> {
     }
 }
 
+/// A switch's model of whichever slot count: an enum, so every step is a
+/// direct call the compiler can inline into the switch's code (a trait
+/// object made each step an indirect call). One per switch, so the larger
+/// variants' size (the PG rows of 64 slots inline) costs a few KB a switch.
+#[allow(clippy::large_enum_variant)]
+pub enum AnyModel {
+    S8(Model<8>),
+    S16(Model<16>),
+    S32(Model<32>),
+    S64(Model<64>),
+}
+
+/// Runs `$e` with `$m` bound to the model inside `$x`.
+macro_rules! each {
+    ($x:expr, $m:ident => $e:expr) => {
+        match $x {
+            AnyModel::S8($m) => $e,
+            AnyModel::S16($m) => $e,
+            AnyModel::S32($m) => $e,
+            AnyModel::S64($m) => $e,
+        }
+    };
+}
+
+impl SwModel for AnyModel {
+    fn slots(&self) -> usize {
+        each!(self, m => m.slots())
+    }
+    #[inline]
+    fn arrive(
+        &mut self,
+        now: u64,
+        out: usize,
+        cls: usize,
+        egress: &PortBuffer,
+        ingress: &PortBuffer,
+        pool: &mut SharedPool,
+        a: &Arrival,
+        rand: u32,
+    ) -> (Decision, u64) {
+        each!(self, m => m.arrive(now, out, cls, egress, ingress, pool, a, rand))
+    }
+    #[inline]
+    fn drain(
+        &mut self,
+        now: u64,
+        port: usize,
+        cls: usize,
+        egress: &PortBuffer,
+        pool: &mut SharedPool,
+    ) -> u64 {
+        each!(self, m => m.drain(now, port, cls, egress, pool))
+    }
+    fn pfc_rx(
+        &mut self,
+        now: u64,
+        port: usize,
+        egress: &PortBuffer,
+        pool: &mut SharedPool,
+        quanta: u16,
+        stat: &mut PauseStat,
+    ) -> u64 {
+        each!(self, m => m.pfc_rx(now, port, egress, pool, quanta, stat))
+    }
+    fn tick_pg(
+        &mut self,
+        now: u64,
+        slot: usize,
+        ingress: &PortBuffer,
+        pool: &SharedPool,
+    ) -> PfcAction {
+        each!(self, m => m.tick_pg(now, slot, ingress, pool))
+    }
+    #[inline]
+    fn bytes(&self, port: usize, cls: usize) -> u32 {
+        each!(self, m => m.bytes(port, cls))
+    }
+    #[inline]
+    fn paused_until(&self, port: usize) -> u64 {
+        each!(self, m => m.paused_until(port))
+    }
+    fn pg(&self, slot: usize) -> (PgState, PfcTxState) {
+        each!(self, m => m.pg(slot))
+    }
+}
+
 impl<const N: usize> Model<N> {
-    fn boxed(ports: usize) -> Box<dyn SwModel> {
-        Box::new(Model::<N> {
+    fn new(ports: usize) -> Self {
+        Model::<N> {
             q: vec![[EgressQueueN::ZERO; 2]; ports],
             rows: [TcRowN::ZERO; 2],
-        })
+        }
     }
 }
 
 /// The model of a switch of `ports` ports with `slots` ingress slots (a
 /// power of two from 8 to 64, at least `ports`).
-pub fn new_model(ports: usize, slots: usize) -> Box<dyn SwModel> {
+pub fn new_model(ports: usize, slots: usize) -> AnyModel {
     assert!(ports <= slots, "{ports} ports in {slots} slots");
     match slots {
-        8 => Model::<8>::boxed(ports),
-        16 => Model::<16>::boxed(ports),
-        32 => Model::<32>::boxed(ports),
-        64 => Model::<64>::boxed(ports),
+        8 => AnyModel::S8(Model::new(ports)),
+        16 => AnyModel::S16(Model::new(ports)),
+        32 => AnyModel::S32(Model::new(ports)),
+        64 => AnyModel::S64(Model::new(ports)),
         _ => panic!("slot count {slots}: expected 8, 16, 32 or 64"),
     }
 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::engine::{Sim, HDR};
 use crate::host::NONE;
+use crate::model::SwModel;
 
 /// Counters kept during the run.
 #[derive(Clone, Debug, Default)]

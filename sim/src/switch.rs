@@ -20,7 +20,7 @@ use dataplane_common::rand::XorShift32;
 
 use crate::config::Params;
 use crate::engine::{ser_ns, Ev, Sim, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
-use crate::model::{new_model, SwModel};
+use crate::model::{new_model, AnyModel, SwModel};
 use crate::topo::{Link, SwitchSpec, GROUP_BIT, SLOTS};
 
 #[inline]
@@ -83,7 +83,7 @@ pub struct Switch {
     pub ports: Vec<SwPort>,
     pub bufs: Vec<PortBuffer>,
     /// The buffer model's queues (per port and class) and PG rows.
-    pub model: Box<dyn SwModel>,
+    pub model: AnyModel,
     pub pool: SharedPool,
     pub route: Vec<u16>,
     pub groups: Vec<Group>,
@@ -358,13 +358,22 @@ impl Sim {
                     self.pkts[pid as usize].ecn = ECN_CE;
                 }
                 let qb = sw.model.bytes(out, 1);
+                let paused = cls == 1 && sw.model.paused_until(out) > now;
                 let port = &mut sw.ports[out];
                 port.rate.update(now, pkt.len);
-                port.fifo[cls].push_back((pid, pkt.len));
                 if cls == 1 && qb > port.peak_bytes {
                     port.peak_bytes = qb;
                 }
-                self.switch_start(s, out as u16);
+                // an idle port with nothing before this frame sends it at
+                // once: what queueing it and starting the FIFO's head would
+                // do, without writing and reading the FIFO
+                let first = port.fifo[0].is_empty() && (cls == 0 || port.fifo[1].is_empty());
+                if !port.busy && first && !paused {
+                    self.switch_send(s, out as u16, cls, pid, pkt.len);
+                } else {
+                    port.fifo[cls].push_back((pid, pkt.len));
+                    self.switch_start(s, out as u16);
+                }
             }
             BufVerdict::WredDrop => {
                 sw.c.wred_drop += 1;
@@ -536,6 +545,17 @@ impl Sim {
             return;
         };
         let (pid, len) = pt.fifo[cls].pop_front().expect("non-empty FIFO");
+        self.switch_send(s, port, cls, pid, len);
+    }
+
+    /// Starts frame `pid` of `len` bytes and class `cls` on idle `port`:
+    /// its end and its arrival at the peer.
+    #[inline]
+    fn switch_send(&mut self, s: usize, port: u16, cls: usize, pid: u32, len: u32) {
+        let now = self.now;
+        let node = self.topo.hosts + s as u32;
+        let pt = &mut self.switches[s].ports[port as usize];
+        debug_assert!(!pt.busy);
         let l = pt.link;
         let ser = ser_ns(len, l.speed_mbps, &mut pt.ser_frac);
         pt.busy = true;

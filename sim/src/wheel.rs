@@ -3,6 +3,11 @@
 //! a binary heap for the events further out. O(1) per event near the
 //! clock: no event is moved between buckets, as a radix heap does.
 //!
+//! The stacks are linked lists through one pool of nodes, reused last
+//! freed first: the node an event is pushed into is most likely the one
+//! the last pop freed, still in cache (a `Vec` per slot spreads the events
+//! over 4096 allocations, one of which each push or pop touches).
+//!
 //! The order is the radix heap's ([`crate::queue::RadixQueue`], which the
 //! simulator used before, so a seed gives the same run): the earliest time
 //! first and, among events at the same time, the last pushed first. A
@@ -45,14 +50,29 @@ impl<V> Ord for Far<V> {
     }
 }
 
+/// No node (the end of a stack or of the free list).
+const NIL: u32 = u32::MAX;
+
+/// An event on the wheel and the node below it on its slot's stack (or the
+/// next free node).
+#[derive(Clone, Copy)]
+struct Node<V> {
+    v: V,
+    next: u32,
+}
+
 pub struct WheelQueue<V: Copy> {
     /// The time of the last pop: nothing may be pushed before it, and the
     /// wheel holds exactly the events in `[now, now + SPAN)`.
     now: u64,
     len: usize,
-    /// Per slot (time mod [`SPAN`]): its stack of events (the time is the
-    /// slot's; each stack keeps its allocation as the wheel turns).
-    slots: Vec<Vec<V>>,
+    /// Per slot (time mod [`SPAN`]): the top node of its stack of events
+    /// (the time is the slot's), or [`NIL`].
+    heads: Vec<u32>,
+    /// The nodes of every stack, and free ones.
+    nodes: Vec<Node<V>>,
+    /// The last freed node (its `next`: the one freed before), or [`NIL`].
+    free: u32,
     /// A bit per non-empty slot.
     bits: [u64; WORDS],
     /// A bit per non-zero word of `bits`.
@@ -66,7 +86,9 @@ impl<V: Copy> WheelQueue<V> {
         WheelQueue {
             now: 0,
             len: 0,
-            slots: (0..SPAN).map(|_| Vec::new()).collect(),
+            heads: vec![NIL; SPAN as usize],
+            nodes: Vec::new(),
+            free: NIL,
             bits: [0; WORDS],
             summary: 0,
             far: BinaryHeap::new(),
@@ -98,7 +120,18 @@ impl<V: Copy> WheelQueue<V> {
     #[inline(always)]
     fn push_near(&mut self, t: u64, v: V) {
         let s = (t & SLOT_MASK) as usize;
-        self.slots[s].push(v);
+        let next = self.heads[s];
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = Node { v, next };
+            i
+        } else {
+            assert!(self.nodes.len() < NIL as usize, "event queue full");
+            self.nodes.push(Node { v, next });
+            (self.nodes.len() - 1) as u32
+        };
+        self.heads[s] = i;
         self.bits[s >> 6] |= 1 << (s & 63);
         self.summary |= 1 << (s >> 6);
     }
@@ -114,9 +147,13 @@ impl<V: Copy> WheelQueue<V> {
         }
         let s = self.next_slot((self.now & SLOT_MASK) as usize);
         let t = self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK);
-        let stack = &mut self.slots[s];
-        let v = stack.pop().expect("a non-empty slot");
-        if stack.is_empty() {
+        let i = self.heads[s];
+        debug_assert!(i != NIL, "a non-empty slot");
+        let Node { v, next } = self.nodes[i as usize];
+        self.nodes[i as usize].next = self.free;
+        self.free = i;
+        self.heads[s] = next;
+        if next == NIL {
             self.bits[s >> 6] &= !(1 << (s & 63));
             if self.bits[s >> 6] == 0 {
                 self.summary &= !(1 << (s >> 6));
@@ -138,7 +175,8 @@ impl<V: Copy> WheelQueue<V> {
             return None;
         }
         let s = self.next_slot((self.now & SLOT_MASK) as usize);
-        self.slots[s].last().copied()
+        let i = self.heads[s];
+        (i != NIL).then(|| self.nodes[i as usize].v)
     }
 
     /// Moves the heap's events that are now within the span onto their

@@ -338,6 +338,16 @@ impl<const N: usize> EgressQueueN<N> {
             self.bytes = 0;
             return (total as u32, held);
         }
+        if held & (held - 1) == 0 {
+            // one slot holds every byte: its share is all `d` with no
+            // fraction (c = total), nothing to round, no division
+            let j = held.trailing_zeros() as usize & Self::SLOT_MASK;
+            released[j] = d as u32;
+            self.ingress[j] -= d as u32;
+            self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
+            self.bytes = (total - d) as u32;
+            return (d as u32, held);
+        }
         let mut given: u64 = 0;
         let mut frac_mask: u64 = 0;
         let mut m = held;
