@@ -18,8 +18,9 @@ use dataplane_common::lossless::{ECN_CE, ECN_ECT0};
 use dataplane_common::wire::macctl::quanta_to_nanos;
 
 use crate::config::Cc;
-use crate::engine::{
-    ser_ns, Ev, Pkt, Sim, CTRL_LEN, HDR, KIND_ACK, KIND_CNP, KIND_DATA, KIND_NAK, TC_CTRL, TC_DATA,
+use crate::engine::Sim;
+use crate::event::{
+    ser_ns, Ev, Pkt, CTRL_LEN, HDR, KIND_ACK, KIND_CNP, KIND_DATA, KIND_NAK, TC_CTRL, TC_DATA,
 };
 use crate::topo::Link;
 

@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod event;
 pub mod host;
 pub mod model;
 pub mod output;

@@ -10,7 +10,7 @@ use dataplane_common::buffer::{
 };
 use dataplane_common::lossless::{EgressQueueN, PfcAction, PfcTxState, PgState, SharedPool};
 
-use crate::engine::TC_DATA;
+use crate::event::TC_DATA;
 
 /// The buffer model of one switch, whatever its slot count. Methods that
 /// drain return the set of ingress slots that got bytes back (bit `i`:

@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-use crate::engine::{Sim, HDR};
+use crate::engine::Sim;
+use crate::event::HDR;
 use crate::host::NONE;
 use crate::model::SwModel;
 
@@ -313,7 +314,7 @@ impl Sim {
             .iter()
             .enumerate()
             .filter(|(i, _)| live[*i])
-            .filter(|(_, p)| p.kind == crate::engine::KIND_DATA)
+            .filter(|(_, p)| p.kind == crate::event::KIND_DATA)
             .map(|(_, p)| u64::from(p.len - HDR))
             .sum();
         Report {

@@ -19,7 +19,8 @@ use dataplane_common::lossless::{
 use dataplane_common::rand::XorShift32;
 
 use crate::config::Params;
-use crate::engine::{ser_ns, Ev, Sim, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
+use crate::engine::Sim;
+use crate::event::{ser_ns, Ev, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
 use crate::model::{new_model, AnyModel, SwModel};
 use crate::topo::{Link, SwitchSpec, GROUP_BIT, SLOTS};
 

@@ -7,7 +7,8 @@ use anyhow::{bail, Result};
 use dataplane_common::rand::SplitMix64;
 
 use crate::config::Workload;
-use crate::engine::{FlowAddr, Sim};
+use crate::engine::Sim;
+use crate::event::FlowAddr;
 use crate::host::Flow;
 
 /// Web-search CDF (source in the file).
