@@ -446,6 +446,39 @@ pub fn records(runs: &[&UetIncastRun], machine: &str, note: &str) -> Vec<Record>
     out
 }
 
+/// The comparison: `spec` with plain drops, then with trimming (a fabric
+/// each, namespaces `dpt-<tag>*`); prints the table and writes
+/// `<dir>/<prefix>_mct_cdf.svg` and `<dir>/<prefix>_bars.svg`.
+pub fn compare(
+    dataplane: &Path,
+    tag: &str,
+    spec: &UetIncast,
+    dir: &Path,
+    prefix: &str,
+) -> Result<[UetIncastRun; 2]> {
+    let drop = run_uet_incast(dataplane, tag, spec, false)?;
+    let trim = run_uet_incast(dataplane, tag, spec, true)?;
+    let runs = [&drop, &trim];
+    print_table(&runs);
+    std::fs::create_dir_all(dir)?;
+    let what = format!(
+        "UET incast {}:1, {} x {} KB per sender, {} Mb/s",
+        spec.senders,
+        spec.messages,
+        spec.message_bytes / 1024,
+        spec.host_mbps
+    );
+    std::fs::write(
+        dir.join(format!("{prefix}_mct_cdf.svg")),
+        cdf_svg(&format!("{what}: message completion time CDF"), &runs),
+    )?;
+    std::fs::write(
+        dir.join(format!("{prefix}_bars.svg")),
+        bars_svg(&format!("{what}: trimming vs drop"), &runs),
+    )?;
+    Ok([drop, trim])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
