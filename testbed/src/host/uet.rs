@@ -232,6 +232,12 @@ pub struct UetTx {
     pub nacks: u64,
     pub timeouts: u64,
     pub acks: u64,
+    /// Congestion window, packets (AIMD, see [`UetTx::next`]).
+    pub cwnd: f64,
+    /// No further cut for losses of PSNs below (one cut per window).
+    recover: u32,
+    /// Window cuts (NACK: halved; timeout: to 1).
+    pub cuts: u64,
 }
 
 impl UetTx {
@@ -261,6 +267,9 @@ impl UetTx {
             nacks: 0,
             timeouts: 0,
             acks: 0,
+            cwnd: f64::MAX,
+            recover: 0,
+            cuts: 0,
         }
     }
 
@@ -282,9 +291,17 @@ impl UetTx {
         }
     }
 
-    /// The packet to send next with at most `window` in flight: a queued
-    /// retransmission first, else a new packet; (PSN, attempt number).
+    /// The packet to send next: a queued retransmission first (with at
+    /// most `window` in flight: it replaces a packet no longer in the
+    /// network, as TCP's fast retransmit ignores the congestion window),
+    /// else a new packet within the congestion window. The window is AIMD
+    /// on the signals each mode gives: +1/cwnd per packet acknowledged,
+    /// halved by a NACK (a trim: known one hop after the queue overflowed),
+    /// down to 1 by a timeout (a drop: known only after the RTO); at most
+    /// one cut per window of packets; never above `window`. (PSN, attempt
+    /// number).
     pub fn next(&mut self, window: u32) -> Option<(u32, u8)> {
+        self.cwnd = self.cwnd.min(f64::from(window));
         if self.outstanding >= window {
             return None;
         }
@@ -295,7 +312,23 @@ impl UetTx {
             }
             return Some((p, self.attempts[p as usize]));
         }
-        (self.next_new < self.total()).then_some((self.next_new, 0))
+        (self.next_new < self.total() && f64::from(self.outstanding) < self.cwnd.floor().max(1.0))
+            .then_some((self.next_new, 0))
+    }
+
+    /// A loss signal for `psn`: the window halves, once per window of
+    /// packets (`to_one`, a timeout: drops to 1, always).
+    fn cut(&mut self, psn: u32, to_one: bool) {
+        if !to_one && psn < self.recover {
+            return;
+        }
+        self.cwnd = if to_one {
+            1.0
+        } else {
+            (self.cwnd / 2.0).max(1.0)
+        };
+        self.recover = self.next_new;
+        self.cuts += 1;
     }
 
     /// Packet `psn` (what [`UetTx::next`] gave) left at `now`.
@@ -325,6 +358,9 @@ impl UetTx {
             return;
         }
         self.acked[i] = true;
+        if self.cwnd < f64::MAX {
+            self.cwnd += 1.0 / self.cwnd.max(1.0);
+        }
         if self.queued[i] {
             self.queued[i] = false;
         } else {
@@ -355,7 +391,11 @@ impl UetTx {
     /// queued, never sent).
     pub fn on_nack(&mut self, psn: u32) -> bool {
         self.nacks += 1;
-        self.requeue(psn)
+        let q = self.requeue(psn);
+        if q {
+            self.cut(psn, false);
+        }
+        q
     }
 
     fn requeue(&mut self, psn: u32) -> bool {
@@ -384,6 +424,9 @@ impl UetTx {
             }
         }
         self.timeouts += u64::from(n);
+        if n > 0 {
+            self.cut(self.next_new, true);
+        }
         n
     }
 
@@ -694,10 +737,14 @@ mod tests {
             t.on_sent(p, now);
         }
         assert_eq!((t.outstanding, t.next(4)), (4, None), "window");
+        assert_eq!(t.cwnd, 4.0);
         t.on_ack(0, 0, 10);
-        // 1 trimmed: NACK, resent at once (attempt 1) before anything new
+        assert_eq!(t.cwnd, 4.25, "additive increase");
+        // 1 trimmed: NACK, resent at once (attempt 1) before anything new;
+        // the window halves
         assert!(t.on_nack(1));
         assert!(!t.on_nack(1), "queued once");
+        assert_eq!((t.cwnd, t.cuts), (2.125, 1));
         assert_eq!(t.next(8), Some((1, 1)));
         t.on_sent(1, 11);
         assert_eq!(t.retransmitted, 1);
@@ -709,6 +756,7 @@ mod tests {
         assert_eq!(t.una, 3);
         assert_eq!(t.check_timeouts(50, 100), 0);
         assert_eq!(t.check_timeouts(103, 100), 1, "only 3 timed out");
+        assert_eq!((t.cwnd, t.cuts), (1.0, 2), "a timeout: window 1");
         assert_eq!(t.next(8), Some((3, 1)));
         t.on_sent(3, 104);
         t.on_ack(3, 0, 110);
