@@ -28,13 +28,19 @@ fn trimmed_packets_are_nacked_and_resent_until_every_message_completes() {
     assert_eq!(r.mct_ms.len(), 4 * 8, "every message acknowledged: {j}");
     assert_eq!(r.hosts[0].messages_rx, 4 * 8, "{j}");
     // the buffer overflowed and the switch trimmed instead of dropping
-    assert!(r.switch.trim > 0, "no trim: the incast did not overflow: {j}");
+    assert!(
+        r.switch.trim > 0,
+        "no trim: the incast did not overflow: {j}"
+    );
     assert_eq!(
         r.switch.trim,
         r.switch.trim_sent + r.switch.trim_drop,
         "{j}"
     );
-    assert_eq!(r.switch.drop_shared_full, 0, "a trimming queue drops nothing: {j}");
+    assert_eq!(
+        r.switch.drop_shared_full, 0,
+        "a trimming queue drops nothing: {j}"
+    );
     // the receiver saw exactly the trimmed packets the switch sent, and
     // NACKed each; the senders got every NACK and resent
     assert_eq!(r.trimmed_rx(), r.switch.trim_sent, "{j}");

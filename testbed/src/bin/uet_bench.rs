@@ -74,7 +74,11 @@ fn real_main() -> Result<()> {
         ..UetIncast::default()
     };
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load = load.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    let load = load
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
     println!(
         "UET incast {}:1 through one switch, {} messages of {} KB per sender at {} Mb/s, window {}, RTO {} ms, pool {} bytes (load average before: {load})",
         spec.senders, spec.messages, a.message_kb, spec.host_mbps, spec.window, spec.rto_ms, spec.pool_bytes

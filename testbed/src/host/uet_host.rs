@@ -156,8 +156,13 @@ pub fn run_uet_host(
         let _ = sock.stats();
         Ok(sock)
     })();
+    // a UDP socket on 4793 so the host's kernel does not answer every
+    // UET packet with an ICMP port unreachable (which would queue behind
+    // the incast); what it receives is never read
+    let quiet = std::net::UdpSocket::bind(("0.0.0.0", dataplane_common::wire::uet::UET_PORT));
     shared.ready.wait();
     let sock = opened?;
+    let _quiet = quiet?;
     if cfg.line_bps == 0 || cfg.window == 0 {
         bail!("{}: line rate and window must be positive", cfg.name);
     }
