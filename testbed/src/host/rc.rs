@@ -47,12 +47,11 @@ use dataplane_common::dcqcn::{
 };
 use dataplane_common::wire::bth::{self, Bth};
 
-use super::frames::{mac_ctl, parse, AETH_ACK, AETH_NAK_SEQ, PSN_MASK};
+use super::frames::{mac_ctl, open_nic_socket, parse, LineRx, AETH_ACK, AETH_NAK_SEQ, PSN_MASK};
 use super::pause::PauseGate;
 #[cfg(test)]
 use super::qp::PktPos;
 use super::qp::{RecvQp, RxAction, SendQp};
-use crate::raw::RawSocket;
 use crate::topo::{CNP_DSCP, ROCE_DSCP, ROCE_TC};
 
 /// How one host behaves.
@@ -304,20 +303,7 @@ pub fn run_host(
 ) -> Result<HostReport> {
     // SAFETY: prctl on the calling thread: fine-grained sleeps.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-    let opened = (|| -> Result<RawSocket> {
-        let sock = RawSocket::open(&cfg.ifname, libc::ETH_P_ALL as u16, true)?;
-        sock.setsockopt_int(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
-        // as root, past net.core.rmem_max: a host thread held up by the
-        // other emulators must not lose frames in its socket
-        if sock
-            .setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
-            .is_err()
-        {
-            sock.setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUF, 8 << 20)?;
-        }
-        let _ = sock.stats();
-        Ok(sock)
-    })();
+    let opened = open_nic_socket(&cfg.ifname);
     // the others wait here too, also when this host failed (it then stops
     // the run)
     shared.ready.wait();
@@ -354,8 +340,7 @@ pub fn run_host(
     let mut gate = PauseGate::new(ROCE_TC, cfg.line_bps / 1_000_000);
     let mut rr = 0usize;
     let mut buf = vec![0u8; 4096];
-    let mut rx_link: std::collections::VecDeque<(u64, Vec<u8>)> = std::collections::VecDeque::new();
-    let mut link_free = 0u64;
+    let mut rx_link = LineRx::new(cfg.line_bps);
     let mut next_sample = 0u64;
     let mut sampled_bytes = 0u64;
     let ms = |ns: u64| ns as f64 / 1e6;
@@ -371,17 +356,9 @@ pub fn run_host(
                 }
                 continue;
             }
-            // the host's link delivers at its line rate: what the switch
-            // forwarded faster (its model queued it, XDP did not hold it)
-            // waits here, as it would have in the switch's queue
-            let ser = (r.len as u64 * 8 * 1_000_000_000).div_ceil(cfg.line_bps);
-            link_free = link_free.max(now) + ser;
-            rx_link.push_back((link_free, f.to_vec()));
+            rx_link.push(now, f);
         }
-        while rx_link.front().is_some_and(|x| x.0 <= now) {
-            let Some((_, f)) = rx_link.pop_front() else {
-                break;
-            };
+        while let Some(f) = rx_link.pop(now) {
             let Some(s) = parse(&f) else { continue };
             match s.op {
                 bth::OP_CNP => {
@@ -516,7 +493,7 @@ pub fn run_host(
         }
         // -- send one data frame when the line, the QP and the pause allow
         let mut wait_ns = 1_000_000u64.min(next_sample.saturating_sub(now).max(1));
-        if let Some((t, _)) = rx_link.front() {
+        if let Some(t) = rx_link.next_due() {
             wait_ns = wait_ns.min(t.saturating_sub(now).max(1));
         }
         if paused {

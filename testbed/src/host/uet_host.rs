@@ -5,7 +5,7 @@
 //! handed over at the line rate (the host's link, as in `rc`); every data
 //! packet is answered at once (ACK, or NACK when trimmed).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -14,9 +14,9 @@ use dataplane_common::build::L2;
 use dataplane_common::dcqcn::Pacer;
 use dataplane_common::wire::uet::NACK_TRIMMED;
 
+use super::frames::{open_nic_socket, LineRx};
 use super::rc::{catch_up, RunShared};
 use super::uet::{arrival, data_frame, feedback_frame, read, Path, Seen, UetRx, UetTx};
-use crate::raw::RawSocket;
 
 /// How one UET host behaves.
 #[derive(Clone, Debug)]
@@ -109,30 +109,6 @@ pub struct UetReport {
     pub socket_drops: u64,
 }
 
-/// A host's link: frames handed over at its line rate, in order.
-struct LineRx {
-    q: VecDeque<(u64, Vec<u8>)>,
-    free_ns: u64,
-    bps: u64,
-}
-
-impl LineRx {
-    fn push(&mut self, now: u64, f: &[u8]) {
-        let ser = (f.len() as u64 * 8 * 1_000_000_000).div_ceil(self.bps);
-        self.free_ns = self.free_ns.max(now) + ser;
-        self.q.push_back((self.free_ns, f.to_vec()));
-    }
-    fn pop(&mut self, now: u64) -> Option<Vec<u8>> {
-        if self.q.front().is_some_and(|x| x.0 <= now) {
-            return self.q.pop_front().map(|x| x.1);
-        }
-        None
-    }
-    fn next_due(&self) -> Option<u64> {
-        self.q.front().map(|x| x.0)
-    }
-}
-
 struct TxPdc {
     job: UetSendJob,
     st: UetTx,
@@ -149,13 +125,7 @@ pub fn run_uet_host(
 ) -> Result<UetReport> {
     // SAFETY: prctl on the calling thread: fine-grained sleeps.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-    let opened = (|| -> Result<RawSocket> {
-        let sock = RawSocket::open(&cfg.ifname, libc::ETH_P_ALL as u16, true)?;
-        sock.setsockopt_int(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
-        sock.setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)?;
-        let _ = sock.stats();
-        Ok(sock)
-    })();
+    let opened = open_nic_socket(&cfg.ifname);
     // a UDP socket on 4793 so the host's kernel does not answer every
     // UET packet with an ICMP port unreachable (which would queue behind
     // the incast); what it receives is never read
@@ -193,11 +163,7 @@ pub fn run_uet_host(
         ..Default::default()
     };
     let mut line = Pacer::NEW;
-    let mut link = LineRx {
-        q: VecDeque::new(),
-        free_ns: 0,
-        bps: cfg.line_bps,
-    };
+    let mut link = LineRx::new(cfg.line_bps);
     let mut buf = vec![0u8; 4096];
     let mut rr = 0usize;
     while !shared.stop.load(Ordering::Relaxed) {
