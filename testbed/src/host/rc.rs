@@ -498,51 +498,45 @@ pub fn run_host(
         }
         if paused {
             wait_ns = wait_ns.min(gate.until() - now);
-        } else if line.ready(now) {
-            let n = tx.len();
-            let mut sent = false;
-            for k in 0..n {
-                let i = (rr + k) % n.max(1);
-                let gate = tx[i]
-                    .job
-                    .gate_qp
-                    .map(|g| rx.get(&g).map(|(r, _)| r.messages).unwrap_or(0));
-                if !tx[i].st.can_send(cfg.window, gate) {
-                    // nothing to send: no catch-up time either
-                    tx[i].pacer.next_ns = tx[i].pacer.next_ns.max(now);
-                    continue;
-                }
-                if !tx[i].pacer.ready(now) {
-                    wait_ns = wait_ns.min(tx[i].pacer.next_ns - now);
-                    continue;
-                }
-                let q = &mut tx[i];
-                let frame = data_frame(cfg, &q.job, &q.st, q.st.next);
-                if !sock.send(&frame)? {
-                    break; // no room in the kernel: try again shortly
-                }
-                let len = frame.len() as u64;
-                q.st.on_sent(now, &mut q.highest);
-                if cfg.dcqcn {
-                    rp_on_sent(&mut q.rp, p, now, len);
-                    q.pacer
-                        .on_send(catch_up(&q.pacer, now), rp_rate(&q.rp), len);
-                }
-                line.on_send(catch_up(&line, now), cfg.line_bps, len);
-                rep.tx_pkts += 1;
-                rep.tx_bytes += len;
-                rr = i + 1;
-                sent = true;
-                break;
-            }
-            if sent {
-                wait_ns = 0;
-            } else {
-                // the line idles (nothing ready): no catch-up time
-                line.next_ns = line.next_ns.max(now);
-            }
         } else {
-            wait_ns = wait_ns.min(line.next_ns - now);
+            let n = tx.len();
+            let mut qp_wait = u64::MAX;
+            let line_wait = line_turn(&mut line, cfg.line_bps, now, || {
+                for k in 0..n {
+                    let i = (rr + k) % n.max(1);
+                    let gate = tx[i]
+                        .job
+                        .gate_qp
+                        .map(|g| rx.get(&g).map(|(r, _)| r.messages).unwrap_or(0));
+                    if !tx[i].st.can_send(cfg.window, gate) {
+                        // nothing to send: no catch-up time either
+                        tx[i].pacer.next_ns = tx[i].pacer.next_ns.max(now);
+                        continue;
+                    }
+                    if !tx[i].pacer.ready(now) {
+                        qp_wait = qp_wait.min(tx[i].pacer.next_ns - now);
+                        continue;
+                    }
+                    let q = &mut tx[i];
+                    let frame = data_frame(cfg, &q.job, &q.st, q.st.next);
+                    if !sock.send(&frame)? {
+                        return Ok(None); // no room in the kernel: try again shortly
+                    }
+                    let len = frame.len() as u64;
+                    q.st.on_sent(now, &mut q.highest);
+                    if cfg.dcqcn {
+                        rp_on_sent(&mut q.rp, p, now, len);
+                        q.pacer
+                            .on_send(catch_up(&q.pacer, now), rp_rate(&q.rp), len);
+                    }
+                    rep.tx_pkts += 1;
+                    rep.tx_bytes += len;
+                    rr = i + 1;
+                    return Ok(Some(len));
+                }
+                Ok(None)
+            })?;
+            wait_ns = wait_ns.min(line_wait).min(qp_wait);
         }
         if wait_ns > 0 {
             sock.wait(Duration::from_nanos(wait_ns));
@@ -590,6 +584,34 @@ pub const CATCH_UP_NS: u64 = 2_000_000;
 /// at most [`CATCH_UP_NS`] ago, else `now - CATCH_UP_NS`.
 pub fn catch_up(p: &Pacer, now: u64) -> u64 {
     now.min(p.next_ns.max(now.saturating_sub(CATCH_UP_NS)))
+}
+
+/// One turn of a host's transmit line at `now`: when `line` is free,
+/// `send_one` may put one frame on the wire (its length; `None` when
+/// nothing was ready or the kernel had no room), paced at `bps` with
+/// [`catch_up`]; an idle line owes no catch-up time (its schedule moves up
+/// to `now`). Returns how long the host may sleep as far as the line is
+/// concerned: 0 after a frame, the time to the line's next slot when it
+/// is busy, `u64::MAX` when it idles.
+pub(crate) fn line_turn(
+    line: &mut Pacer,
+    bps: u64,
+    now: u64,
+    send_one: impl FnOnce() -> Result<Option<u64>>,
+) -> Result<u64> {
+    if !line.ready(now) {
+        return Ok(line.next_ns - now);
+    }
+    match send_one()? {
+        Some(len) => {
+            line.on_send(catch_up(line, now), bps, len);
+            Ok(0)
+        }
+        None => {
+            line.next_ns = line.next_ns.max(now);
+            Ok(u64::MAX)
+        }
+    }
 }
 
 /// Payload bytes of the packets before `una`.

@@ -15,7 +15,7 @@ use dataplane_common::dcqcn::Pacer;
 use dataplane_common::wire::uet::NACK_TRIMMED;
 
 use super::frames::{open_nic_socket, LineRx};
-use super::rc::{catch_up, RunShared};
+use super::rc::{line_turn, RunShared};
 use super::uet::{arrival, data_frame, feedback_frame, read, Path, Seen, UetRx, UetTx};
 
 /// How one UET host behaves.
@@ -231,9 +231,8 @@ pub fn run_uet_host(
         if let Some(t) = link.next_due() {
             wait_ns = wait_ns.min(t.saturating_sub(now).max(1));
         }
-        if line.ready(now) {
-            let n = tx.len();
-            let mut sent = false;
+        let n = tx.len();
+        let line_wait = line_turn(&mut line, cfg.line_bps, now, || {
             for k in 0..n {
                 let i = (rr + k) % n;
                 let q = &mut tx[i];
@@ -242,25 +241,18 @@ pub fn run_uet_host(
                 };
                 let frame = data_frame(&q.path, psn, attempt, &q.st.ses(psn));
                 if !sock.send(&frame)? {
-                    break;
+                    return Ok(None);
                 }
                 q.st.on_sent(psn, now);
                 let len = frame.len() as u64;
-                line.on_send(catch_up(&line, now), cfg.line_bps, len);
                 rep.tx_pkts += 1;
                 rep.tx_bytes += len;
                 rr = i + 1;
-                sent = true;
-                break;
+                return Ok(Some(len));
             }
-            if sent {
-                wait_ns = 0;
-            } else {
-                line.next_ns = line.next_ns.max(now);
-            }
-        } else {
-            wait_ns = wait_ns.min(line.next_ns - now);
-        }
+            Ok(None)
+        })?;
+        wait_ns = wait_ns.min(line_wait);
         if wait_ns > 0 {
             sock.wait(Duration::from_nanos(wait_ns));
         }
