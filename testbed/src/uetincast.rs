@@ -410,7 +410,7 @@ pub fn records(runs: &[&UetIncastRun], machine: &str, note: &str) -> Vec<Record>
             ("mct_p99_ms", r.p99(), "ms", drop.map(|d| d.p99())),
             (
                 "jct_ms",
-                r.job_completion_ms.unwrap_or(f64::NAN),
+                r.job_completion_ms.unwrap_or(-1.0),
                 "ms",
                 drop.and_then(|d| d.job_completion_ms),
             ),
@@ -425,6 +425,11 @@ pub fn records(runs: &[&UetIncastRun], machine: &str, note: &str) -> Vec<Record>
             ("switch_trim", r.switch.trim as f64, "packets", None),
         ];
         for (name, value, unit, base) in figs {
+            if value < 0.0 {
+                // an incomplete run has no job completion time (and NaN
+                // would not survive the results file)
+                continue;
+            }
             let figure = format!("uet.incast.{}.{name}", r.action);
             let baseline = format!("uet.incast.drop.{name}");
             out.push(match base {
@@ -491,6 +496,37 @@ mod tests {
         assert_eq!(quantile(&v, 1.0), 100.0);
         assert_eq!(quantile(&[3.0], 0.99), 3.0);
         assert_eq!(quantile(&[], 0.5), 0.0);
+    }
+
+    fn run(action: &'static str, mct: Vec<f64>, jct: Option<f64>) -> UetIncastRun {
+        UetIncastRun {
+            action,
+            complete: jct.is_some(),
+            job_completion_ms: jct,
+            mct_ms: mct,
+            messages_expected: 2,
+            hosts: Vec::new(),
+            switch: SwitchTrim::default(),
+        }
+    }
+
+    #[test]
+    fn records_compare_trim_with_drop_and_skip_what_was_not_measured() {
+        let d = run("drop", vec![10.0, 40.0], Some(100.0));
+        let t = run("trim", vec![5.0, 10.0], None);
+        let r = records(&[&d, &t], "m", "n");
+        let get = |f: &str| r.iter().find(|x| x.figure == f);
+        let p99 = get("uet.incast.trim.mct_p99_ms").unwrap();
+        assert_eq!((p99.value, p99.ratio), (10.0, Some(0.25)));
+        assert_eq!(p99.baseline.as_deref(), Some("uet.incast.drop.mct_p99_ms"));
+        assert!(get("uet.incast.drop.mct_p99_ms").unwrap().ratio.is_none());
+        assert!(
+            get("uet.incast.trim.jct_ms").is_none(),
+            "incomplete: no JCT"
+        );
+        assert_eq!(get("uet.incast.drop.jct_ms").unwrap().value, 100.0);
+        assert!(bars_svg("t", &[&d, &t]).contains("job completion"));
+        assert_eq!(cdf_svg("t", &[&d, &t]).matches("<path").count(), 2);
     }
 
     #[test]
