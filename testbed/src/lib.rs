@@ -25,6 +25,7 @@ pub mod scenes;
 pub mod seqflows;
 pub mod testrun;
 pub mod topo;
+pub mod uetincast;
 
 /// The `dataplane` controller binary the lab runs: `$DATAPLANE_BIN` if
 /// set, else `dataplane` beside the running executable's profile directory

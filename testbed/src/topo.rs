@@ -124,7 +124,27 @@ pub struct Topology {
     pub hash_seed: u32,
     /// Where the switches' routes come from.
     pub routing: Routing,
+    /// Packet trimming settings of every switch (issue 18); `None`: no
+    /// `[switch_trimming]` and no buffer profile on the queues.
+    pub trimming: Option<Trimming>,
 }
+
+/// `[switch_trimming]` of every switch and one `[buffer_profile]`,
+/// [`TRIM_PROFILE`], on the queues 0-2 of every port (lossy with PFC on 3,4
+/// or off), whose `packet_discard_action` is `trim` or `drop`: the same
+/// buffer either way, so a run with `trim: false` is the plain-drop
+/// baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trimming {
+    /// `packet_discard_action = "trim"` (else `"drop"`).
+    pub trim: bool,
+    pub size: u16,
+    pub dscp: u8,
+    pub queue: u8,
+}
+
+/// The buffer profile name [`Trimming`] writes.
+pub const TRIM_PROFILE: &str = "q_lossy_trim_profile";
 
 /// The fabric's control plane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -165,6 +185,7 @@ impl Default for Topology {
             response_us: 2_000,
             hash_seed: 1,
             routing: Routing::Static,
+            trimming: None,
         }
     }
 }
@@ -550,6 +571,15 @@ impl Topology {
                 self.kmin, self.kmax, self.pmax
             ));
         }
+        if let Some(t) = self.trimming {
+            out.raw(&format!(
+                "[switch_trimming]\nsize = {}\ndscp_value = {}\nqueue_index = {}\n\n[buffer_profile.{TRIM_PROFILE}]\npacket_discard_action = \"{}\"\n\n",
+                t.size,
+                t.dscp,
+                t.queue,
+                if t.trim { "trim" } else { "drop" }
+            ));
+        }
     }
 
     /// A switch port: PFC on 3 and 4 with the fabric's headroom (or off),
@@ -563,6 +593,11 @@ impl Topology {
         extra.push_str(&format!(
             "wred_profile = \"{profile}\"\nlossy_wred_profile = \"{profile}\"\n"
         ));
+        if self.trimming.is_some() {
+            extra.push_str(&format!(
+                "buffer_queue = {{ \"0-2\" = \"{TRIM_PROFILE}\" }}\n"
+            ));
+        }
         out.port(name, mac_, mbps, &extra);
     }
 

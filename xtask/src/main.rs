@@ -234,6 +234,15 @@ fn main() -> Result<()> {
                     &out,
                 ]),
             )?;
+            println!("\n== UET incast: packet trimming vs plain drops ==");
+            run(
+                Command::new(root().join("target/release/dataplane-uetbench")).args([
+                    "--dataplane",
+                    &dp,
+                    "--out",
+                    &out,
+                ]),
+            )?;
             println!("\nall figures: {out}");
             Ok(())
         }

@@ -157,3 +157,47 @@ impl Pds {
         )
     }
 }
+
+/// Writers of the feedback a receiver sends (layouts as the Linux RFC
+/// patch set's `uet_pds_ack_hdr` / `uet_pds_nack_hdr` and Wireshark lay
+/// them out; the parser above reads their PSN word at bytes 4-7).
+impl Pds {
+    /// The prologue bytes of a feedback packet of type `ptype` (next
+    /// header 0).
+    fn feedback_prologue(ptype: u8, flags: u8) -> [u8; 2] {
+        Pds {
+            ptype,
+            next: 0,
+            flags,
+            psn: 0,
+        }
+        .prologue()
+        .to_be_bytes()
+    }
+
+    /// A RUD/ROD ACK (12 bytes): prologue, ACK PSN offset (the PSN this
+    /// ACK is for = `cack_psn + offset`), cumulative ACK PSN (every PSN up
+    /// to it arrived), source and destination PDC ids.
+    pub fn ack(flags: u8, cack_psn: u32, offset: u16, spdcid: u16, dpdcid: u16) -> [u8; 12] {
+        let mut h = [0u8; 12];
+        h[..2].copy_from_slice(&Self::feedback_prologue(TYPE_ACK, flags));
+        h[2..4].copy_from_slice(&offset.to_be_bytes());
+        h[4..8].copy_from_slice(&cack_psn.to_be_bytes());
+        h[8..10].copy_from_slice(&spdcid.to_be_bytes());
+        h[10..12].copy_from_slice(&dpdcid.to_be_bytes());
+        h
+    }
+
+    /// A NACK (16 bytes): prologue, NACK code (e.g. [`NACK_TRIMMED`]),
+    /// vendor code 0, the PSN NACKed, source and destination PDC ids, 4
+    /// bytes of payload (0).
+    pub fn nack(flags: u8, code: u8, psn: u32, spdcid: u16, dpdcid: u16) -> [u8; 16] {
+        let mut h = [0u8; 16];
+        h[..2].copy_from_slice(&Self::feedback_prologue(TYPE_NACK, flags));
+        h[2] = code;
+        h[4..8].copy_from_slice(&psn.to_be_bytes());
+        h[8..10].copy_from_slice(&spdcid.to_be_bytes());
+        h[10..12].copy_from_slice(&dpdcid.to_be_bytes());
+        h
+    }
+}

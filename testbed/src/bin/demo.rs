@@ -15,6 +15,8 @@
 //! load balancing; then builds the same fabric with FRR (zebra + bgpd) in
 //! every switch, eBGP unnumbered, and shows the sessions established and
 //! the routes each data plane learned (skipped, saying so, without FRR);
+//! between them the UET scene: a 7:1 incast of UET messages with plain
+//! drops, then with packet trimming (`testbed::uetincast`);
 //! prints each report and a summary, writes
 //! `target/demo/report.json` and the plots, and tears everything down (also
 //! on error and Ctrl-C).
@@ -40,6 +42,7 @@ use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
 use testbed::scenario::{RunOpts, RunResult, Scenario};
 use testbed::topo::{Routing, Topology};
+use testbed::uetincast::{compare, UetIncast};
 
 #[derive(Parser)]
 struct Args {
@@ -114,7 +117,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
     topo.hash_seed = seed;
     let (s, l, h) = topo.dims();
     println!(
-        "[1/7] building the default fabric: {s} spines, {l} leaves, {h} hosts per leaf; hosts {} Mb/s, uplinks {} Mb/s; PFC on priority 3, ECN (Kmin {} KB, Kmax {} KB, Pmax {}%)",
+        "[1/8] building the default fabric: {s} spines, {l} leaves, {h} hosts per leaf; hosts {} Mb/s, uplinks {} Mb/s; PFC on priority 3, ECN (Kmin {} KB, Kmax {} KB, Pmax {}%)",
         topo.host_mbps,
         topo.uplink_mbps,
         topo.kmin / 1000,
@@ -125,7 +128,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
     let mut runs: Vec<RunResult> = Vec::new();
     {
         let mut fabric = Fabric::build(topo.clone(), dp, "demo")?;
-        println!("\n[2/7] ring all-reduce, 2 MB per host ({} mode): 14 steps, each sends what the previous one received", fabric.topo.lb_mode);
+        println!("\n[2/8] ring all-reduce, 2 MB per host ({} mode): 14 steps, each sends what the previous one received", fabric.topo.lb_mode);
         runs.push(run_scenario(
             &fabric,
             &Scenario::AllReduce { bytes: 2 << 20 },
@@ -134,10 +137,10 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
             "all_reduce",
         )?);
         check_interrupt()?;
-        println!("\n[3/7] incast: h1..h7 write 256 KB each to h0, PFC and ECN on");
+        println!("\n[3/8] incast: h1..h7 write 256 KB each to h0, PFC and ECN on");
         runs.push(run_scenario(&fabric, &incast, &opts, out, "incast_pfc_on")?);
         check_interrupt()?;
-        println!("\n[4/7] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth");
+        println!("\n[4/8] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth");
         println!(
             "      hash seed {seed}: hash mode stacks the flows per leaf uplink as {placement:?}"
         );
@@ -155,7 +158,7 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
         }
     }
     check_interrupt()?;
-    println!("\n[5/7] the incast again with PFC off (fabric rebuilt)");
+    println!("\n[5/8] the incast again with PFC off (fabric rebuilt)");
     {
         let fabric = Fabric::build(
             Topology {
@@ -174,8 +177,10 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
         )?);
     }
     check_interrupt()?;
+    let uet = uet_scene(dp, out)?;
+    check_interrupt()?;
     let bgp = bgp_scene(dp)?;
-    println!("\n[7/7] torn down: controllers stopped, FRR stopped, data planes detached, namespaces removed\n");
+    println!("\n[8/8] torn down: controllers stopped, FRR stopped, data planes detached, namespaces removed\n");
     println!(
         "{:<12} {:<10} {:>4} {:>9} {:>9} {:>8} {:>6} {:>6} {:>9} {:>9}",
         "scenario", "lb", "PFC", "JCT ms", "lossless", "ECN", "CNP", "PFC", "uplinks", "max/mean"
@@ -214,12 +219,13 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
         "fabric": { "spines": s, "leaves": l, "hosts_per_leaf": h, "host_mbps": topo.host_mbps, "uplink_mbps": topo.uplink_mbps, "hash_seed": seed },
         "runs": runs.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         "bgp": bgp.to_json(),
+        "uet": uet,
     });
     std::fs::write(
         out.join("report.json"),
         serde_json::to_string_pretty(&report)?,
     )?;
-    println!("\nreport: {}/report.json; plots: {}/*.svg (queues, PFC timelines, host rates, lb_modes.svg)", out.display(), out.display());
+    println!("\nreport: {}/report.json; plots: {}/*.svg (queues, PFC timelines, host rates, lb_modes.svg, uet_incast_*.svg)", out.display(), out.display());
     if runs.iter().any(|r| !r.complete) {
         bail!("a scenario did not complete");
     }
@@ -531,7 +537,7 @@ impl Bgp {
 /// its kernel FIB; the figures, then teardown (FRR stopped with the fabric,
 /// also on error and Ctrl-C).
 fn bgp_scene(dp: &Path) -> Result<Bgp> {
-    println!("\n[6/7] BGP: the same fabric, routes from FRR (zebra + bgpd per switch, eBGP unnumbered) through the kernel into the data planes");
+    println!("\n[7/8] BGP: the same fabric, routes from FRR (zebra + bgpd per switch, eBGP unnumbered) through the kernel into the data planes");
     if let Some(why) = testbed::frr::missing() {
         println!("      skipped: {why}");
         return Ok(Bgp::Skipped(why));
@@ -555,6 +561,36 @@ fn bgp_scene(dp: &Path) -> Result<Bgp> {
     };
     println!("      converged in {:.1} s: every data plane equals its kernel FIB and FRR's installed routes", t.as_secs_f64());
     Ok(bgp)
+}
+
+/// The UET scene: a 7:1 incast of UET messages through one switch with a
+/// small lossy buffer, plain drops then trimming
+/// (`testbed::uetincast::compare`); the figures and plots
+/// `uet_incast_mct_cdf.svg`, `uet_incast_bars.svg`.
+fn uet_scene(dp: &Path, out: &Path) -> Result<serde_json::Value> {
+    let spec = UetIncast::default();
+    println!(
+        "\n[6/8] UET incast: h1..h{n} send {m} messages of {k} KB each to h0 over UDP 4793 (per-packet entropy, PDS PSNs) through one switch with a {p} KB pool; once with plain drops (lost packets resent after a {r} ms timeout), once with packet trimming (the receiver NACKs a trimmed packet, the sender resends it at once)",
+        n = spec.senders,
+        m = spec.messages,
+        k = spec.message_bytes / 1024,
+        p = spec.pool_bytes / 1024,
+        r = spec.rto_ms
+    );
+    let [drop, trim] = compare(dp, "demouet", &spec, out, "uet_incast")?;
+    if !drop.complete || !trim.complete {
+        bail!("the UET incast did not complete");
+    }
+    println!(
+        "      trimming: message completion p99 {:.0} ms vs {:.0} ms with drops, job {:.0} vs {:.0} ms; the switch trimmed {} packets, the receiver NACKed {}",
+        trim.p99(),
+        drop.p99(),
+        trim.job_completion_ms.unwrap_or(0.0),
+        drop.job_completion_ms.unwrap_or(0.0),
+        trim.switch.trim,
+        trim.nacks_tx()
+    );
+    Ok(serde_json::json!({ "runs": [drop.to_json(), trim.to_json()] }))
 }
 
 fn print_bgp(bgp: &Bgp) {

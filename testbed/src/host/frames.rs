@@ -78,3 +78,60 @@ pub const AETH_NAK_SEQ: u8 = 0x60;
 
 /// Largest PSN the emulator uses (PSNs are 24 bits; a run stays below).
 pub const PSN_MASK: u32 = 0x00ff_ffff;
+
+/// A host NIC's raw socket on `ifname` (calling thread's namespace): its
+/// own frames not looped back, and, as root, an 8 MB receive buffer past
+/// `net.core.rmem_max` (a host thread held up by the other emulators must
+/// not lose frames in its socket).
+pub(crate) fn open_nic_socket(ifname: &str) -> anyhow::Result<crate::raw::RawSocket> {
+    let sock = crate::raw::RawSocket::open(ifname, libc::ETH_P_ALL as u16, true)?;
+    sock.setsockopt_int(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
+    if sock
+        .setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
+        .is_err()
+    {
+        sock.setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUF, 8 << 20)?;
+    }
+    let _ = sock.stats();
+    Ok(sock)
+}
+
+/// A host's link: received frames are handed to the host at its line rate
+/// (serialisation delay, FIFO). The switches' buffer model queues but XDP
+/// forwards at once, so what the model queued waits here, as it would
+/// have in the switch's queue.
+pub(crate) struct LineRx {
+    q: std::collections::VecDeque<(u64, Vec<u8>)>,
+    free_ns: u64,
+    bps: u64,
+}
+
+impl LineRx {
+    pub(crate) fn new(bps: u64) -> LineRx {
+        LineRx {
+            q: std::collections::VecDeque::new(),
+            free_ns: 0,
+            bps: bps.max(1),
+        }
+    }
+
+    /// Frame `f` arrived at `now`.
+    pub(crate) fn push(&mut self, now: u64, f: &[u8]) {
+        let ser = (f.len() as u64 * 8 * 1_000_000_000).div_ceil(self.bps);
+        self.free_ns = self.free_ns.max(now) + ser;
+        self.q.push_back((self.free_ns, f.to_vec()));
+    }
+
+    /// The next frame delivered by `now`.
+    pub(crate) fn pop(&mut self, now: u64) -> Option<Vec<u8>> {
+        if self.q.front().is_some_and(|x| x.0 <= now) {
+            return self.q.pop_front().map(|x| x.1);
+        }
+        None
+    }
+
+    /// When the next frame is delivered.
+    pub(crate) fn next_due(&self) -> Option<u64> {
+        self.q.front().map(|x| x.0)
+    }
+}

@@ -17,6 +17,7 @@
 //! | [`pfc`] | a PFC storm source (stuck NIC) and a MAC-control tap |
 //! | [`dcbx`] | the NIC's LLDP/DCBX agent: willing (adopts the switch's configuration) or told to mismatch |
 //! | [`qp`] | RC queue-pair state of the host: go-back-N requester, in-order responder |
+//! | [`uet`], [`uet_host`] | a UET-like host instead of RoCEv2: per-packet entropy, PDS PSNs, selective ACK, an immediate NACK for a trimmed packet, selective retransmission |
 //!
 //! Everything runs in the calling thread's network namespace.
 
@@ -28,6 +29,8 @@ pub mod pfc;
 pub mod qp;
 pub mod rc;
 pub mod receiver;
+pub mod uet;
+pub mod uet_host;
 
 pub use dcbx::*;
 pub use frames::*;
@@ -37,3 +40,4 @@ pub use pfc::*;
 pub use qp::*;
 pub use rc::*;
 pub use receiver::*;
+pub use uet_host::*;

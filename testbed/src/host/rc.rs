@@ -47,12 +47,11 @@ use dataplane_common::dcqcn::{
 };
 use dataplane_common::wire::bth::{self, Bth};
 
-use super::frames::{mac_ctl, parse, AETH_ACK, AETH_NAK_SEQ, PSN_MASK};
+use super::frames::{mac_ctl, open_nic_socket, parse, LineRx, AETH_ACK, AETH_NAK_SEQ, PSN_MASK};
 use super::pause::PauseGate;
 #[cfg(test)]
 use super::qp::PktPos;
 use super::qp::{RecvQp, RxAction, SendQp};
-use crate::raw::RawSocket;
 use crate::topo::{CNP_DSCP, ROCE_DSCP, ROCE_TC};
 
 /// How one host behaves.
@@ -304,20 +303,7 @@ pub fn run_host(
 ) -> Result<HostReport> {
     // SAFETY: prctl on the calling thread: fine-grained sleeps.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-    let opened = (|| -> Result<RawSocket> {
-        let sock = RawSocket::open(&cfg.ifname, libc::ETH_P_ALL as u16, true)?;
-        sock.setsockopt_int(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
-        // as root, past net.core.rmem_max: a host thread held up by the
-        // other emulators must not lose frames in its socket
-        if sock
-            .setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
-            .is_err()
-        {
-            sock.setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUF, 8 << 20)?;
-        }
-        let _ = sock.stats();
-        Ok(sock)
-    })();
+    let opened = open_nic_socket(&cfg.ifname);
     // the others wait here too, also when this host failed (it then stops
     // the run)
     shared.ready.wait();
@@ -354,8 +340,7 @@ pub fn run_host(
     let mut gate = PauseGate::new(ROCE_TC, cfg.line_bps / 1_000_000);
     let mut rr = 0usize;
     let mut buf = vec![0u8; 4096];
-    let mut rx_link: std::collections::VecDeque<(u64, Vec<u8>)> = std::collections::VecDeque::new();
-    let mut link_free = 0u64;
+    let mut rx_link = LineRx::new(cfg.line_bps);
     let mut next_sample = 0u64;
     let mut sampled_bytes = 0u64;
     let ms = |ns: u64| ns as f64 / 1e6;
@@ -371,17 +356,9 @@ pub fn run_host(
                 }
                 continue;
             }
-            // the host's link delivers at its line rate: what the switch
-            // forwarded faster (its model queued it, XDP did not hold it)
-            // waits here, as it would have in the switch's queue
-            let ser = (r.len as u64 * 8 * 1_000_000_000).div_ceil(cfg.line_bps);
-            link_free = link_free.max(now) + ser;
-            rx_link.push_back((link_free, f.to_vec()));
+            rx_link.push(now, f);
         }
-        while rx_link.front().is_some_and(|x| x.0 <= now) {
-            let Some((_, f)) = rx_link.pop_front() else {
-                break;
-            };
+        while let Some(f) = rx_link.pop(now) {
             let Some(s) = parse(&f) else { continue };
             match s.op {
                 bth::OP_CNP => {
@@ -516,56 +493,50 @@ pub fn run_host(
         }
         // -- send one data frame when the line, the QP and the pause allow
         let mut wait_ns = 1_000_000u64.min(next_sample.saturating_sub(now).max(1));
-        if let Some((t, _)) = rx_link.front() {
+        if let Some(t) = rx_link.next_due() {
             wait_ns = wait_ns.min(t.saturating_sub(now).max(1));
         }
         if paused {
             wait_ns = wait_ns.min(gate.until() - now);
-        } else if line.ready(now) {
-            let n = tx.len();
-            let mut sent = false;
-            for k in 0..n {
-                let i = (rr + k) % n.max(1);
-                let gate = tx[i]
-                    .job
-                    .gate_qp
-                    .map(|g| rx.get(&g).map(|(r, _)| r.messages).unwrap_or(0));
-                if !tx[i].st.can_send(cfg.window, gate) {
-                    // nothing to send: no catch-up time either
-                    tx[i].pacer.next_ns = tx[i].pacer.next_ns.max(now);
-                    continue;
-                }
-                if !tx[i].pacer.ready(now) {
-                    wait_ns = wait_ns.min(tx[i].pacer.next_ns - now);
-                    continue;
-                }
-                let q = &mut tx[i];
-                let frame = data_frame(cfg, &q.job, &q.st, q.st.next);
-                if !sock.send(&frame)? {
-                    break; // no room in the kernel: try again shortly
-                }
-                let len = frame.len() as u64;
-                q.st.on_sent(now, &mut q.highest);
-                if cfg.dcqcn {
-                    rp_on_sent(&mut q.rp, p, now, len);
-                    q.pacer
-                        .on_send(catch_up(&q.pacer, now), rp_rate(&q.rp), len);
-                }
-                line.on_send(catch_up(&line, now), cfg.line_bps, len);
-                rep.tx_pkts += 1;
-                rep.tx_bytes += len;
-                rr = i + 1;
-                sent = true;
-                break;
-            }
-            if sent {
-                wait_ns = 0;
-            } else {
-                // the line idles (nothing ready): no catch-up time
-                line.next_ns = line.next_ns.max(now);
-            }
         } else {
-            wait_ns = wait_ns.min(line.next_ns - now);
+            let n = tx.len();
+            let mut qp_wait = u64::MAX;
+            let line_wait = line_turn(&mut line, cfg.line_bps, now, || {
+                for k in 0..n {
+                    let i = (rr + k) % n.max(1);
+                    let gate = tx[i]
+                        .job
+                        .gate_qp
+                        .map(|g| rx.get(&g).map(|(r, _)| r.messages).unwrap_or(0));
+                    if !tx[i].st.can_send(cfg.window, gate) {
+                        // nothing to send: no catch-up time either
+                        tx[i].pacer.next_ns = tx[i].pacer.next_ns.max(now);
+                        continue;
+                    }
+                    if !tx[i].pacer.ready(now) {
+                        qp_wait = qp_wait.min(tx[i].pacer.next_ns - now);
+                        continue;
+                    }
+                    let q = &mut tx[i];
+                    let frame = data_frame(cfg, &q.job, &q.st, q.st.next);
+                    if !sock.send(&frame)? {
+                        return Ok(None); // no room in the kernel: try again shortly
+                    }
+                    let len = frame.len() as u64;
+                    q.st.on_sent(now, &mut q.highest);
+                    if cfg.dcqcn {
+                        rp_on_sent(&mut q.rp, p, now, len);
+                        q.pacer
+                            .on_send(catch_up(&q.pacer, now), rp_rate(&q.rp), len);
+                    }
+                    rep.tx_pkts += 1;
+                    rep.tx_bytes += len;
+                    rr = i + 1;
+                    return Ok(Some(len));
+                }
+                Ok(None)
+            })?;
+            wait_ns = wait_ns.min(line_wait).min(qp_wait);
         }
         if wait_ns > 0 {
             sock.wait(Duration::from_nanos(wait_ns));
@@ -613,6 +584,34 @@ pub const CATCH_UP_NS: u64 = 2_000_000;
 /// at most [`CATCH_UP_NS`] ago, else `now - CATCH_UP_NS`.
 pub fn catch_up(p: &Pacer, now: u64) -> u64 {
     now.min(p.next_ns.max(now.saturating_sub(CATCH_UP_NS)))
+}
+
+/// One turn of a host's transmit line at `now`: when `line` is free,
+/// `send_one` may put one frame on the wire (its length; `None` when
+/// nothing was ready or the kernel had no room), paced at `bps` with
+/// [`catch_up`]; an idle line owes no catch-up time (its schedule moves up
+/// to `now`). Returns how long the host may sleep as far as the line is
+/// concerned: 0 after a frame, the time to the line's next slot when it
+/// is busy, `u64::MAX` when it idles.
+pub(crate) fn line_turn(
+    line: &mut Pacer,
+    bps: u64,
+    now: u64,
+    send_one: impl FnOnce() -> Result<Option<u64>>,
+) -> Result<u64> {
+    if !line.ready(now) {
+        return Ok(line.next_ns - now);
+    }
+    match send_one()? {
+        Some(len) => {
+            line.on_send(catch_up(line, now), bps, len);
+            Ok(0)
+        }
+        None => {
+            line.next_ns = line.next_ns.max(now);
+            Ok(u64::MAX)
+        }
+    }
 }
 
 /// Payload bytes of the packets before `una`.
