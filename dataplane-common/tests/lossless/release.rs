@@ -117,7 +117,7 @@ fn host_form_matches_ebpf_form<const N: usize>(seed: u32) {
             q.cursor = rng.next_u32() % 200;
         }
         now += u64::from(rng.next_u32() % 3000);
-        let (a, da, ra, slots) = drain_both_forms(q, now, &format!("step {step}"));
+        let (a, _da, ra, slots) = drain_both_forms(q, now, &format!("step {step}"));
         let exact = ra
             .iter()
             .enumerate()
