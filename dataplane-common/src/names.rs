@@ -23,10 +23,8 @@ pub mod map {
     pub const HOSTS_V4: &str = "HOSTS_V4";
     /// IPv6 host routes (/128, exact match, consulted before the trie).
     pub const HOSTS_V6: &str = "HOSTS_V6";
-    /// Next hops (egress port, MACs): two slots per next hop.
+    /// Next hops (egress port, MACs).
     pub const NEXTHOPS: &str = "NEXTHOPS";
-    /// Generation per next hop, selecting its slot in NEXTHOPS.
-    pub const NH_GEN: &str = "NH_GEN";
     /// The redirect devmap (port id -> ifindex).
     pub const TX_PORTS: &str = "TX_PORTS";
     /// Per-port, per-CPU forwarding counters.
@@ -109,7 +107,7 @@ pub mod map {
     /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
     pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
     /// Every map of the object.
-    pub const ALL: [&str; 46] = [
+    pub const ALL: [&str; 45] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -118,7 +116,6 @@ pub mod map {
         HOSTS_V4,
         HOSTS_V6,
         NEXTHOPS,
-        NH_GEN,
         TX_PORTS,
         FWD_COUNTERS,
         EGRESS_CTX,

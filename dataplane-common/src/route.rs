@@ -62,65 +62,6 @@ pub fn lookup(
 
 /// Next hops the data plane can send to.
 pub const MAX_NEXTHOPS: u32 = 256;
-
-/// Entries of the next-hop table (`NEXTHOPS`, an array): two slots per
-/// next hop, [`nexthop_slot`]. An array lookup is a bounds check and an
-/// address (the verifier inlines it) where a hash lookup hashes the key
-/// and walks a bucket; but an array update copies the value in place, so a
-/// packet could read a 20-byte entry half-written. Hence two slots and a
-/// generation per next hop (`NH_GEN`): the writer fills the slot the
-/// current generation does not select, then publishes generation + 1
-/// ([`NextHopWrite`]); the reader takes the generation, copies the slot it
-/// selects and takes the generation again: equal, the copy is whole (the
-/// slot it read is written again only after two further publications, and
-/// each flips the generation's low bit). Unequal: [`nexthop_retry`].
-/// (Load order: x86 keeps loads in order; a weakly ordered CPU would need
-/// acquire loads, which this BPF code does not use.)
-pub const NEXTHOP_SLOTS: u32 = 2 * MAX_NEXTHOPS;
-
-/// Slot of next hop `id` in `NEXTHOPS` at generation `gen`.
-#[inline(always)]
-pub const fn nexthop_slot(id: u32, gen: u32) -> u32 {
-    2 * id + (gen & 1)
-}
-
-/// What a packet takes when the generation changed under its read (the
-/// controller updated the entry in that instant): the frame goes to the
-/// kernel as if the neighbour were being resolved (defined, counted
-/// `pass_unresolved`), never out with a torn entry.
-pub const fn nexthop_retry() -> NextHop {
-    NextHop {
-        dst_mac: [0; 6],
-        src_mac: [0; 6],
-        ifindex: 0,
-        port_id: 0,
-        valid: NH_UNRESOLVED,
-        _pad: 0,
-    }
-}
-
-/// An update of next hop `id` from generation `gen` (whose slot holds
-/// `current`): `None` when `new` is already there, else the slot to fill
-/// and the generation to publish after it. Removing is writing
-/// `NextHop::default()` (no entry: `valid` 0, the same verdict).
-#[inline]
-pub fn nexthop_write(id: u32, gen: u32, current: &NextHop, new: &NextHop) -> Option<NextHopWrite> {
-    if current == new {
-        return None;
-    }
-    let next = gen.wrapping_add(1);
-    Some(NextHopWrite {
-        slot: nexthop_slot(id, next),
-        gen: next,
-    })
-}
-
-/// See [`nexthop_write`]: write `slot`, then `gen`, in that order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NextHopWrite {
-    pub slot: u32,
-    pub gen: u32,
-}
 /// Next-hop groups.
 pub const MAX_GROUPS: u32 = 64;
 

@@ -15,12 +15,12 @@ use dataplane_common::{
     },
     maps::MAX_PORTS,
     parse::{Parsed, L3},
-    route::{NextHop, MAX_GROUPS},
+    route::MAX_GROUPS,
     wire::{ipv4, ipv6, Packet},
 };
 
 use crate::packet::XdpPacket;
-use crate::tables::nexthop;
+use crate::tables::NEXTHOPS;
 
 /// Next-hop groups by index (hash map: an update replaces a group whole).
 #[map]
@@ -73,10 +73,8 @@ fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
         let mut band = NUM_BANDS - 1;
         if i < g.n_members as usize {
             let id = u32::from(g.members[i].id);
-            // a next hop never written (all zero) has no port: band as
-            // for a missing one; so has one changing under the read (a
-            // band is a load hint, read again by the next packet)
-            if let Some(Ok(nh)) = nexthop(id).filter(|r| *r != Ok(NextHop::default())) {
+            // SAFETY: read-only; entries are replaced whole.
+            if let Some(nh) = unsafe { NEXTHOPS.get(&id) } {
                 if let Some(r) = PORT_RATE.get(u32::from(nh.port_id)) {
                     band = r.band(now);
                 }

@@ -10,15 +10,15 @@ use dataplane_common::{
     parse::{Parsed, L3},
     reason::Reason,
     route::{
-        count_not_routed, ipv4_ttl_decrement, lookup, nexthop_retry, nexthop_verdict, pre_route,
-        NextHop, NhVerdict, NotRouted, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
+        count_not_routed, ipv4_ttl_decrement, lookup, nexthop_verdict, pre_route, NextHop,
+        NhVerdict, NotRouted, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
 };
 
 use crate::packet::XdpPacket;
 use crate::stages::{enter_egress, EgressCtx};
-use crate::tables::{fwd_counters, nexthop, HOSTS_V4, HOSTS_V6, ROUTES_V4, ROUTES_V6, TX_PORTS};
+use crate::tables::{fwd_counters, HOSTS_V4, HOSTS_V6, NEXTHOPS, ROUTES_V4, ROUTES_V6, TX_PORTS};
 
 /// Routes a classified frame. Returns the XDP action.
 #[inline(always)]
@@ -89,10 +89,10 @@ pub fn forward(
             return xdp_action::XDP_DROP;
         }
     };
-    // an entry changing under the read: to the kernel (`nexthop_retry`)
-    let entry = nexthop(u32::from(nh_id)).map(|r| r.unwrap_or(nexthop_retry()));
-    let nh: NextHop = match (nexthop_verdict(entry.as_ref()), entry) {
-        (NhVerdict::Send, Some(nh)) => nh,
+    // SAFETY: read-only use; hash-map updates replace entries whole.
+    let entry = unsafe { NEXTHOPS.get(&u32::from(nh_id)) };
+    let nh: NextHop = match (nexthop_verdict(entry), entry) {
+        (NhVerdict::Send, Some(nh)) => *nh,
         (NhVerdict::Unresolved, _) => {
             // the kernel routes it and resolves the neighbour
             rx.pass_unresolved += 1;

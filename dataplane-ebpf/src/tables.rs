@@ -4,13 +4,12 @@
 use aya_ebpf::{
     bindings::BPF_F_NO_PREALLOC,
     macros::map,
-    maps::{Array, DevMap, HashMap, LpmTrie, PerCpuArray},
+    maps::{DevMap, HashMap, LpmTrie, PerCpuArray},
 };
 use dataplane_common::{
     maps::MAX_PORTS,
     route::{
-        nexthop_slot, FwdCounters, NextHop, RouteEntry, MAX_NEXTHOPS, NEXTHOP_SLOTS,
-        ROUTES_V4_CAPACITY, ROUTES_V6_CAPACITY,
+        FwdCounters, NextHop, RouteEntry, MAX_NEXTHOPS, ROUTES_V4_CAPACITY, ROUTES_V6_CAPACITY,
     },
 };
 
@@ -35,35 +34,9 @@ pub(crate) static HOSTS_V4: HashMap<[u8; 4], RouteEntry> =
 pub(crate) static HOSTS_V6: HashMap<[u8; 16], RouteEntry> =
     HashMap::with_max_entries(ROUTES_V6_CAPACITY, BPF_F_NO_PREALLOC);
 
-/// Next hops: two slots per index, the generation in `NH_GEN` selects one
-/// (`dataplane_common::route::NEXTHOP_SLOTS`; read with [`nexthop`]).
+/// Next hops by index. A hash map so an update replaces an entry whole.
 #[map]
-pub(crate) static NEXTHOPS: Array<NextHop> = Array::with_max_entries(NEXTHOP_SLOTS, 0);
-
-/// Generation of every next hop (its low bit: the slot in use), published
-/// by the controller after it filled the other slot.
-#[map]
-static NH_GEN: Array<u32> = Array::with_max_entries(MAX_NEXTHOPS, 0);
-
-/// Next hop `id` (all zero, `valid` 0, when none was written), or `Err`
-/// when the controller published a new generation during the read: never
-/// a half-written entry (see `NEXTHOP_SLOTS`). One attempt (a retry
-/// doubles the paths the verifier walks in `balance`'s member loop).
-#[inline(always)]
-pub(crate) fn nexthop(id: u32) -> Option<Result<NextHop, ()>> {
-    let gen = NH_GEN.get_ptr(id)?;
-    // SAFETY (all three): map values, read as the controller may write
-    // them; volatile so the copy stays between the two generation loads
-    // (x86 keeps loads in order).
-    let g = unsafe { core::ptr::read_volatile(gen) };
-    let slot = NEXTHOPS.get_ptr(nexthop_slot(id, g))?;
-    let nh = unsafe { core::ptr::read_volatile(slot) };
-    if unsafe { core::ptr::read_volatile(gen) } == g {
-        Some(Ok(nh))
-    } else {
-        Some(Err(()))
-    }
-}
+pub(crate) static NEXTHOPS: HashMap<u32, NextHop> = HashMap::with_max_entries(MAX_NEXTHOPS, 0);
 
 /// Egress ports for XDP_REDIRECT, indexed by port id.
 #[map]

@@ -67,7 +67,7 @@ pub fn dump(path: &Path) -> Result<Dump> {
 
 /// The maps the controller writes from the configuration (what a refused
 /// reload must leave alone), by name.
-pub const CONFIG_TABLES: [&str; 12] = {
+pub const CONFIG_TABLES: [&str; 11] = {
     use dataplane_common::names::map::*;
     [
         PORT_CONFIG,
@@ -76,7 +76,6 @@ pub const CONFIG_TABLES: [&str; 12] = {
         HOSTS_V4,
         HOSTS_V6,
         NEXTHOPS,
-        NH_GEN,
         TX_PORTS,
         GROUPS,
         HASH_SEED,

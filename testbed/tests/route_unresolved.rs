@@ -6,11 +6,11 @@
 
 mod common;
 
+use aya::maps::{HashMap, MapData};
 use common::*;
 use dataplane_common::names;
-use dataplane_common::route::{NH_UNRESOLVED, NH_VALID};
+use dataplane_common::route::{NextHop, NH_UNRESOLVED, NH_VALID};
 use dataplane_user::tables::apply_config_text;
-use dataplane_user::tables::nexthops::NhTable;
 use testbed::netns::Netns;
 use testbed::testrun::{counter_snapshot, run_xdp, XDP_PASS, XDP_REDIRECT};
 
@@ -36,10 +36,11 @@ nexthop = "n1"
 "#;
 
 fn set_valid(bpf: &mut aya::Ebpf, valid: u8) {
-    let mut m = NhTable::of(bpf).unwrap();
-    let mut nh = m.get(0).unwrap();
+    let mut m: HashMap<&mut MapData, u32, NextHop> =
+        HashMap::try_from(bpf.map_mut(names::map::NEXTHOPS).unwrap()).unwrap();
+    let mut nh = m.get(&0, 0).unwrap();
     nh.valid = valid;
-    m.set(0, Some(&nh)).unwrap();
+    m.insert(0, nh, 0).unwrap();
 }
 
 #[test]

@@ -17,10 +17,9 @@ use dataplane_common::route::{is_host_route, NextHop, RouteEntry};
 
 use super::kernel::Prefix;
 use super::sync::Writer;
-use crate::tables::nexthops::NhTable;
 
 pub struct MapWriter {
-    nexthops: NhTable<MapData>,
+    nexthops: HashMap<MapData, u32, NextHop>,
     groups: HashMap<MapData, u32, Group>,
     v4: LpmTrie<MapData, [u8; 4], RouteEntry>,
     v6: LpmTrie<MapData, [u8; 16], RouteEntry>,
@@ -44,7 +43,7 @@ impl MapWriter {
     /// The maps pinned in `pin_dir` (the running instance's).
     pub fn open(pin_dir: &Path) -> Result<MapWriter> {
         Ok(MapWriter {
-            nexthops: NhTable::open(pin_dir)?,
+            nexthops: HashMap::try_from(open(pin_dir, names::map::NEXTHOPS)?)?,
             groups: HashMap::try_from(open(pin_dir, names::map::GROUPS)?)?,
             v4: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V4)?)?,
             v6: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V6)?)?,
@@ -85,7 +84,11 @@ impl MapWriter {
 
 impl MapWriter {
     pub fn loaded_nexthops(&self) -> Vec<(u16, NextHop)> {
-        self.nexthops.loaded()
+        self.nexthops
+            .iter()
+            .filter_map(|r| r.ok())
+            .filter_map(|(k, v)| Some((u16::try_from(k).ok()?, v)))
+            .collect()
     }
 
     pub fn loaded_groups(&self) -> Vec<(u16, Group)> {
@@ -99,7 +102,10 @@ impl MapWriter {
 
 impl Writer for MapWriter {
     fn nexthop(&mut self, id: u16, v: Option<&NextHop>) -> Result<()> {
-        self.nexthops.set(u32::from(id), v)?;
+        match v {
+            Some(v) => self.nexthops.insert(u32::from(id), *v, 0)?,
+            None => self.nexthops.remove(&u32::from(id))?,
+        }
         Ok(())
     }
 

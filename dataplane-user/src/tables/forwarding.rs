@@ -17,7 +17,6 @@ use dataplane_common::route::{
 };
 
 use crate::ports::Resolved;
-use crate::tables::nexthops::NhTable;
 use dataplane_config::{Plan, Target};
 
 fn map<'a>(bpf: &'a mut Ebpf, name: &str) -> Result<&'a mut aya::maps::Map> {
@@ -105,11 +104,12 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     }
     let nhs = nexthop_entries(plan, ports);
     {
-        let mut m = NhTable::of(bpf)?;
+        let mut m: HashMap<&mut MapData, u32, NextHop> =
+            HashMap::try_from(map(bpf, names::map::NEXTHOPS)?)?;
         for (i, nh) in nhs.iter().enumerate() {
-            if m.set(i as u32, Some(nh))
-                .with_context(|| format!("next hop {i} ({})", plan.nexthops[i].name))?
-            {
+            if m.get(&(i as u32), 0).ok() != Some(*nh) {
+                m.insert(i as u32, *nh, 0)
+                    .with_context(|| format!("NEXTHOPS[{i}] ({})", plan.nexthops[i].name))?;
                 n += 1;
             }
         }
@@ -124,11 +124,16 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     }
     n += crate::tables::groups::remove_stale_groups(bpf, plan)?;
     {
-        let mut m = NhTable::of(bpf)?;
-        for (id, _) in m.loaded() {
-            if usize::from(id) >= nhs.len() && m.set(u32::from(id), None)? {
-                n += 1;
-            }
+        let mut m: HashMap<&mut MapData, u32, NextHop> =
+            HashMap::try_from(map(bpf, names::map::NEXTHOPS)?)?;
+        let stale: Vec<u32> = m
+            .keys()
+            .filter_map(|k| k.ok())
+            .filter(|k| *k as usize >= nhs.len())
+            .collect();
+        for k in stale {
+            m.remove(&k)?;
+            n += 1;
         }
     }
     Ok(n)

@@ -4,7 +4,6 @@
 
 pub mod forwarding;
 pub mod groups;
-pub mod nexthops;
 
 use crate::ports::{resolve_ports, write_port_table, Resolved};
 use anyhow::{anyhow, Result};
