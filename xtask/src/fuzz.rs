@@ -223,7 +223,7 @@ fn crash_files(dir: &Path) -> usize {
 }
 
 /// Executions: `stat::number_of_executed_units` (single process), or the
-/// last `#N` progress line (fork mode sums the workers there).
+/// last `#N` progress line (fork mode sums the workers there, as `#N:`).
 pub fn final_execs(log: &str) -> Option<u64> {
     let stat = log.lines().rev().find_map(|l| {
         l.strip_prefix("stat::number_of_executed_units:")
@@ -232,7 +232,11 @@ pub fn final_execs(log: &str) -> Option<u64> {
     stat.or_else(|| {
         log.lines().rev().find_map(|l| {
             let l = l.strip_prefix('#')?;
-            l.split_whitespace().next()?.parse().ok()
+            l.split_whitespace()
+                .next()?
+                .trim_end_matches(':')
+                .parse()
+                .ok()
         })
     })
 }
@@ -302,6 +306,8 @@ mod tests {
         let log = "#1024\tpulse  cov: 10\n#2048\tNEW cov: 12\nDone 2048 runs in 1 second(s)\nstat::number_of_executed_units: 2050\n";
         assert_eq!(super::final_execs(log), Some(2050));
         assert_eq!(super::final_execs("#77\tREDUCE\n#90\tpulse\n"), Some(90));
+        let fork = "#1601341: cov: 3988 ft: 20839 corp: 2008 exec/s: 255 oom/timeout/crash: 0/0/0 time: 4635s job: 133\n#1639779: cov: 3988 ft: 20839 corp: 2008 exec/s: 284 oom/timeout/crash: 0/0/0 time: 4708s job: 134\n==10497== libFuzzer: a child was interrupted; exiting\n";
+        assert_eq!(super::final_execs(fork), Some(1639779));
         assert_eq!(super::final_execs("nothing"), None);
     }
 }

@@ -7,48 +7,68 @@ use std::fmt::Write as _;
 
 use dataplane_config::{BufferPlan, Plan};
 
-use super::small_or_hex;
+use super::{push_num, push_small_or_hex};
 use crate::ops::{Entry, KeyVal, Op, Val};
 use crate::schema::EG;
 use crate::target::{lossy_baf, tofino_baf, Options, TOFINO_SPEEDS};
 
-fn py_val(plan: &Plan, v: &Val) -> String {
-    small_or_hex(v, |i| format!("DEV_PORT[{:?}]", plan.ports[i].name))
+fn push_py_val(s: &mut String, plan: &Plan, v: &Val) {
+    push_small_or_hex(s, v, |s, i| {
+        let _ = write!(s, "DEV_PORT[{:?}]", plan.ports[i].name);
+    });
 }
 
-fn py_entry(plan: &Plan, e: &Entry) -> String {
-    let obj = if e.table.control == EG { "eg" } else { "ig" };
-    let mut kw: Vec<String> = Vec::new();
+/// One entry as a bfrt_python call, with its line end.
+fn push_py_entry(s: &mut String, plan: &Plan, e: &Entry) {
+    s.push_str(if e.table.control == EG { "eg." } else { "ig." });
+    s.push_str(e.table.name);
+    s.push_str(if e.is_default {
+        ".set_default_with_"
+    } else {
+        ".add_with_"
+    });
+    s.push_str(e.action.name);
+    s.push('(');
+    // keyword arguments, ", " between them
+    let mut first = true;
+    let mut kw = |s: &mut String, name: &str, suffix: &str| {
+        if !first {
+            s.push_str(", ");
+        }
+        first = false;
+        s.push_str(name);
+        s.push_str(suffix);
+        s.push('=');
+    };
     for (ks, kv) in e.table.keys.iter().zip(&e.keys) {
         match kv {
-            KeyVal::Exact(v) => kw.push(format!("{}={}", ks.name, py_val(plan, v))),
+            KeyVal::Exact(v) => {
+                kw(s, ks.name, "");
+                push_py_val(s, plan, v);
+            }
             KeyVal::Lpm(v, len) => {
-                kw.push(format!("{}={}", ks.name, py_val(plan, v)));
-                kw.push(format!("{}_p_length={len}", ks.name));
+                kw(s, ks.name, "");
+                push_py_val(s, plan, v);
+                kw(s, ks.name, "_p_length");
+                push_num(s, *len);
             }
             KeyVal::Range(lo, hi) => {
-                kw.push(format!("{}_start={lo}", ks.name));
-                kw.push(format!("{}_end={hi}", ks.name));
+                kw(s, ks.name, "_start");
+                push_num(s, *lo);
+                kw(s, ks.name, "_end");
+                push_num(s, *hi);
             }
         }
     }
     if let Some(p) = e.priority {
-        kw.push(format!("MATCH_PRIORITY={p}"));
+        kw(s, "MATCH_PRIORITY", "");
+        push_num(s, p);
     }
     for ((name, _), v) in e.action.params.iter().zip(&e.args) {
-        kw.push(format!("{name}={}", py_val(plan, v)));
+        kw(s, name, "");
+        push_py_val(s, plan, v);
     }
-    let verb = if e.is_default {
-        "set_default_with"
-    } else {
-        "add_with"
-    };
-    format!(
-        "{obj}.{}.{verb}_{}({})",
-        e.table.name,
-        e.action.name,
-        kw.join(", ")
-    )
+    s.push_str(")\n");
 }
 
 /// The bfrt_python script for Tofino.
@@ -60,7 +80,7 @@ pub fn render_bfrt(plan: &Plan, ops: &[Op], opts: &Options) -> String {
     s.push_str("\n# ---- tables ----\n");
     for op in ops {
         if let Op::Entry(e) = op {
-            let _ = writeln!(s, "{}", py_entry(plan, e));
+            push_py_entry(&mut s, plan, e);
         }
     }
     if let Some(b) = &plan.buffer {

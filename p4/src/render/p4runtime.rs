@@ -1,8 +1,7 @@
 //! P4Runtime: a `WriteRequest` in the protobuf JSON mapping (table entries
 //! and clone sessions), with its base64 canonical byte strings.
 
-use serde::Serialize;
-
+use super::push_num;
 use crate::ops::{Entry, KeyVal, Op};
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -36,180 +35,180 @@ pub fn canonical_bytes(n: u128) -> Vec<u8> {
     b[first..].to_vec()
 }
 
-fn p4rt_bytes(n: u128) -> String {
-    base64(&canonical_bytes(n))
+/// Base64 of the canonical bytes of each value below 256 (one byte:
+/// `xx==`), the most common values (ports, classes, ids).
+const B64_BYTE: [[u8; 4]; 256] = {
+    let mut t = [[0u8; 4]; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = [B64[b >> 2], B64[(b & 3) << 4], b'=', b'='];
+        b += 1;
+    }
+    t
+};
+
+/// `n` as P4Runtime's canonical bytes in base64, written to `out`
+/// (what `base64(&canonical_bytes(n))` returns, without allocating).
+fn push_p4rt_bytes(out: &mut String, n: u128) {
+    if n < 256 {
+        out.push_str(std::str::from_utf8(&B64_BYTE[n as usize]).expect("base64 is ASCII"));
+        return;
+    }
+    let b = n.to_be_bytes();
+    let first = (n.leading_zeros() / 8) as usize;
+    let mut text = [0u8; 24];
+    let mut len = 0;
+    for chunk in b[first..].chunks(3) {
+        let v = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            text[len] = if i <= chunk.len() {
+                B64[((v >> (18 - 6 * i)) & 63) as usize]
+            } else {
+                b'='
+            };
+            len += 1;
+        }
+    }
+    out.push_str(std::str::from_utf8(&text[..len]).expect("base64 is ASCII"));
 }
 
-// The WriteRequest's messages, serialized straight to text (fields in the
-// protobuf JSON mapping's names, in alphabetical order as before: the
-// output is unchanged from building `serde_json::Value` trees, which cost
-// most of the generator's time).
+// The WriteRequest's messages are written straight to text, in the
+// protobuf JSON mapping's field names and compact form, fields in
+// alphabetical order (the output of the serde_json serializer of typed
+// messages used before, byte for byte: the golden files; per message
+// that serializer wrote a few dozen small pieces, each through a
+// byte-escaping loop, most of the generator's time). Every string
+// written is a fixed ASCII name or base64, which JSON needs no escape
+// for. The text around the values of the first parameters and key
+// fields is written in one piece.
 
-#[derive(Serialize)]
-struct Update {
-    entity: Entity,
-    #[serde(rename = "type")]
-    kind: &'static str,
-}
+/// `{"paramId":N,"value":"` for N = 1.. (then one at a time).
+const PARAM_HEAD: [&str; 8] = [
+    r#"{"paramId":1,"value":""#,
+    r#"{"paramId":2,"value":""#,
+    r#"{"paramId":3,"value":""#,
+    r#"{"paramId":4,"value":""#,
+    r#"{"paramId":5,"value":""#,
+    r#"{"paramId":6,"value":""#,
+    r#"{"paramId":7,"value":""#,
+    r#"{"paramId":8,"value":""#,
+];
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-enum Entity {
-    TableEntry(TableEntry),
-    PacketReplicationEngineEntry(Replication),
-}
+/// `"},"fieldId":N` for N = 1.. (after an exact match's value).
+const EXACT_TAIL: [&str; 4] = [
+    r#""},"fieldId":1"#,
+    r#""},"fieldId":2"#,
+    r#""},"fieldId":3"#,
+    r#""},"fieldId":4"#,
+];
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TableEntry {
-    action: TableAction,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    is_default_action: Option<bool>,
-    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
-    matches: Option<Vec<FieldMatch>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    priority: Option<u32>,
-    table_id: u32,
-}
-
-#[derive(Serialize)]
-struct TableAction {
-    action: Action,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Action {
-    action_id: u32,
-    params: Vec<Param>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Param {
-    param_id: usize,
-    value: String,
-}
-
-/// One key field's match: exactly one of exact, lpm, range.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FieldMatch {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exact: Option<Exact>,
-    field_id: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lpm: Option<Lpm>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    range: Option<Range>,
-}
-
-#[derive(Serialize)]
-struct Exact {
-    value: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Lpm {
-    prefix_len: u32,
-    value: String,
-}
-
-#[derive(Serialize)]
-struct Range {
-    high: String,
-    low: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Replication {
-    clone_session_entry: CloneSession,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CloneSession {
-    replicas: [Replica; 1],
-    session_id: u32,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Replica {
-    egress_port: usize,
-    instance: u32,
+/// `"<key>":"<base64 of n>"`.
+fn push_bytes_field(out: &mut String, key: &str, n: u128) {
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":\"");
+    push_p4rt_bytes(out, n);
+    out.push('"');
 }
 
 /// The update of a table entry (a default entry: MODIFY).
-fn table_update(e: &Entry) -> Update {
-    let params = e
-        .args
-        .iter()
-        .enumerate()
-        .map(|(i, v)| Param {
-            param_id: i + 1,
-            value: p4rt_bytes(v.number()),
-        })
-        .collect();
-    // a don't-care match (prefix length 0, a range over every value) is
-    // written by leaving the field out
-    let matches = (!e.is_default).then(|| {
-        e.keys
-            .iter()
-            .zip(e.table.keys)
-            .enumerate()
-            .filter(|(_, (kv, ks))| match kv {
+fn push_table_update(out: &mut String, e: &Entry) {
+    out.push_str(r#"{"entity":{"tableEntry":{"action":{"action":{"actionId":"#);
+    push_num(out, e.action.id);
+    out.push_str(r#","params":["#);
+    for (i, v) in e.args.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match PARAM_HEAD.get(i) {
+            Some(head) => out.push_str(head),
+            None => {
+                out.push_str(r#"{"paramId":"#);
+                push_num(out, i as u128 + 1);
+                out.push_str(r#","value":""#);
+            }
+        }
+        push_p4rt_bytes(out, v.number());
+        out.push_str("\"}");
+    }
+    out.push_str("]}}");
+    if e.is_default {
+        out.push_str(r#","isDefaultAction":true"#);
+    } else {
+        // a don't-care match (prefix length 0, a range over every value)
+        // is written by leaving the field out
+        out.push_str(r#","match":["#);
+        let mut any = false;
+        for (i, (kv, ks)) in e.keys.iter().zip(e.table.keys).enumerate() {
+            let care = match kv {
                 KeyVal::Lpm(_, 0) => false,
                 KeyVal::Range(0, hi) => *hi != u128::MAX >> (128 - ks.width.min(128)),
                 _ => true,
-            })
-            .map(|(i, (kv, _))| {
-                let mut m = FieldMatch {
-                    exact: None,
-                    field_id: i + 1,
-                    lpm: None,
-                    range: None,
-                };
-                match kv {
-                    KeyVal::Exact(v) => {
-                        m.exact = Some(Exact {
-                            value: p4rt_bytes(v.number()),
-                        })
-                    }
-                    KeyVal::Lpm(v, len) => {
-                        m.lpm = Some(Lpm {
-                            prefix_len: *len,
-                            value: p4rt_bytes(v.number()),
-                        })
-                    }
-                    KeyVal::Range(lo, hi) => {
-                        m.range = Some(Range {
-                            high: p4rt_bytes(*hi),
-                            low: p4rt_bytes(*lo),
-                        })
+            };
+            if !care {
+                continue;
+            }
+            if any {
+                out.push(',');
+            }
+            any = true;
+            if let KeyVal::Exact(v) = kv {
+                out.push_str(r#"{"exact":{"value":""#);
+                push_p4rt_bytes(out, v.number());
+                match EXACT_TAIL.get(i) {
+                    Some(tail) => out.push_str(tail),
+                    None => {
+                        out.push_str(r#""},"fieldId":"#);
+                        push_num(out, i as u128 + 1);
                     }
                 }
-                m
-            })
-            .collect()
-    });
-    Update {
-        entity: Entity::TableEntry(TableEntry {
-            action: TableAction {
-                action: Action {
-                    action_id: e.action.id,
-                    params,
-                },
-            },
-            is_default_action: e.is_default.then_some(true),
-            matches,
-            priority: e.priority.filter(|_| !e.is_default),
-            table_id: e.table.id,
-        }),
-        kind: if e.is_default { "MODIFY" } else { "INSERT" },
+            } else {
+                out.push_str(r#"{"fieldId":"#);
+                push_num(out, i as u128 + 1);
+            }
+            match kv {
+                KeyVal::Exact(_) => {}
+                KeyVal::Lpm(v, len) => {
+                    out.push_str(r#","lpm":{"prefixLen":"#);
+                    push_num(out, *len);
+                    out.push(',');
+                    push_bytes_field(out, "value", v.number());
+                    out.push('}');
+                }
+                KeyVal::Range(lo, hi) => {
+                    out.push_str(r#","range":{"#);
+                    push_bytes_field(out, "high", *hi);
+                    out.push(',');
+                    push_bytes_field(out, "low", *lo);
+                    out.push('}');
+                }
+            }
+            out.push('}');
+        }
+        out.push(']');
+        if let Some(p) = e.priority {
+            out.push_str(r#","priority":"#);
+            push_num(out, p);
+        }
     }
+    out.push_str(r#","tableId":"#);
+    push_num(out, e.table.id);
+    out.push_str(r#"}},"type":""#);
+    out.push_str(if e.is_default { "MODIFY" } else { "INSERT" });
+    out.push_str("\"}");
+}
+
+/// The update of a clone session to `port`.
+fn push_clone_session(out: &mut String, session: u32, port: usize) {
+    out.push_str(
+        r#"{"entity":{"packetReplicationEngineEntry":{"cloneSessionEntry":{"replicas":[{"egressPort":"#,
+    );
+    push_num(out, port as u128);
+    out.push_str(r#","instance":1}],"sessionId":"#);
+    push_num(out, session);
+    out.push_str(r#"}}},"type":"INSERT"}"#);
 }
 
 /// A P4Runtime `WriteRequest` (protobuf JSON mapping) of the ops that
@@ -217,33 +216,53 @@ fn table_update(e: &Entry) -> Update {
 /// `isDefaultAction`) and clone sessions. bmv2 queue rate/depth have no
 /// P4Runtime form. The client adds `deviceId` and `electionId`.
 pub fn render_p4runtime(ops: &[Op]) -> String {
-    let updates = ops.iter().filter_map(|op| match op {
-        Op::Entry(e) => Some(table_update(e)),
-        Op::CloneSession { session, port } => Some(Update {
-            entity: Entity::PacketReplicationEngineEntry(Replication {
-                clone_session_entry: CloneSession {
-                    replicas: [Replica {
-                        egress_port: *port,
-                        instance: 1,
-                    }],
-                    session_id: *session,
-                },
-            }),
-            kind: "INSERT",
-        }),
-        Op::QueueRate { .. } | Op::QueueDepth { .. } => None,
-    });
     // one update per line: readable diffs, a fifth of the pretty size
-    let mut s = Vec::from(&b"{\n  \"updates\": [\n"[..]);
+    let mut s = String::with_capacity(64 + 160 * ops.len());
+    s.push_str("{\n  \"updates\": [\n");
     let mut any = false;
-    for u in updates {
-        s.extend_from_slice(if any { b",\n    " } else { b"    " });
-        serde_json::to_writer(&mut s, &u).expect("JSON of plain values");
+    for op in ops {
+        let sep = if any { ",\n    " } else { "    " };
+        match op {
+            Op::Entry(e) => {
+                s.push_str(sep);
+                push_table_update(&mut s, e);
+            }
+            Op::CloneSession { session, port } => {
+                s.push_str(sep);
+                push_clone_session(&mut s, *session, *port);
+            }
+            Op::QueueRate { .. } | Op::QueueDepth { .. } => continue,
+        }
         any = true;
     }
     if any {
-        s.push(b'\n');
+        s.push('\n');
     }
-    s.extend_from_slice(b"  ]\n}\n");
-    String::from_utf8(s).expect("serde_json writes UTF-8")
+    s.push_str("  ]\n}\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{base64, canonical_bytes, push_p4rt_bytes};
+    use crate::render::push_num;
+
+    /// The writers without allocation against the plain functions, over
+    /// every byte length and the edges of each.
+    #[test]
+    fn pushed_values_are_the_plain_spellings() {
+        let mut values: Vec<u128> = (0..70_000).collect();
+        for bits in 1..=128u32 {
+            let top = u128::MAX >> (128 - bits);
+            values.extend([top, top - 1, top / 3, (top >> 1) + 1]);
+        }
+        for n in values {
+            let mut s = String::from("x");
+            push_p4rt_bytes(&mut s, n);
+            assert_eq!(s[1..], base64(&canonical_bytes(n)), "{n}");
+            let mut s = String::from("x");
+            push_num(&mut s, n);
+            assert_eq!(s[1..], n.to_string(), "{n}");
+        }
+    }
 }
