@@ -30,7 +30,6 @@
  * prologue after UDP port 4793.
  *
  * Compiled by p4c 1.2.5 (bmv2 back end, p4test for TNA); see p4/README.md.
- * The DP_PARSE_UET states were added later and have NOT been compiled.
  */
 #ifndef DP_PARSER_NAME
 #error "define DP_PARSER_NAME, DP_PARSER_PARAMS, DP_PARSER_INIT, DP_PARSER_NEXT and DP_PARSER_EXTRA_STATES before including parser.p4"
