@@ -4,7 +4,11 @@
 //! a refresh or XON for its ingress port is redirected with
 //! `BPF_F_BROADCAST` to `PFC_BCAST` (a devmap of every model port, each
 //! entry with `xdp_devmap_pfc` as its egress program), carrying a
-//! [`PfcMeta`] as XDP metadata. Each copy's program asks `pfc_copy_fate`:
+//! [`PfcMeta`] as XDP metadata. `TX_PORTS` entries carry the same program
+//! (frames without metadata pass): the kernel runs the program of the first
+//! frame a device's bulk queue took since its last flush on every frame of
+//! the flush, so two maps with different programs on one device would drop
+//! plain frames queued behind a broadcast copy, or send copies unjudged. Each copy's program asks `pfc_copy_fate`:
 //! the copy for the packet's egress port goes out as the packet, the copy
 //! for its ingress port is rewritten into the 802.1Qbb frame, the rest are
 //! dropped. The frame leaves in the same NAPI poll as the decision.
@@ -255,6 +259,12 @@ pub fn devmap_copy(ctx: &XdpContext) -> u32 {
 #[inline(always)]
 fn copy_fate(ctx: &XdpContext) -> u32 {
     let (meta, data) = (ctx.metadata(), ctx.data());
+    // a plain redirect through TX_PORTS (which carries this program too:
+    // a device's bulk queue runs one program on all its frames) has no
+    // metadata and leaves as it is
+    if meta == data {
+        return xdp_action::XDP_PASS;
+    }
     if meta + META_LEN as usize > data {
         return xdp_action::XDP_DROP;
     }

@@ -6,6 +6,9 @@
 //! `dpt-<tag>-<pid>` so they never collide with anything the host owns.
 //! Addresses come from 198.18.0.0/15 and 2001:db8::/32 only.
 
+// `RunResult::to_json` builds one nested `json!` of every field
+#![recursion_limit = "256"]
+
 pub mod bench;
 pub mod controller;
 pub mod convergence;

@@ -305,6 +305,11 @@ fn incast_is_lossless_with_pfc_and_drops_without() {
         on.drops
     );
     assert_eq!(on.psn_gaps(), 0, "PSN gaps with PFC on (a frame was lost)");
+    let (sent, received) = on.data_frames();
+    assert_eq!(
+        sent, received,
+        "data frames the senders sent and the receiver got with PFC on"
+    );
     assert_eq!(on.redirect_drops, 0);
     assert!(on.pfc_frames() > 0, "7:1 incast without a PFC frame");
     let leaf0_to_spine = on

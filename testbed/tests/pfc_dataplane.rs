@@ -5,14 +5,14 @@
 //! live-frames mode: the packet is broadcast, `xdp_devmap_pfc` rewrites
 //! the ingress port's copy), XON on the timer path (the tick queues it, the
 //! timer thread's sender pops and sends it). The packet itself still
-//! reaches its egress port's peer, and `pfc_sent_dp` counts the data
-//! plane's own frames.
+//! reaches its egress port's peer, so does a plain packet flushed behind
+//! it, and `pfc_sent_dp` counts the data plane's own frames.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use aya::maps::{Array, MapData, PerCpuArray};
+use aya::maps::{Array, DevMap, MapData, PerCpuArray};
 use aya::programs::Xdp;
 use dataplane_common::buffer::{LosslessCounters, TcRow};
 use dataplane_common::build::{self, Ip, L2};
@@ -67,6 +67,12 @@ fn set_row(bpf: &mut aya::Ebpf, f: impl FnOnce(&mut TcRow)) {
 
 /// Runs `xdp_forward` on `frame` from b0 in live-frames mode.
 fn forward_live(bpf: &aya::Ebpf, frame: &[u8], ifindex: u32) {
+    forward_live_n(bpf, frame, ifindex, 1)
+}
+
+/// `n` copies of `frame` in one live-frames batch (one flush of the
+/// devmaps' bulk queues at its end).
+fn forward_live_n(bpf: &aya::Ebpf, frame: &[u8], ifindex: u32, n: u32) {
     let p: &Xdp = bpf.program("xdp_forward").unwrap().try_into().unwrap();
     let fd = p.fd().unwrap().as_fd().as_raw_fd();
     let md = XdpMd::new(frame.len(), ifindex);
@@ -74,7 +80,7 @@ fn forward_live(bpf: &aya::Ebpf, frame: &[u8], ifindex: u32) {
         fd,
         frame,
         Some(md.as_bytes()),
-        1,
+        n,
         dataplane_user::sys::TEST_RUN_XDP_LIVE_FRAMES,
     )
     .expect("xdp_forward in live-frames mode");
@@ -119,6 +125,25 @@ fn data_plane_pfc_frames_on_the_wire() {
     let (plan, ix) = apply_config_text(&mut bpf, CONFIG, "pfcdp").unwrap();
     let path = select(&mut bpf, &plan, &ix).unwrap();
     assert_eq!(path, PfcPath::DataPlane, "{}", path.describe());
+    // both devmaps run one egress program (see `pfc_path::tx_ports_prog`)
+    let devmap_prog: &Xdp = bpf
+        .program(names::prog::XDP_DEVMAP_PFC)
+        .unwrap()
+        .try_into()
+        .unwrap();
+    let want = devmap_prog.info().unwrap().id();
+    for m in [names::map::TX_PORTS, names::map::PFC_BCAST] {
+        let d: DevMap<&MapData> = DevMap::try_from(bpf.map(m).unwrap()).unwrap();
+        for p in &ix {
+            let v = d.get(u32::from(p.config.port_id), 0).unwrap();
+            assert_eq!(
+                (v.if_index, v.prog_id.map(|x| x.get())),
+                (p.ifindex, Some(want)),
+                "{m}[{}]",
+                p.config.port_id
+            );
+        }
+    }
     let tap0 = RawSocket::open("b0-peer", libc::ETH_P_ALL as u16, true).unwrap();
     let tap1 = RawSocket::open("b1-peer", libc::ETH_P_ALL as u16, true).unwrap();
 
@@ -156,6 +181,28 @@ fn data_plane_pfc_frames_on_the_wire() {
         "rewritten destination MAC"
     );
 
+    // a plain frame behind a broadcast copy in one flush: the kernel runs
+    // the bulk queue's first program (xdp_devmap_pfc) on both, so TX_PORTS
+    // carries it too and it passes frames without the broadcast's metadata
+    // (before: the second packet vanished, counted as sent)
+    set_row(&mut bpf, |r| r.pg[0].headroom_used = 1000);
+    forward_live_n(&bpf, &frame, ix[0].ifindex, 2);
+    let got =
+        next_frame(&tap0, 0x8808).expect("no PFC frame on b0's peer (XOFF, then a plain frame)");
+    assert_eq!(got, xoff, "XOFF bytes");
+    assert!(
+        next_frame(&tap1, 0x0800).is_some(),
+        "the packet with the XOFF decision did not reach b1's peer"
+    );
+    assert!(
+        next_frame(&tap1, 0x0800).is_some(),
+        "the plain packet after it, in the same flush, did not reach b1's peer"
+    );
+    assert!(
+        next_frame(&tap0, 0x8808).is_none(),
+        "one PFC frame for two packets (the second decided nothing)"
+    );
+
     // refresh: paused already, the refresh due
     set_row(&mut bpf, |r| {
         r.pg[0].headroom_used = 1000;
@@ -190,7 +237,11 @@ fn data_plane_pfc_frames_on_the_wire() {
     let got = next_frame(&tap0, 0x8808).expect("no XON on b0's peer from the timer path");
     assert_eq!(got, xon, "XON bytes");
     seen.push(got);
-    assert_eq!(pfc_sent_dp(&bpf), 2, "pfc_sent_dp on b0 (XOFF, refresh)");
+    assert_eq!(
+        pfc_sent_dp(&bpf),
+        3,
+        "pfc_sent_dp on b0 (XOFF, XOFF, refresh)"
+    );
 
     // two XONs in one tick (b0 and b1 both paused): one run each
     set_row(&mut bpf, |r| {

@@ -11,6 +11,7 @@ use std::net::IpAddr;
 use anyhow::{anyhow, Context, Result};
 use aya::maps::lpm_trie::{Key, LpmTrie};
 use aya::maps::{DevMap, HashMap, MapData};
+use aya::programs::ProgramFd;
 use aya::Ebpf;
 use dataplane_common::route::{
     is_host_route, NextHop, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
@@ -86,22 +87,38 @@ pub fn route_entry(t: Target) -> RouteEntry {
     }
 }
 
+/// `TX_PORTS[port id]` = the port's ifindex, with `prog` as its devmap
+/// egress program (see `pfc_path::tx_ports_prog`); only entries that
+/// differ are written. Returns how many were.
+pub fn write_tx_ports(
+    bpf: &mut Ebpf,
+    ports: &[Resolved],
+    prog: Option<(&ProgramFd, u32)>,
+) -> Result<usize> {
+    let want_id = prog.map(|p| p.1);
+    let mut tx: DevMap<&mut MapData> = DevMap::try_from(map(bpf, names::map::TX_PORTS)?)?;
+    let mut n = 0;
+    for r in ports {
+        let id = u32::from(r.config.port_id);
+        let now = tx
+            .get(id, 0)
+            .ok()
+            .map(|v| (v.if_index, v.prog_id.map(|p| p.get())));
+        if now != Some((r.ifindex, want_id)) {
+            tx.set(id, r.ifindex, prog.map(|p| p.0), 0)
+                .with_context(|| format!("TX_PORTS[{id}] = ifindex {}", r.ifindex))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// Writes every forwarding table of `plan` and removes what it no longer
 /// has. The plan and ports are already validated and resolved.
 pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<usize> {
     install_egress_stage(bpf)?;
-    let mut n = 0;
-    {
-        let mut tx: DevMap<&mut MapData> = DevMap::try_from(map(bpf, names::map::TX_PORTS)?)?;
-        for r in ports {
-            let id = u32::from(r.config.port_id);
-            if tx.get(id, 0).map(|v| v.if_index).ok() != Some(r.ifindex) {
-                tx.set(id, r.ifindex, None, 0)
-                    .with_context(|| format!("TX_PORTS[{id}] = ifindex {}", r.ifindex))?;
-                n += 1;
-            }
-        }
-    }
+    let prog = crate::lossless::pfc_path::tx_ports_prog(bpf)?;
+    let mut n = write_tx_ports(bpf, ports, prog.as_ref().map(|(fd, id)| (fd, *id)))?;
     let nhs = nexthop_entries(plan, ports);
     {
         let mut m: HashMap<&mut MapData, u32, NextHop> =

@@ -200,8 +200,13 @@ pub struct HostReport {
     pub rx_payload_bytes: u64,
     /// Payload bytes the host's send QPs had acknowledged.
     pub acked_payload_bytes: u64,
-    /// PSN gaps (loss events) its receive QPs saw.
+    /// PSN gaps its receive QPs saw: a frame lost, or overtaken by a
+    /// later one (a flow moved to a shorter path, as flowlet balancing does).
     pub psn_gaps: u64,
+    /// Data frames its receive QPs got again (PSN below the next
+    /// expected): go-back-N resent what had arrived, so a gap before it was
+    /// an overtaking, not a loss, or a timeout fired early.
+    pub duplicates_rx: u64,
     pub pfc_rx: u64,
     /// Frames the host's own socket dropped (it fell behind): a loss the
     /// fabric did not cause.
@@ -565,6 +570,7 @@ pub fn run_host(
     for (r, _) in rx.values() {
         rep.rx_payload_bytes += r.bytes;
         rep.psn_gaps += r.gaps;
+        rep.duplicates_rx += r.duplicates;
     }
     Ok(rep)
 }

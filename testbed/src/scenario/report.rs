@@ -47,9 +47,12 @@ pub struct RunResult {
     pub drops: Vec<(String, String, String, u64)>,
     pub ecn_marked: u64,
     /// Frames a switch failed to redirect to their egress: the data
-    /// plane's `drop_redirect` plus the kernel's veth tx drops (peer ring
-    /// full).
+    /// plane's `drop_redirect`, the kernel's veth drops and
+    /// [`Self::xmit_errors`].
     pub redirect_drops: u64,
+    /// Of those, frames redirected and then not transmitted (the data
+    /// plane's `tx_xdp_xmit_err`: e.g. the peer veth's XDP ring full).
+    pub xmit_errors: u64,
     pub pfc_ports: Vec<PfcPort>,
     pub uplinks: Vec<Uplink>,
     pub samples: Samples,
@@ -71,6 +74,17 @@ impl RunResult {
     }
     pub fn psn_gaps(&self) -> u64 {
         self.hosts.iter().map(|h| h.psn_gaps).sum()
+    }
+    /// Data frames the hosts sent (retransmissions included) and received
+    /// (any PSN): equal when the fabric lost none and none was in flight.
+    pub fn data_frames(&self) -> (u64, u64) {
+        (
+            self.hosts.iter().map(|h| h.tx_pkts).sum(),
+            self.hosts.iter().map(|h| h.rx_pkts).sum(),
+        )
+    }
+    pub fn duplicates(&self) -> u64 {
+        self.hosts.iter().map(|h| h.duplicates_rx).sum()
     }
     pub fn retransmitted(&self) -> u64 {
         self.hosts.iter().map(|h| h.retransmitted_pkts).sum()
@@ -152,7 +166,11 @@ impl RunResult {
             "pfc_frames": self.pfc_frames(),
             "host_paused_ms": self.host_paused_ms(),
             "psn_gaps": self.psn_gaps(),
+            "duplicates_rx": self.duplicates(),
+            "data_frames_sent": self.data_frames().0,
+            "data_frames_received": self.data_frames().1,
             "redirect_drops": self.redirect_drops,
+            "xmit_errors": self.xmit_errors,
             "socket_drops": self.hosts.iter().map(|h| h.socket_drops).sum::<u64>(),
             "retransmitted_pkts": self.retransmitted(),
             "uplink_utilisation_pct": self.uplink_utilisation_pct(),
@@ -167,6 +185,7 @@ impl RunResult {
                 "tx_pkts": h.tx_pkts,
                 "retransmitted_pkts": h.retransmitted_pkts,
                 "psn_gaps": h.psn_gaps,
+                "duplicates_rx": h.duplicates_rx,
                 "naks_rx": h.naks_rx,
                 "timeouts": h.timeouts,
                 "ce_received": h.ce_rx,
@@ -234,13 +253,17 @@ impl RunResult {
         }
         let _ = writeln!(
             s,
-            "switches: lossless drops {}, ECN marked {}, PFC frames sent {}, redirect drops {}; hosts: CNPs sent {}, PSN gaps {}, retransmitted {} pkts, socket drops {}",
+            "switches: lossless drops {}, ECN marked {}, PFC frames sent {}, redirect drops {} (transmit errors {}); hosts: data frames sent {} received {}, CNPs sent {}, PSN gaps {}, duplicates {}, retransmitted {} pkts, socket drops {}",
             self.lossless_drops,
             self.ecn_marked,
             self.pfc_frames(),
             self.redirect_drops,
+            self.xmit_errors,
+            self.data_frames().0,
+            self.data_frames().1,
             self.cnp_sent(),
             self.psn_gaps(),
+            self.duplicates(),
             self.retransmitted(),
             self.hosts.iter().map(|h| h.socket_drops).sum::<u64>()
         );

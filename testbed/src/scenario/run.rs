@@ -184,6 +184,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
     let mut lossless_drops = 0;
     let mut ecn_marked = 0;
     let mut redirect_drops = 0;
+    let mut xmit_errors = 0;
     let mut drops = Vec::new();
     let mut pfc = Vec::new();
     let mut uplinks = Vec::new();
@@ -200,6 +201,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
             }
             ecn_marked += delta(b, a, port, &format!("ecn_marked[{tc}]"));
             redirect_drops += delta(b, a, port, "drop_redirect");
+            xmit_errors += delta(b, a, port, "tx_xdp_xmit_err");
             for prio in 0..8 {
                 let tx = delta(b, a, port, &format!("tx_pfc[{prio}]"));
                 let rx = delta(b, a, port, &format!("rx_pfc[{prio}]"));
@@ -255,7 +257,8 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
         lossless_drops,
         drops,
         ecn_marked,
-        redirect_drops: redirect_drops + veth_drops,
+        redirect_drops: redirect_drops + veth_drops + xmit_errors,
+        xmit_errors,
         pfc_ports: pfc,
         uplinks,
         samples,
