@@ -125,7 +125,7 @@ fn data_plane_pfc_frames_on_the_wire() {
     let (plan, ix) = apply_config_text(&mut bpf, CONFIG, "pfcdp").unwrap();
     let path = select(&mut bpf, &plan, &ix).unwrap();
     assert_eq!(path, PfcPath::DataPlane, "{}", path.describe());
-    // both devmaps run one egress program (see `pfc_path::tx_ports_prog`)
+    // both devmaps run one egress program (see `tables::forwarding::tx_ports_prog`)
     let devmap_prog: &Xdp = bpf
         .program(names::prog::XDP_DEVMAP_PFC)
         .unwrap()

@@ -11,7 +11,7 @@ use dataplane_common::buffer::PfcEvent;
 
 use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{Array, DevMap, MapData};
-use aya::programs::{ProgramFd, Xdp};
+
 use aya::Ebpf;
 use dataplane_common::buffer::{PFC_PATH_DATAPLANE, PFC_PATH_USERSPACE};
 use dataplane_common::lossless::MODEL_PORTS;
@@ -97,7 +97,7 @@ fn write_port_macs(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
 /// Fills `PFC_BCAST` (the kernel refuses a devmap program it cannot run)
 /// and gives `TX_PORTS` the same egress program ([`tx_ports_prog`]).
 fn enable_dataplane(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
-    let (fd, prog_id) = devmap_pfc(bpf)?;
+    let (fd, prog_id) = crate::tables::forwarding::devmap_pfc(bpf)?;
     {
         let mut bc: DevMap<&mut MapData> = DevMap::try_from(
             bpf.map_mut(names::map::PFC_BCAST)
@@ -119,45 +119,6 @@ fn enable_dataplane(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
     }
     crate::tables::forwarding::write_tx_ports(bpf, ports, Some((&fd, prog_id)))?;
     Ok(())
-}
-
-/// `xdp_devmap_pfc`'s descriptor and kernel id.
-fn devmap_pfc(bpf: &Ebpf) -> Result<(ProgramFd, u32)> {
-    let prog: &Xdp = bpf
-        .program(names::prog::XDP_DEVMAP_PFC)
-        .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_DEVMAP_PFC))?
-        .try_into()?;
-    let fd = prog
-        .fd()
-        .map_err(|e| anyhow!("{} not loaded: {e}", names::prog::XDP_DEVMAP_PFC))?
-        .try_clone()?;
-    let id = prog
-        .info()
-        .with_context(|| format!("{}'s id", names::prog::XDP_DEVMAP_PFC))?
-        .id();
-    Ok((fd, id))
-}
-
-/// The egress program `TX_PORTS` entries need: `xdp_devmap_pfc` when the
-/// data plane sends PFC frames, else none.
-///
-/// The kernel keeps one bulk queue per device and CPU, and runs on a whole
-/// flush the devmap program of the first frame queued since the last flush
-/// (`bq_enqueue`). A port that gets both plain redirects (`TX_PORTS`) and
-/// broadcast copies (`PFC_BCAST`, with `xdp_devmap_pfc`) in one NAPI poll
-/// would otherwise have its plain frames judged as broadcast copies (and
-/// dropped: no metadata), or the broadcast copies sent unjudged. With the
-/// same program on both maps every frame meets it; frames without the
-/// broadcast's metadata pass unchanged.
-pub fn tx_ports_prog(bpf: &Ebpf) -> Result<Option<(ProgramFd, u32)>> {
-    let path: Array<&MapData, u32> = Array::try_from(
-        bpf.map(names::map::PFC_PATH)
-            .context(names::map::PFC_PATH)?,
-    )?;
-    if path.get(&0, 0).ok() != Some(PFC_PATH_DATAPLANE) {
-        return Ok(None);
-    }
-    devmap_pfc(bpf).map(Some)
 }
 
 /// The timer path's sender, owned by the timer thread: after a tick that

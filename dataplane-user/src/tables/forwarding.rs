@@ -10,9 +10,11 @@ use std::net::IpAddr;
 
 use anyhow::{anyhow, Context, Result};
 use aya::maps::lpm_trie::{Key, LpmTrie};
+use aya::maps::Array;
 use aya::maps::{DevMap, HashMap, MapData};
-use aya::programs::ProgramFd;
+use aya::programs::{ProgramFd, Xdp};
 use aya::Ebpf;
+use dataplane_common::buffer::PFC_PATH_DATAPLANE;
 use dataplane_common::route::{
     is_host_route, NextHop, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
 };
@@ -87,8 +89,47 @@ pub fn route_entry(t: Target) -> RouteEntry {
     }
 }
 
+/// `xdp_devmap_pfc`'s descriptor and kernel id.
+pub fn devmap_pfc(bpf: &Ebpf) -> Result<(ProgramFd, u32)> {
+    let prog: &Xdp = bpf
+        .program(names::prog::XDP_DEVMAP_PFC)
+        .ok_or_else(|| anyhow!("program {} missing", names::prog::XDP_DEVMAP_PFC))?
+        .try_into()?;
+    let fd = prog
+        .fd()
+        .map_err(|e| anyhow!("{} not loaded: {e}", names::prog::XDP_DEVMAP_PFC))?
+        .try_clone()?;
+    let id = prog
+        .info()
+        .with_context(|| format!("{}'s id", names::prog::XDP_DEVMAP_PFC))?
+        .id();
+    Ok((fd, id))
+}
+
+/// The egress program `TX_PORTS` entries need: `xdp_devmap_pfc` when the
+/// data plane sends PFC frames (`lossless::pfc_path`), else none.
+///
+/// The kernel keeps one bulk queue per device and CPU, and runs on a whole
+/// flush the devmap program of the first frame queued since the last flush
+/// (`bq_enqueue`). A port that gets both plain redirects (`TX_PORTS`) and
+/// broadcast copies (`PFC_BCAST`, with `xdp_devmap_pfc`) in one NAPI poll
+/// would otherwise have its plain frames judged as broadcast copies (and
+/// dropped: no metadata), or the broadcast copies sent unjudged. With the
+/// same program on both maps every frame meets it; frames without the
+/// broadcast's metadata pass unchanged.
+pub fn tx_ports_prog(bpf: &Ebpf) -> Result<Option<(ProgramFd, u32)>> {
+    let path: Array<&MapData, u32> = Array::try_from(
+        bpf.map(names::map::PFC_PATH)
+            .context(names::map::PFC_PATH)?,
+    )?;
+    if path.get(&0, 0).ok() != Some(PFC_PATH_DATAPLANE) {
+        return Ok(None);
+    }
+    devmap_pfc(bpf).map(Some)
+}
+
 /// `TX_PORTS[port id]` = the port's ifindex, with `prog` as its devmap
-/// egress program (see `pfc_path::tx_ports_prog`); only entries that
+/// egress program (see [`tx_ports_prog`]); only entries that
 /// differ are written. Returns how many were.
 pub fn write_tx_ports(
     bpf: &mut Ebpf,
@@ -117,7 +158,7 @@ pub fn write_tx_ports(
 /// has. The plan and ports are already validated and resolved.
 pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<usize> {
     install_egress_stage(bpf)?;
-    let prog = crate::lossless::pfc_path::tx_ports_prog(bpf)?;
+    let prog = tx_ports_prog(bpf)?;
     let mut n = write_tx_ports(bpf, ports, prog.as_ref().map(|(fd, id)| (fd, *id)))?;
     let nhs = nexthop_entries(plan, ports);
     {
