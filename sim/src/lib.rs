@@ -4,11 +4,19 @@
 //! simulation and the data plane cannot disagree about a queue, a mark or
 //! a pause.
 //!
-//! * [`engine`]: time, events, the packet slab, the loop;
-//! * [`switch`]: a switch per the data plane's stages;
-//! * [`host`]: RDMA NIC (RC go-back-N, DCQCN, PFC);
-//! * [`topo`], [`workload`]: what is simulated;
-//! * [`report`], [`svg`], [`output`]: what comes out.
+//! * [`engine`]: the simulation's state, the packet slab, the loop;
+//!   [`event`], [`wheel`]: the events and their queue;
+//! * [`switch`]: a switch per the data plane's stages (its state in
+//!   [`switch::state`], the buffer model's in [`model`]);
+//! * [`host`]: RDMA NIC (RC go-back-N, DCQCN, PFC; its state in
+//!   [`host::state`]);
+//! * [`setup`], [`topo`], [`workload`]: what is simulated;
+//! * [`report`] (counters in [`report::stats`]), [`svg`], [`output`]: what
+//!   comes out.
+//!
+//! The state types live apart from the behaviour that `impl`s [`Sim`]
+//! across files, so the engine imports no behaviour and no file imports in
+//! a circle.
 
 pub mod config;
 pub mod engine;
@@ -18,6 +26,7 @@ pub mod model;
 pub mod output;
 pub mod queue;
 pub mod report;
+pub mod setup;
 pub mod svg;
 pub mod switch;
 pub mod topo;

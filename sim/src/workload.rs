@@ -9,7 +9,7 @@ use dataplane_common::rand::SplitMix64;
 use crate::config::Workload;
 use crate::engine::Sim;
 use crate::event::FlowAddr;
-use crate::host::Flow;
+use crate::host::state::Flow;
 
 /// Web-search CDF (source in the file).
 pub const WEBSEARCH_CDF: &str = include_str!("../data/websearch.cdf");
