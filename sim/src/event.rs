@@ -34,7 +34,7 @@ pub struct Pkt {
     pub tc: u8,
 }
 
-/// What a switch reads of a flow to balance it (a copy of [`Flow`]'s
+/// What a switch reads of a flow to balance it (a copy of [`Flow`](crate::host::state::Flow)'s
 /// fields, packed apart from the flow's transport state: 16 bytes a flow,
 /// so a switch's lookups stay in cache).
 #[derive(Clone, Copy, Debug)]
