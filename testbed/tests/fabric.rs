@@ -112,14 +112,14 @@ fn emulator_frames_decode_in_scapy() {
         messages: vec![2500, 300],
         gate_qp: None,
     };
-    let st = SendQp::new(&job.messages, cfg.mtu_payload);
+    let st = SendQp::new(&job.messages, cfg.nic.mtu_payload);
     let mut frames: Vec<Vec<u8>> = (0..st.total)
         .map(|psn| data_frame(&cfg, &job, &st, psn))
         .collect();
-    let l2 = dataplane_common::build::L2::new(cfg.gw_mac, cfg.mac);
+    let l2 = dataplane_common::build::L2::new(cfg.nic.gw_mac, cfg.nic.mac);
     frames.push(ack_frame(
         &l2,
-        cfg.ip,
+        cfg.nic.ip,
         job.dst_ip,
         job.udp_sport,
         job.qp,
@@ -129,7 +129,7 @@ fn emulator_frames_decode_in_scapy() {
     ));
     frames.push(ack_frame(
         &l2,
-        cfg.ip,
+        cfg.nic.ip,
         job.dst_ip,
         job.udp_sport,
         job.qp,
@@ -137,7 +137,8 @@ fn emulator_frames_decode_in_scapy() {
         AETH_NAK_SEQ,
         0,
     ));
-    let cnp_ip = dataplane_common::build::Ip::v4(cfg.ip, job.dst_ip).dscp(testbed::topo::CNP_DSCP);
+    let cnp_ip =
+        dataplane_common::build::Ip::v4(cfg.nic.ip, job.dst_ip).dscp(testbed::topo::CNP_DSCP);
     frames.push(dataplane_common::build::cnp_frame(
         &l2,
         &cnp_ip,

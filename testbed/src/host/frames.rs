@@ -79,6 +79,49 @@ pub const AETH_NAK_SEQ: u8 = 0x60;
 /// Largest PSN the emulator uses (PSNs are 24 bits; a run stays below).
 pub const PSN_MASK: u32 = 0x00ff_ffff;
 
+/// What every emulated NIC is: its name and interface, addresses, line
+/// rate and packet size (the RoCEv2 and the UET hosts add their transport's
+/// options to it).
+#[derive(Clone, Debug)]
+pub struct NicCfg {
+    pub name: String,
+    pub ifname: String,
+    pub mac: [u8; 6],
+    pub gw_mac: [u8; 6],
+    pub ip: [u8; 4],
+    /// Line rate, bit/s (frame bytes without preamble and FCS, as the
+    /// switch's buffer model counts them).
+    pub line_bps: u64,
+    /// Payload bytes per full packet.
+    pub mtu_payload: usize,
+}
+
+impl NicCfg {
+    /// A NIC on `eth0` with 1 KB packets.
+    pub fn new(name: &str, mac: [u8; 6], gw_mac: [u8; 6], ip: [u8; 4], line_bps: u64) -> NicCfg {
+        NicCfg {
+            name: name.into(),
+            ifname: "eth0".into(),
+            mac,
+            gw_mac,
+            ip,
+            line_bps,
+            mtu_payload: 1024,
+        }
+    }
+
+    /// The NIC of fabric host `h` (its link speed, addresses, gateway).
+    pub fn of(h: &crate::topo::HostNode) -> NicCfg {
+        NicCfg::new(
+            &h.name,
+            h.mac,
+            h.gw_mac,
+            h.ipv4,
+            u64::from(h.mbps) * 1_000_000,
+        )
+    }
+}
+
 /// A host NIC's raw socket on `ifname` (calling thread's namespace): its
 /// own frames not looped back, and, as root, an 8 MB receive buffer past
 /// `net.core.rmem_max` (a host thread held up by the other emulators must

@@ -47,7 +47,9 @@ use dataplane_common::dcqcn::{
 };
 use dataplane_common::wire::bth::{self, Bth};
 
-use super::frames::{mac_ctl, open_nic_socket, parse, LineRx, AETH_ACK, AETH_NAK_SEQ, PSN_MASK};
+use super::frames::{
+    mac_ctl, open_nic_socket, parse, LineRx, NicCfg, AETH_ACK, AETH_NAK_SEQ, PSN_MASK,
+};
 use super::pause::PauseGate;
 #[cfg(test)]
 use super::qp::PktPos;
@@ -57,16 +59,7 @@ use crate::topo::{CNP_DSCP, ROCE_DSCP, ROCE_TC};
 /// How one host behaves.
 #[derive(Clone, Debug)]
 pub struct HostCfg {
-    pub name: String,
-    pub ifname: String,
-    pub mac: [u8; 6],
-    pub gw_mac: [u8; 6],
-    pub ip: [u8; 4],
-    /// Line rate, bit/s (frame bytes without preamble and FCS, as the
-    /// switch's buffer model counts them).
-    pub line_bps: u64,
-    /// RDMA payload bytes per full packet.
-    pub mtu_payload: usize,
+    pub nic: NicCfg,
     pub honour_pfc: bool,
     /// DCQCN reaction point on; off, CNPs are counted and ignored.
     pub dcqcn: bool,
@@ -86,24 +79,19 @@ pub struct HostCfg {
 impl HostCfg {
     /// The emulator of fabric host `h` (its link speed, addresses, gateway).
     pub fn of(h: &crate::topo::HostNode) -> HostCfg {
-        HostCfg::new(
-            &h.name,
-            h.mac,
-            h.gw_mac,
-            h.ipv4,
-            u64::from(h.mbps) * 1_000_000,
-        )
+        HostCfg::with(NicCfg::of(h))
     }
 
     pub fn new(name: &str, mac: [u8; 6], gw_mac: [u8; 6], ip: [u8; 4], line_bps: u64) -> HostCfg {
+        HostCfg::with(NicCfg::new(name, mac, gw_mac, ip, line_bps))
+    }
+
+    /// RoCEv2 on `nic`: PFC honoured, DCQCN scaled to its line rate, an
+    /// ACK every 8 packets, window 64, RTO 300 ms, delayed ACK 1 ms.
+    pub fn with(nic: NicCfg) -> HostCfg {
+        let line_bps = nic.line_bps;
         HostCfg {
-            name: name.into(),
-            ifname: "eth0".into(),
-            mac,
-            gw_mac,
-            ip,
-            line_bps,
-            mtu_payload: 1024,
+            nic,
             honour_pfc: true,
             dcqcn: true,
             params: DcqcnParams::scaled(line_bps),
@@ -266,7 +254,7 @@ pub fn ack_frame(
 
 /// One data frame of a send QP.
 pub fn data_frame(cfg: &HostCfg, job: &SendJob, st: &SendQp, psn: u32) -> Vec<u8> {
-    let pos = st.pos(psn, &job.messages, cfg.mtu_payload);
+    let pos = st.pos(psn, &job.messages, cfg.nic.mtu_payload);
     let opcode = match (pos.first, pos.last) {
         (true, true) => bth::OP_WRITE_ONLY,
         (true, false) => bth::OP_WRITE_FIRST,
@@ -286,9 +274,9 @@ pub fn data_frame(cfg: &HostCfg, job: &SendJob, st: &SendQp, psn: u32) -> Vec<u8
         ack_req: pos.last,
         ..Bth::default()
     };
-    let ip = Ip::v4(cfg.ip, job.dst_ip).dscp(ROCE_DSCP).ecn(2);
+    let ip = Ip::v4(cfg.nic.ip, job.dst_ip).dscp(ROCE_DSCP).ecn(2);
     build::rocev2_frame(
-        &L2::new(cfg.gw_mac, cfg.mac),
+        &L2::new(cfg.nic.gw_mac, cfg.nic.mac),
         &ip,
         job.udp_sport,
         &b,
@@ -308,21 +296,21 @@ pub fn run_host(
 ) -> Result<HostReport> {
     // SAFETY: prctl on the calling thread: fine-grained sleeps.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-    let opened = open_nic_socket(&cfg.ifname);
+    let opened = open_nic_socket(&cfg.nic.ifname);
     // the others wait here too, also when this host failed (it then stops
     // the run)
     shared.ready.wait();
     let sock = opened?;
-    if cfg.line_bps == 0 {
-        bail!("{}: line rate must be positive", cfg.name);
+    if cfg.nic.line_bps == 0 {
+        bail!("{}: line rate must be positive", cfg.nic.name);
     }
-    let l2 = L2::new(cfg.gw_mac, cfg.mac);
+    let l2 = L2::new(cfg.nic.gw_mac, cfg.nic.mac);
     let p = &cfg.params;
     let mut tx: Vec<TxQp> = plan
         .sends
         .iter()
         .map(|j| TxQp {
-            st: SendQp::new(&j.messages, cfg.mtu_payload),
+            st: SendQp::new(&j.messages, cfg.nic.mtu_payload),
             job: j.clone(),
             highest: 0,
             rp: RpState::new(p),
@@ -337,15 +325,15 @@ pub fn run_host(
         .collect();
     let expect: HashMap<u32, u64> = plan.recvs.iter().map(|r| (r.qp, r.messages)).collect();
     let mut rep = HostReport {
-        name: cfg.name.clone(),
+        name: cfg.nic.name.clone(),
         ..Default::default()
     };
     let mut line = Pacer::NEW;
     let mut was_paused = false;
-    let mut gate = PauseGate::new(ROCE_TC, cfg.line_bps / 1_000_000);
+    let mut gate = PauseGate::new(ROCE_TC, cfg.nic.line_bps / 1_000_000);
     let mut rr = 0usize;
     let mut buf = vec![0u8; 4096];
-    let mut rx_link = LineRx::new(cfg.line_bps);
+    let mut rx_link = LineRx::new(cfg.nic.line_bps);
     let mut next_sample = 0u64;
     let mut sampled_bytes = 0u64;
     let ms = |ns: u64| ns as f64 / 1e6;
@@ -400,7 +388,7 @@ pub fn run_host(
                     if np_on_packet(np, now, ce) {
                         let cnp = build::cnp_frame(
                             &l2,
-                            &Ip::v4(cfg.ip, s.src).dscp(CNP_DSCP),
+                            &Ip::v4(cfg.nic.ip, s.src).dscp(CNP_DSCP),
                             s.sport,
                             s.qp,
                         );
@@ -425,7 +413,7 @@ pub fn run_host(
                     if let Some((psn, syn)) = answer {
                         let _ = sock.send(&ack_frame(
                             &l2,
-                            cfg.ip,
+                            cfg.nic.ip,
                             s.src,
                             s.sport,
                             s.qp,
@@ -452,7 +440,7 @@ pub fn run_host(
             {
                 let _ = sock.send(&ack_frame(
                     &l2,
-                    cfg.ip,
+                    cfg.nic.ip,
                     src,
                     sport,
                     *qp,
@@ -472,7 +460,7 @@ pub fn run_host(
         }
         let acked_bytes = tx
             .iter()
-            .map(|q| acked_payload(&q.st, &q.job.messages, cfg.mtu_payload))
+            .map(|q| acked_payload(&q.st, &q.job.messages, cfg.nic.mtu_payload))
             .sum::<u64>();
         shared.acked[index].store(acked_bytes, Ordering::Relaxed);
         let received_all = rx.iter().all(|(qp, (r, _))| r.messages >= expect[qp]);
@@ -489,7 +477,7 @@ pub fn run_host(
                     .filter(|q| !q.st.done())
                     .map(|q| rp_rate(&q.rp))
                     .min()
-                    .unwrap_or(cfg.line_bps) as f64
+                    .unwrap_or(cfg.nic.line_bps) as f64
                     / 1e6;
                 rep.rate_series.push((ms(now), mbps, dcqcn));
             }
@@ -506,7 +494,7 @@ pub fn run_host(
         } else {
             let n = tx.len();
             let mut qp_wait = u64::MAX;
-            let line_wait = line_turn(&mut line, cfg.line_bps, now, || {
+            let line_wait = line_turn(&mut line, cfg.nic.line_bps, now, || {
                 for k in 0..n {
                     let i = (rr + k) % n.max(1);
                     let gate = tx[i]
@@ -561,11 +549,11 @@ pub fn run_host(
         .filter(|q| !q.st.done())
         .map(|q| rp_rate(&q.rp))
         .min()
-        .unwrap_or(cfg.line_bps);
+        .unwrap_or(cfg.nic.line_bps);
     for q in &tx {
         rep.retransmitted_pkts += q.st.retransmitted;
         rep.timeouts += q.st.timeouts;
-        rep.acked_payload_bytes += acked_payload(&q.st, &q.job.messages, cfg.mtu_payload);
+        rep.acked_payload_bytes += acked_payload(&q.st, &q.job.messages, cfg.nic.mtu_payload);
     }
     for (r, _) in rx.values() {
         rep.rx_payload_bytes += r.bytes;
@@ -802,8 +790,8 @@ mod tests {
             (bth::OP_WRITE_LAST, 2, 3000 - 2048)
         );
         let a = ack_frame(
-            &L2::new(cfg.gw_mac, cfg.mac),
-            cfg.ip,
+            &L2::new(cfg.nic.gw_mac, cfg.nic.mac),
+            cfg.nic.ip,
             job.dst_ip,
             50000,
             0x101,

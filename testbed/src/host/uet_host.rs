@@ -14,22 +14,14 @@ use dataplane_common::build::L2;
 use dataplane_common::dcqcn::Pacer;
 use dataplane_common::wire::uet::NACK_TRIMMED;
 
-use super::frames::{open_nic_socket, LineRx};
+use super::frames::{open_nic_socket, LineRx, NicCfg};
 use super::rc::{line_turn, RunShared};
 use super::uet::{arrival, data_frame, feedback_frame, read, Path, Seen, UetRx, UetTx};
 
 /// How one UET host behaves.
 #[derive(Clone, Debug)]
 pub struct UetHostCfg {
-    pub name: String,
-    pub ifname: String,
-    pub mac: [u8; 6],
-    pub gw_mac: [u8; 6],
-    pub ip: [u8; 4],
-    /// Line rate, bit/s.
-    pub line_bps: u64,
-    /// Payload bytes per full packet.
-    pub mtu_payload: usize,
+    pub nic: NicCfg,
     /// Packets a PDC may have in flight.
     pub window: u32,
     /// Retransmission timeout of a packet not acknowledged (no NACK).
@@ -43,13 +35,7 @@ impl UetHostCfg {
     /// `trim_dscp`.
     pub fn of(h: &crate::topo::HostNode, trim_dscp: u8) -> UetHostCfg {
         UetHostCfg {
-            name: h.name.clone(),
-            ifname: "eth0".into(),
-            mac: h.mac,
-            gw_mac: h.gw_mac,
-            ip: h.ipv4,
-            line_bps: u64::from(h.mbps) * 1_000_000,
-            mtu_payload: 1024,
+            nic: NicCfg::of(h),
             window: 16,
             rto_ns: 100_000_000,
             trim_dscp,
@@ -125,7 +111,7 @@ pub fn run_uet_host(
 ) -> Result<UetReport> {
     // SAFETY: prctl on the calling thread: fine-grained sleeps.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-    let opened = open_nic_socket(&cfg.ifname);
+    let opened = open_nic_socket(&cfg.nic.ifname);
     // a UDP socket on 4793 so the host's kernel does not answer every
     // UET packet with an ICMP port unreachable (which would queue behind
     // the incast); what it receives is never read
@@ -133,18 +119,18 @@ pub fn run_uet_host(
     shared.ready.wait();
     let sock = opened?;
     let _quiet = quiet?;
-    if cfg.line_bps == 0 || cfg.window == 0 {
-        bail!("{}: line rate and window must be positive", cfg.name);
+    if cfg.nic.line_bps == 0 || cfg.window == 0 {
+        bail!("{}: line rate and window must be positive", cfg.nic.name);
     }
-    let l2 = L2::new(cfg.gw_mac, cfg.mac);
+    let l2 = L2::new(cfg.nic.gw_mac, cfg.nic.mac);
     let mut tx: Vec<TxPdc> = plan
         .sends
         .iter()
         .map(|j| TxPdc {
-            st: UetTx::new(&j.messages, cfg.mtu_payload),
+            st: UetTx::new(&j.messages, cfg.nic.mtu_payload),
             path: Path {
                 l2: l2.clone(),
-                src: cfg.ip,
+                src: cfg.nic.ip,
                 dst: j.dst_ip,
                 pdc: j.pdc,
             },
@@ -159,11 +145,11 @@ pub fn run_uet_host(
         .collect();
     let expect: HashMap<u16, u64> = plan.recvs.iter().map(|r| (r.pdc, r.messages)).collect();
     let mut rep = UetReport {
-        name: cfg.name.clone(),
+        name: cfg.nic.name.clone(),
         ..Default::default()
     };
     let mut line = Pacer::NEW;
-    let mut link = LineRx::new(cfg.line_bps);
+    let mut link = LineRx::new(cfg.nic.line_bps);
     let mut buf = vec![0u8; 4096];
     let mut rr = 0usize;
     while !shared.stop.load(Ordering::Relaxed) {
@@ -190,7 +176,7 @@ pub fn run_uet_host(
                     let reply = r.on_data(psn, &ses, a);
                     let back = Path {
                         l2: l2.clone(),
-                        src: cfg.ip,
+                        src: cfg.nic.ip,
                         dst: src,
                         pdc,
                     };
@@ -232,7 +218,7 @@ pub fn run_uet_host(
             wait_ns = wait_ns.min(t.saturating_sub(now).max(1));
         }
         let n = tx.len();
-        let line_wait = line_turn(&mut line, cfg.line_bps, now, || {
+        let line_wait = line_turn(&mut line, cfg.nic.line_bps, now, || {
             for k in 0..n {
                 let i = (rr + k) % n;
                 let q = &mut tx[i];

@@ -73,7 +73,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
         .map(|h: &HostNode| {
             let mut c = HostCfg::of(h);
             c.dcqcn = opts.dcqcn;
-            c.params = DcqcnParams::scaled_profile(opts.dcqcn_profile, c.line_bps);
+            c.params = DcqcnParams::scaled_profile(opts.dcqcn_profile, c.nic.line_bps);
             c
         })
         .collect();
