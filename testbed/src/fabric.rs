@@ -44,6 +44,17 @@ pub fn install_interrupt_handler() {
     }
 }
 
+/// A lab binary's `main`: installs [`install_interrupt_handler`], runs
+/// `body`, and on an error prints it with its causes on one line and exits
+/// with status 1 (the namespaces' guards have dropped by then).
+pub fn run_main(body: impl FnOnce() -> Result<()>) {
+    install_interrupt_handler();
+    if let Err(e) = body() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }

@@ -36,7 +36,7 @@ use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
 use testbed::controller::Controller;
 use testbed::convergence::SwitchBgp;
-use testbed::fabric::{check_interrupt, install_interrupt_handler, Fabric};
+use testbed::fabric::{check_interrupt, Fabric};
 use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::netns::{veth, Netns};
 use testbed::raw::send_frames;
@@ -83,15 +83,11 @@ malformed = "drop"
 "#;
 
 fn main() {
-    if let Err(e) = real_main() {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
-    }
+    testbed::fabric::run_main(real_main)
 }
 
 fn real_main() -> Result<()> {
     let args = Args::parse();
-    install_interrupt_handler();
     let dp = args
         .dataplane
         .canonicalize()

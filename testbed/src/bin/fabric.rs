@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
 use dataplane_common::dcqcn::{PROFILE_MLX, PROFILE_PAPER};
-use testbed::fabric::{install_interrupt_handler, Fabric};
+use testbed::fabric::Fabric;
 use testbed::fabricrun::{check_configs, lb_modes_svg, polarising_seed, run_scenario};
 use testbed::scenario::{RunOpts, Scenario};
 use testbed::topo::{Routing, Shape, Topology};
@@ -134,15 +134,11 @@ struct Args {
 }
 
 fn main() {
-    if let Err(e) = real_main() {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
-    }
+    testbed::fabric::run_main(real_main)
 }
 
 fn real_main() -> Result<()> {
     let a = Args::parse();
-    install_interrupt_handler();
     let shape = match a.star {
         Some(h) => Shape::Star { hosts: h },
         None => Shape::LeafSpine {

@@ -24,7 +24,7 @@ use dataplane_user::routing::kernel::Prefix;
 use dataplane_user::routing::writer::MapWriter;
 use testbed::bench::{machine, merge_results, Record};
 use testbed::controller::Controller;
-use testbed::fabric::{install_interrupt_handler, Fabric};
+use testbed::fabric::Fabric;
 use testbed::netns::Netns;
 use testbed::topo::{ipv4_str, Routing, Shape, Topology};
 
@@ -46,15 +46,11 @@ struct Args {
 }
 
 fn main() {
-    if let Err(e) = real_main() {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
-    }
+    testbed::fabric::run_main(real_main)
 }
 
 fn real_main() -> Result<()> {
     let a = Args::parse();
-    install_interrupt_handler();
     testbed::fabric::require_root()?;
     let m = machine();
     let mut recs = Vec::new();

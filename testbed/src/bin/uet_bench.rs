@@ -13,7 +13,6 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use testbed::bench::{machine, merge_results, BenchPaths};
-use testbed::fabric::install_interrupt_handler;
 use testbed::uetincast::{compare, records, UetIncast};
 
 #[derive(Parser)]
@@ -48,15 +47,11 @@ struct Args {
 }
 
 fn main() {
-    if let Err(e) = real_main() {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
-    }
+    testbed::fabric::run_main(real_main)
 }
 
 fn real_main() -> Result<()> {
     let a = Args::parse();
-    install_interrupt_handler();
     let dp = a
         .paths
         .dataplane
