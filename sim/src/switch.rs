@@ -331,13 +331,20 @@ impl Sim {
     /// A frame left `port`: the model's queue drains to now (what left goes
     /// back to the ingress PGs), then the next frame.
     pub fn switch_tx_done(&mut self, s: usize, port: u16) {
-        let now = self.now;
-        let sw = &mut self.switches[s];
-        let pt = &mut sw.ports[port as usize];
+        let pt = &mut self.switches[s].ports[port as usize];
         pt.busy = false;
         let cls = pt.cur;
+        self.drain_class(s, port, cls);
+        self.switch_start(s, port);
+    }
+
+    /// Drains the model's queue (`port`, `cls`) to now; RoCE bytes given
+    /// back may end a PG's XOFF.
+    #[inline]
+    fn drain_class(&mut self, s: usize, port: u16, cls: usize) {
+        let sw = &mut self.switches[s];
         let released = sw.model.drain(
-            now,
+            self.now,
             port as usize,
             cls,
             &sw.bufs[port as usize],
@@ -346,7 +353,6 @@ impl Sim {
         if cls == 1 {
             self.after_release(s, released);
         }
-        self.switch_start(s, port);
     }
 
     /// The model's timer step on `port`: drain both queues to now, give
@@ -357,17 +363,7 @@ impl Sim {
             return;
         }
         for cls in 0..2 {
-            let sw = &mut self.switches[s];
-            let released = sw.model.drain(
-                now,
-                port as usize,
-                cls,
-                &sw.bufs[port as usize],
-                &mut sw.pool,
-            );
-            if cls == 1 {
-                self.after_release(s, released);
-            }
+            self.drain_class(s, port, cls);
         }
         self.switch_start(s, port);
     }
