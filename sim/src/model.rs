@@ -1,7 +1,7 @@
 //! A switch's buffer-model state (`dataplane-common`'s egress queues and
 //! ingress-PG rows) sized to the switch: the model's steps loop over their
 //! `N` ingress slots, so a 12-port leaf runs them over 16 slots, not the 64
-//! the largest switch needs. [`SwModel`] hides `N` from the switch code;
+//! the largest switch needs. [`AnyModel`] hides `N` from the switch code;
 //! every step is the shared function, called in the eBPF stage's order.
 
 use dataplane_common::buffer::{
@@ -11,62 +11,6 @@ use dataplane_common::buffer::{
 use dataplane_common::lossless::{EgressQueueN, PfcAction, PfcTxState, PgState, SharedPool};
 
 use crate::event::TC_DATA;
-
-/// The buffer model of one switch, whatever its slot count. Methods that
-/// drain return the set of ingress slots that got bytes back (bit `i`:
-/// slot `i`), which is all the switch needs to know to run the PGs' XON
-/// check.
-pub trait SwModel {
-    /// Ingress slots (a power of two, at least the switch's ports).
-    fn slots(&self) -> usize;
-    /// The arrival steps on egress queue (`out`, `cls`) for a packet from
-    /// ingress slot `a.ingress`: drain and release, WRED/ECN, admission.
-    #[allow(clippy::too_many_arguments)]
-    fn arrive(
-        &mut self,
-        now: u64,
-        out: usize,
-        cls: usize,
-        egress: &PortBuffer,
-        ingress: &PortBuffer,
-        pool: &mut SharedPool,
-        a: &Arrival,
-        rand: u32,
-    ) -> (Decision, u64);
-    /// Drains queue (`port`, `cls`) to now and gives what left back.
-    fn drain(
-        &mut self,
-        now: u64,
-        port: usize,
-        cls: usize,
-        egress: &PortBuffer,
-        pool: &mut SharedPool,
-    ) -> u64;
-    /// A PFC frame for the RoCE class arrived on `port`.
-    fn pfc_rx(
-        &mut self,
-        now: u64,
-        port: usize,
-        egress: &PortBuffer,
-        pool: &mut SharedPool,
-        quanta: u16,
-        stat: &mut PauseStat,
-    ) -> u64;
-    /// The RoCE PG of `slot`'s timer step.
-    fn tick_pg(
-        &mut self,
-        now: u64,
-        slot: usize,
-        ingress: &PortBuffer,
-        pool: &SharedPool,
-    ) -> PfcAction;
-    /// Bytes the model holds in queue (`port`, `cls`).
-    fn bytes(&self, port: usize, cls: usize) -> u32;
-    /// Until when the RoCE queue of `port` is paused.
-    fn paused_until(&self, port: usize) -> u64;
-    /// The RoCE PG of `slot`.
-    fn pg(&self, slot: usize) -> (PgState, PfcTxState);
-}
 
 /// The model's state for `N` ingress slots: a queue per (port, class), a
 /// row of PGs per class.
@@ -85,13 +29,14 @@ fn mask<const N: usize>(released: &[u32; N]) -> u64 {
     m
 }
 
-impl<const N: usize> SwModel for Model<N> {
-    fn slots(&self) -> usize {
+impl<const N: usize> Model<N> {
+    pub fn slots(&self) -> usize {
         N
     }
 
     #[inline]
-    fn arrive(
+    #[allow(clippy::too_many_arguments)]
+    pub fn arrive(
         &mut self,
         now: u64,
         out: usize,
@@ -131,7 +76,7 @@ impl<const N: usize> SwModel for Model<N> {
     }
 
     #[inline]
-    fn drain(
+    pub fn drain(
         &mut self,
         now: u64,
         port: usize,
@@ -149,7 +94,7 @@ impl<const N: usize> SwModel for Model<N> {
         slots
     }
 
-    fn pfc_rx(
+    pub fn pfc_rx(
         &mut self,
         now: u64,
         port: usize,
@@ -163,7 +108,7 @@ impl<const N: usize> SwModel for Model<N> {
         mask(&released)
     }
 
-    fn tick_pg(
+    pub fn tick_pg(
         &mut self,
         now: u64,
         slot: usize,
@@ -181,16 +126,16 @@ impl<const N: usize> SwModel for Model<N> {
     }
 
     #[inline]
-    fn bytes(&self, port: usize, cls: usize) -> u32 {
+    pub fn bytes(&self, port: usize, cls: usize) -> u32 {
         self.q[port][cls].bytes
     }
 
     #[inline]
-    fn paused_until(&self, port: usize) -> u64 {
+    pub fn paused_until(&self, port: usize) -> u64 {
         self.q[port][1].paused_until_ns
     }
 
-    fn pg(&self, slot: usize) -> (PgState, PfcTxState) {
+    pub fn pg(&self, slot: usize) -> (PgState, PfcTxState) {
         (self.rows[1].pg[slot], self.rows[1].pfc[slot])
     }
 }
@@ -219,12 +164,19 @@ macro_rules! each {
     };
 }
 
-impl SwModel for AnyModel {
-    fn slots(&self) -> usize {
+/// The model's steps, whichever its slot count. Methods that drain return
+/// the set of ingress slots that got bytes back (bit `i`: slot `i`), which
+/// is all the switch needs to know to run the PGs' XON check.
+impl AnyModel {
+    /// Ingress slots (a power of two, at least the switch's ports).
+    pub fn slots(&self) -> usize {
         each!(self, m => m.slots())
     }
+    /// The arrival steps on egress queue (`out`, `cls`) for a packet from
+    /// ingress slot `a.ingress`: drain and release, WRED/ECN, admission.
     #[inline]
-    fn arrive(
+    #[allow(clippy::too_many_arguments)]
+    pub fn arrive(
         &mut self,
         now: u64,
         out: usize,
@@ -237,8 +189,9 @@ impl SwModel for AnyModel {
     ) -> (Decision, u64) {
         each!(self, m => m.arrive(now, out, cls, egress, ingress, pool, a, rand))
     }
+    /// Drains queue (`port`, `cls`) to now and gives what left back.
     #[inline]
-    fn drain(
+    pub fn drain(
         &mut self,
         now: u64,
         port: usize,
@@ -248,7 +201,8 @@ impl SwModel for AnyModel {
     ) -> u64 {
         each!(self, m => m.drain(now, port, cls, egress, pool))
     }
-    fn pfc_rx(
+    /// A PFC frame for the RoCE class arrived on `port`.
+    pub fn pfc_rx(
         &mut self,
         now: u64,
         port: usize,
@@ -259,7 +213,8 @@ impl SwModel for AnyModel {
     ) -> u64 {
         each!(self, m => m.pfc_rx(now, port, egress, pool, quanta, stat))
     }
-    fn tick_pg(
+    /// The RoCE PG of `slot`'s timer step.
+    pub fn tick_pg(
         &mut self,
         now: u64,
         slot: usize,
@@ -268,15 +223,18 @@ impl SwModel for AnyModel {
     ) -> PfcAction {
         each!(self, m => m.tick_pg(now, slot, ingress, pool))
     }
+    /// Bytes the model holds in queue (`port`, `cls`).
     #[inline]
-    fn bytes(&self, port: usize, cls: usize) -> u32 {
+    pub fn bytes(&self, port: usize, cls: usize) -> u32 {
         each!(self, m => m.bytes(port, cls))
     }
+    /// Until when the RoCE queue of `port` is paused.
     #[inline]
-    fn paused_until(&self, port: usize) -> u64 {
+    pub fn paused_until(&self, port: usize) -> u64 {
         each!(self, m => m.paused_until(port))
     }
-    fn pg(&self, slot: usize) -> (PgState, PfcTxState) {
+    /// The RoCE PG of `slot`.
+    pub fn pg(&self, slot: usize) -> (PgState, PfcTxState) {
         each!(self, m => m.pg(slot))
     }
 }

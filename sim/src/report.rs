@@ -7,7 +7,6 @@ use serde::Serialize;
 use crate::engine::Sim;
 use crate::event::HDR;
 use crate::host::state::NONE;
-use crate::model::SwModel;
 
 pub mod stats;
 

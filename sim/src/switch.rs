@@ -12,7 +12,6 @@ use dataplane_common::lossless::{DropReason, PfcAction, ECN_CE};
 
 use crate::engine::Sim;
 use crate::event::{ser_ns, Ev, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
-use crate::model::SwModel;
 use crate::topo::{GROUP_BIT, SLOTS};
 
 pub mod state;
