@@ -8,8 +8,9 @@
 //! (frames without metadata pass): the kernel runs the program of the first
 //! frame a device's bulk queue took since its last flush on every frame of
 //! the flush, so two maps with different programs on one device would drop
-//! plain frames queued behind a broadcast copy, or send copies unjudged. Each copy's program asks `pfc_copy_fate`:
-//! the copy for the packet's egress port goes out as the packet, the copy
+//! plain frames queued behind a broadcast copy, or send copies unjudged.
+//! Each copy's program asks `pfc_copy_fate`: the copy for the packet's
+//! egress port goes out as the packet, the copy
 //! for its ingress port is rewritten into the 802.1Qbb frame, the rest are
 //! dropped. The frame leaves in the same NAPI poll as the decision.
 //!

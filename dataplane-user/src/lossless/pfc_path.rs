@@ -11,7 +11,6 @@ use dataplane_common::buffer::PfcEvent;
 
 use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{Array, DevMap, MapData};
-
 use aya::Ebpf;
 use dataplane_common::buffer::{PFC_PATH_DATAPLANE, PFC_PATH_USERSPACE};
 use dataplane_common::lossless::MODEL_PORTS;
@@ -95,7 +94,8 @@ fn write_port_macs(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
 }
 
 /// Fills `PFC_BCAST` (the kernel refuses a devmap program it cannot run)
-/// and gives `TX_PORTS` the same egress program ([`tx_ports_prog`]).
+/// and gives `TX_PORTS` the same egress program
+/// ([`crate::tables::forwarding::tx_ports_prog`]).
 fn enable_dataplane(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
     let (fd, prog_id) = crate::tables::forwarding::devmap_pfc(bpf)?;
     {
