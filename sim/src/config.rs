@@ -86,6 +86,11 @@ pub struct Scenario {
     pub rto: String,
     /// Samples of the queue time series.
     pub samples: u32,
+    /// Partitions the fabric is cut into to run in parallel (1: the serial
+    /// run). The result depends on this count (events at the same
+    /// nanosecond in different partitions run in another order), never on
+    /// the threads that run them (`dataplane-sim --threads`).
+    pub partitions: u32,
 }
 
 impl Default for Scenario {
@@ -125,6 +130,7 @@ impl Default for Scenario {
             window: 0,
             rto: "1ms".into(),
             samples: 200,
+            partitions: 1,
         }
     }
 }
@@ -200,6 +206,8 @@ pub struct Params {
     pub window: u32,
     pub rto_ns: u64,
     pub samples: u32,
+    /// 1: the serial run; more: [`crate::partition`].
+    pub partitions: u32,
 }
 
 /// `400G`, `25G`, `100M` -> Mb/s.
@@ -447,6 +455,11 @@ impl Scenario {
             window: self.window,
             rto_ns: parse_time("rto", &self.rto)?,
             samples: self.samples.max(1),
+            partitions: if self.partitions == 0 {
+                bail!("partitions: 0 (expected 1 for a serial run, or more)")
+            } else {
+                self.partitions
+            },
         })
     }
 }

@@ -2,13 +2,16 @@
 //! events, a slab of packets reused through a
 //! free list (no allocation per packet once warm), and the dispatch loop.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use dataplane_common::rand::SplitMix64;
 
+use crate::cells::Shared;
 use crate::config::Params;
 use crate::event::{Ev, FlowAddr, Pkt, Queue};
-use crate::host::state::{Flow, Host};
+use crate::host::state::{Flow, FlowRx, Host};
+use crate::partition::Msg;
 use crate::report::stats::Stats;
 use crate::switch::state::Switch;
 use crate::topo::Topology;
@@ -29,20 +32,30 @@ fn prefetch<T>(v: &[T], i: usize) {
     let _ = (v, i);
 }
 
-/// The simulation.
+/// The simulation, or one partition of it ([`crate::partition`]): its
+/// clock, event queue and packets are its own; the switches, hosts and
+/// flows are arrays every partition shares, each entry written only by
+/// the partition that owns it ([`crate::cells`]).
 pub struct Sim {
     pub now: u64,
     pub q: Queue,
     pub pkts: Vec<Pkt>,
     pub(crate) free: Vec<u32>,
     pub p: Params,
-    pub topo: Topology,
-    pub switches: Vec<Switch>,
-    pub hosts: Vec<Host>,
-    pub flows: Vec<Flow>,
+    pub topo: Arc<Topology>,
+    /// The node id of switch 0: ids below it are hosts (the topology's
+    /// host count, kept here for the dispatch).
+    pub first_switch: u32,
+    pub switches: Shared<Switch>,
+    pub hosts: Shared<Host>,
+    /// Flows: what each is and its sender's half.
+    pub flows: Shared<Flow>,
+    /// `flows[i]`'s receiver half.
+    pub rx: Shared<FlowRx>,
     /// `flows[i]`'s addresses, for the switches.
-    pub addrs: Vec<FlowAddr>,
-    /// Flows in start order whose start is scheduled one at a time.
+    pub addrs: Shared<FlowAddr>,
+    /// Flows (of this partition's hosts) in start order whose start is
+    /// scheduled one at a time.
     pub arrivals: Vec<u32>,
     pub next_arrival: usize,
     pub rng: SplitMix64,
@@ -54,6 +67,20 @@ pub struct Sim {
     pub progress: bool,
     /// The hosts' DCQCN parameters ([`Sim::dcqcn_of`] the run's options).
     pub dcqcn: dataplane_common::dcqcn::DcqcnParams,
+    /// This partition's index, and the partition of every node (hosts,
+    /// then switches); a run of one partition has it all zero.
+    pub part: u32,
+    pub owner: Arc<Vec<u32>>,
+    /// Events for other partitions' nodes, by partition, delivered
+    /// between windows.
+    pub out: Vec<Vec<Msg>>,
+    /// The run's other partitions (partition 0 holds them); threads to run
+    /// them on (0: every core).
+    pub others: Vec<Sim>,
+    pub threads: usize,
+    /// The window of a partitioned run: the shortest delay of a link
+    /// between two partitions (`u64::MAX`: one partition).
+    pub window_ns: u64,
 }
 
 impl Sim {
@@ -96,12 +123,16 @@ impl Sim {
     }
 
     /// Runs to the stop time (or until nothing is left to do); returns the
-    /// wall time in seconds.
+    /// wall time in seconds. A partitioned run goes window by window
+    /// ([`crate::partition::run`]).
     pub fn run(&mut self) -> f64 {
+        if !self.others.is_empty() {
+            return crate::partition::run(self);
+        }
         let t0 = Instant::now();
         let mut last = t0;
         let mut last_events = 0u64;
-        let sample_every = (self.p.duration_ns / u64::from(self.p.samples)).max(1);
+        let sample_every = self.sample_every();
         self.q.push(0, Ev::Sample);
         self.schedule_next_arrival();
         while let Some((t, ev)) = self.q.pop() {
@@ -111,62 +142,14 @@ impl Sim {
             }
             self.now = t;
             self.events += 1;
-            // the next event's packet is most likely out of cache (written
-            // when the packet was queued): start loading it now
-            if let Some(p) = self.q.next_arrival_pkt() {
-                prefetch(&self.pkts, p as usize);
-            }
-            match ev {
-                Ev::Arrive { node, port, pkt } => {
-                    if node < self.topo.hosts {
-                        self.host_receive(node, pkt);
-                    } else {
-                        self.switch_arrive((node - self.topo.hosts) as usize, port, pkt);
-                    }
+            if let Ev::Sample = ev {
+                self.sample();
+                // keep sampling while anything else is pending
+                if !self.q.is_empty() && !self.all_done() {
+                    self.q.push(self.now + sample_every, Ev::Sample);
                 }
-                Ev::TxDone { node, port } => {
-                    if node < self.topo.hosts {
-                        self.hosts[node as usize].busy = false;
-                        self.host_send(node);
-                    } else {
-                        self.switch_tx_done((node - self.topo.hosts) as usize, port);
-                    }
-                }
-                Ev::Pfc { node, port, quanta } => {
-                    if node < self.topo.hosts {
-                        self.host_pfc(node, quanta);
-                    } else {
-                        self.switch_pfc((node - self.topo.hosts) as usize, port, quanta);
-                    }
-                }
-                Ev::Resume { node, port } => {
-                    if node < self.topo.hosts {
-                        self.host_send(node);
-                    } else {
-                        self.switch_start((node - self.topo.hosts) as usize, port);
-                    }
-                }
-                Ev::QueueTick { node, port } => {
-                    self.switch_queue_tick((node - self.topo.hosts) as usize, port);
-                }
-                Ev::PgTick { node, port } => {
-                    self.switch_pg_tick((node - self.topo.hosts) as usize, port);
-                }
-                Ev::Wake { node } => self.host_send(node),
-                Ev::FlowStart { flow } => {
-                    self.start_flow(flow);
-                    self.schedule_next_arrival();
-                }
-                Ev::DepStart { flow } => self.start_flow(flow),
-                Ev::Rto { flow } => self.flow_rto(flow),
-                Ev::AckDelay { flow } => self.flow_ack_delay(flow),
-                Ev::Sample => {
-                    self.sample();
-                    // keep sampling while anything else is pending
-                    if !self.q.is_empty() && !self.all_done() {
-                        self.q.push(self.now + sample_every, Ev::Sample);
-                    }
-                }
+            } else {
+                self.dispatch(ev);
             }
             if self.p.drain && self.stats.flows_done as usize == self.flows.len() {
                 break;
@@ -176,21 +159,7 @@ impl Sim {
                 let dt = w.duration_since(last).as_secs_f64();
                 if dt >= 1.0 {
                     let rate = (self.events - last_events) as f64 / dt;
-                    eprint!(
-                        "\r[{}] sim {:.3}/{:.3} ms  {:.2} Mev/s  flows {}/{}  wall {:.0}s   ",
-                        self.p.lb_name,
-                        self.now as f64 / 1e6,
-                        self.stop_ns.min(if self.p.drain {
-                            u64::MAX
-                        } else {
-                            self.p.duration_ns
-                        }) as f64
-                            / 1e6,
-                        rate / 1e6,
-                        self.stats.flows_done,
-                        self.flows.len(),
-                        w.duration_since(t0).as_secs_f64()
-                    );
+                    self.print_progress(rate, self.stats.flows_done, w.duration_since(t0));
                     last = w;
                     last_events = self.events;
                 }
@@ -202,13 +171,144 @@ impl Sim {
         t0.elapsed().as_secs_f64()
     }
 
+    /// Time between queue samples.
+    pub(crate) fn sample_every(&self) -> u64 {
+        (self.p.duration_ns / u64::from(self.p.samples)).max(1)
+    }
+
+    /// The progress line: simulated time, events/s, flows done, wall.
+    pub(crate) fn print_progress(&self, rate: f64, flows_done: u64, wall: std::time::Duration) {
+        eprint!(
+            "\r[{}] sim {:.3}/{:.3} ms  {:.2} Mev/s  flows {}/{}  wall {:.0}s   ",
+            self.p.lb_name,
+            self.now as f64 / 1e6,
+            self.stop_ns.min(if self.p.drain {
+                u64::MAX
+            } else {
+                self.p.duration_ns
+            }) as f64
+                / 1e6,
+            rate / 1e6,
+            flows_done,
+            self.flows.len(),
+            wall.as_secs_f64()
+        );
+    }
+
+    /// Runs the events before `end` (a window of a partitioned run: none
+    /// of them can be caused by another partition's events of the window).
+    pub(crate) fn run_window(&mut self, end: u64) {
+        while let Some((t, ev)) = self.q.pop_before(end) {
+            self.now = t;
+            self.events += 1;
+            self.dispatch(ev);
+        }
+    }
+
+    /// Handles one event (any but a queue sample).
+    #[inline(always)]
+    fn dispatch(&mut self, ev: Ev) {
+        // the next event's packet is most likely out of cache (written
+        // when the packet was queued): start loading it now
+        if let Some(p) = self.q.next_arrival_pkt() {
+            prefetch(&self.pkts, p as usize);
+        }
+        match ev {
+            Ev::Arrive { node, port, pkt } => {
+                if node < self.first_switch {
+                    self.host_receive(node, pkt);
+                } else {
+                    self.switch_arrive((node - self.first_switch) as usize, port, pkt);
+                }
+            }
+            Ev::TxDone { node, port } => {
+                if node < self.first_switch {
+                    self.hosts[node as usize].busy = false;
+                    self.host_send(node);
+                } else {
+                    self.switch_tx_done((node - self.first_switch) as usize, port);
+                }
+            }
+            Ev::Pfc { node, port, quanta } => {
+                if node < self.first_switch {
+                    self.host_pfc(node, quanta);
+                } else {
+                    self.switch_pfc((node - self.first_switch) as usize, port, quanta);
+                }
+            }
+            Ev::Resume { node, port } => {
+                if node < self.first_switch {
+                    self.host_send(node);
+                } else {
+                    self.switch_start((node - self.first_switch) as usize, port);
+                }
+            }
+            Ev::QueueTick { node, port } => {
+                self.switch_queue_tick((node - self.first_switch) as usize, port);
+            }
+            Ev::PgTick { node, port } => {
+                self.switch_pg_tick((node - self.first_switch) as usize, port);
+            }
+            Ev::Wake { node } => self.host_send(node),
+            Ev::FlowStart { flow } => {
+                self.start_flow(flow);
+                self.schedule_next_arrival();
+            }
+            Ev::DepStart { flow } => self.start_flow(flow),
+            Ev::Rto { flow } => self.flow_rto(flow),
+            Ev::AckDelay { flow } => self.flow_ack_delay(flow),
+            Ev::Sample => {}
+        }
+    }
+
+    /// A frame reaches `port` of `node` at `t`: an arrival there, or a
+    /// message to the partition that owns `node`.
+    #[inline]
+    pub(crate) fn push_arrive(&mut self, t: u64, node: u32, port: u16, pid: u32) {
+        let to = self.owner_of(node);
+        if to == self.part {
+            self.q.push(
+                t,
+                Ev::Arrive {
+                    node,
+                    port,
+                    pkt: pid,
+                },
+            );
+        } else {
+            let pkt = self.pkts[pid as usize];
+            self.release(pid);
+            self.out[to as usize].push(Msg::arrive(t, node, port, pkt));
+        }
+    }
+
+    /// A PFC frame reaches `port` of `node` at `t` (as [`Sim::push_arrive`]).
+    #[inline]
+    pub(crate) fn push_pfc(&mut self, t: u64, node: u32, port: u16, quanta: u16) {
+        let to = self.owner_of(node);
+        if to == self.part {
+            self.q.push(t, Ev::Pfc { node, port, quanta });
+        } else {
+            self.out[to as usize].push(Msg::pfc(t, node, port, quanta));
+        }
+    }
+
+    #[inline(always)]
+    fn owner_of(&self, node: u32) -> u32 {
+        if self.out.is_empty() {
+            0
+        } else {
+            self.owner[node as usize]
+        }
+    }
+
     /// Every flow completed.
     pub fn all_done(&self) -> bool {
         self.stats.flows_done as usize == self.flows.len()
             && self.next_arrival >= self.arrivals.len()
     }
 
-    fn schedule_next_arrival(&mut self) {
+    pub(crate) fn schedule_next_arrival(&mut self) {
         if let Some(&f) = self.arrivals.get(self.next_arrival) {
             self.next_arrival += 1;
             let t = self.flows[f as usize].start_ns.max(self.now);

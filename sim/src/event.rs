@@ -184,6 +184,15 @@ impl Queue {
     pub(crate) fn pop(&mut self) -> Option<(u64, Ev)> {
         self.heap.pop().map(|(t, x)| (t, unpack(x)))
     }
+    /// The earliest event if it is before `end`.
+    #[inline]
+    pub(crate) fn pop_before(&mut self, end: u64) -> Option<(u64, Ev)> {
+        self.heap.pop_before(end).map(|(t, x)| (t, unpack(x)))
+    }
+    /// The time of the next event, if any.
+    pub fn peek_time(&self) -> Option<u64> {
+        self.heap.peek_time()
+    }
     /// The packet of the next event, if it is an arrival on the wheel.
     #[inline]
     pub(crate) fn next_arrival_pkt(&self) -> Option<u32> {

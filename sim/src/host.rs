@@ -9,7 +9,7 @@
 //! ACKs, NAKs or CNPs) for the frame's pause time or until XON.
 
 use dataplane_common::dcqcn::{
-    np_on_packet, rp_on_cnp, rp_on_sent, rp_rate, rp_tick, DcqcnParams, NpState, RpState,
+    np_on_packet, rp_on_cnp, rp_on_sent, rp_rate, rp_tick, DcqcnParams, RpState,
 };
 use dataplane_common::lossless::{ECN_CE, ECN_ECT0};
 use dataplane_common::wire::macctl::quanta_to_nanos;
@@ -22,7 +22,7 @@ use crate::event::{
 
 pub mod state;
 
-pub use state::{Flow, Host, NONE};
+pub use state::{Flow, FlowRx, Host, NONE};
 
 impl Sim {
     /// DCQCN parameters of the hosts (all at the same line rate), as
@@ -51,11 +51,12 @@ impl Sim {
         fl.started = true;
         fl.start_ns = now;
         fl.rp = RpState::new(&params);
-        fl.np = NpState::new(params.cnp_interval_ns);
         fl.last_progress_ns = now;
         self.stats.flows_started += 1;
         if fl.size == 0 {
-            fl.finish_ns = now.max(1);
+            // completes at its start: its receiver half is the sender's
+            // (no packet reaches the receiver)
+            self.rx[f as usize].finish_ns = now.max(1);
             self.flow_complete(f);
             return;
         }
@@ -174,21 +175,14 @@ impl Sim {
         host.busy = true;
         host.tx_bytes += u64::from(len);
         self.q.push(now + ser, Ev::TxDone { node: h, port: 0 });
-        self.q.push(
-            now + ser + l.delay_ns,
-            Ev::Arrive {
-                node: l.peer,
-                port: l.peer_port,
-                pkt: pid,
-            },
-        );
+        self.push_arrive(now + ser + l.delay_ns, l.peer, l.peer_port, pid);
     }
 
     /// Queues a control frame from host `h`.
     fn send_ctrl(&mut self, h: u32, flow: u32, kind: u8, psn: u32, dst: u32) {
         if kind == KIND_ACK {
-            let fl = &mut self.flows[flow as usize];
-            fl.ack_psn = fl.ack_psn.max(psn);
+            let rx = &mut self.rx[flow as usize];
+            rx.ack_psn = rx.ack_psn.max(psn);
         }
         let pid = self.alloc(Pkt {
             flow,
@@ -214,20 +208,20 @@ impl Sim {
             KIND_DATA => {
                 let payload = u64::from(pkt.len - HDR);
                 self.stats.recv_payload += payload;
-                let fl = &mut self.flows[f as usize];
+                let fl = &mut self.rx[f as usize];
                 let src = fl.src;
                 if np_on_packet(&mut fl.np, now, pkt.ecn == ECN_CE) {
                     self.stats.cnp_sent += 1;
                     self.send_ctrl(h, f, KIND_CNP, 0, src);
                 }
-                let fl = &mut self.flows[f as usize];
+                let fl = &mut self.rx[f as usize];
                 fl.last_rx_ns = now;
                 let delay = self.p.ack_delay_ns;
                 if delay > 0 && !fl.ack_armed {
                     fl.ack_armed = true;
                     self.q.push(now + delay, Ev::AckDelay { flow: f });
                 }
-                let fl = &mut self.flows[f as usize];
+                let fl = &mut self.rx[f as usize];
                 if pkt.psn == fl.rcv_psn {
                     fl.rcv_psn += 1;
                     fl.rcv_bytes += payload;
@@ -346,7 +340,7 @@ impl Sim {
     pub fn flow_ack_delay(&mut self, f: u32) {
         let now = self.now;
         let delay = self.p.ack_delay_ns;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.rx[f as usize];
         let idle_until = fl.last_rx_ns + delay;
         if now < idle_until {
             self.q.push(idle_until, Ev::AckDelay { flow: f });
@@ -360,10 +354,11 @@ impl Sim {
     }
 
     /// Flow `f` was received whole: statistics, and the flows waiting for
-    /// it may start.
+    /// it may start (their sender is in this partition: see
+    /// [`crate::partition::split`]).
     pub fn flow_complete(&mut self, f: u32) {
         self.stats.flows_done += 1;
-        let children = std::mem::take(&mut self.flows[f as usize].children);
+        let children = std::mem::take(&mut self.rx[f as usize].children);
         for &c in &children {
             let cf = &mut self.flows[c as usize];
             cf.deps_left = cf.deps_left.saturating_sub(1);
@@ -373,6 +368,6 @@ impl Sim {
                 self.q.push(now, Ev::DepStart { flow: c });
             }
         }
-        self.flows[f as usize].children = children;
+        self.rx[f as usize].children = children;
     }
 }

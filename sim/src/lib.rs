@@ -5,7 +5,9 @@
 //! a pause.
 //!
 //! * [`engine`]: the simulation's state, the packet slab, the loop;
-//!   [`event`], [`wheel`]: the events and their queue;
+//!   [`event`], [`wheel`]: the events and their queue; [`partition`]: a
+//!   run cut into partitions on several threads, whose nodes' state is in
+//!   [`cells`];
 //! * [`switch`]: a switch per the data plane's stages (its state in
 //!   [`switch::state`], the buffer model's in [`model`]);
 //! * [`host`]: RDMA NIC (RC go-back-N, DCQCN, PFC; its state in
@@ -18,12 +20,14 @@
 //! across files, so the engine imports no behaviour and no file imports in
 //! a circle.
 
+pub mod cells;
 pub mod config;
 pub mod engine;
 pub mod event;
 pub mod host;
 pub mod model;
 pub mod output;
+pub mod partition;
 pub mod queue;
 pub mod report;
 pub mod setup;
@@ -39,12 +43,20 @@ pub use config::{Params, Scenario};
 pub use engine::Sim;
 pub use report::Report;
 
-/// Runs the scenario once with LB mode `lb`.
+/// Runs the scenario once with LB mode `lb` (a partitioned one on every
+/// core).
 pub fn run_one(sc: &Scenario, lb: &str, progress: bool) -> Result<Report> {
+    run_threads(sc, lb, progress, 0)
+}
+
+/// Runs the scenario once with LB mode `lb`, its partitions on `threads`
+/// threads (0: every core; the report is the same for any count).
+pub fn run_threads(sc: &Scenario, lb: &str, progress: bool, threads: usize) -> Result<Report> {
     let p = sc.params(lb)?;
     let mut sim = Sim::new(p)?;
     sim.mark_uplinks();
     sim.progress = progress;
+    sim.threads = threads;
     let wall = sim.run();
     if std::env::var_os("DATAPLANE_SIM_DUMP").is_some() {
         sim.dump();

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use dataplane_sim::{output, run_one, Report, Scenario};
+use dataplane_sim::{output, run_threads, Report, Scenario};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -103,6 +103,13 @@ struct Cli {
     /// Output directory (report.json, *.svg).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Partitions run side by side (1: serial; the result depends on it).
+    #[arg(long)]
+    partitions: Option<u32>,
+    /// Threads that run the partitions (0: every core; the result does
+    /// not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
     /// No progress line.
     #[arg(long)]
     quiet: bool,
@@ -156,7 +163,8 @@ fn scenario(c: &Cli) -> Result<Scenario> {
         pmax,
         ack_every,
         ack_delay,
-        rto
+        rto,
+        partitions
     );
     if let Some(v) = &c.pfc {
         s.pfc = on_off("pfc", v)?;
@@ -283,7 +291,7 @@ fn main() -> Result<()> {
     let mut runs = Vec::new();
     let cpu0 = cpu_s();
     for lb in sc.lb_modes()? {
-        let r = run_one(&sc, &lb, !c.quiet)?;
+        let r = run_threads(&sc, &lb, !c.quiet, c.threads)?;
         summary(&r);
         runs.push(r);
     }

@@ -191,11 +191,11 @@ impl Sim {
                 h.ctrl.len()
             );
         }
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.finish_ns == 0 {
+        for (i, (f, r)) in self.flows.iter().zip(self.rx.iter()).enumerate() {
+            if r.finish_ns == 0 {
                 eprintln!(
                     "flow {i} {}->{} snd_nxt {} una_psn {} rcv_psn {} size {} rate {} acked {}",
-                    f.src, f.dst, f.snd_nxt, f.snd_una_psn, f.rcv_psn, f.size, f.rp.rc_bps, f.acked
+                    f.src, f.dst, f.snd_nxt, f.snd_una_psn, r.rcv_psn, f.size, f.rp.rc_bps, f.acked
                 );
             }
         }
@@ -206,19 +206,19 @@ impl Sim {
         let mut all = Vec::new();
         let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() - 1];
         let (mut job_start, mut job_end, mut job_flows, mut job_done) = (u64::MAX, 0u64, 0, 0);
-        for f in &self.flows {
+        for (f, r) in self.flows.iter().zip(self.rx.iter()) {
             if f.job != NONE {
                 job_flows += 1;
                 job_start = job_start.min(f.start_ns);
             }
-            if f.finish_ns == 0 {
+            if r.finish_ns == 0 {
                 continue;
             }
             if f.job != NONE {
                 job_done += 1;
-                job_end = job_end.max(f.finish_ns);
+                job_end = job_end.max(r.finish_ns);
             }
-            let fct = (f.finish_ns - f.start_ns) as f64;
+            let fct = (r.finish_ns - f.start_ns) as f64;
             let s = (fct / self.ideal_fct_ns(f.size, self.hops(f.src, f.dst))).max(1.0);
             all.push(s);
             let b = BUCKETS
@@ -286,14 +286,18 @@ impl Sim {
             host_util.push(h.tx_bytes as f64 * 8.0 / (bps * t / 1e9));
         }
         let up: Vec<f64> = uplinks.iter().map(|l| l.util).collect();
-        let live = self.live_mask();
-        let in_flight: u64 = self
-            .pkts
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| live[*i])
-            .filter(|(_, p)| p.kind == crate::event::KIND_DATA)
-            .map(|(_, p)| u64::from(p.len - HDR))
+        let in_flight: u64 = std::iter::once(self)
+            .chain(self.others.iter())
+            .map(|part| {
+                let live = part.live_mask();
+                part.pkts
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| live[*i])
+                    .filter(|(_, p)| p.kind == crate::event::KIND_DATA)
+                    .map(|(_, p)| u64::from(p.len - HDR))
+                    .sum::<u64>()
+            })
             .sum();
         Report {
             lb: self.p.lb_name.clone(),

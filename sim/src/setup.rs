@@ -1,12 +1,16 @@
 //! Building a simulation from the run's parameters: the topology, a
-//! switch per spec, a host per host link, and the workload's flows.
+//! switch per spec, a host per host link, the workload's flows, and the
+//! partitions it runs in.
+
+use std::sync::Arc;
 
 use dataplane_common::rand::SplitMix64;
 
+use crate::cells::Shared;
 use crate::config::Params;
 use crate::engine::Sim;
-use crate::event::{Queue, NODE_BITS};
-use crate::host::state::Host;
+use crate::event::{FlowAddr, Queue, NODE_BITS};
+use crate::host::state::{Flow, FlowRx, Host};
 use crate::report::stats::Stats;
 use crate::switch::state::Switch;
 
@@ -34,6 +38,7 @@ impl Sim {
             .map(|(i, s)| Switch::new(s, &p, i as u32, rng.next_u64() as u32))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let hosts = topo.host_links.iter().map(|l| Host::new(*l)).collect();
+        let parts = p.partitions;
         let stop_ns = if p.drain {
             p.max_time_ns
         } else {
@@ -45,11 +50,13 @@ impl Sim {
             pkts: Vec::with_capacity(1 << 16),
             free: Vec::with_capacity(1 << 16),
             p,
-            topo,
-            switches,
-            hosts,
-            flows: Vec::new(),
-            addrs: Vec::new(),
+            first_switch: topo.hosts,
+            topo: Arc::new(topo),
+            switches: Shared::new(switches),
+            hosts: Shared::new(hosts),
+            flows: Shared::new(Vec::new()),
+            rx: Shared::new(Vec::new()),
+            addrs: Shared::new(Vec::new()),
             arrivals: Vec::new(),
             next_arrival: 0,
             rng,
@@ -58,9 +65,42 @@ impl Sim {
             stop_ns,
             progress: false,
             dcqcn: dataplane_common::dcqcn::DcqcnParams::new(1),
+            part: 0,
+            owner: Arc::new(Vec::new()),
+            out: Vec::new(),
+            others: Vec::new(),
+            threads: 0,
+            window_ns: u64::MAX,
         };
         sim.dcqcn = sim.dcqcn_of();
         crate::workload::generate(&mut sim)?;
+        if parts > 1 {
+            crate::partition::split(&mut sim, parts)?;
+        }
         Ok(sim)
+    }
+
+    /// Adds flow `f` (both halves and its addresses); returns its index.
+    pub fn push_flow(&mut self, f: Flow) -> u32 {
+        let id = self.flows.len() as u32;
+        self.rx.push(FlowRx::of(&f, self.dcqcn.cnp_interval_ns));
+        self.addrs.push(FlowAddr {
+            src: f.src,
+            dst: f.dst,
+            sport: f.sport,
+            qp: f.qp,
+        });
+        self.flows.push(f);
+        id
+    }
+
+    /// Removes every flow (a test's own flows then replace the workload's;
+    /// not after the run is partitioned).
+    pub fn clear_flows(&mut self) {
+        self.flows.clear();
+        self.rx.clear();
+        self.addrs.clear();
+        self.arrivals.clear();
+        self.next_arrival = 0;
     }
 }

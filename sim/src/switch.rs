@@ -193,7 +193,7 @@ impl Sim {
                 0
             }
         };
-        let node = self.topo.hosts + s as u32;
+        let node = self.first_switch + s as u32;
         let sw = &mut self.switches[s];
         let port = &mut sw.ports[inp as usize];
         let l = port.link;
@@ -203,16 +203,11 @@ impl Sim {
         let start = self.now.max(port.pfc_free_at);
         port.pfc_free_at = start + ser_ns(CTRL_LEN, l.speed_mbps, &mut frac).max(1);
         let t = port.pfc_free_at + l.delay_ns;
-        self.q.push(
-            t,
-            Ev::Pfc {
-                node: l.peer,
-                port: l.peer_port,
-                quanta,
-            },
-        );
+        self.push_pfc(t, l.peer, l.peer_port, quanta);
         if quanta != 0 {
+            let sw = &mut self.switches[s];
             let due = sw.model.pg(inp as usize).1.refresh_due_ns;
+            let port = &mut sw.ports[inp as usize];
             if port.tick_at != due {
                 port.tick_at = due;
                 self.q.push(due, Ev::PgTick { node, port: inp });
@@ -254,7 +249,7 @@ impl Sim {
     /// RoCE unless paused (then a retry when the pause ends).
     pub fn switch_start(&mut self, s: usize, port: u16) {
         let now = self.now;
-        let node = self.topo.hosts + s as u32;
+        let node = self.first_switch + s as u32;
         let sw = &mut self.switches[s];
         let model = &sw.model;
         let pt = &mut sw.ports[port as usize];
@@ -308,7 +303,7 @@ impl Sim {
     #[inline]
     fn switch_send(&mut self, s: usize, port: u16, cls: usize, pid: u32, len: u32) {
         let now = self.now;
-        let node = self.topo.hosts + s as u32;
+        let node = self.first_switch + s as u32;
         let pt = &mut self.switches[s].ports[port as usize];
         debug_assert!(!pt.busy);
         let l = pt.link;
@@ -317,14 +312,7 @@ impl Sim {
         pt.cur = cls;
         pt.tx_bytes += u64::from(len);
         self.q.push(now + ser, Ev::TxDone { node, port });
-        self.q.push(
-            now + ser + l.delay_ns,
-            Ev::Arrive {
-                node: l.peer,
-                port: l.peer_port,
-                pkt: pid,
-            },
-        );
+        self.push_arrive(now + ser + l.delay_ns, l.peer, l.peer_port, pid);
     }
 
     /// A frame left `port`: the model's queue drains to now (what left goes
@@ -369,7 +357,7 @@ impl Sim {
 
     /// Marks the ports that go up a tier (for uplink utilisation).
     pub fn mark_uplinks(&mut self) {
-        let hosts = self.topo.hosts;
+        let hosts = self.first_switch;
         let tiers: Vec<u8> = self.switches.iter().map(|s| s.tier).collect();
         for sw in &mut self.switches {
             for pt in &mut sw.ports {

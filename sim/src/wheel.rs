@@ -167,6 +167,25 @@ impl<V: Copy> WheelQueue<V> {
         Some((t, v))
     }
 
+    /// The time of the next pop, if any.
+    #[inline]
+    pub fn peek_time(&self) -> Option<u64> {
+        if self.summary == 0 {
+            return self.far.peek().map(|f| f.0.t);
+        }
+        let s = self.next_slot((self.now & SLOT_MASK) as usize);
+        Some(self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK))
+    }
+
+    /// The earliest event if it is before `end`.
+    #[inline]
+    pub fn pop_before(&mut self, end: u64) -> Option<(u64, V)> {
+        match self.peek_time() {
+            Some(t) if t < end => self.pop(),
+            _ => None,
+        }
+    }
+
     /// The event the next pop returns if it is on the wheel (and nothing
     /// is pushed before it), without taking it: to prefetch what it reads.
     #[inline]

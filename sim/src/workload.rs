@@ -8,7 +8,6 @@ use dataplane_common::rand::SplitMix64;
 
 use crate::config::Workload;
 use crate::engine::Sim;
-use crate::event::FlowAddr;
 use crate::host::state::Flow;
 
 /// Web-search CDF (source in the file).
@@ -92,19 +91,12 @@ fn add_flow(sim: &mut Sim, rng: &mut SplitMix64, src: u32, dst: u32, size: u64, 
     } else {
         r
     };
-    sim.flows.push(Flow::new(src, dst, size, t, sport, id + 1));
-    sim.addrs.push(FlowAddr {
-        src,
-        dst,
-        sport,
-        qp: id + 1,
-    });
-    id
+    sim.push_flow(Flow::new(src, dst, size, t, sport, id + 1))
 }
 
 /// Flow `child` starts when `parent` completes.
 fn depend(sim: &mut Sim, child: u32, parent: u32) {
-    sim.flows[parent as usize].children.push(child);
+    sim.rx[parent as usize].children.push(child);
     sim.flows[child as usize].deps_left += 1;
 }
 

@@ -140,10 +140,9 @@ fn fan_spread(lb: &str, seed: u64) -> f64 {
     };
     let mut sim = Sim::new(sc.params(lb).unwrap()).unwrap();
     sim.mark_uplinks();
-    sim.flows.clear();
-    sim.arrivals.clear();
+    sim.clear_flows();
     for i in 0..4u32 {
-        sim.flows.push(Flow::new(
+        let f = sim.push_flow(Flow::new(
             i,
             4 + i,
             8_000_000,
@@ -151,7 +150,7 @@ fn fan_spread(lb: &str, seed: u64) -> f64 {
             50_000 + (seed as u16).wrapping_mul(7) + i as u16,
             100 + i,
         ));
-        sim.arrivals.push(i);
+        sim.arrivals.push(f);
     }
     let wall = sim.run();
     let r = sim.report(wall);

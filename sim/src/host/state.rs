@@ -1,5 +1,5 @@
 //! A host NIC's state: its flows (one RC QP each: sender and receiver
-//! halves, DCQCN reaction and notification points) and its port (link,
+//! halves apart, DCQCN reaction and notification points) and its port (link,
 //! pause, control queue, active flows).
 
 use std::collections::VecDeque;
@@ -12,7 +12,8 @@ use crate::topo::Link;
 /// No job / no parent.
 pub const NONE: u32 = u32::MAX;
 
-/// One message on its own QP.
+/// One message on its own QP: what it is, and its sender's half (the
+/// source host's partition alone writes it).
 #[derive(Clone, Debug)]
 pub struct Flow {
     pub src: u32,
@@ -25,10 +26,7 @@ pub struct Flow {
     pub job: u32,
     /// Flows that must complete before this one starts.
     pub deps_left: u32,
-    /// Flows waiting for this one.
-    pub children: Vec<u32>,
     pub started: bool,
-    // sender
     pub snd_nxt: u64,
     pub snd_una_psn: u32,
     pub last_progress_ns: u64,
@@ -37,18 +35,6 @@ pub struct Flow {
     pub in_active: bool,
     pub acked: bool,
     pub rto_armed: bool,
-    // receiver
-    pub rcv_psn: u32,
-    pub rcv_bytes: u64,
-    pub np: NpState,
-    pub nak_sent: bool,
-    pub finish_ns: u64,
-    /// The PSN the receiver last ACKed (its next expected then).
-    pub ack_psn: u32,
-    /// Delayed-ACK timer armed.
-    pub ack_armed: bool,
-    /// When the receiver last got a data packet of this flow.
-    pub last_rx_ns: u64,
 }
 
 impl Flow {
@@ -62,7 +48,6 @@ impl Flow {
             qp,
             job: NONE,
             deps_left: 0,
-            children: Vec::new(),
             started: false,
             snd_nxt: 0,
             snd_una_psn: 0,
@@ -72,19 +57,52 @@ impl Flow {
             in_active: false,
             acked: false,
             rto_armed: false,
+        }
+    }
+}
+
+/// A flow's receiver half (the destination host's partition alone writes
+/// it; the source's for a flow of no bytes, which completes at its start),
+/// with the flow's ends and size copied.
+#[derive(Clone, Debug)]
+pub struct FlowRx {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    /// Flows waiting for this one.
+    pub children: Vec<u32>,
+    pub rcv_psn: u32,
+    pub rcv_bytes: u64,
+    pub np: NpState,
+    pub nak_sent: bool,
+    /// When the last byte arrived (0: not yet).
+    pub finish_ns: u64,
+    /// The PSN the receiver last ACKed (its next expected then).
+    pub ack_psn: u32,
+    /// Delayed-ACK timer armed.
+    pub ack_armed: bool,
+    /// When the receiver last got a data packet of this flow.
+    pub last_rx_ns: u64,
+}
+
+impl FlowRx {
+    /// The receiver half of `f`, with DCQCN's notification point at
+    /// `cnp_interval_ns`.
+    pub fn of(f: &Flow, cnp_interval_ns: u64) -> FlowRx {
+        FlowRx {
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            children: Vec::new(),
             rcv_psn: 0,
             rcv_bytes: 0,
-            np: NpState::DEFAULT,
+            np: NpState::new(cnp_interval_ns),
             nak_sent: false,
             finish_ns: 0,
             ack_psn: 0,
             ack_armed: false,
             last_rx_ns: 0,
         }
-    }
-
-    pub fn done(&self) -> bool {
-        self.finish_ns != 0 || (self.size == 0 && self.started)
     }
 }
 

@@ -1,0 +1,458 @@
+//! A run cut into partitions that advance side by side, window by window
+//! (conservative parallel simulation with a fixed lookahead).
+//!
+//! Every node (switch, host) belongs to one partition: switch `i` to
+//! partition `i mod P`, a host to its switch's. A partition has its own
+//! clock, event queue and packets, and runs only its nodes' events. An
+//! event one partition causes at another's node can only be a frame or a
+//! PFC frame crossing a link, which arrives a link delay or more after it
+//! was sent: so with windows no longer than the shortest delay of a link
+//! between partitions (the lookahead), nothing a partition does in a
+//! window can reach another partition within that window. Each window
+//! runs every partition's events before its end, on as many threads as
+//! asked; between windows the frames that crossed are delivered (by
+//! destination, then source partition, then sending order) and the queue
+//! sample is taken.
+//!
+//! The result depends on the partition count, never on the threads: a
+//! partition's events and the order of delivery are the same whichever
+//! thread runs it. One partition is the plain serial run
+//! ([`Sim::run`]). More partitions change only the order of events at the
+//! same nanosecond in different partitions (and a sample or a drained
+//! run's end falls on a window's edge), so runs differ as two seeds'
+//! tie orders would, not in what the model means.
+//!
+//! A flow's sender half is its source host's partition's and its receiver
+//! half its destination's ([`crate::cells`]); a collective's next step
+//! starts where the flow it waits for was received, so a run is refused
+//! when that host's partition is not the next step's sender's.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+
+use crate::engine::Sim;
+use crate::event::{Ev, Pkt, Queue};
+use crate::report::stats::Stats;
+
+/// A frame or PFC frame for another partition's node.
+#[derive(Clone, Copy, Debug)]
+pub struct Msg {
+    pub t: u64,
+    pub node: u32,
+    pub port: u16,
+    pub quanta: u16,
+    /// The frame (`None`: a PFC frame of `quanta`).
+    pub pkt: Option<Pkt>,
+}
+
+impl Msg {
+    pub fn arrive(t: u64, node: u32, port: u16, pkt: Pkt) -> Msg {
+        Msg {
+            t,
+            node,
+            port,
+            quanta: 0,
+            pkt: Some(pkt),
+        }
+    }
+    pub fn pfc(t: u64, node: u32, port: u16, quanta: u16) -> Msg {
+        Msg {
+            t,
+            node,
+            port,
+            quanta,
+            pkt: None,
+        }
+    }
+}
+
+/// The partition of every node (hosts, then switches) of `sim`'s
+/// topology in `parts` partitions.
+fn assign(sim: &Sim, parts: u32) -> Vec<u32> {
+    let hosts = sim.topo.hosts;
+    let mut owner: Vec<u32> = sim
+        .topo
+        .host_links
+        .iter()
+        .map(|l| (l.peer - hosts) % parts)
+        .collect();
+    owner.extend((0..sim.topo.switches.len() as u32).map(|i| i % parts));
+    owner
+}
+
+/// Cuts `sim` into `parts` partitions: `sim` becomes partition 0 and holds
+/// the others. Refused when a link between partitions has no delay (no
+/// window) or a collective's step would start in another partition than
+/// the one that received what it waits for.
+pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
+    let switches = sim.topo.switches.len() as u32;
+    if parts > switches {
+        bail!("partitions: {parts} is more than the topology's {switches} switches (a switch is the smallest partition)");
+    }
+    let owner = assign(sim, parts);
+    let hosts = sim.topo.hosts;
+    let mut window = u64::MAX;
+    for (h, l) in sim.topo.host_links.iter().enumerate() {
+        if owner[h] != owner[l.peer as usize] {
+            window = window.min(l.delay_ns);
+        }
+    }
+    for (i, s) in sim.topo.switches.iter().enumerate() {
+        for l in &s.ports {
+            if owner[hosts as usize + i] != owner[l.peer as usize] {
+                window = window.min(l.delay_ns);
+            }
+        }
+    }
+    if window == 0 {
+        bail!("partitions: a link between partitions has no delay (link_delay 0), so partitions have no window to run in; use partitions = 1");
+    }
+    for (parent, rx) in sim.rx.iter().enumerate() {
+        let p = &sim.flows[parent];
+        // a flow of no bytes completes at its sender
+        let done_at = if p.size == 0 { p.src } else { p.dst };
+        for &c in &rx.children {
+            let c_src = sim.flows[c as usize].src;
+            if owner[done_at as usize] != owner[c_src as usize] {
+                bail!(
+                    "partitions: flow {c} (host {c_src}) starts when flow {parent} completes at host {done_at}, in another partition; run this workload with partitions = 1"
+                );
+            }
+        }
+    }
+    let mut arrivals = vec![Vec::new(); parts as usize];
+    for &f in &sim.arrivals {
+        let src = sim.flows[f as usize].src;
+        arrivals[owner[src as usize] as usize].push(f);
+    }
+    let owner = std::sync::Arc::new(owner);
+    let mut arrivals = arrivals.into_iter();
+    sim.arrivals = arrivals.next().expect("partition 0");
+    sim.next_arrival = 0;
+    sim.part = 0;
+    sim.owner = owner.clone();
+    sim.out = vec![Vec::new(); parts as usize];
+    sim.window_ns = window;
+    let others = arrivals
+        .enumerate()
+        .map(|(i, arrivals)| Sim {
+            now: 0,
+            q: Queue::new(),
+            pkts: Vec::with_capacity(1 << 12),
+            free: Vec::with_capacity(1 << 12),
+            p: sim.p.clone(),
+            topo: sim.topo.clone(),
+            first_switch: sim.first_switch,
+            switches: sim.switches.share(),
+            hosts: sim.hosts.share(),
+            flows: sim.flows.share(),
+            rx: sim.rx.share(),
+            addrs: sim.addrs.share(),
+            arrivals,
+            next_arrival: 0,
+            rng: sim.rng.clone(),
+            stats: Stats::default(),
+            events: 0,
+            stop_ns: sim.stop_ns,
+            progress: false,
+            dcqcn: sim.dcqcn,
+            part: i as u32 + 1,
+            owner: owner.clone(),
+            out: vec![Vec::new(); parts as usize],
+            others: Vec::new(),
+            threads: 0,
+            window_ns: window,
+        })
+        .collect();
+    sim.others = others;
+    Ok(())
+}
+
+impl Sim {
+    /// A frame or PFC frame from another partition.
+    fn receive(&mut self, m: Msg) {
+        match m.pkt {
+            Some(pkt) => {
+                let pid = self.alloc(pkt);
+                self.q.push(
+                    m.t,
+                    Ev::Arrive {
+                        node: m.node,
+                        port: m.port,
+                        pkt: pid,
+                    },
+                );
+            }
+            None => self.q.push(
+                m.t,
+                Ev::Pfc {
+                    node: m.node,
+                    port: m.port,
+                    quanta: m.quanta,
+                },
+            ),
+        }
+    }
+}
+
+/// Delivers what crossed between partitions in the last window: by
+/// destination, source, then sending order (the same whatever the
+/// threads). Every message is due at `end` or later.
+fn deliver(parts: &mut [&mut Sim], end: u64) {
+    let n = parts.len();
+    for d in 0..n {
+        for s in 0..n {
+            if s == d || parts[s].out[d].is_empty() {
+                continue;
+            }
+            let mut msgs = std::mem::take(&mut parts[s].out[d]);
+            for m in msgs.drain(..) {
+                debug_assert!(m.t >= end, "a message at {} inside the window", m.t);
+                parts[d].receive(m);
+            }
+            parts[s].out[d] = msgs;
+        }
+    }
+}
+
+/// A partition as the threads of a run hold it: each thread reaches its
+/// own partitions during a window, the coordinating thread all of them
+/// between windows; the barriers between the two order every access.
+#[derive(Clone, Copy)]
+struct PartPtr(*mut Sim);
+// SAFETY: see above: no partition is reached from two threads at once
+unsafe impl Send for PartPtr {}
+unsafe impl Sync for PartPtr {}
+
+/// Every partition, between windows (no worker runs).
+///
+/// SAFETY: the caller is the coordinating thread outside a window.
+// the pointers are the partitions the run borrowed mutably; the barriers,
+// not the borrow of the slice, make this thread their only user now
+#[allow(clippy::mut_from_ref)]
+unsafe fn all(ptrs: &[PartPtr]) -> Vec<&mut Sim> {
+    ptrs.iter().map(|p| unsafe { &mut *p.0 }).collect()
+}
+
+/// Runs partitions `first, first + step, ...` to `end`; a panic is
+/// caught and kept for the coordinator to raise once every thread is out
+/// of the window.
+///
+/// SAFETY: the caller is the thread that owns those partitions, inside a
+/// window.
+unsafe fn run_group(
+    ptrs: &[PartPtr],
+    first: usize,
+    step: usize,
+    end: u64,
+    failed: &Mutex<Option<Box<dyn std::any::Any + Send>>>,
+) {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for p in ptrs.iter().skip(first).step_by(step) {
+            // SAFETY: this thread's partition, inside a window
+            unsafe { (*p.0).run_window(end) };
+        }
+    }));
+    if let Err(e) = r {
+        failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(e);
+    }
+}
+
+/// The state of a partitioned run between windows: what the coordinator
+/// decides the next window from.
+struct Coord {
+    stop: u64,
+    window: u64,
+    every: u64,
+    drain: bool,
+    n_flows: u64,
+    next_sample: u64,
+    sampling: bool,
+    progress: bool,
+    t0: Instant,
+    last: Instant,
+    last_events: u64,
+}
+
+impl Coord {
+    /// Takes the samples due before the next event and returns the end of
+    /// the next window, or the run's final time when it is over.
+    fn next_window(&mut self, parts: &mut [&mut Sim]) -> Result<u64, u64> {
+        let next = parts.iter().filter_map(|p| p.q.peek_time()).min();
+        // the state holds until the next event: the samples due by then
+        while self.sampling && self.next_sample <= next.unwrap_or(0).min(self.stop) {
+            let done = flows_done(parts) == self.n_flows
+                && !parts.iter().any(|p| p.next_arrival < p.arrivals.len());
+            if next.is_none() || done {
+                self.sampling = false;
+                break;
+            }
+            parts[0].now = self.next_sample;
+            parts[0].sample();
+            self.next_sample += self.every;
+        }
+        let Some(w) = next else {
+            return Err(parts.iter().map(|p| p.now).max().unwrap_or(0));
+        };
+        if w > self.stop {
+            return Err(self.stop);
+        }
+        let mut end = w.saturating_add(self.window).min(self.stop + 1);
+        if self.sampling {
+            end = end.min(self.next_sample);
+        }
+        Ok(end)
+    }
+
+    /// After the window to `end`: delivers what crossed, shows progress,
+    /// and returns the final time if a drained run is over.
+    fn after_window(&mut self, parts: &mut [&mut Sim], end: u64) -> Option<u64> {
+        deliver(parts, end);
+        let done = flows_done(parts);
+        if self.drain && done == self.n_flows {
+            // a drained run ends at its last completion
+            let last = parts[0].rx.iter().map(|r| r.finish_ns).max().unwrap_or(0);
+            return Some(if last > 0 {
+                last
+            } else {
+                parts.iter().map(|p| p.now).max().unwrap_or(0)
+            });
+        }
+        if self.progress {
+            let now = Instant::now();
+            let dt = now.duration_since(self.last).as_secs_f64();
+            if dt >= 1.0 {
+                let events: u64 = parts.iter().map(|p| p.events).sum();
+                parts[0].now = end;
+                parts[0].print_progress(
+                    (events - self.last_events) as f64 / dt,
+                    done,
+                    now.duration_since(self.t0),
+                );
+                self.last = now;
+                self.last_events = events;
+            }
+        }
+        None
+    }
+}
+
+fn flows_done(parts: &[&mut Sim]) -> u64 {
+    parts.iter().map(|p| p.stats.flows_done).sum()
+}
+
+/// Runs a partitioned simulation (`lead` is partition 0 and holds the
+/// others) to its stop time, partition `i` on thread `i mod threads`;
+/// returns the wall time in seconds.
+pub fn run(lead: &mut Sim) -> f64 {
+    let t0 = Instant::now();
+    let mut others = std::mem::take(&mut lead.others);
+    let threads = match lead.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        t => t,
+    }
+    .clamp(1, others.len() + 1);
+    let mut c = Coord {
+        stop: lead.stop_ns,
+        window: lead.window_ns,
+        every: lead.sample_every(),
+        drain: lead.p.drain,
+        n_flows: lead.flows.len() as u64,
+        next_sample: 0,
+        sampling: true,
+        progress: lead.progress,
+        t0,
+        last: t0,
+        last_events: 0,
+    };
+    let ptrs: Vec<PartPtr> = std::iter::once(&mut *lead as *mut Sim)
+        .chain(others.iter_mut().map(|o| o as *mut Sim))
+        .map(PartPtr)
+        .collect();
+    // SAFETY: no worker runs yet
+    for p in unsafe { all(&ptrs) } {
+        p.schedule_next_arrival();
+    }
+    let failed = Mutex::new(None);
+    let final_now = if threads == 1 {
+        loop {
+            // SAFETY: one thread: every partition is this one's
+            let mut parts = unsafe { all(&ptrs) };
+            let end = match c.next_window(&mut parts) {
+                Ok(end) => end,
+                Err(fin) => break fin,
+            };
+            for p in parts.iter_mut() {
+                p.run_window(end);
+            }
+            if let Some(fin) = c.after_window(&mut parts, end) {
+                break fin;
+            }
+        }
+    } else {
+        let start = Barrier::new(threads);
+        let done = Barrier::new(threads);
+        let window_end = AtomicU64::new(0);
+        std::thread::scope(|sc| {
+            for t in 1..threads {
+                let (ptrs, start, done, window_end, failed) =
+                    (&ptrs, &start, &done, &window_end, &failed);
+                sc.spawn(move || loop {
+                    start.wait();
+                    let end = window_end.load(Ordering::Acquire);
+                    if end == u64::MAX {
+                        break;
+                    }
+                    // SAFETY: inside the window, partitions `t mod threads`
+                    unsafe { run_group(ptrs, t, threads, end, failed) };
+                    done.wait();
+                });
+            }
+            let fin = loop {
+                // SAFETY: between windows (the workers wait at `start`)
+                let mut parts = unsafe { all(&ptrs) };
+                let end = match c.next_window(&mut parts) {
+                    Ok(end) => end,
+                    Err(fin) => break fin,
+                };
+                drop(parts);
+                window_end.store(end, Ordering::Release);
+                start.wait();
+                // SAFETY: inside the window, partitions `0 mod threads`
+                unsafe { run_group(&ptrs, 0, threads, end, &failed) };
+                done.wait();
+                if failed.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+                    break 0;
+                }
+                // SAFETY: between windows
+                let mut parts = unsafe { all(&ptrs) };
+                if let Some(fin) = c.after_window(&mut parts, end) {
+                    break fin;
+                }
+            };
+            window_end.store(u64::MAX, Ordering::Release);
+            start.wait();
+            fin
+        })
+    };
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        std::panic::resume_unwind(e);
+    }
+    if c.progress {
+        eprintln!();
+    }
+    lead.now = final_now;
+    for o in &mut others {
+        o.now = final_now;
+        lead.stats.add(&o.stats);
+        lead.events += o.events;
+    }
+    lead.others = others;
+    t0.elapsed().as_secs_f64()
+}
