@@ -71,9 +71,15 @@ pub struct Sim {
     /// then switches); a run of one partition has it all zero.
     pub part: u32,
     pub owner: Arc<Vec<u32>>,
-    /// Events for other partitions' nodes, by partition, delivered
-    /// between windows.
-    pub out: Vec<Vec<Msg>>,
+    /// Partitions of the run (1: serial).
+    pub n_parts: usize,
+    /// The run's mailboxes ([`crate::partition`]): per window parity, per
+    /// sending and receiving partition, the frames sent in the window.
+    pub mail: Shared<Vec<Msg>>,
+    /// This window's row of `mail` (its parity's, this partition's).
+    pub out_base: usize,
+    /// The earliest message sent this window.
+    pub out_min: u64,
     /// The run's other partitions (partition 0 holds them); threads to run
     /// them on (0: every core).
     pub others: Vec<Sim>,
@@ -278,7 +284,7 @@ impl Sim {
         } else {
             let pkt = self.pkts[pid as usize];
             self.release(pid);
-            self.out[to as usize].push(Msg::arrive(t, node, port, pkt));
+            self.post(to, Msg::arrive(t, node, port, pkt));
         }
     }
 
@@ -289,17 +295,25 @@ impl Sim {
         if to == self.part {
             self.q.push(t, Ev::Pfc { node, port, quanta });
         } else {
-            self.out[to as usize].push(Msg::pfc(t, node, port, quanta));
+            self.post(to, Msg::pfc(t, node, port, quanta));
         }
     }
 
     #[inline(always)]
     fn owner_of(&self, node: u32) -> u32 {
-        if self.out.is_empty() {
+        if self.n_parts <= 1 {
             0
         } else {
             self.owner[node as usize]
         }
+    }
+
+    /// Sends `m` to partition `to` (delivered when its next window
+    /// starts).
+    fn post(&mut self, to: u32, m: Msg) {
+        self.out_min = self.out_min.min(m.t);
+        let i = self.out_base + to as usize;
+        self.mail[i].push(m);
     }
 
     /// Every flow completed.

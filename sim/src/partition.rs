@@ -33,6 +33,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
+use crate::cells::Shared;
 use crate::engine::Sim;
 use crate::event::{Ev, Pkt, Queue};
 use crate::report::stats::Stats;
@@ -134,7 +135,8 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
     sim.next_arrival = 0;
     sim.part = 0;
     sim.owner = owner.clone();
-    sim.out = vec![Vec::new(); parts as usize];
+    sim.n_parts = parts as usize;
+    sim.mail = Shared::new(vec![Vec::new(); 2 * (parts * parts) as usize]);
     sim.window_ns = window;
     let others = arrivals
         .enumerate()
@@ -161,7 +163,10 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             dcqcn: sim.dcqcn,
             part: i as u32 + 1,
             owner: owner.clone(),
-            out: vec![Vec::new(); parts as usize],
+            n_parts: parts as usize,
+            mail: sim.mail.share(),
+            out_base: 0,
+            out_min: u64::MAX,
             others: Vec::new(),
             threads: 0,
             window_ns: window,
@@ -198,23 +203,36 @@ impl Sim {
     }
 }
 
-/// Delivers what crossed between partitions in the last window: by
-/// destination, source, then sending order (the same whatever the
-/// threads). Every message is due at `end` or later.
-fn deliver(parts: &mut [&mut Sim], end: u64) {
-    let n = parts.len();
-    for d in 0..n {
+impl Sim {
+    /// Takes the frames sent to this partition in the window of `parity`:
+    /// by source partition, then sending order (the same whatever the
+    /// threads). Run by this partition's thread as its next window starts
+    /// (the sources then write the other parity's boxes), or by the
+    /// coordinator after the last window.
+    fn take_mail(&mut self, parity: usize) {
+        let n = self.n_parts;
         for s in 0..n {
-            if s == d || parts[s].out[d].is_empty() {
+            let i = parity * n * n + s * n + self.part as usize;
+            if s == self.part as usize || self.mail[i].is_empty() {
                 continue;
             }
-            let mut msgs = std::mem::take(&mut parts[s].out[d]);
+            let mut msgs = std::mem::take(&mut self.mail[i]);
             for m in msgs.drain(..) {
-                debug_assert!(m.t >= end, "a message at {} inside the window", m.t);
-                parts[d].receive(m);
+                self.receive(m);
             }
-            parts[s].out[d] = msgs;
+            self.mail[i] = msgs;
         }
+    }
+
+    /// Window `k` to `end`: the frames of window `k - 1` in, then the
+    /// events; what this window sends goes to the boxes of parity `k`.
+    fn window(&mut self, k: u64, end: u64) {
+        let n = self.n_parts;
+        let parity = (k & 1) as usize;
+        self.take_mail(parity ^ 1);
+        self.out_base = parity * n * n + self.part as usize * n;
+        self.out_min = u64::MAX;
+        self.run_window(end);
     }
 }
 
@@ -237,9 +255,9 @@ unsafe fn all(ptrs: &[PartPtr]) -> Vec<&mut Sim> {
     ptrs.iter().map(|p| unsafe { &mut *p.0 }).collect()
 }
 
-/// Runs partitions `first, first + step, ...` to `end`; a panic is
-/// caught and kept for the coordinator to raise once every thread is out
-/// of the window.
+/// Runs window `k` to `end` of partitions `first, first + step, ...`; a
+/// panic is caught and kept for the coordinator to raise once every thread
+/// is out of the window.
 ///
 /// SAFETY: the caller is the thread that owns those partitions, inside a
 /// window.
@@ -247,13 +265,13 @@ unsafe fn run_group(
     ptrs: &[PartPtr],
     first: usize,
     step: usize,
-    end: u64,
+    (k, end): (u64, u64),
     failed: &Mutex<Option<Box<dyn std::any::Any + Send>>>,
 ) {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         for p in ptrs.iter().skip(first).step_by(step) {
             // SAFETY: this thread's partition, inside a window
-            unsafe { (*p.0).run_window(end) };
+            unsafe { (*p.0).window(k, end) };
         }
     }));
     if let Err(e) = r {
@@ -267,6 +285,8 @@ unsafe fn run_group(
 /// The state of a partitioned run between windows: what the coordinator
 /// decides the next window from.
 struct Coord {
+    /// The next window's number.
+    k: u64,
     stop: u64,
     window: u64,
     every: u64,
@@ -284,7 +304,12 @@ impl Coord {
     /// Takes the samples due before the next event and returns the end of
     /// the next window, or the run's final time when it is over.
     fn next_window(&mut self, parts: &mut [&mut Sim]) -> Result<u64, u64> {
-        let next = parts.iter().filter_map(|p| p.q.peek_time()).min();
+        // the queues' next events, and the frames still in the boxes
+        let next = parts
+            .iter()
+            .filter_map(|p| p.q.peek_time())
+            .chain(parts.iter().map(|p| p.out_min).filter(|&t| t != u64::MAX))
+            .min();
         // the state holds until the next event: the samples due by then
         while self.sampling && self.next_sample <= next.unwrap_or(0).min(self.stop) {
             let done = flows_done(parts) == self.n_flows
@@ -310,10 +335,10 @@ impl Coord {
         Ok(end)
     }
 
-    /// After the window to `end`: delivers what crossed, shows progress,
-    /// and returns the final time if a drained run is over.
+    /// After the window to `end`: shows progress, and returns the final
+    /// time if a drained run is over.
     fn after_window(&mut self, parts: &mut [&mut Sim], end: u64) -> Option<u64> {
-        deliver(parts, end);
+        self.k += 1;
         let done = flows_done(parts);
         if self.drain && done == self.n_flows {
             // a drained run ends at its last completion
@@ -359,6 +384,7 @@ pub fn run(lead: &mut Sim) -> f64 {
     }
     .clamp(1, others.len() + 1);
     let mut c = Coord {
+        k: 0,
         stop: lead.stop_ns,
         window: lead.window_ns,
         every: lead.sample_every(),
@@ -389,7 +415,7 @@ pub fn run(lead: &mut Sim) -> f64 {
                 Err(fin) => break fin,
             };
             for p in parts.iter_mut() {
-                p.run_window(end);
+                p.window(c.k, end);
             }
             if let Some(fin) = c.after_window(&mut parts, end) {
                 break fin;
@@ -398,19 +424,20 @@ pub fn run(lead: &mut Sim) -> f64 {
     } else {
         let start = Barrier::new(threads);
         let done = Barrier::new(threads);
-        let window_end = AtomicU64::new(0);
+        let (window_end, window_k) = (AtomicU64::new(0), AtomicU64::new(0));
         std::thread::scope(|sc| {
             for t in 1..threads {
-                let (ptrs, start, done, window_end, failed) =
-                    (&ptrs, &start, &done, &window_end, &failed);
+                let (ptrs, start, done, window_end, window_k, failed) =
+                    (&ptrs, &start, &done, &window_end, &window_k, &failed);
                 sc.spawn(move || loop {
                     start.wait();
                     let end = window_end.load(Ordering::Acquire);
                     if end == u64::MAX {
                         break;
                     }
+                    let k = window_k.load(Ordering::Acquire);
                     // SAFETY: inside the window, partitions `t mod threads`
-                    unsafe { run_group(ptrs, t, threads, end, failed) };
+                    unsafe { run_group(ptrs, t, threads, (k, end), failed) };
                     done.wait();
                 });
             }
@@ -422,10 +449,11 @@ pub fn run(lead: &mut Sim) -> f64 {
                     Err(fin) => break fin,
                 };
                 drop(parts);
+                window_k.store(c.k, Ordering::Release);
                 window_end.store(end, Ordering::Release);
                 start.wait();
                 // SAFETY: inside the window, partitions `0 mod threads`
-                unsafe { run_group(&ptrs, 0, threads, end, &failed) };
+                unsafe { run_group(&ptrs, 0, threads, (c.k, end), &failed) };
                 done.wait();
                 if failed.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
                     break 0;
@@ -446,6 +474,12 @@ pub fn run(lead: &mut Sim) -> f64 {
     }
     if c.progress {
         eprintln!();
+    }
+    // the frames of the last window, into their partitions' packets
+    // SAFETY: the run is over
+    for p in unsafe { all(&ptrs) } {
+        p.take_mail(0);
+        p.take_mail(1);
     }
     lead.now = final_now;
     for o in &mut others {
