@@ -80,6 +80,9 @@ pub struct Sim {
     pub out_base: usize,
     /// The earliest message sent this window.
     pub out_min: u64,
+    /// The partitions with a link to this one (ascending): whose boxes
+    /// it empties.
+    pub senders: Vec<u32>,
     /// The run's other partitions (partition 0 holds them); threads to run
     /// them on (0: every core).
     pub others: Vec<Sim>,

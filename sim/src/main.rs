@@ -227,7 +227,7 @@ fn peak_rss_kib() -> Option<f64> {
     l.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn bench(c: &Cli, name: &str, runs: &[Report], cpu: f64) -> Result<()> {
+fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], cpu: f64) -> Result<()> {
     let path = c.bench_out.as_ref().expect("clap requires it");
     let r = &runs[0];
     let mut all: Vec<serde_json::Value> = std::fs::read(path)
@@ -245,9 +245,16 @@ fn bench(c: &Cli, name: &str, runs: &[Report], cpu: f64) -> Result<()> {
         serde_json::json!({"figure": figure, "value": value, "unit": unit,
             "baseline": null, "ratio": null, "machine": machine, "note": note})
     };
+    let parts = sc.partitions;
+    let threads = match c.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        t => t,
+    }
+    .clamp(1, parts as usize);
     let note = format!(
-        "dataplane-sim {}, one core, {} events over {:.3} ms simulated in {:.1} s wall, \
-         {:.1} s CPU (the machine is shared: per CPU second is the one-core rate)",
+        "dataplane-sim {}, {parts} partition(s) on {threads} thread(s), {} events over {:.3} ms \
+         simulated in {:.1} s wall, {:.1} s CPU (the machine is shared: per CPU second is the \
+         one-core rate)",
         r.lb,
         r.events,
         r.sim_time_ns as f64 / 1e6,
@@ -300,7 +307,7 @@ fn main() -> Result<()> {
         println!("wrote {}/report.json and plots", dir.display());
     }
     if let Some(name) = &c.bench_name {
-        bench(&c, name, &runs, cpu_s() - cpu0)?;
+        bench(&c, &sc, name, &runs, cpu_s() - cpu0)?;
     }
     Ok(())
 }

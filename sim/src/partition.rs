@@ -8,11 +8,13 @@
 //! PFC frame crossing a link, which arrives a link delay or more after it
 //! was sent: so with windows no longer than the shortest delay of a link
 //! between partitions (the lookahead), nothing a partition does in a
-//! window can reach another partition within that window. Each window
-//! runs every partition's events before its end, on as many threads as
-//! asked; between windows the frames that crossed are delivered (by
-//! destination, then source partition, then sending order) and the queue
-//! sample is taken.
+//! window can reach another partition within that window. In each window
+//! the threads claim the partitions one by one and run each one's events
+//! before the window's end. What crossed waits in a mailbox (one per
+//! window parity, sending and receiving partition) that the receiver
+//! empties as its next window starts, by sending partition, then sending
+//! order. Between windows the coordinating thread takes the queue samples
+//! and decides the next window.
 //!
 //! The result depends on the partition count, never on the threads: a
 //! partition's events and the order of delivery are the same whichever
@@ -27,7 +29,7 @@
 //! starts where the flow it waits for was received, so a run is refused
 //! when that host's partition is not the next step's sender's.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
@@ -108,6 +110,24 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             }
         }
     }
+    // who can send to whom: the partitions at the other end of a link
+    let mut senders = vec![std::collections::BTreeSet::new(); parts as usize];
+    for (h, l) in sim.topo.host_links.iter().enumerate() {
+        senders[owner[h] as usize].insert(owner[l.peer as usize]);
+        senders[owner[l.peer as usize] as usize].insert(owner[h]);
+    }
+    for (i, s) in sim.topo.switches.iter().enumerate() {
+        for l in &s.ports {
+            let (a, b) = (owner[hosts as usize + i], owner[l.peer as usize]);
+            senders[a as usize].insert(b);
+            senders[b as usize].insert(a);
+        }
+    }
+    let mut senders = senders.into_iter().enumerate().map(|(p, set)| {
+        set.into_iter()
+            .filter(|&q| q != p as u32)
+            .collect::<Vec<u32>>()
+    });
     if window == 0 {
         bail!("partitions: a link between partitions has no delay (link_delay 0), so partitions have no window to run in; use partitions = 1");
     }
@@ -138,6 +158,7 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
     sim.n_parts = parts as usize;
     sim.mail = Shared::new(vec![Vec::new(); 2 * (parts * parts) as usize]);
     sim.window_ns = window;
+    sim.senders = senders.next().expect("partition 0");
     let others = arrivals
         .enumerate()
         .map(|(i, arrivals)| Sim {
@@ -170,6 +191,7 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             others: Vec::new(),
             threads: 0,
             window_ns: window,
+            senders: senders.next().expect("a partition"),
         })
         .collect();
     sim.others = others;
@@ -211,9 +233,9 @@ impl Sim {
     /// coordinator after the last window.
     fn take_mail(&mut self, parity: usize) {
         let n = self.n_parts;
-        for s in 0..n {
-            let i = parity * n * n + s * n + self.part as usize;
-            if s == self.part as usize || self.mail[i].is_empty() {
+        for k in 0..self.senders.len() {
+            let i = parity * n * n + self.senders[k] as usize * n + self.part as usize;
+            if self.mail[i].is_empty() {
                 continue;
             }
             let mut msgs = std::mem::take(&mut self.mail[i]);
@@ -255,24 +277,29 @@ unsafe fn all(ptrs: &[PartPtr]) -> Vec<&mut Sim> {
     ptrs.iter().map(|p| unsafe { &mut *p.0 }).collect()
 }
 
-/// Runs window `k` to `end` of partitions `first, first + step, ...`; a
+/// Runs window `k` to `end` of the partitions this thread claims from
+/// `next` (a count of the partitions claimed: partition `n - 1 - next`,
+/// the higher tiers first, whose windows are the longest, so the last
+/// claims are short ones and the threads end the window together); a
 /// panic is caught and kept for the coordinator to raise once every thread
 /// is out of the window.
 ///
-/// SAFETY: the caller is the thread that owns those partitions, inside a
-/// window.
-unsafe fn run_group(
+/// SAFETY: the caller is a thread of the run, inside a window: a claimed
+/// partition is this thread's alone until the window ends.
+unsafe fn run_claimed(
     ptrs: &[PartPtr],
-    first: usize,
-    step: usize,
+    next: &AtomicUsize,
     (k, end): (u64, u64),
     failed: &Mutex<Option<Box<dyn std::any::Any + Send>>>,
 ) {
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        for p in ptrs.iter().skip(first).step_by(step) {
-            // SAFETY: this thread's partition, inside a window
-            unsafe { (*p.0).window(k, end) };
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= ptrs.len() {
+            break;
         }
+        let p = ptrs[ptrs.len() - 1 - i];
+        // SAFETY: claimed by this thread, inside a window
+        unsafe { (*p.0).window(k, end) };
     }));
     if let Err(e) = r {
         failed
@@ -373,8 +400,8 @@ fn flows_done(parts: &[&mut Sim]) -> u64 {
 }
 
 /// Runs a partitioned simulation (`lead` is partition 0 and holds the
-/// others) to its stop time, partition `i` on thread `i mod threads`;
-/// returns the wall time in seconds.
+/// others) to its stop time, each window's partitions claimed one by one
+/// by the threads; returns the wall time in seconds.
 pub fn run(lead: &mut Sim) -> f64 {
     let t0 = Instant::now();
     let mut others = std::mem::take(&mut lead.others);
@@ -425,10 +452,18 @@ pub fn run(lead: &mut Sim) -> f64 {
         let start = Barrier::new(threads);
         let done = Barrier::new(threads);
         let (window_end, window_k) = (AtomicU64::new(0), AtomicU64::new(0));
+        let claimed = AtomicUsize::new(0);
         std::thread::scope(|sc| {
-            for t in 1..threads {
-                let (ptrs, start, done, window_end, window_k, failed) =
-                    (&ptrs, &start, &done, &window_end, &window_k, &failed);
+            for _ in 1..threads {
+                let (ptrs, start, done, window_end, window_k, claimed, failed) = (
+                    &ptrs,
+                    &start,
+                    &done,
+                    &window_end,
+                    &window_k,
+                    &claimed,
+                    &failed,
+                );
                 sc.spawn(move || loop {
                     start.wait();
                     let end = window_end.load(Ordering::Acquire);
@@ -436,8 +471,8 @@ pub fn run(lead: &mut Sim) -> f64 {
                         break;
                     }
                     let k = window_k.load(Ordering::Acquire);
-                    // SAFETY: inside the window, partitions `t mod threads`
-                    unsafe { run_group(ptrs, t, threads, (k, end), failed) };
+                    // SAFETY: inside the window
+                    unsafe { run_claimed(ptrs, claimed, (k, end), failed) };
                     done.wait();
                 });
             }
@@ -451,9 +486,10 @@ pub fn run(lead: &mut Sim) -> f64 {
                 drop(parts);
                 window_k.store(c.k, Ordering::Release);
                 window_end.store(end, Ordering::Release);
+                claimed.store(0, Ordering::Relaxed);
                 start.wait();
-                // SAFETY: inside the window, partitions `0 mod threads`
-                unsafe { run_group(&ptrs, 0, threads, (c.k, end), &failed) };
+                // SAFETY: inside the window
+                unsafe { run_claimed(&ptrs, &claimed, (c.k, end), &failed) };
                 done.wait();
                 if failed.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
                     break 0;

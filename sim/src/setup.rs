@@ -71,6 +71,7 @@ impl Sim {
             mail: Shared::new(Vec::new()),
             out_base: 0,
             out_min: u64::MAX,
+            senders: Vec::new(),
             others: Vec::new(),
             threads: 0,
             window_ns: u64::MAX,

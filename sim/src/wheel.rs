@@ -147,6 +147,12 @@ impl<V: Copy> WheelQueue<V> {
         }
         let s = self.next_slot((self.now & SLOT_MASK) as usize);
         let t = self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK);
+        Some(self.take(s, t))
+    }
+
+    /// Takes the top event of slot `s` (time `t`), the earliest.
+    #[inline(always)]
+    fn take(&mut self, s: usize, t: u64) -> (u64, V) {
         let i = self.heads[s];
         debug_assert!(i != NIL, "a non-empty slot");
         let Node { v, next } = self.nodes[i as usize];
@@ -164,7 +170,7 @@ impl<V: Copy> WheelQueue<V> {
             self.now = t;
             self.pull_far();
         }
-        Some((t, v))
+        (t, v)
     }
 
     /// The time of the next pop, if any.
@@ -180,10 +186,15 @@ impl<V: Copy> WheelQueue<V> {
     /// The earliest event if it is before `end`.
     #[inline]
     pub fn pop_before(&mut self, end: u64) -> Option<(u64, V)> {
-        match self.peek_time() {
-            Some(t) if t < end => self.pop(),
-            _ => None,
+        if self.summary == 0 {
+            return match self.far.peek() {
+                Some(f) if f.0.t < end => self.pop(),
+                _ => None,
+            };
         }
+        let s = self.next_slot((self.now & SLOT_MASK) as usize);
+        let t = self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK);
+        (t < end).then(|| self.take(s, t))
     }
 
     /// The event the next pop returns if it is on the wheel (and nothing

@@ -2,7 +2,7 @@
 //! radix heap's order (`RadixQueue`, which the simulator used before):
 //! earliest first, the last pushed first at one time; near the clock, far
 //! beyond the wheel's span, in bursts at one instant and interleaved with
-//! pops.
+//! pops, and pops bounded by a window's end.
 
 use dataplane_common::rand::SplitMix64;
 use dataplane_sim::queue::RadixQueue;
@@ -33,11 +33,24 @@ fn wheel_pops_in_the_radix_heaps_order() {
                 wheel.push(now + ahead, id);
                 radix.push(now + ahead, id);
                 id += 1;
-            } else {
+            } else if r % 100 < 76 {
                 let (a, b) = (wheel.pop(), radix.pop());
                 assert_eq!(a, b, "seed {seed} step {step}");
                 now = a.expect("not empty").0;
                 popped += 1;
+            } else {
+                // a partition's window: the earliest only if before `end`
+                let end = now + (r >> 8) % (2 * SPAN);
+                let next = wheel.peek_time().expect("not empty");
+                match wheel.pop_before(end) {
+                    Some(a) => {
+                        assert!(next < end && a.0 == next, "seed {seed} step {step}");
+                        assert_eq!(Some(a), radix.pop(), "seed {seed} step {step}");
+                        now = a.0;
+                        popped += 1;
+                    }
+                    None => assert!(next >= end, "seed {seed} step {step}: {next} < {end}"),
+                }
             }
             assert_eq!(wheel.len(), radix.len());
         }

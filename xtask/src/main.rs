@@ -40,6 +40,10 @@ enum Cmd {
         /// Interleaved rounds (median reported).
         #[arg(long, default_value_t = 9)]
         rounds: usize,
+        /// Only these benches (comma list of cost, pfc, fwd, lb, sim,
+        /// route, uet; default: all).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
     },
     /// Set up, then run the demo: a switch and two hosts in network
     /// namespaces, RoCEv2 and PFC traffic, the switch's counters.
@@ -123,15 +127,26 @@ fn build_release_bins() -> Result<()> {
 }
 
 /// The simulator's figures: `sim.events_per_s` (a 64-host 400G web-search
-/// run) and `sim.websearch_1024_wall_s` (1024 hosts, 400G, 1:1 leaf-spine (64 leaves, 16 spines),
-/// web-search at 60% load, 10 ms simulated), each with peak RSS.
+/// run on one core) and `sim.websearch_1024_wall_s` (1024 hosts, 400G, 1:1
+/// leaf-spine (64 leaves, 16 spines), web-search at 60% load, 10 ms
+/// simulated, in 80 partitions (a switch each) on every core), each with
+/// peak RSS; the same 1024-host run serial on one core beside it, and the
+/// partitioned run's speed-up over it (`sim.websearch_1024_speedup`).
 fn sim_bench(out: &str) -> Result<()> {
     run(cargo().args(["build", "--release", "-p", "dataplane-sim"]))?;
     let sim = root().join("target/release/dataplane-sim");
-    for (name, topo, dur) in [
-        ("events", "leafspine:8x4:8", "2ms"),
-        ("websearch_1024", "leafspine:64x16:16", "10ms"),
+    for (name, topo, dur, parts, threads) in [
+        ("events", "leafspine:8x4:8", "2ms", "1", "1"),
+        ("websearch_1024", "leafspine:64x16:16", "10ms", "80", "0"),
+        (
+            "websearch_1024_serial",
+            "leafspine:64x16:16",
+            "10ms",
+            "1",
+            "1",
+        ),
     ] {
+        println!("-- {name}: {topo}, {dur}, {parts} partition(s)");
         run(Command::new(&sim).args([
             "--topology",
             topo,
@@ -147,12 +162,50 @@ fn sim_bench(out: &str) -> Result<()> {
             "hash",
             "--seed",
             "1",
+            "--partitions",
+            parts,
+            "--threads",
+            threads,
             "--bench-name",
             name,
             "--bench-out",
             out,
         ]))?;
     }
+    speedup(out)
+}
+
+/// `sim.websearch_1024_speedup`: the serial run's wall time over the
+/// partitioned run's, both from this bench.
+fn speedup(out: &str) -> Result<()> {
+    let mut all: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(out)?)?;
+    let wall = |name: &str| {
+        all.iter()
+            .find(|v| v["figure"] == name)
+            .and_then(|v| v["value"].as_f64())
+    };
+    let (Some(par), Some(ser)) = (
+        wall("sim.websearch_1024_wall_s"),
+        wall("sim.websearch_1024_serial_wall_s"),
+    ) else {
+        anyhow::bail!("{out}: the 1024-host wall times are missing");
+    };
+    let machine = all
+        .iter()
+        .find(|v| v["figure"] == "sim.websearch_1024_wall_s")
+        .map(|v| v["machine"].clone())
+        .unwrap_or_default();
+    all.retain(|v| v["figure"] != "sim.websearch_1024_speedup");
+    all.push(serde_json::json!({
+        "figure": "sim.websearch_1024_speedup",
+        "value": par,
+        "unit": "s",
+        "baseline": ser,
+        "ratio": ser / par,
+        "machine": machine,
+        "note": "wall s of the 1024-host run in 80 partitions on every core (value) and serial on one core (baseline), one bench run; ratio: speed-up",
+    }));
+    std::fs::write(out, serde_json::to_vec_pretty(&all)?)?;
     Ok(())
 }
 
@@ -175,7 +228,16 @@ fn main() -> Result<()> {
             println!("xtask test: all tests passed");
             Ok(())
         }
-        Cmd::Bench { repeat, rounds } => {
+        Cmd::Bench {
+            repeat,
+            rounds,
+            only,
+        } => {
+            let known = ["cost", "pfc", "fwd", "lb", "sim", "route", "uet"];
+            if let Some(o) = only.iter().find(|o| !known.contains(&o.as_str())) {
+                anyhow::bail!("--only: {o:?} is not a bench (expected some of {known:?})");
+            }
+            let want = |b: &str| only.is_empty() || only.iter().any(|o| o == b);
             setup::setup()?;
             setup::require_root("the benchmarks run eBPF programs")?;
             build_release_bins()?;
@@ -187,62 +249,76 @@ fn main() -> Result<()> {
                 .join("target/release/dataplane")
                 .display()
                 .to_string();
-            println!("== per-packet cost through BPF_PROG_TEST_RUN ==");
-            run(
-                Command::new(root().join("target/release/dataplane-bench")).args([
-                    "--repeat",
-                    &repeat.to_string(),
-                    "--rounds",
-                    &rounds.to_string(),
-                    "--out",
-                    &out,
-                ]),
-            )?;
-            println!("\n== PFC decision-to-wire latency ==");
-            run(
-                Command::new(root().join("target/release/dataplane-pfcbench"))
-                    .args(["--out", &out]),
-            )?;
-            println!("\n== forwarding throughput: pipeline vs Linux multipath ==");
-            run(
-                Command::new(root().join("target/release/dataplane-fwdbench")).args([
-                    "--dataplane",
-                    &dp,
-                    "--out",
-                    &out,
-                ]),
-            )?;
-            println!("\n== load balancing quality and per-mode cost ==");
-            run(
-                Command::new(root().join("target/release/dataplane-lbbench")).args([
-                    "--dataplane",
-                    &dp,
-                    "--out",
-                    &out,
-                ]),
-            )?;
-            println!("\n== fabric simulator (dataplane-sim, one core) ==");
-            sim_bench(&out)?;
-            println!(
-                "\n== routes from the kernel: sync rate, memory, local repair, BGP convergence =="
-            );
-            run(
-                Command::new(root().join("target/release/dataplane-routebench")).args([
-                    "--dataplane",
-                    &dp,
-                    "--out",
-                    &out,
-                ]),
-            )?;
-            println!("\n== UET incast: packet trimming vs plain drops ==");
-            run(
-                Command::new(root().join("target/release/dataplane-uetbench")).args([
-                    "--dataplane",
-                    &dp,
-                    "--out",
-                    &out,
-                ]),
-            )?;
+            if want("cost") {
+                println!("== per-packet cost through BPF_PROG_TEST_RUN ==");
+                run(
+                    Command::new(root().join("target/release/dataplane-bench")).args([
+                        "--repeat",
+                        &repeat.to_string(),
+                        "--rounds",
+                        &rounds.to_string(),
+                        "--out",
+                        &out,
+                    ]),
+                )?;
+            }
+            if want("pfc") {
+                println!("\n== PFC decision-to-wire latency ==");
+                run(
+                    Command::new(root().join("target/release/dataplane-pfcbench"))
+                        .args(["--out", &out]),
+                )?;
+            }
+            if want("fwd") {
+                println!("\n== forwarding throughput: pipeline vs Linux multipath ==");
+                run(
+                    Command::new(root().join("target/release/dataplane-fwdbench")).args([
+                        "--dataplane",
+                        &dp,
+                        "--out",
+                        &out,
+                    ]),
+                )?;
+            }
+            if want("lb") {
+                println!("\n== load balancing quality and per-mode cost ==");
+                run(
+                    Command::new(root().join("target/release/dataplane-lbbench")).args([
+                        "--dataplane",
+                        &dp,
+                        "--out",
+                        &out,
+                    ]),
+                )?;
+            }
+            if want("sim") {
+                println!("\n== fabric simulator (dataplane-sim: one core; the 1024-host run partitioned) ==");
+                sim_bench(&out)?;
+            }
+            if want("route") {
+                println!(
+                    "\n== routes from the kernel: sync rate, memory, local repair, BGP convergence =="
+                );
+                run(
+                    Command::new(root().join("target/release/dataplane-routebench")).args([
+                        "--dataplane",
+                        &dp,
+                        "--out",
+                        &out,
+                    ]),
+                )?;
+            }
+            if want("uet") {
+                println!("\n== UET incast: packet trimming vs plain drops ==");
+                run(
+                    Command::new(root().join("target/release/dataplane-uetbench")).args([
+                        "--dataplane",
+                        &dp,
+                        "--out",
+                        &out,
+                    ]),
+                )?;
+            }
             println!("\nall figures: {out}");
             Ok(())
         }
