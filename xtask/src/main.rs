@@ -127,7 +127,8 @@ fn build_release_bins() -> Result<()> {
 }
 
 /// The simulator's figures: `sim.events_per_s` (a 64-host 400G web-search
-/// run on one core) and `sim.websearch_1024_wall_s` (1024 hosts, 400G, 1:1
+/// run on one core; `sim.events_partitioned_*` the same fabric in 12
+/// partitions on one thread) and `sim.websearch_1024_wall_s` (1024 hosts, 400G, 1:1
 /// leaf-spine (64 leaves, 16 spines), web-search at 60% load, 10 ms
 /// simulated, in 80 partitions (a switch each) on every core), each with
 /// peak RSS; the same 1024-host run serial on one core beside it, and the
@@ -137,6 +138,9 @@ fn sim_bench(out: &str) -> Result<()> {
     let sim = root().join("target/release/dataplane-sim");
     for (name, topo, dur, parts, threads) in [
         ("events", "leafspine:8x4:8", "2ms", "1", "1"),
+        // the same fabric in a partition per switch on one thread: one
+        // core still, each window's events run switch by switch
+        ("events_partitioned", "leafspine:8x4:8", "2ms", "12", "1"),
         ("websearch_1024", "leafspine:64x16:16", "10ms", "80", "0"),
         (
             "websearch_1024_serial",
