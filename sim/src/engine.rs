@@ -9,9 +9,8 @@ use dataplane_common::rand::SplitMix64;
 
 use crate::cells::Shared;
 use crate::config::Params;
-use crate::event::{Ev, FlowAddr, Pkt, Queue};
+use crate::event::{Ev, FlowAddr, Msg, Pkt, Queue};
 use crate::host::state::{Flow, FlowRx, Host};
-use crate::partition::Msg;
 use crate::report::stats::Stats;
 use crate::switch::state::Switch;
 use crate::topo::Topology;
@@ -133,10 +132,10 @@ impl Sim {
 
     /// Runs to the stop time (or until nothing is left to do); returns the
     /// wall time in seconds. A partitioned run goes window by window
-    /// ([`crate::partition::run`]).
+    /// ([`crate::partition`]).
     pub fn run(&mut self) -> f64 {
         if !self.others.is_empty() {
-            return crate::partition::run(self);
+            return self.run_partitioned();
         }
         let t0 = Instant::now();
         let mut last = t0;

@@ -1,6 +1,6 @@
 //! The simulator's vocabulary: traffic classes and frame sizes, the
 //! packet slab entry, the events and their 64-bit packing, the event
-//! queue, and serialisation time.
+//! queue, a frame for another partition, and serialisation time.
 
 use crate::wheel::WheelQueue;
 
@@ -102,6 +102,38 @@ pub enum Ev {
         flow: u32,
     },
     Sample,
+}
+
+/// A frame or PFC frame for another partition's node.
+#[derive(Clone, Copy, Debug)]
+pub struct Msg {
+    pub t: u64,
+    pub node: u32,
+    pub port: u16,
+    pub quanta: u16,
+    /// The frame (`None`: a PFC frame of `quanta`).
+    pub pkt: Option<Pkt>,
+}
+
+impl Msg {
+    pub fn arrive(t: u64, node: u32, port: u16, pkt: Pkt) -> Msg {
+        Msg {
+            t,
+            node,
+            port,
+            quanta: 0,
+            pkt: Some(pkt),
+        }
+    }
+    pub fn pfc(t: u64, node: u32, port: u16, quanta: u16) -> Msg {
+        Msg {
+            t,
+            node,
+            port,
+            quanta,
+            pkt: None,
+        }
+    }
 }
 
 /// Bits of a node id in a queued event: a topology has fewer nodes.

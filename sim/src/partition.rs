@@ -37,40 +37,8 @@ use anyhow::{bail, Result};
 
 use crate::cells::Shared;
 use crate::engine::Sim;
-use crate::event::{Ev, Pkt, Queue};
+use crate::event::{Ev, Msg, Queue};
 use crate::report::stats::Stats;
-
-/// A frame or PFC frame for another partition's node.
-#[derive(Clone, Copy, Debug)]
-pub struct Msg {
-    pub t: u64,
-    pub node: u32,
-    pub port: u16,
-    pub quanta: u16,
-    /// The frame (`None`: a PFC frame of `quanta`).
-    pub pkt: Option<Pkt>,
-}
-
-impl Msg {
-    pub fn arrive(t: u64, node: u32, port: u16, pkt: Pkt) -> Msg {
-        Msg {
-            t,
-            node,
-            port,
-            quanta: 0,
-            pkt: Some(pkt),
-        }
-    }
-    pub fn pfc(t: u64, node: u32, port: u16, quanta: u16) -> Msg {
-        Msg {
-            t,
-            node,
-            port,
-            quanta,
-            pkt: None,
-        }
-    }
-}
 
 /// The partition of every node (hosts, then switches) of `sim`'s
 /// topology in `parts` partitions.
@@ -223,9 +191,7 @@ impl Sim {
             ),
         }
     }
-}
 
-impl Sim {
     /// Takes the frames sent to this partition in the window of `parity`:
     /// by source partition, then sending order (the same whatever the
     /// threads). Run by this partition's thread as its next window starts
@@ -255,6 +221,12 @@ impl Sim {
         self.out_base = parity * n * n + self.part as usize * n;
         self.out_min = u64::MAX;
         self.run_window(end);
+    }
+
+    /// Runs a partitioned simulation (this is partition 0 and holds the
+    /// others) to its stop time; returns the wall time in seconds.
+    pub(crate) fn run_partitioned(&mut self) -> f64 {
+        run(self)
     }
 }
 
@@ -402,7 +374,7 @@ fn flows_done(parts: &[&mut Sim]) -> u64 {
 /// Runs a partitioned simulation (`lead` is partition 0 and holds the
 /// others) to its stop time, each window's partitions claimed one by one
 /// by the threads; returns the wall time in seconds.
-pub fn run(lead: &mut Sim) -> f64 {
+fn run(lead: &mut Sim) -> f64 {
     let t0 = Instant::now();
     let mut others = std::mem::take(&mut lead.others);
     let threads = match lead.threads {

@@ -3,28 +3,10 @@
 //! every byte accounted for across partitions), and what cannot be cut is
 //! refused by field.
 
-use dataplane_sim::{run_threads, Report, Scenario, Sim};
+mod common;
 
-/// The report without the wall-clock figures.
-fn stable(r: &Report) -> serde_json::Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_s");
-    o.remove("events_per_s");
-    v
-}
-
-fn assert_conserved(r: &Report) {
-    assert_eq!(
-        r.sent_payload,
-        r.recv_payload + r.dropped_payload + r.in_flight_payload,
-        "sent {} != received {} + dropped {} + in flight {}",
-        r.sent_payload,
-        r.recv_payload,
-        r.dropped_payload,
-        r.in_flight_payload
-    );
-}
+use common::{assert_conserved, stable};
+use dataplane_sim::{run_threads, Scenario, Sim};
 
 fn websearch(partitions: u32) -> Scenario {
     Scenario {

@@ -4,8 +4,11 @@
 //! bandwidth-aware balancing does not, DCQCN cuts PFC pauses, and bad
 //! configuration is refused by field.
 
+mod common;
+
+use common::{assert_conserved, stable};
 use dataplane_sim::host::Flow;
-use dataplane_sim::{run_one, Report, Scenario, Sim};
+use dataplane_sim::{run_one, Scenario, Sim};
 
 fn incast(pfc: bool, cc: &str) -> Scenario {
     Scenario {
@@ -20,28 +23,6 @@ fn incast(pfc: bool, cc: &str) -> Scenario {
         max_time: "200ms".into(),
         ..Scenario::default()
     }
-}
-
-/// Everything a host sent is received or dropped, or still on the way.
-fn assert_conserved(r: &Report) {
-    assert_eq!(
-        r.sent_payload,
-        r.recv_payload + r.dropped_payload + r.in_flight_payload,
-        "sent {} != received {} + dropped {} + in flight {}",
-        r.sent_payload,
-        r.recv_payload,
-        r.dropped_payload,
-        r.in_flight_payload
-    );
-}
-
-/// The report without the wall-clock figures.
-fn stable(r: &Report) -> serde_json::Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_s");
-    o.remove("events_per_s");
-    v
 }
 
 #[test]

@@ -1,0 +1,26 @@
+//! What the simulator's test files share: the report's stable part and
+//! the conservation of bytes.
+
+use dataplane_sim::Report;
+
+/// Everything a host sent is received or dropped, or still on the way.
+pub fn assert_conserved(r: &Report) {
+    assert_eq!(
+        r.sent_payload,
+        r.recv_payload + r.dropped_payload + r.in_flight_payload,
+        "sent {} != received {} + dropped {} + in flight {}",
+        r.sent_payload,
+        r.recv_payload,
+        r.dropped_payload,
+        r.in_flight_payload
+    );
+}
+
+/// The report without the wall-clock figures.
+pub fn stable(r: &Report) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("wall_s");
+    o.remove("events_per_s");
+    v
+}
