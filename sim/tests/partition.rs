@@ -43,17 +43,8 @@ fn the_report_does_not_depend_on_the_threads() {
 
 fn incast(pfc: bool, partitions: u32) -> Scenario {
     Scenario {
-        topology: "leafspine:2x2:8".into(),
-        workload: "incast".into(),
-        fanin: 12,
-        size: "2MB".into(),
-        buffer: "4MB".into(),
-        pfc,
-        cc: "none".into(),
-        drain: true,
-        max_time: "200ms".into(),
         partitions,
-        ..Scenario::default()
+        ..common::incast(pfc, "none")
     }
 }
 

@@ -6,24 +6,9 @@
 
 mod common;
 
-use common::{assert_conserved, stable};
+use common::{assert_conserved, incast, stable};
 use dataplane_sim::host::Flow;
 use dataplane_sim::{run_one, Scenario, Sim};
-
-fn incast(pfc: bool, cc: &str) -> Scenario {
-    Scenario {
-        topology: "leafspine:2x2:8".into(),
-        workload: "incast".into(),
-        fanin: 12,
-        size: "2MB".into(),
-        buffer: "4MB".into(),
-        pfc,
-        cc: cc.into(),
-        drain: true,
-        max_time: "200ms".into(),
-        ..Scenario::default()
-    }
-}
 
 #[test]
 fn same_seed_same_report_other_seed_other_report() {
