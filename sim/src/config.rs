@@ -86,6 +86,11 @@ pub struct Scenario {
     pub rto: String,
     /// Samples of the queue time series.
     pub samples: u32,
+    /// Time from a flow's completion to the start of a collective step
+    /// waiting for it (the NIC and GPU noticing; empty or 0: at once). A
+    /// partitioned run needs at least the link delay when a step waits
+    /// for a flow received in another partition.
+    pub dep_delay: String,
     /// Partitions the fabric is cut into to run in parallel (1: the serial
     /// run). The result depends on this count (events at the same
     /// nanosecond in different partitions run in another order), never on
@@ -130,6 +135,7 @@ impl Default for Scenario {
             window: 0,
             rto: "1ms".into(),
             samples: 200,
+            dep_delay: String::new(),
             partitions: 1,
         }
     }
@@ -206,6 +212,8 @@ pub struct Params {
     pub window: u32,
     pub rto_ns: u64,
     pub samples: u32,
+    /// 0: a step starts when the flow it waits for completes.
+    pub dep_delay_ns: u64,
     /// 1: the serial run; more: [`crate::partition`].
     pub partitions: u32,
 }
@@ -455,6 +463,11 @@ impl Scenario {
             window: self.window,
             rto_ns: parse_time("rto", &self.rto)?,
             samples: self.samples.max(1),
+            dep_delay_ns: if self.dep_delay.is_empty() {
+                0
+            } else {
+                parse_time("dep_delay", &self.dep_delay)?
+            },
             partitions: if self.partitions == 0 {
                 bail!("partitions: 0 (expected 1 for a serial run, or more)")
             } else {

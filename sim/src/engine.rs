@@ -9,7 +9,7 @@ use dataplane_common::rand::SplitMix64;
 
 use crate::cells::Shared;
 use crate::config::Params;
-use crate::event::{Ev, FlowAddr, Msg, Pkt, Queue};
+use crate::event::{Crossing, Ev, FlowAddr, Msg, Pkt, Queue};
 use crate::host::state::{Flow, FlowRx, Host};
 use crate::report::stats::Stats;
 use crate::switch::state::Switch;
@@ -263,6 +263,7 @@ impl Sim {
                 self.schedule_next_arrival();
             }
             Ev::DepStart { flow } => self.start_flow(flow),
+            Ev::DepDone { flow } => self.flow_dep_done(flow),
             Ev::Rto { flow } => self.flow_rto(flow),
             Ev::AckDelay { flow } => self.flow_ack_delay(flow),
             Ev::Sample => {}
@@ -286,7 +287,13 @@ impl Sim {
         } else {
             let pkt = self.pkts[pid as usize];
             self.release(pid);
-            self.post(to, Msg::arrive(t, node, port, pkt));
+            self.post(
+                to,
+                Msg {
+                    t,
+                    what: Crossing::Frame { node, port, pkt },
+                },
+            );
         }
     }
 
@@ -297,7 +304,30 @@ impl Sim {
         if to == self.part {
             self.q.push(t, Ev::Pfc { node, port, quanta });
         } else {
-            self.post(to, Msg::pfc(t, node, port, quanta));
+            self.post(
+                to,
+                Msg {
+                    t,
+                    what: Crossing::Pfc { node, port, quanta },
+                },
+            );
+        }
+    }
+
+    /// A flow that `flow` waits for completed: its sender's partition
+    /// learns it at `t`.
+    pub(crate) fn push_dep_done(&mut self, t: u64, flow: u32) {
+        let to = self.owner_of(self.addrs[flow as usize].src);
+        if to == self.part {
+            self.q.push(t, Ev::DepDone { flow });
+        } else {
+            self.post(
+                to,
+                Msg {
+                    t,
+                    what: Crossing::DepDone { flow },
+                },
+            );
         }
     }
 

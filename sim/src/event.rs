@@ -94,6 +94,10 @@ pub enum Ev {
     DepStart {
         flow: u32,
     },
+    /// A flow that `flow` waits for completed (`dep_delay` ago).
+    DepDone {
+        flow: u32,
+    },
     Rto {
         flow: u32,
     },
@@ -104,36 +108,22 @@ pub enum Ev {
     Sample,
 }
 
-/// A frame or PFC frame for another partition's node.
+/// What one partition causes in another, due at `t` (a window or more
+/// after it was sent).
 #[derive(Clone, Copy, Debug)]
 pub struct Msg {
     pub t: u64,
-    pub node: u32,
-    pub port: u16,
-    pub quanta: u16,
-    /// The frame (`None`: a PFC frame of `quanta`).
-    pub pkt: Option<Pkt>,
+    pub what: Crossing,
 }
 
-impl Msg {
-    pub fn arrive(t: u64, node: u32, port: u16, pkt: Pkt) -> Msg {
-        Msg {
-            t,
-            node,
-            port,
-            quanta: 0,
-            pkt: Some(pkt),
-        }
-    }
-    pub fn pfc(t: u64, node: u32, port: u16, quanta: u16) -> Msg {
-        Msg {
-            t,
-            node,
-            port,
-            quanta,
-            pkt: None,
-        }
-    }
+#[derive(Clone, Copy, Debug)]
+pub enum Crossing {
+    /// A frame fully received on `port` of `node`.
+    Frame { node: u32, port: u16, pkt: Pkt },
+    /// A PFC frame for the RoCE class received on `port` of `node`.
+    Pfc { node: u32, port: u16, quanta: u16 },
+    /// A flow that `flow` waits for completed (`dep_delay` before `t`).
+    DepDone { flow: u32 },
 }
 
 /// Bits of a node id in a queued event: a topology has fewer nodes.
@@ -166,6 +156,7 @@ fn pack(ev: Ev) -> u64 {
         Ev::Rto { flow } => at(9, 0, 0, flow),
         Ev::Sample => 10,
         Ev::AckDelay { flow } => at(11, 0, 0, flow),
+        Ev::DepDone { flow } => at(12, 0, 0, flow),
     }
 }
 
@@ -191,6 +182,7 @@ fn unpack(x: u64) -> Ev {
         8 => Ev::DepStart { flow: v },
         9 => Ev::Rto { flow: v },
         11 => Ev::AckDelay { flow: v },
+        12 => Ev::DepDone { flow: v },
         _ => Ev::Sample,
     }
 }

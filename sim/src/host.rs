@@ -359,7 +359,12 @@ impl Sim {
     pub fn flow_complete(&mut self, f: u32) {
         self.stats.flows_done += 1;
         let children = std::mem::take(&mut self.rx[f as usize].children);
+        let delay = self.p.dep_delay_ns;
         for &c in &children {
+            if delay > 0 {
+                self.push_dep_done(self.now + delay, c);
+                continue;
+            }
             let cf = &mut self.flows[c as usize];
             cf.deps_left = cf.deps_left.saturating_sub(1);
             if cf.deps_left == 0 && !cf.started {
@@ -369,5 +374,16 @@ impl Sim {
             }
         }
         self.rx[f as usize].children = children;
+    }
+
+    /// A flow that `f` waits for completed `dep_delay` ago: `f` starts when
+    /// it was the last.
+    pub fn flow_dep_done(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        fl.deps_left = fl.deps_left.saturating_sub(1);
+        if fl.deps_left == 0 && !fl.started {
+            fl.start_ns = self.now;
+            self.start_flow(f);
+        }
     }
 }

@@ -103,6 +103,10 @@ struct Cli {
     /// Output directory (report.json, *.svg).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// A collective step starts this long after the flow it waits for
+    /// (e.g. 1us; default at once).
+    #[arg(long)]
+    dep_delay: Option<String>,
     /// Partitions run side by side (1: serial; the result depends on it).
     #[arg(long)]
     partitions: Option<u32>,
@@ -164,6 +168,7 @@ fn scenario(c: &Cli) -> Result<Scenario> {
         ack_every,
         ack_delay,
         rto,
+        dep_delay,
         partitions
     );
     if let Some(v) = &c.pfc {

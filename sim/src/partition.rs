@@ -25,9 +25,11 @@
 //! tie orders would, not in what the model means.
 //!
 //! A flow's sender half is its source host's partition's and its receiver
-//! half its destination's ([`crate::cells`]); a collective's next step
-//! starts where the flow it waits for was received, so a run is refused
-//! when that host's partition is not the next step's sender's.
+//! half its destination's ([`crate::cells`]). A collective's next step
+//! learns that a flow it waits for completed `dep_delay` after it did
+//! (the scenario's; 0 by default: at once); when the flow was received in
+//! another partition than the step's sender's, that is a crossing too, so
+//! the run is refused unless `dep_delay` is at least the window.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -37,7 +39,7 @@ use anyhow::{bail, Result};
 
 use crate::cells::Shared;
 use crate::engine::Sim;
-use crate::event::{Ev, Msg, Queue};
+use crate::event::{Crossing, Ev, Msg, Queue};
 use crate::report::stats::Stats;
 
 /// The partition of every node (hosts, then switches) of `sim`'s
@@ -78,7 +80,8 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             }
         }
     }
-    // who can send to whom: the partitions at the other end of a link
+    // who can send to whom: the partitions at the other end of a link (and,
+    // below, of a collective's dependency)
     let mut senders = vec![std::collections::BTreeSet::new(); parts as usize];
     for (h, l) in sim.topo.host_links.iter().enumerate() {
         senders[owner[h] as usize].insert(owner[l.peer as usize]);
@@ -91,27 +94,32 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             senders[b as usize].insert(a);
         }
     }
-    let mut senders = senders.into_iter().enumerate().map(|(p, set)| {
-        set.into_iter()
-            .filter(|&q| q != p as u32)
-            .collect::<Vec<u32>>()
-    });
     if window == 0 {
         bail!("partitions: a link between partitions has no delay (link_delay 0), so partitions have no window to run in; use partitions = 1");
     }
+    // a step that waits for a flow received in another partition learns
+    // of it `dep_delay` later: at least a window, or it could not cross
+    let dep_delay = sim.p.dep_delay_ns;
     for (parent, rx) in sim.rx.iter().enumerate() {
         let p = &sim.flows[parent];
         // a flow of no bytes completes at its sender
         let done_at = if p.size == 0 { p.src } else { p.dst };
         for &c in &rx.children {
             let c_src = sim.flows[c as usize].src;
-            if owner[done_at as usize] != owner[c_src as usize] {
+            let (from, to) = (owner[done_at as usize], owner[c_src as usize]);
+            if from != to && dep_delay < window {
                 bail!(
-                    "partitions: flow {c} (host {c_src}) starts when flow {parent} completes at host {done_at}, in another partition; run this workload with partitions = 1"
+                    "partitions: flow {c} (host {c_src}) starts when flow {parent} completes at host {done_at}, in another partition: set dep_delay to at least the window ({window} ns, the shortest link delay between partitions), or run with partitions = 1"
                 );
             }
+            senders[to as usize].insert(from);
         }
     }
+    let mut senders = senders.into_iter().enumerate().map(|(p, set)| {
+        set.into_iter()
+            .filter(|&q| q != p as u32)
+            .collect::<Vec<u32>>()
+    });
     let mut arrivals = vec![Vec::new(); parts as usize];
     for &f in &sim.arrivals {
         let src = sim.flows[f as usize].src;
@@ -167,29 +175,18 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
 }
 
 impl Sim {
-    /// A frame or PFC frame from another partition.
+    /// What another partition caused here.
     fn receive(&mut self, m: Msg) {
-        match m.pkt {
-            Some(pkt) => {
-                let pid = self.alloc(pkt);
-                self.q.push(
-                    m.t,
-                    Ev::Arrive {
-                        node: m.node,
-                        port: m.port,
-                        pkt: pid,
-                    },
-                );
-            }
-            None => self.q.push(
-                m.t,
-                Ev::Pfc {
-                    node: m.node,
-                    port: m.port,
-                    quanta: m.quanta,
-                },
-            ),
-        }
+        let ev = match m.what {
+            Crossing::Frame { node, port, pkt } => Ev::Arrive {
+                node,
+                port,
+                pkt: self.alloc(pkt),
+            },
+            Crossing::Pfc { node, port, quanta } => Ev::Pfc { node, port, quanta },
+            Crossing::DepDone { flow } => Ev::DepDone { flow },
+        };
+        self.q.push(m.t, ev);
     }
 
     /// Takes the frames sent to this partition in the window of `parity`:

@@ -1,7 +1,7 @@
 //! Partitioned runs (`partitions` > 1): the report is the same whatever
 //! the threads, the model's outcomes hold (PFC lossless, drops without it,
-//! every byte accounted for across partitions), and what cannot be cut is
-//! refused by field.
+//! every byte accounted for across partitions, a collective's job time),
+//! and what cannot be cut is refused by field.
 
 mod common;
 
@@ -105,23 +105,66 @@ fn what_cannot_be_cut_is_refused_by_field() {
     // 16 ranks: a ring per rail between host c (leaf c / 4) and host 8 + c
     // (leaf 2 + c / 4), each step waiting for the flow its sender sent,
     // received at the other end: with 3 partitions (leaf i in partition
-    // i mod 3) the two ends are apart
-    let ring = |partitions| Scenario {
+    // i mod 3) the two ends are apart, and the step would learn of it at
+    // once, inside the window
+    let ring = |partitions, dep_delay: &str| Scenario {
         workload: "allreduce".into(),
         size: "64KB".into(),
         partitions,
+        dep_delay: dep_delay.into(),
         ..Scenario::default()
     };
-    let e = new(ring(3));
+    let e = new(ring(3, ""));
     assert!(
-        e.starts_with("partitions") && e.contains("another partition"),
+        e.starts_with("partitions") && e.contains("another partition") && e.contains("dep_delay"),
         "{e}"
     );
+    let e = new(ring(3, "500ns"));
+    assert!(e.starts_with("partitions") && e.contains("1000 ns"), "{e}");
     // with 2 the ends of every ring share a partition: it runs, as one
     // partition does
     for p in [1, 2] {
-        let r = run_threads(&ring(p), "hash", false, 2).unwrap();
+        let r = run_threads(&ring(p, ""), "hash", false, 2).unwrap();
         assert_eq!(r.flows_completed, 32, "{p} partitions");
         assert!(r.jct_ns > 0);
     }
+}
+
+#[test]
+fn a_collective_runs_partitioned_when_its_steps_learn_a_window_later() {
+    // 64 ranks over 8 leaves, a ring per rail across them: every step
+    // waits for a flow received on another leaf, in another partition
+    let ring = |partitions, dep_delay: &str| Scenario {
+        topology: "leafspine:8x4:8".into(),
+        workload: "allreduce".into(),
+        size: "1MB".into(),
+        partitions,
+        dep_delay: dep_delay.into(),
+        ..Scenario::default()
+    };
+    let serial = run_threads(&ring(1, "1us"), "hash", false, 1).unwrap();
+    let at_once = run_threads(&ring(1, ""), "hash", false, 1).unwrap();
+    assert_eq!(serial.flows_completed, serial.flows_total as u64);
+    // 14 ring steps, the 13 after the first each learning of its input
+    // 1 us later: the job takes about 13 us more
+    let more = serial.jct_ns as f64 - at_once.jct_ns as f64;
+    assert!(
+        (more - 13_000.0).abs() < 0.2 * 13_000.0,
+        "JCT {} ns with a 1 us step delay, {} ns without",
+        serial.jct_ns,
+        at_once.jct_ns
+    );
+    let one = run_threads(&ring(12, "1us"), "hash", false, 1).unwrap();
+    assert_eq!(one.flows_completed, serial.flows_total as u64);
+    for threads in [2, 5] {
+        let r = run_threads(&ring(12, "1us"), "hash", false, threads).unwrap();
+        assert_eq!(stable(&one), stable(&r), "{threads} threads");
+    }
+    // the same model as the serial run: the job's time within 2 %
+    let (a, b) = (one.jct_ns as f64, serial.jct_ns as f64);
+    assert!(
+        (a - b).abs() / b < 0.02,
+        "partitioned JCT {a} ns, serial {b} ns"
+    );
+    assert_conserved(&one);
 }
