@@ -17,10 +17,10 @@ use std::sync::Arc;
 struct Store<T>(UnsafeCell<Vec<T>>);
 
 // SAFETY: entries are reached only through `Shared` handles, whose users
-// keep to the ownership rule above: no entry is reached from two threads
-// at once, and the vector itself grows only while one handle exists.
-unsafe impl<T: Send> Sync for Store<T> {}
-unsafe impl<T: Send> Send for Store<T> {}
+// keep to the ownership rule above: no entry is written from two threads
+// at once (read-only arrays, `addrs`, are read from all: hence `Sync`),
+// and the vector itself grows only while one handle exists.
+unsafe impl<T: Send + Sync> Sync for Store<T> {}
 
 /// A handle on a shared array (see the module's ownership rule).
 pub struct Shared<T> {
@@ -30,7 +30,7 @@ pub struct Shared<T> {
 }
 
 // SAFETY: as `Store`: a handle moves to the thread that runs its partition.
-unsafe impl<T: Send> Send for Shared<T> {}
+unsafe impl<T: Send + Sync> Send for Shared<T> {}
 
 impl<T> Shared<T> {
     pub fn new(v: Vec<T>) -> Self {
@@ -76,7 +76,12 @@ impl<T> Shared<T> {
     }
 
     /// Another handle on the same entries (for another partition).
-    pub fn share(&mut self) -> Self {
+    ///
+    /// # Safety
+    /// The handles' users keep to the module's ownership rule: an entry is
+    /// written through one handle at a time, and only between windows (one
+    /// thread) are the whole arrays read ([`Shared::as_slice`]).
+    pub unsafe fn share(&mut self) -> Self {
         self.refresh();
         Shared {
             ptr: self.ptr,

@@ -45,14 +45,14 @@ pub struct Sim {
     /// The node id of switch 0: ids below it are hosts (the topology's
     /// host count, kept here for the dispatch).
     pub first_switch: u32,
-    pub switches: Shared<Switch>,
-    pub hosts: Shared<Host>,
+    pub(crate) switches: Shared<Switch>,
+    pub(crate) hosts: Shared<Host>,
     /// Flows: what each is and its sender's half.
-    pub flows: Shared<Flow>,
+    pub(crate) flows: Shared<Flow>,
     /// `flows[i]`'s receiver half.
-    pub rx: Shared<FlowRx>,
+    pub(crate) rx: Shared<FlowRx>,
     /// `flows[i]`'s addresses, for the switches.
-    pub addrs: Shared<FlowAddr>,
+    pub(crate) addrs: Shared<FlowAddr>,
     /// Flows (of this partition's hosts) in start order whose start is
     /// scheduled one at a time.
     pub arrivals: Vec<u32>,
@@ -74,7 +74,7 @@ pub struct Sim {
     pub n_parts: usize,
     /// The run's mailboxes ([`crate::partition`]): per window parity, per
     /// sending and receiving partition, the frames sent in the window.
-    pub mail: Shared<Vec<Msg>>,
+    pub(crate) mail: Shared<Vec<Msg>>,
     /// This window's row of `mail` (its parity's, this partition's).
     pub out_base: usize,
     /// The earliest message sent this window.
@@ -167,7 +167,12 @@ impl Sim {
                 let dt = w.duration_since(last).as_secs_f64();
                 if dt >= 1.0 {
                     let rate = (self.events - last_events) as f64 / dt;
-                    self.print_progress(rate, self.stats.flows_done, w.duration_since(t0));
+                    self.print_progress(
+                        self.now,
+                        rate,
+                        self.stats.flows_done,
+                        w.duration_since(t0),
+                    );
                     last = w;
                     last_events = self.events;
                 }
@@ -184,12 +189,19 @@ impl Sim {
         (self.p.duration_ns / u64::from(self.p.samples)).max(1)
     }
 
-    /// The progress line: simulated time, events/s, flows done, wall.
-    pub(crate) fn print_progress(&self, rate: f64, flows_done: u64, wall: std::time::Duration) {
+    /// The progress line at simulated time `t`: events/s, flows done,
+    /// wall.
+    pub(crate) fn print_progress(
+        &self,
+        t: u64,
+        rate: f64,
+        flows_done: u64,
+        wall: std::time::Duration,
+    ) {
         eprint!(
             "\r[{}] sim {:.3}/{:.3} ms  {:.2} Mev/s  flows {}/{}  wall {:.0}s   ",
             self.p.lb_name,
-            self.now as f64 / 1e6,
+            t as f64 / 1e6,
             self.stop_ns.min(if self.p.drain {
                 u64::MAX
             } else {

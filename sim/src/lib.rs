@@ -20,7 +20,7 @@
 //! across files, so the engine imports no behaviour and no file imports in
 //! a circle.
 
-pub mod cells;
+pub(crate) mod cells;
 pub mod config;
 pub mod engine;
 pub mod event;

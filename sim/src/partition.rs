@@ -19,10 +19,13 @@
 //! The result depends on the partition count, never on the threads: a
 //! partition's events and the order of delivery are the same whichever
 //! thread runs it. One partition is the plain serial run
-//! ([`Sim::run`]). More partitions change only the order of events at the
-//! same nanosecond in different partitions (and a sample or a drained
-//! run's end falls on a window's edge), so runs differ as two seeds'
-//! tie orders would, not in what the model means.
+//! ([`Sim::run`]). More partitions change the order of events at the same
+//! nanosecond in different partitions, so runs differ as two seeds' tie
+//! orders would, not in what the model means; and a little of what is
+//! counted: a drained run ends at its last completion as the serial one
+//! does, but its counters include the events up to the end of that
+//! window, the first queue sample comes before the events at time 0, and
+//! none is taken after the last completion.
 //!
 //! A flow's sender half is its source host's partition's and its receiver
 //! half its destination's ([`crate::cells`]). A collective's next step
@@ -58,8 +61,9 @@ fn assign(sim: &Sim, parts: u32) -> Vec<u32> {
 
 /// Cuts `sim` into `parts` partitions: `sim` becomes partition 0 and holds
 /// the others. Refused when a link between partitions has no delay (no
-/// window) or a collective's step would start in another partition than
-/// the one that received what it waits for.
+/// window), or a collective's step would learn within a window (its
+/// `dep_delay` shorter than the window) of a flow received in another
+/// partition.
 pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
     let switches = sim.topo.switches.len() as u32;
     if parts > switches {
@@ -135,6 +139,9 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
     sim.mail = Shared::new(vec![Vec::new(); 2 * (parts * parts) as usize]);
     sim.window_ns = window;
     sim.senders = senders.next().expect("partition 0");
+    // SAFETY: each partition writes only its own nodes' entries, its
+    // flows' halves and its row of the mailboxes (crate::cells), and the
+    // whole arrays are read only between windows (`run`)
     let others = arrivals
         .enumerate()
         .map(|(i, arrivals)| Sim {
@@ -145,11 +152,11 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             p: sim.p.clone(),
             topo: sim.topo.clone(),
             first_switch: sim.first_switch,
-            switches: sim.switches.share(),
-            hosts: sim.hosts.share(),
-            flows: sim.flows.share(),
-            rx: sim.rx.share(),
-            addrs: sim.addrs.share(),
+            switches: unsafe { sim.switches.share() },
+            hosts: unsafe { sim.hosts.share() },
+            flows: unsafe { sim.flows.share() },
+            rx: unsafe { sim.rx.share() },
+            addrs: unsafe { sim.addrs.share() },
             arrivals,
             next_arrival: 0,
             rng: sim.rng.clone(),
@@ -161,7 +168,7 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             part: i as u32 + 1,
             owner: owner.clone(),
             n_parts: parts as usize,
-            mail: sim.mail.share(),
+            mail: unsafe { sim.mail.share() },
             out_base: 0,
             out_min: u64::MAX,
             others: Vec::new(),
@@ -248,7 +255,8 @@ unsafe fn all(ptrs: &[PartPtr]) -> Vec<&mut Sim> {
 
 /// Runs window `k` to `end` of the partitions this thread claims from
 /// `next` (a count of the partitions claimed: partition `n - 1 - next`,
-/// the higher tiers first, whose windows are the longest, so the last
+/// in descending index: with a switch per partition the higher tiers,
+/// numbered last and with the longest windows, go first, so the last
 /// claims are short ones and the threads end the window together); a
 /// panic is caught and kept for the coordinator to raise once every thread
 /// is out of the window.
@@ -296,17 +304,27 @@ struct Coord {
     last_events: u64,
 }
 
+/// What the coordinator decides between windows.
+enum Next {
+    /// Run every partition's events before this time.
+    Window(u64),
+    /// The run is over; its final time.
+    Done(u64),
+}
+
 impl Coord {
-    /// Takes the samples due before the next event and returns the end of
-    /// the next window, or the run's final time when it is over.
-    fn next_window(&mut self, parts: &mut [&mut Sim]) -> Result<u64, u64> {
-        // the queues' next events, and the frames still in the boxes
-        let next = parts
+    /// The earliest pending event: in a queue, or in a mailbox.
+    fn next_event(parts: &[&mut Sim]) -> Option<u64> {
+        parts
             .iter()
             .filter_map(|p| p.q.peek_time())
             .chain(parts.iter().map(|p| p.out_min).filter(|&t| t != u64::MAX))
-            .min();
-        // the state holds until the next event: the samples due by then
+            .min()
+    }
+
+    /// Takes the queue samples due by `next` (the state holds until the
+    /// next event), while anything is pending and not every flow is done.
+    fn take_samples(&mut self, parts: &mut [&mut Sim], next: Option<u64>) {
         while self.sampling && self.next_sample <= next.unwrap_or(0).min(self.stop) {
             let done = flows_done(parts) == self.n_flows
                 && !parts.iter().any(|p| p.next_arrival < p.arrivals.len());
@@ -314,21 +332,28 @@ impl Coord {
                 self.sampling = false;
                 break;
             }
-            parts[0].now = self.next_sample;
-            parts[0].sample();
+            parts[0].sample_at(self.next_sample);
             self.next_sample += self.every;
         }
+    }
+
+    /// The next window after the samples due before it.
+    fn next_window(&mut self, parts: &mut [&mut Sim]) -> Next {
+        let next = Self::next_event(parts);
+        self.take_samples(parts, next);
         let Some(w) = next else {
-            return Err(parts.iter().map(|p| p.now).max().unwrap_or(0));
+            return Next::Done(parts.iter().map(|p| p.now).max().unwrap_or(0));
         };
         if w > self.stop {
-            return Err(self.stop);
+            return Next::Done(self.stop);
         }
-        let mut end = w.saturating_add(self.window).min(self.stop + 1);
+        let mut end = w
+            .saturating_add(self.window)
+            .min(self.stop.saturating_add(1));
         if self.sampling {
             end = end.min(self.next_sample);
         }
-        Ok(end)
+        Next::Window(end)
     }
 
     /// After the window to `end`: shows progress, and returns the final
@@ -350,8 +375,8 @@ impl Coord {
             let dt = now.duration_since(self.last).as_secs_f64();
             if dt >= 1.0 {
                 let events: u64 = parts.iter().map(|p| p.events).sum();
-                parts[0].now = end;
                 parts[0].print_progress(
+                    end,
                     (events - self.last_events) as f64 / dt,
                     done,
                     now.duration_since(self.t0),
@@ -407,8 +432,8 @@ fn run(lead: &mut Sim) -> f64 {
             // SAFETY: one thread: every partition is this one's
             let mut parts = unsafe { all(&ptrs) };
             let end = match c.next_window(&mut parts) {
-                Ok(end) => end,
-                Err(fin) => break fin,
+                Next::Window(end) => end,
+                Next::Done(fin) => break fin,
             };
             for p in parts.iter_mut() {
                 p.window(c.k, end);
@@ -445,12 +470,13 @@ fn run(lead: &mut Sim) -> f64 {
                     done.wait();
                 });
             }
-            let fin = loop {
+            // a panic here must still release the workers from `start`
+            let fin = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
                 // SAFETY: between windows (the workers wait at `start`)
                 let mut parts = unsafe { all(&ptrs) };
                 let end = match c.next_window(&mut parts) {
-                    Ok(end) => end,
-                    Err(fin) => break fin,
+                    Next::Window(end) => end,
+                    Next::Done(fin) => break fin,
                 };
                 drop(parts);
                 window_k.store(c.k, Ordering::Release);
@@ -468,10 +494,10 @@ fn run(lead: &mut Sim) -> f64 {
                 if let Some(fin) = c.after_window(&mut parts, end) {
                     break fin;
                 }
-            };
+            }));
             window_end.store(u64::MAX, Ordering::Release);
             start.wait();
-            fin
+            fin.unwrap_or_else(|e| std::panic::resume_unwind(e))
         })
     };
     if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -486,6 +512,10 @@ fn run(lead: &mut Sim) -> f64 {
         p.take_mail(0);
         p.take_mail(1);
     }
+    debug_assert!(
+        lead.mail.iter().all(|v| v.is_empty()),
+        "a message nobody took"
+    );
     lead.now = final_now;
     for o in &mut others {
         o.now = final_now;

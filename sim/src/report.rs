@@ -114,6 +114,12 @@ pub const BUCKETS: [u64; 6] = [0, 10_000, 100_000, 1_000_000, 10_000_000, u64::M
 impl Sim {
     /// Records the queue sample of now.
     pub fn sample(&mut self) {
+        self.sample_at(self.now);
+    }
+
+    /// Records the queue sample of time `t` (a partitioned run's, between
+    /// windows: every switch's queues).
+    pub fn sample_at(&mut self, t: u64) {
         let mut max = 0u32;
         let mut sum = 0u64;
         for sw in &self.switches {
@@ -123,7 +129,7 @@ impl Sim {
                 sum += u64::from(b);
             }
         }
-        self.stats.samples.push((self.now, max, sum));
+        self.stats.samples.push((t, max, sum));
     }
 
     /// Unloaded completion time of a flow of `size` bytes from `src` to

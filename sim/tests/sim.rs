@@ -277,3 +277,30 @@ fn delayed_ack_spares_a_slow_mlx_sender_spurious_timeouts() {
     assert_eq!(with.timeouts, 0, "timeouts with the delayed ACK");
     assert_eq!(with.retx_payload, 0);
 }
+
+/// The serial run's reports as the engine gave them before partitions
+/// existed (`tests/golden/`, written by that build: a web-search run with
+/// flowlets and the 12:1 incast with PFC): one partition must stay that
+/// run, report for report. A change that moves them on purpose (a model
+/// fix) rewrites these files and says why.
+#[test]
+fn the_serial_run_is_the_golden_one() {
+    let web = Scenario {
+        topology: "leafspine:4x2:4".into(),
+        workload: "websearch".into(),
+        load: 0.5,
+        duration: "300us".into(),
+        lb: "flowlet".into(),
+        ..Scenario::default()
+    };
+    for (sc, lb, file) in [
+        (web, "flowlet", "websearch_4x2_flowlet.json"),
+        (incast(true, "none"), "hash", "incast_pfc_hash.json"),
+    ] {
+        let path = format!("{}/tests/golden/{file}", env!("CARGO_MANIFEST_DIR"));
+        let want: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let got = stable(&run_one(&sc, lb, false).unwrap());
+        assert!(got == want, "{file}: the serial run's report changed");
+    }
+}
