@@ -501,8 +501,14 @@ fn churn_never_leaves_a_dangling_reference() {
                 Event::NewRoute(r)
             });
             let (i, g) = &gws[(rng.next_u64() % gws.len() as u64) as usize];
-            let mac =
-                (rng.next_u64() % 2 == 0).then_some([2, 0, 0, 0, 7, (rng.next_u64() % 3) as u8]);
+            let mac = rng.next_u64().is_multiple_of(2).then_some([
+                2,
+                0,
+                0,
+                0,
+                7,
+                (rng.next_u64() % 3) as u8,
+            ]);
             ev.push(neigh(*i, g, mac));
         }
         s.handle(&ev);

@@ -52,7 +52,7 @@ fn frames_the_driver_fails_to_transmit_are_counted_and_warned() {
     // its first egress check: `up` warned before any frame that the port
     // cannot take redirected frames
     std::thread::sleep(Duration::from_millis(1500));
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = std::fs::read_to_string(log).unwrap();
     assert!(
         text.contains("egress check: sw-p1 cannot take redirected frames"),
         "no warning at up:\n{text}"
@@ -63,20 +63,20 @@ fn frames_the_driver_fails_to_transmit_are_counted_and_warned() {
     let send = |n: usize| {
         for _ in 0..n / 100 {
             assert_eq!(
-                send_frames(&h1, "eth0", &vec![frame.clone(); 100]).unwrap(),
+                send_frames(h1, "eth0", &vec![frame.clone(); 100]).unwrap(),
                 100
             );
             std::thread::sleep(Duration::from_millis(5));
         }
     };
-    let s0 = stats_json(bin.as_ref(), &sw.name, &instance).unwrap();
+    let s0 = stats_json(bin.as_ref(), &sw.name, instance).unwrap();
     let err0 = port_counter(&s0, "sw-p1", "tx_xdp_xmit_err")
         .unwrap_or_else(|| panic!("veth ports expose tx_xdp_xmit_err: {s0:#}"));
-    let (rx0, tx0) = (rx(&h2), sum_counters(&s0, "tx_tc_pkts["));
+    let (rx0, tx0) = (rx(h2), sum_counters(&s0, "tx_tc_pkts["));
     send(4000);
     std::thread::sleep(Duration::from_millis(300));
-    let s1 = stats_json(bin.as_ref(), &sw.name, &instance).unwrap();
-    let (got, tx) = (rx(&h2) - rx0, sum_counters(&s1, "tx_tc_pkts[") - tx0);
+    let s1 = stats_json(bin.as_ref(), &sw.name, instance).unwrap();
+    let (got, tx) = (rx(h2) - rx0, sum_counters(&s1, "tx_tc_pkts[") - tx0);
     let errs = port_counter(&s1, "sw-p1", "tx_xdp_xmit_err").unwrap() - err0;
     eprintln!("GRO off: program sent {tx}, host received {got}, tx_xdp_xmit_err {errs}");
     assert_eq!(tx, 4000, "the program did not route every frame");
@@ -92,7 +92,7 @@ fn frames_the_driver_fails_to_transmit_are_counted_and_warned() {
 
     // the controller says so, naming the port, and metrics carry it
     std::thread::sleep(Duration::from_millis(1500));
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = std::fs::read_to_string(log).unwrap();
     assert!(
         text.contains("egress loss:") && text.contains("redirected to sw-p1 were not transmitted"),
         "no warning:\n{text}"
@@ -114,19 +114,19 @@ fn frames_the_driver_fails_to_transmit_are_counted_and_warned() {
     // GRO on: the controller notices, every frame arrives, no transmit error
     h2.exec(&["ethtool", "-K", "eth0", "gro", "on"]).unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = std::fs::read_to_string(log).unwrap();
     assert!(
         text.contains("egress check: sw-p1 takes redirected frames again"),
         "{text}"
     );
     let (rx1, e1) = (
-        rx(&h2),
+        rx(h2),
         port_counter(&s1, "sw-p1", "tx_xdp_xmit_err").unwrap(),
     );
     send(2000);
     std::thread::sleep(Duration::from_millis(300));
-    let s2 = stats_json(bin.as_ref(), &sw.name, &instance).unwrap();
-    assert_eq!(rx(&h2) - rx1, 2000);
+    let s2 = stats_json(bin.as_ref(), &sw.name, instance).unwrap();
+    assert_eq!(rx(h2) - rx1, 2000);
     assert_eq!(port_counter(&s2, "sw-p1", "tx_xdp_xmit_err").unwrap(), e1);
 }
 

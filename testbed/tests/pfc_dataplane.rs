@@ -93,9 +93,7 @@ fn next_frame(s: &RawSocket, et: u16) -> Option<Vec<u8>> {
     while Instant::now() < deadline {
         while let Some(rx) = s.recv(&mut buf).unwrap() {
             let f = &buf[..rx.len.min(buf.len())];
-            if rx.pkttype != libc::PACKET_OUTGOING as u8
-                && f.len() >= 14
-                && f[12..14] == et.to_be_bytes()
+            if rx.pkttype != libc::PACKET_OUTGOING && f.len() >= 14 && f[12..14] == et.to_be_bytes()
             {
                 return Some(f.to_vec());
             }

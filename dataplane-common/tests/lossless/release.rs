@@ -151,7 +151,7 @@ fn one_slot_matches_ebpf_form<const N: usize>(seed: u32) {
                 break;
             }
             now += u64::from(1 + rng.next_u32() % 2000);
-            if rng.next_u32() % 4 == 0 {
+            if rng.next_u32().is_multiple_of(4) {
                 // more from the same slot between drains
                 q.enqueue(slot, 64 + rng.next_u32() % 9000);
             }

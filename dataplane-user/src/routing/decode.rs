@@ -335,7 +335,7 @@ pub fn nexthop(p: &[u8]) -> Result<KNexthop, String> {
                 })
             }
             NHA_GROUP => {
-                if v.len() % 8 != 0 {
+                if !v.len().is_multiple_of(8) {
                     return Err(format!(
                         "NHA_GROUP at byte {off}: {} bytes, expected a multiple of 8",
                         v.len()
