@@ -219,7 +219,7 @@ impl Queue {
     }
     /// The packet of the next event, if it is an arrival on the wheel.
     #[inline]
-    pub(crate) fn next_arrival_pkt(&self) -> Option<u32> {
+    pub(crate) fn next_arrival_pkt(&mut self) -> Option<u32> {
         match self.heap.peek_near().map(unpack) {
             Some(Ev::Arrive { pkt, .. }) => Some(pkt),
             _ => None,

@@ -79,6 +79,10 @@ pub struct WheelQueue<V: Copy> {
     summary: u64,
     far: BinaryHeap<Reverse<Far<V>>>,
     seq: u64,
+    /// The earliest non-empty slot and its time, once looked up and while
+    /// still true (a push before it or emptying it forgets it): the peek
+    /// that prefetches and the pop after it look it up once.
+    earliest: Option<(usize, u64)>,
 }
 
 impl<V: Copy> WheelQueue<V> {
@@ -93,6 +97,7 @@ impl<V: Copy> WheelQueue<V> {
             summary: 0,
             far: BinaryHeap::new(),
             seq: 0,
+            earliest: None,
         }
     }
 
@@ -134,6 +139,26 @@ impl<V: Copy> WheelQueue<V> {
         self.heads[s] = i;
         self.bits[s >> 6] |= 1 << (s & 63);
         self.summary |= 1 << (s >> 6);
+        if let Some((_, te)) = self.earliest {
+            if t < te {
+                self.earliest = Some((s, t));
+            }
+        }
+    }
+
+    /// The earliest non-empty slot of the wheel (not empty) and its time.
+    #[inline(always)]
+    fn earliest_slot(&mut self) -> (usize, u64) {
+        if let Some(e) = self.earliest {
+            return e;
+        }
+        let s = self.next_slot((self.now & SLOT_MASK) as usize);
+        let e = (
+            s,
+            self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK),
+        );
+        self.earliest = Some(e);
+        e
     }
 
     /// The earliest event (of those at the same time, the last pushed).
@@ -143,10 +168,10 @@ impl<V: Copy> WheelQueue<V> {
             // nothing within the span: the clock jumps to the heap's first
             let t = self.far.peek()?.0.t;
             self.now = t;
+            self.earliest = None;
             self.pull_far();
         }
-        let s = self.next_slot((self.now & SLOT_MASK) as usize);
-        let t = self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK);
+        let (s, t) = self.earliest_slot();
         Some(self.take(s, t))
     }
 
@@ -164,6 +189,7 @@ impl<V: Copy> WheelQueue<V> {
             if self.bits[s >> 6] == 0 {
                 self.summary &= !(1 << (s >> 6));
             }
+            self.earliest = None;
         }
         self.len -= 1;
         if t > self.now {
@@ -192,19 +218,18 @@ impl<V: Copy> WheelQueue<V> {
                 _ => None,
             };
         }
-        let s = self.next_slot((self.now & SLOT_MASK) as usize);
-        let t = self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK);
+        let (s, t) = self.earliest_slot();
         (t < end).then(|| self.take(s, t))
     }
 
     /// The event the next pop returns if it is on the wheel (and nothing
     /// is pushed before it), without taking it: to prefetch what it reads.
     #[inline]
-    pub fn peek_near(&self) -> Option<V> {
+    pub fn peek_near(&mut self) -> Option<V> {
         if self.summary == 0 {
             return None;
         }
-        let s = self.next_slot((self.now & SLOT_MASK) as usize);
+        let (s, _) = self.earliest_slot();
         let i = self.heads[s];
         (i != NIL).then(|| self.nodes[i as usize].v)
     }

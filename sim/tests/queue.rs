@@ -34,8 +34,13 @@ fn wheel_pops_in_the_radix_heaps_order() {
                 radix.push(now + ahead, id);
                 id += 1;
             } else if r % 100 < 76 {
+                // what the engine prefetches is what it pops next
+                let near = wheel.peek_near();
                 let (a, b) = (wheel.pop(), radix.pop());
                 assert_eq!(a, b, "seed {seed} step {step}");
+                if let Some(v) = near {
+                    assert_eq!(a.map(|e| e.1), Some(v), "seed {seed} step {step}");
+                }
                 now = a.expect("not empty").0;
                 popped += 1;
             } else {
