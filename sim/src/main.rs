@@ -123,6 +123,10 @@ struct Cli {
     bench_name: Option<String>,
     #[arg(long)]
     bench_out: Option<PathBuf>,
+    /// Run it this many times and record the median CPU and wall time
+    /// (the spread in the record's note).
+    #[arg(long, default_value_t = 1, requires = "bench_name")]
+    bench_repeat: usize,
 }
 
 fn on_off(field: &str, v: &str) -> Result<bool> {
@@ -232,7 +236,9 @@ fn peak_rss_kib() -> Option<f64> {
     l.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], cpu: f64) -> Result<()> {
+fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], times: &[(f64, f64)]) -> Result<()> {
+    let (cpu, cpu_spread) = median(times.iter().map(|t| t.0).collect());
+    let (wall, _) = median(times.iter().map(|t| t.1).collect());
     let path = c.bench_out.as_ref().expect("clap requires it");
     let r = &runs[0];
     let mut all: Vec<serde_json::Value> = std::fs::read(path)
@@ -258,18 +264,18 @@ fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], cpu: f64) -> Resul
     .clamp(1, parts as usize);
     let note = format!(
         "dataplane-sim {}, {parts} partition(s) on {threads} thread(s), {} events over {:.3} ms \
-         simulated in {:.1} s wall, {:.1} s CPU (the machine is shared: per CPU second is the \
-         one-core rate)",
+         simulated in {:.1} s wall, {:.2} s CPU ({cpu_spread}; the machine is shared: per CPU \
+         second is the one-core rate)",
         r.lb,
         r.events,
         r.sim_time_ns as f64 / 1e6,
-        r.wall_s,
+        wall,
         cpu
     );
     let per_cpu = r.events as f64 / cpu.max(0.01);
     let rss = peak_rss_kib().unwrap_or(0.0) / 1024.0;
     let mut new = vec![
-        rec(format!("sim.{name}_wall_s"), r.wall_s, "s", note.clone()),
+        rec(format!("sim.{name}_wall_s"), wall, "s", note.clone()),
         rec(format!("sim.{name}_cpu_s"), cpu, "s", note.clone()),
         rec(
             format!("sim.{name}_events_per_cpu_s"),
@@ -279,7 +285,7 @@ fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], cpu: f64) -> Resul
         ),
         rec(
             format!("sim.{name}_events_per_wall_s"),
-            r.events_per_s,
+            r.events as f64 / wall.max(1e-9),
             "events/s",
             note.clone(),
         ),
@@ -301,18 +307,44 @@ fn main() -> Result<()> {
     let c = Cli::parse();
     let sc = scenario(&c)?;
     let mut runs = Vec::new();
-    let cpu0 = cpu_s();
-    for lb in sc.lb_modes()? {
-        let r = run_threads(&sc, &lb, !c.quiet, c.threads)?;
-        summary(&r);
-        runs.push(r);
+    // per repetition (a bench's): CPU and wall seconds
+    let mut times = Vec::new();
+    for rep in 0..c.bench_repeat.max(1) {
+        runs.clear();
+        let cpu0 = cpu_s();
+        for lb in sc.lb_modes()? {
+            let r = run_threads(&sc, &lb, !c.quiet, c.threads)?;
+            if rep == 0 {
+                summary(&r);
+            }
+            runs.push(r);
+        }
+        let wall = runs.iter().map(|r| r.wall_s).sum::<f64>();
+        times.push((cpu_s() - cpu0, wall));
     }
     if let Some(dir) = &c.out {
         output::write(dir, &sc, &runs)?;
         println!("wrote {}/report.json and plots", dir.display());
     }
     if let Some(name) = &c.bench_name {
-        bench(&c, &sc, name, &runs, cpu_s() - cpu0)?;
+        bench(&c, &sc, name, &runs, &times)?;
     }
     Ok(())
+}
+
+/// The median of `v` and its spread as text (`min-max over N runs`).
+fn median(mut v: Vec<f64>) -> (f64, String) {
+    v.sort_by(f64::total_cmp);
+    let m = v[v.len() / 2];
+    let spread = if v.len() > 1 {
+        format!(
+            "median of {} runs ({:.2}-{:.2})",
+            v.len(),
+            v[0],
+            v[v.len() - 1]
+        )
+    } else {
+        "one run".into()
+    };
+    (m, spread)
 }

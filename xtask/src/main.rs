@@ -136,16 +136,32 @@ fn build_release_bins() -> Result<()> {
 fn sim_bench(out: &str) -> Result<()> {
     run(cargo().args(["build", "--release", "-p", "dataplane-sim"]))?;
     let sim = root().join("target/release/dataplane-sim");
-    for (name, topo, dur, parts, threads) in [
-        ("events", "leafspine:8x4:8", "2ms", "1", "1"),
+    // the 64-host runs take about a second: the median of 5
+    for (name, topo, dur, parts, threads, repeat) in [
+        ("events", "leafspine:8x4:8", "2ms", "1", "1", "5"),
         // the same fabric in a partition per switch on one thread: one
         // core still, each window's events run switch by switch
-        ("events_partitioned", "leafspine:8x4:8", "2ms", "12", "1"),
-        ("websearch_1024", "leafspine:64x16:16", "10ms", "80", "0"),
+        (
+            "events_partitioned",
+            "leafspine:8x4:8",
+            "2ms",
+            "12",
+            "1",
+            "5",
+        ),
+        (
+            "websearch_1024",
+            "leafspine:64x16:16",
+            "10ms",
+            "80",
+            "0",
+            "1",
+        ),
         (
             "websearch_1024_serial",
             "leafspine:64x16:16",
             "10ms",
+            "1",
             "1",
             "1",
         ),
@@ -172,6 +188,8 @@ fn sim_bench(out: &str) -> Result<()> {
             threads,
             "--bench-name",
             name,
+            "--bench-repeat",
+            repeat,
             "--bench-out",
             out,
         ]))?;
