@@ -6,9 +6,10 @@
 //! clock, event queue and packets, and runs only its nodes' events. An
 //! event one partition causes at another's node can only be a frame or a
 //! PFC frame crossing a link, which arrives a link delay or more after it
-//! was sent: so with windows no longer than the shortest delay of a link
-//! between partitions (the lookahead), nothing a partition does in a
-//! window can reach another partition within that window. In each window
+//! was sent (or a collective step's notice, below): so with windows no
+//! longer than the shortest delay of a link between partitions (the
+//! lookahead), nothing a partition does in a window can reach another
+//! partition within that window. In each window
 //! the threads claim the partitions one by one and run each one's events
 //! before the window's end. What crossed waits in a mailbox (one per
 //! window parity, sending and receiving partition) that the receiver
