@@ -56,7 +56,9 @@
 //! every `TX_PORTS` entry carries `xdp_devmap_pfc`, which then runs on every
 //! redirected frame; with `userspace` none does. The pipeline's figures get
 //! the suffix `_pfc_<path>` (`fwd.pipeline_pps_pfc_dataplane`, ...); the
-//! default `none` is the configuration without `[buffer]`.
+//! default `none` is the configuration without `[buffer]`, where the
+//! controller still picks the data plane's PFC path (`pfc_tx` defaults to
+//! "auto"), so its `TX_PORTS` carry `xdp_devmap_pfc` too.
 
 use dataplane_common::names;
 use std::path::Path;
