@@ -48,6 +48,17 @@
 //! Figures merged into `--out`: `fwd.linux_pps`, `fwd.limit_pps` (baseline
 //! linux), `fwd.pipeline_pps` (baseline linux) and
 //! `fwd.pipeline_of_limit` (pipeline / limit, same run).
+//!
+//! `--pfc-tx dataplane|userspace` gives the switch a lossless configuration
+//! (`[buffer]` with that `pfc_tx`, `pfc_enable = "3"` on every port, a DSCP
+//! map that keeps the generated DSCP 26 in lossy TC 0, so frames take the
+//! plain forward path and no PFC frame is ever decided). With `dataplane`
+//! every `TX_PORTS` entry carries `xdp_devmap_pfc`, which then runs on every
+//! redirected frame; with `userspace` none does. The pipeline's figures get
+//! the suffix `_pfc_<path>` (`fwd.pipeline_pps_pfc_dataplane`, ...); the
+//! default `none` is the configuration without `[buffer]`, where the
+//! controller still picks the data plane's PFC path (`pfc_tx` defaults to
+//! "auto"), so its `TX_PORTS` carry `xdp_devmap_pfc` too.
 
 use dataplane_common::names;
 use std::path::Path;
@@ -88,6 +99,48 @@ struct Args {
     /// Frames per live-frames batch (at most 256).
     #[arg(long, default_value_t = 64)]
     batch: u32,
+    /// Lossless configuration of the switch: none (no `[buffer]`), or
+    /// `[buffer] pfc_tx` = dataplane | userspace (see the module doc).
+    #[arg(long, value_enum, default_value_t = PfcTx::None)]
+    pfc_tx: PfcTx,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PfcTx {
+    None,
+    Dataplane,
+    Userspace,
+}
+
+impl PfcTx {
+    /// The `[buffer] pfc_tx` value, none for `None`.
+    fn path(self) -> Option<&'static str> {
+        match self {
+            PfcTx::None => None,
+            PfcTx::Dataplane => Some("dataplane"),
+            PfcTx::Userspace => Some("userspace"),
+        }
+    }
+
+    /// The suffix of the pipeline's figure names.
+    fn suffix(self) -> String {
+        self.path().map(|p| format!("_pfc_{p}")).unwrap_or_default()
+    }
+
+    /// `[buffer]` with the DSCP map, and each port's lines (empty for
+    /// `None`). DSCP 26 (the generator's) falls in TC 0, lossy.
+    fn config(self) -> (String, &'static str) {
+        let Some(path) = self.path() else {
+            return (String::new(), "");
+        };
+        (
+            format!(
+                "[dscp_to_tc_map.BENCH]\ndefault = 0\n\"3\" = 3\n\n\
+                 [buffer]\npool_size = 16777216\npfc_tx = \"{path}\"\n\n"
+            ),
+            "dscp_to_tc_map = \"BENCH\"\npfc_enable = \"3\"\n",
+        )
+    }
 }
 
 /// Flows (RoCEv2 QPs, each with its own UDP source port).
@@ -264,26 +317,27 @@ fn measure(
     Ok(m)
 }
 
-fn pipeline_config(instance: &str) -> String {
+fn pipeline_config(instance: &str, pfc_tx: PfcTx) -> String {
+    let (lossless, port) = pfc_tx.config();
     format!(
         r#"[switch]
 name = "{instance}"
 # fixed, so the split of the flows over the uplinks is the same every run
 hash_seed = 7
 
-[[port]]
+{lossless}[[port]]
 name = "sw0"
 mac = "{sw0}"
-[[port]]
+{port}[[port]]
 name = "sw1"
 mac = "{sw1}"
-[[port]]
+{port}[[port]]
 name = "up1"
 mac = "{up1}"
-[[port]]
+{port}[[port]]
 name = "up2"
 mac = "{up2}"
-
+{port}
 [[nexthop]]
 name = "s1"
 port = "up1"
@@ -466,7 +520,7 @@ fn main() -> Result<()> {
             &args.paths.dataplane,
             &sw,
             &instance,
-            &pipeline_config(&instance),
+            &pipeline_config(&instance, args.pfc_tx),
             "pipeline",
         )?;
         let start = read_sinks(&sinks)?;
@@ -506,6 +560,13 @@ fn main() -> Result<()> {
         args.seconds,
         args.warmup
     );
+    let note = match args.pfc_tx.path() {
+        None => note,
+        Some(p) => format!(
+            "{note}; lossless config ([buffer] pfc_tx = \"{p}\", pfc_enable 3, traffic in lossy TC 0)"
+        ),
+    };
+    let sfx = args.pfc_tx.suffix();
     let m = machine();
     let records = vec![
         Record {
@@ -534,7 +595,7 @@ fn main() -> Result<()> {
             )),
         },
         Record {
-            figure: "fwd.pipeline_of_limit".into(),
+            figure: format!("fwd.pipeline_of_limit{sfx}"),
             value: if limit.pps() > 0.0 {
                 pipeline.pps() / limit.pps()
             } else {
@@ -550,10 +611,10 @@ fn main() -> Result<()> {
             ),
         },
         Record {
-            figure: "fwd.pipeline_pps_2cpu".into(),
+            figure: format!("fwd.pipeline_pps_2cpu{sfx}"),
             value: pipeline2.pps(),
             unit: "pps".into(),
-            baseline: Some("fwd.pipeline_pps".into()),
+            baseline: Some(format!("fwd.pipeline_pps{sfx}")),
             ratio: (pipeline.pps() > 0.0).then(|| pipeline2.pps() / pipeline.pps()),
             machine: m.clone(),
             note: Some(format!(
@@ -563,7 +624,7 @@ fn main() -> Result<()> {
             )),
         },
         Record {
-            figure: "fwd.pipeline_pps".into(),
+            figure: format!("fwd.pipeline_pps{sfx}"),
             value: pipeline.pps(),
             unit: "pps".into(),
             baseline: Some("fwd.linux_pps".into()),
