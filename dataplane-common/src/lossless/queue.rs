@@ -351,10 +351,12 @@ impl<const N: usize> EgressQueueN<N> {
         let mut given: u64 = 0;
         let mut frac_mask: u64 = 0;
         let mut m = held;
+        // one division for the slots' shares, not one each
+        let inv = reciprocal(total);
         while m != 0 {
             let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
             m &= m - 1;
-            let (r, frac) = share(u64::from(self.ingress[j]), d, total);
+            let (r, frac) = share_inv(u64::from(self.ingress[j]), d, total, inv);
             frac_mask |= u64::from(frac) << j;
             released[j] = r as u32;
             given += r;
@@ -414,4 +416,41 @@ fn share(c: u64, d: u64, total: u64) -> (u64, bool) {
     let r = p / total;
     let r = if r > c { c } else { r };
     (r, p % total != 0 && r < c)
+}
+
+/// `floor((2^64 - 1) / total)`, for [`share_inv`] (`total > 0`).
+#[cfg(not(target_arch = "bpf"))]
+#[inline(always)]
+fn reciprocal(total: u64) -> u64 {
+    u64::MAX / total
+}
+
+/// [`share`] with its division replaced by a multiplication by `inv`
+/// (`reciprocal(total)`): the estimate `floor(p * inv / 2^64)` is at most
+/// `floor(p / total)` and less by at most one (`2^64 - total * inv <=
+/// total`, so the two differ by less than `p / 2^64 < 1`), which the
+/// remainder corrects. The same result as [`share`] (host form only: a
+/// 128-bit product).
+#[cfg(not(target_arch = "bpf"))]
+#[inline(always)]
+pub(crate) fn share_inv(c: u64, d: u64, total: u64, inv: u64) -> (u64, bool) {
+    let p = c * d;
+    let mut q = ((u128::from(p) * u128::from(inv)) >> 64) as u64;
+    let mut rem = p - q * total;
+    while rem >= total {
+        q += 1;
+        rem -= total;
+    }
+    let r = if q > c { c } else { q };
+    (r, rem != 0 && r < c)
+}
+
+/// [`share`] and [`share_inv`], for the tests that hold them equal.
+#[cfg(not(target_arch = "bpf"))]
+#[doc(hidden)]
+pub fn share_both(c: u64, d: u64, total: u64) -> ((u64, bool), (u64, bool)) {
+    (
+        share(c, d, total),
+        share_inv(c, d, total, reciprocal(total)),
+    )
 }

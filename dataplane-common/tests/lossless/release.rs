@@ -171,3 +171,43 @@ fn one_occupied_slot_releases_as_the_ebpf_form_does() {
     one_slot_matches_ebpf_form::<32>(7);
     one_slot_matches_ebpf_form::<64>(8);
 }
+
+/// The host form's share by a reciprocal (one division per drain, not one
+/// per slot) gives the division's result: every edge (a slot holding
+/// everything or nothing, nothing or everything leaving, the largest
+/// queue, totals above 2^32 from corrupted states) and random values.
+#[test]
+fn the_share_by_reciprocal_is_the_division() {
+    let max = u64::from(u32::MAX);
+    let mut cases = vec![
+        (0, 0, 1),
+        (1, 1, 1),
+        (max, max, max),
+        (max - 1, max, max),
+        (1, max, max),
+        (max, 1, max),
+        (7, 3, 10),
+        (max, max, 1),
+        (max, max, 64 * max),
+        (3, 5, 64 * max),
+    ];
+    let mut rng = XorShift32(0x5eed);
+    for _ in 0..200_000 {
+        let total =
+            u64::from(rng.next_u32()).max(1) << (if rng.next_u32() % 8 == 0 { 6 } else { 0 });
+        let c = u64::from(rng.next_u32()) % (total.min(max) + 1);
+        let d = u64::from(rng.next_u32()) % (total.min(max) + 1);
+        cases.push((c, d, total));
+        // small totals: the exact-multiple and one-off remainders
+        let t = u64::from(rng.next_u32() % 5000) + 1;
+        cases.push((
+            u64::from(rng.next_u32()) % (t + 1),
+            u64::from(rng.next_u32()) % (t + 1),
+            t,
+        ));
+    }
+    for (c, d, total) in cases {
+        let (div, inv) = share_both(c, d, total);
+        assert_eq!(div, inv, "c {c} d {d} total {total}");
+    }
+}
