@@ -193,8 +193,12 @@ fn the_share_by_reciprocal_is_the_division() {
     ];
     let mut rng = XorShift32(0x5eed);
     for _ in 0..200_000 {
-        let total =
-            u64::from(rng.next_u32()).max(1) << (if rng.next_u32() % 8 == 0 { 6 } else { 0 });
+        let total = u64::from(rng.next_u32()).max(1)
+            << (if rng.next_u32().is_multiple_of(8) {
+                6
+            } else {
+                0
+            });
         let c = u64::from(rng.next_u32()) % (total.min(max) + 1);
         let d = u64::from(rng.next_u32()) % (total.min(max) + 1);
         cases.push((c, d, total));
