@@ -363,7 +363,7 @@ pub fn storm_queue<const N: usize>(now_ns: u64, q: &mut EgressQueueN<N>, flush: 
     }
     if flush && q.bytes > 0 {
         let released = q.ingress;
-        q.ingress = [0; N];
+        crate::lossless::fill(&mut q.ingress, 0);
         q.bytes = 0;
         q.drain_frac = 0;
         return released;

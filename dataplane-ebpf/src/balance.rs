@@ -63,21 +63,29 @@ fn flow_key(pkt: &XdpPacket, p: &Parsed) -> Option<FlowKey> {
 /// Load band of every member slot's egress port at `now`.
 #[inline(always)]
 fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
-    let mut bands = [NUM_BANDS - 1; MAX_MEMBERS];
+    // not `[NUM_BANDS - 1; MAX_MEMBERS]` then overwritten: LLVM makes that
+    // a `memset` call, compiler_builtins' byte loop; each slot is written
+    // once, volatile so the stores are not merged back into one
+    let mut bands = core::mem::MaybeUninit::<[u8; MAX_MEMBERS]>::uninit();
+    let b = bands.as_mut_ptr() as *mut u8;
     let mut i = 0;
     while i < MAX_MEMBERS {
+        let mut band = NUM_BANDS - 1;
         if i < g.n_members as usize {
             let id = u32::from(g.members[i].id);
             // SAFETY: read-only; entries are replaced whole.
             if let Some(nh) = unsafe { NEXTHOPS.get(&id) } {
                 if let Some(r) = PORT_RATE.get(u32::from(nh.port_id)) {
-                    bands[i] = r.band(now);
+                    band = r.band(now);
                 }
             }
         }
+        // SAFETY: `i < MAX_MEMBERS`, a byte of `bands`.
+        unsafe { core::ptr::write_volatile(b.add(i), band) };
         i += 1;
     }
-    bands
+    // SAFETY: every byte was written above.
+    unsafe { bands.assume_init() }
 }
 
 /// The next-hop index group `group_id` gives this packet at `now` (the

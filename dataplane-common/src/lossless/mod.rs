@@ -100,6 +100,27 @@ pub fn bytes_for_nanos(ns: u64, speed_mbps: u32) -> u64 {
     }
 }
 
+/// Sets every element of `a` to `v`. On eBPF an element at a time: LLVM
+/// turns `*a = [v; N]` there into a call of compiler_builtins' `memset`, a
+/// byte loop (64 iterations for the model's 16 slots, on every packet's
+/// drain); volatile stores are never merged back into that call.
+#[inline(always)]
+pub fn fill<T: Copy, const N: usize>(a: &mut [T; N], v: T) {
+    #[cfg(target_arch = "bpf")]
+    {
+        let mut i = 0;
+        while i < N {
+            // SAFETY: `i < N`, an element of `a`.
+            unsafe { core::ptr::write_volatile(a.as_mut_ptr().add(i), v) };
+            i += 1;
+        }
+    }
+    #[cfg(not(target_arch = "bpf"))]
+    {
+        *a = [v; N];
+    }
+}
+
 mod ecn;
 mod headroom;
 mod ingress;

@@ -115,7 +115,7 @@ impl<const N: usize> EgressQueueN<N> {
         speed_mbps: u32,
         released: &mut [u32; N],
     ) -> (u32, u64) {
-        *released = [0; N];
+        fill(released, 0);
         if now_ns <= self.last_ns {
             return (0, 0);
         }
