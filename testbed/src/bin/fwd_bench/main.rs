@@ -263,6 +263,22 @@ fn measure_2cpu(
     Ok(m)
 }
 
+/// Runs `generator` for `secs` on a thread pinned to CPU 0 in its
+/// namespace: a veth delivers on the sending CPU, so the forwarding runs
+/// there too, and an unpinned generator moved it (and the one-CPU figures,
+/// by up to 2x from run to run) between the CPUs.
+fn run_pinned(gen_ns: &Netns, generator: &Generator, secs: f64) -> Result<(u64, Duration)> {
+    std::thread::scope(|s| {
+        s.spawn(|| -> Result<(u64, Duration)> {
+            testbed::bench::pin_to_cpu(0)?;
+            let _in = gen_ns.enter()?;
+            generator.run(Duration::from_secs_f64(secs))
+        })
+        .join()
+        .map_err(|_| anyhow!("generator thread panicked"))?
+    })
+}
+
 /// Warm-up, then the measured window.
 fn measure(
     label: &str,
@@ -273,12 +289,12 @@ fn measure(
 ) -> Result<Measure> {
     let _in = gen_ns.enter()?;
     eprintln!("[{label}] warm-up {:.1} s", args.warmup);
-    generator.run(Duration::from_secs_f64(args.warmup))?;
+    run_pinned(gen_ns, generator, args.warmup)?;
     let x0 = xdp_xmit(gen_ns, "g0")?;
     let before = read_sinks(sinks)?;
     let t0 = Instant::now();
     eprintln!("[{label}] measuring {:.1} s", args.seconds);
-    let (offered, took) = generator.run(Duration::from_secs_f64(args.seconds))?;
+    let (offered, took) = run_pinned(gen_ns, generator, args.seconds)?;
     let after = read_sinks(sinks)?;
     let secs = t0.elapsed().as_secs_f64();
     let x1 = xdp_xmit(gen_ns, "g0")?;
