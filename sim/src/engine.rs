@@ -313,33 +313,25 @@ impl Sim {
     #[inline]
     pub(crate) fn push_pfc(&mut self, t: u64, node: u32, port: u16, quanta: u16) {
         let to = self.owner_of(node);
-        if to == self.part {
-            self.q.push(t, Ev::Pfc { node, port, quanta });
-        } else {
-            self.post(
-                to,
-                Msg {
-                    t,
-                    what: Crossing::Pfc { node, port, quanta },
-                },
-            );
-        }
+        self.cross(to, t, Crossing::Pfc { node, port, quanta });
     }
 
     /// A flow that `flow` waits for completed: its sender's partition
     /// learns it at `t`.
     pub(crate) fn push_dep_done(&mut self, t: u64, flow: u32) {
         let to = self.owner_of(self.addrs[flow as usize].src);
+        self.cross(to, t, Crossing::DepDone { flow });
+    }
+
+    /// `what` at `t`, for partition `to`: into this partition's queue, or
+    /// its mailbox.
+    #[inline]
+    fn cross(&mut self, to: u32, t: u64, what: Crossing) {
+        let m = Msg { t, what };
         if to == self.part {
-            self.q.push(t, Ev::DepDone { flow });
+            self.receive(m);
         } else {
-            self.post(
-                to,
-                Msg {
-                    t,
-                    what: Crossing::DepDone { flow },
-                },
-            );
+            self.post(to, m);
         }
     }
 

@@ -365,12 +365,8 @@ impl Sim {
                 self.push_dep_done(self.now + delay, c);
                 continue;
             }
-            let cf = &mut self.flows[c as usize];
-            cf.deps_left = cf.deps_left.saturating_sub(1);
-            if cf.deps_left == 0 && !cf.started {
-                let now = self.now;
-                self.flows[c as usize].start_ns = now;
-                self.q.push(now, Ev::DepStart { flow: c });
+            if self.one_dep_less(c) {
+                self.q.push(self.now, Ev::DepStart { flow: c });
             }
         }
         self.rx[f as usize].children = children;
@@ -379,11 +375,20 @@ impl Sim {
     /// A flow that `f` waits for completed `dep_delay` ago: `f` starts when
     /// it was the last.
     pub fn flow_dep_done(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
-        fl.deps_left = fl.deps_left.saturating_sub(1);
-        if fl.deps_left == 0 && !fl.started {
-            fl.start_ns = self.now;
+        if self.one_dep_less(f) {
             self.start_flow(f);
         }
+    }
+
+    /// One of the flows `f` waits for completed: whether that was the
+    /// last and `f` may start now (its start time is then now).
+    fn one_dep_less(&mut self, f: u32) -> bool {
+        let fl = &mut self.flows[f as usize];
+        fl.deps_left = fl.deps_left.saturating_sub(1);
+        let ready = fl.deps_left == 0 && !fl.started;
+        if ready {
+            fl.start_ns = self.now;
+        }
+        ready
     }
 }

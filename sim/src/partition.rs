@@ -183,8 +183,9 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
 }
 
 impl Sim {
-    /// What another partition caused here.
-    fn receive(&mut self, m: Msg) {
+    /// What another partition caused here (or this one: a PFC frame or a
+    /// notice for a node of its own, [`Sim::push_pfc`]).
+    pub(crate) fn receive(&mut self, m: Msg) {
         let ev = match m.what {
             Crossing::Frame { node, port, pkt } => Ev::Arrive {
                 node,

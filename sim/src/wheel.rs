@@ -152,13 +152,20 @@ impl<V: Copy> WheelQueue<V> {
         if let Some(e) = self.earliest {
             return e;
         }
-        let s = self.next_slot((self.now & SLOT_MASK) as usize);
-        let e = (
-            s,
-            self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK),
-        );
+        let e = self.first_slot();
         self.earliest = Some(e);
         e
+    }
+
+    /// The first non-empty slot from the clock on (the wheel is not
+    /// empty) and its time.
+    #[inline(always)]
+    fn first_slot(&self) -> (usize, u64) {
+        let s = self.next_slot((self.now & SLOT_MASK) as usize);
+        (
+            s,
+            self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK),
+        )
     }
 
     /// The earliest event (of those at the same time, the last pushed).
@@ -205,8 +212,7 @@ impl<V: Copy> WheelQueue<V> {
         if self.summary == 0 {
             return self.far.peek().map(|f| f.0.t);
         }
-        let s = self.next_slot((self.now & SLOT_MASK) as usize);
-        Some(self.now + ((s as u64).wrapping_sub(self.now) & SLOT_MASK))
+        Some(self.earliest.unwrap_or_else(|| self.first_slot()).1)
     }
 
     /// The earliest event if it is before `end`.

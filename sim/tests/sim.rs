@@ -10,16 +10,21 @@ use common::{assert_conserved, incast, stable};
 use dataplane_sim::host::Flow;
 use dataplane_sim::{run_one, Scenario, Sim};
 
-#[test]
-fn same_seed_same_report_other_seed_other_report() {
-    let sc = Scenario {
+/// Web-search at 50 % on a 4x2 leaf-spine for 300 us, with flowlets.
+fn small_websearch() -> Scenario {
+    Scenario {
         topology: "leafspine:4x2:4".into(),
         workload: "websearch".into(),
         load: 0.5,
         duration: "300us".into(),
         lb: "flowlet".into(),
         ..Scenario::default()
-    };
+    }
+}
+
+#[test]
+fn same_seed_same_report_other_seed_other_report() {
+    let sc = small_websearch();
     let a = run_one(&sc, "flowlet", false).unwrap();
     let b = run_one(&sc, "flowlet", false).unwrap();
     assert!(a.flows_completed > 10, "too few flows to compare");
@@ -285,16 +290,8 @@ fn delayed_ack_spares_a_slow_mlx_sender_spurious_timeouts() {
 /// fix) rewrites these files and says why.
 #[test]
 fn the_serial_run_is_the_golden_one() {
-    let web = Scenario {
-        topology: "leafspine:4x2:4".into(),
-        workload: "websearch".into(),
-        load: 0.5,
-        duration: "300us".into(),
-        lb: "flowlet".into(),
-        ..Scenario::default()
-    };
     for (sc, lb, file) in [
-        (web, "flowlet", "websearch_4x2_flowlet.json"),
+        (small_websearch(), "flowlet", "websearch_4x2_flowlet.json"),
         (incast(true, "none"), "hash", "incast_pfc_hash.json"),
     ] {
         let path = format!("{}/tests/golden/{file}", env!("CARGO_MANIFEST_DIR"));
