@@ -222,13 +222,7 @@ fn measure_2cpu(
             let handles: Vec<_> = generators
                 .iter()
                 .enumerate()
-                .map(|(cpu, g)| {
-                    s.spawn(move || -> Result<(u64, Duration)> {
-                        testbed::bench::pin_to_cpu(cpu)?;
-                        let _in = gen_ns.enter()?;
-                        g.run(Duration::from_secs_f64(secs))
-                    })
-                })
+                .map(|(cpu, g)| s.spawn(move || run_on_cpu(cpu, gen_ns, g, secs)))
                 .collect();
             handles
                 .into_iter()
@@ -269,14 +263,23 @@ fn measure_2cpu(
 /// by up to 2x from run to run) between the CPUs.
 fn run_pinned(gen_ns: &Netns, generator: &Generator, secs: f64) -> Result<(u64, Duration)> {
     std::thread::scope(|s| {
-        s.spawn(|| -> Result<(u64, Duration)> {
-            testbed::bench::pin_to_cpu(0)?;
-            let _in = gen_ns.enter()?;
-            generator.run(Duration::from_secs_f64(secs))
-        })
-        .join()
-        .map_err(|_| anyhow!("generator thread panicked"))?
+        s.spawn(|| run_on_cpu(0, gen_ns, generator, secs))
+            .join()
+            .map_err(|_| anyhow!("generator thread panicked"))?
     })
+}
+
+/// Runs `generator` for `secs` on this thread, pinned to `cpu`, in its
+/// namespace.
+fn run_on_cpu(
+    cpu: usize,
+    gen_ns: &Netns,
+    generator: &Generator,
+    secs: f64,
+) -> Result<(u64, Duration)> {
+    testbed::bench::pin_to_cpu(cpu)?;
+    let _in = gen_ns.enter()?;
+    generator.run(Duration::from_secs_f64(secs))
 }
 
 /// Warm-up, then the measured window.
