@@ -194,7 +194,8 @@ pub fn arrival_drain<const N: usize>(
 
 /// [`arrival_drain`], also returning a set of slots holding every slot
 /// that got bytes back ([`EgressQueueN::drain_slots`]: exactly those off
-/// eBPF), for [`release_row_slots`].
+/// eBPF), for [`release_row_slots`]; `released` is written for those
+/// slots only.
 #[inline(always)]
 pub fn arrival_drain_slots<const N: usize>(
     now_ns: u64,

@@ -17,6 +17,10 @@ use crate::event::TC_DATA;
 pub struct Model<const N: usize> {
     q: Vec<[EgressQueueN<N>; 2]>,
     rows: [TcRowN<N>; 2],
+    /// What a drain gives back per ingress slot: written by each drain for
+    /// the slots it reports, and only those read (never cleared: clearing
+    /// `N` entries per drain cost more than the drain itself).
+    released: [u32; N],
 }
 
 /// The slots that got bytes back.
@@ -47,13 +51,12 @@ impl<const N: usize> Model<N> {
         a: &Arrival,
         rand: u32,
     ) -> (Decision, u64) {
-        let mut released = [0u32; N];
         let q = &mut self.q[out][cls];
         // nothing drained: nothing to give back (release_row would skip
         // every slot)
-        let (drained, slots) = arrival_drain_slots(now, q, egress, &mut released);
+        let (drained, slots) = arrival_drain_slots(now, q, egress, &mut self.released);
         if drained > 0 {
-            release_row_slots(&mut self.rows[cls], pool, &released, slots);
+            release_row_slots(&mut self.rows[cls], pool, &self.released, slots);
         }
         let d = match arrival_wred(q, egress, a, rand) {
             Ok(mark) => {
@@ -84,13 +87,12 @@ impl<const N: usize> Model<N> {
         egress: &PortBuffer,
         pool: &mut SharedPool,
     ) -> u64 {
-        let mut released = [0u32; N];
         let (drained, slots) =
-            arrival_drain_slots(now, &mut self.q[port][cls], egress, &mut released);
+            arrival_drain_slots(now, &mut self.q[port][cls], egress, &mut self.released);
         if drained == 0 {
             return 0;
         }
-        release_row_slots(&mut self.rows[cls], pool, &released, slots);
+        release_row_slots(&mut self.rows[cls], pool, &self.released, slots);
         slots
     }
 
@@ -244,6 +246,7 @@ impl<const N: usize> Model<N> {
         Model::<N> {
             q: vec![[EgressQueueN::ZERO; 2]; ports],
             rows: [TcRowN::ZERO; 2],
+            released: [0; N],
         }
     }
 }

@@ -77,14 +77,17 @@ impl<const N: usize> EgressQueueN<N> {
     /// its sub-byte credit (an idle link earns none).
     #[inline(always)]
     pub fn drain(&mut self, now_ns: u64, speed_mbps: u32, released: &mut [u32; N]) -> u32 {
-        self.drain_slots(now_ns, speed_mbps, released).0
+        fill(released, 0);
+        self.drain_by::<false>(now_ns, speed_mbps, released).0
     }
 
-    /// [`EgressQueueN::drain`], also returning a set of ingress slots (bit
-    /// `i`: slot `i`) that holds every slot with `released[i] > 0`: exactly
+    /// [`EgressQueueN::drain`], returning also a set of ingress slots (bit
+    /// `i`: slot `i`) that holds every slot with bytes released: exactly
     /// those off eBPF, all `N` slots in the eBPF build (which does not
-    /// track them). A caller that only visits those slots
-    /// ([`crate::buffer::release_row_slots`]) skips the empty ones.
+    /// track them). Only the entries of `released` in that set are written
+    /// (the others keep what they held: no clearing of `N` entries per
+    /// drain), so a caller reads only those
+    /// ([`crate::buffer::release_row_slots`]).
     #[inline(always)]
     pub fn drain_slots(
         &mut self,
@@ -102,12 +105,15 @@ impl<const N: usize> EgressQueueN<N> {
     #[cfg(not(target_arch = "bpf"))]
     #[doc(hidden)]
     pub fn drain_as_ebpf(&mut self, now_ns: u64, speed_mbps: u32, released: &mut [u32; N]) -> u32 {
+        fill(released, 0);
         self.drain_by::<true>(now_ns, speed_mbps, released).0
     }
 
     /// The drain of [`EgressQueueN::drain`], releasing with
     /// [`EgressQueueN::release_every_slot`] if `EVERY_SLOT`, else with
-    /// [`EgressQueueN::release_proportional`].
+    /// [`EgressQueueN::release_proportional`]. Writes `released` only for
+    /// the slots of the set it returns (the callers that promise every
+    /// entry clear it first).
     #[inline(always)]
     fn drain_by<const EVERY_SLOT: bool>(
         &mut self,
@@ -115,7 +121,6 @@ impl<const N: usize> EgressQueueN<N> {
         speed_mbps: u32,
         released: &mut [u32; N],
     ) -> (u32, u64) {
-        fill(released, 0);
         if now_ns <= self.last_ns {
             return (0, 0);
         }

@@ -78,18 +78,27 @@ fn large_queues_do_not_overflow_the_proportion() {
 
 /// Drains a copy of `q` to `now` by the host's form (`drain_slots`) and
 /// another by the eBPF build's (`drain_as_ebpf`), requires the same bytes
-/// to the same slots and the same state, and returns the host's: the
-/// queue, the bytes drained, the released bytes per slot, the slot set.
+/// to the same slots and the same state, and that the host's form wrote
+/// no entry outside its slot set; returns the host's: the queue, the
+/// bytes drained, the released bytes per slot (0 outside the set), the
+/// slot set.
 fn drain_both_forms<const N: usize>(
     q: EgressQueueN<N>,
     now: u64,
     what: &str,
 ) -> (EgressQueueN<N>, u32, [u32; N], u64) {
+    const UNWRITTEN: u32 = 0xdead_beef;
     let (mut a, mut b) = (q, q);
-    let mut ra = [0xdead_beef; N];
-    let mut rb = [0xdead_beef; N];
+    let mut ra = [UNWRITTEN; N];
+    let mut rb = [UNWRITTEN; N];
     let (da, slots) = a.drain_slots(now, G25, &mut ra);
     let db = b.drain_as_ebpf(now, G25, &mut rb);
+    for i in 0..N {
+        if slots & (1 << i) == 0 {
+            assert_eq!(ra[i], UNWRITTEN, "{what}: slot {i} written outside the set");
+            ra[i] = 0;
+        }
+    }
     assert_eq!((da, ra, a), (db, rb, b), "{what}");
     (a, da, ra, slots)
 }

@@ -69,7 +69,11 @@ pub struct Switch {
     pub name: String,
     pub tier: u8,
     pub ports: Vec<SwPort>,
+    /// The distinct buffer profiles of the ports (most switches have one:
+    /// every port the same speed and cable), each port's in `buf_of`: an
+    /// arrival reads two, which stay in cache this way.
     pub bufs: Vec<PortBuffer>,
+    pub buf_of: Vec<u8>,
     /// The buffer model's queues (per port and class) and PG rows.
     pub model: AnyModel,
     pub pool: SharedPool,
@@ -142,7 +146,8 @@ const NO_WRED: WredProfile = WredProfile {
 
 impl Switch {
     pub fn new(spec: &SwitchSpec, p: &Params, index: u32, seed: u32) -> Result<Switch> {
-        let mut bufs = Vec::with_capacity(spec.ports.len());
+        let mut bufs: Vec<PortBuffer> = Vec::new();
+        let mut buf_of = Vec::with_capacity(spec.ports.len());
         let mut headroom_total = 0u64;
         let wred = WredProfile {
             green_min_threshold: p.kmin,
@@ -159,13 +164,19 @@ impl Switch {
             pg[TC_DATA as usize] = roce_profile(p, l);
             wr[TC_DATA as usize] = wred;
             headroom_total += u64::from(pg[TC_DATA as usize].xoff);
-            bufs.push(PortBuffer {
+            let b = PortBuffer {
                 pg_profile: pg,
                 wred: wr,
                 speed_mbps: l.speed_mbps,
                 enabled: 1,
                 storm: [STORM_NONE; NUM_TC],
+            };
+            let i = bufs.iter().position(|x| *x == b).unwrap_or_else(|| {
+                bufs.push(b);
+                bufs.len() - 1
             });
+            // at most 64 ports (`SLOTS`)
+            buf_of.push(i as u8);
         }
         if p.pool_bytes == 0 && headroom_total >= p.buffer_bytes {
             bail!(
@@ -238,6 +249,7 @@ impl Switch {
             tier: spec.tier,
             ports,
             bufs,
+            buf_of,
             model: new_model(
                 spec.ports.len(),
                 spec.ports.len().next_power_of_two().max(8),
