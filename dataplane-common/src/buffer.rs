@@ -195,7 +195,7 @@ pub fn arrival_drain<const N: usize>(
 /// [`arrival_drain`], also returning a set of slots holding every slot
 /// that got bytes back ([`EgressQueueN::drain_slots`]: exactly those off
 /// eBPF), for [`release_row_slots`]; `released` is written for those
-/// slots only.
+/// slots, the others are not cleared.
 #[inline(always)]
 pub fn arrival_drain_slots<const N: usize>(
     now_ns: u64,
@@ -204,6 +204,21 @@ pub fn arrival_drain_slots<const N: usize>(
     released: &mut [u32; N],
 ) -> (u32, u64) {
     q.drain_slots(now_ns, egress.speed_mbps, released)
+}
+
+/// [`arrival_drain_slots`] for a caller that keeps the set of slots
+/// holding bytes ([`EgressQueueN::drain_held`]): the same drain, without
+/// visiting every slot to find them. Off eBPF only.
+#[cfg(not(target_arch = "bpf"))]
+#[inline(always)]
+pub fn arrival_drain_held<const N: usize>(
+    now_ns: u64,
+    q: &mut EgressQueueN<N>,
+    egress: &PortBuffer,
+    released: &mut [u32; N],
+    held: &mut u64,
+) -> (u32, u64) {
+    q.drain_held(now_ns, egress.speed_mbps, released, held)
 }
 
 /// Arrival, step 2 (the egress queue): WRED/ECN on the drained queue's

@@ -5,8 +5,8 @@
 //! every step is the shared function, called in the eBPF stage's order.
 
 use dataplane_common::buffer::{
-    arrival_admit, arrival_drain_slots, arrival_wred, pfc_rx_queue, release_row, release_row_slots,
-    tick_pg, Arrival, Decision, PauseStat, PortBuffer, TcRowN,
+    arrival_admit, arrival_drain_held, arrival_wred, pfc_rx_queue, release_row, release_row_slots,
+    tick_pg, Arrival, BufVerdict, Decision, PauseStat, PortBuffer, TcRowN,
 };
 use dataplane_common::lossless::{EgressQueueN, PfcAction, PfcTxState, PgState, SharedPool};
 
@@ -21,6 +21,10 @@ pub struct Model<const N: usize> {
     /// the slots it reports, and only those read (never cleared: clearing
     /// `N` entries per drain cost more than the drain itself).
     released: [u32; N],
+    /// Per queue, the ingress slots holding bytes (a drain visits those,
+    /// not all `N`): a slot joins when a packet is queued from it, the
+    /// drains keep the rest exact.
+    held: Vec<[u64; 2]>,
 }
 
 /// The slots that got bytes back.
@@ -52,9 +56,10 @@ impl<const N: usize> Model<N> {
         rand: u32,
     ) -> (Decision, u64) {
         let q = &mut self.q[out][cls];
+        let held = &mut self.held[out][cls];
         // nothing drained: nothing to give back (release_row would skip
         // every slot)
-        let (drained, slots) = arrival_drain_slots(now, q, egress, &mut self.released);
+        let (drained, slots) = arrival_drain_held(now, q, egress, &mut self.released, held);
         if drained > 0 {
             release_row_slots(&mut self.rows[cls], pool, &self.released, slots);
         }
@@ -62,7 +67,7 @@ impl<const N: usize> Model<N> {
             Ok(mark) => {
                 let slot = a.ingress as usize & (N - 1);
                 let row = &mut self.rows[cls];
-                arrival_admit(
+                let d = arrival_admit(
                     now,
                     q,
                     &mut row.pg[slot],
@@ -71,7 +76,11 @@ impl<const N: usize> Model<N> {
                     pool,
                     a,
                     mark,
-                )
+                );
+                if d.verdict == BufVerdict::Forward {
+                    *held |= 1 << slot;
+                }
+                d
             }
             Err(d) => d,
         };
@@ -87,8 +96,13 @@ impl<const N: usize> Model<N> {
         egress: &PortBuffer,
         pool: &mut SharedPool,
     ) -> u64 {
-        let (drained, slots) =
-            arrival_drain_slots(now, &mut self.q[port][cls], egress, &mut self.released);
+        let (drained, slots) = arrival_drain_held(
+            now,
+            &mut self.q[port][cls],
+            egress,
+            &mut self.released,
+            &mut self.held[port][cls],
+        );
         if drained == 0 {
             return 0;
         }
@@ -247,6 +261,7 @@ impl<const N: usize> Model<N> {
             q: vec![[EgressQueueN::ZERO; 2]; ports],
             rows: [TcRowN::ZERO; 2],
             released: [0; N],
+            held: vec![[0; 2]; ports],
         }
     }
 }

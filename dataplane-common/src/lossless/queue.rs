@@ -84,9 +84,9 @@ impl<const N: usize> EgressQueueN<N> {
     /// [`EgressQueueN::drain`], returning also a set of ingress slots (bit
     /// `i`: slot `i`) that holds every slot with bytes released: exactly
     /// those off eBPF, all `N` slots in the eBPF build (which does not
-    /// track them). Only the entries of `released` in that set are written
-    /// (the others keep what they held: no clearing of `N` entries per
-    /// drain), so a caller reads only those
+    /// track them). The entries of `released` in that set are written;
+    /// the others are not cleared (no clearing of `N` entries per drain:
+    /// they keep what they held, or get 0), so a caller reads only those
     /// ([`crate::buffer::release_row_slots`]).
     #[inline(always)]
     pub fn drain_slots(
@@ -111,9 +111,9 @@ impl<const N: usize> EgressQueueN<N> {
 
     /// The drain of [`EgressQueueN::drain`], releasing with
     /// [`EgressQueueN::release_every_slot`] if `EVERY_SLOT`, else with
-    /// [`EgressQueueN::release_proportional`]. Writes `released` only for
-    /// the slots of the set it returns (the callers that promise every
-    /// entry clear it first).
+    /// [`EgressQueueN::release_proportional`]. Writes `released` for the
+    /// slots of the set it returns (and may write 0 to others); the
+    /// callers that promise every entry clear it first.
     #[inline(always)]
     fn drain_by<const EVERY_SLOT: bool>(
         &mut self,
@@ -121,8 +121,58 @@ impl<const N: usize> EgressQueueN<N> {
         speed_mbps: u32,
         released: &mut [u32; N],
     ) -> (u32, u64) {
-        if now_ns <= self.last_ns {
+        let Some((want, frac)) = self.drain_due(now_ns, speed_mbps) else {
             return (0, 0);
+        };
+        let (done, slots) = if EVERY_SLOT {
+            self.release_every_slot(want, released)
+        } else {
+            self.release_proportional(want, released)
+        };
+        self.drain_done(done, frac);
+        (done, slots)
+    }
+
+    /// [`EgressQueueN::drain_slots`] for a caller that keeps `held`, a set
+    /// of slots (bit `i`: slot `i`) holding every slot with bytes, so the
+    /// drain visits those instead of all `N` to find them: the same bytes
+    /// to the same slots and the same state as `drain_slots`, and `held`
+    /// becomes exactly the slots still holding bytes when bytes left (else
+    /// it is kept). The caller adds a slot when it enqueues to it. Off eBPF
+    /// only (the eBPF maps have no room for the set).
+    #[cfg(not(target_arch = "bpf"))]
+    #[inline(always)]
+    pub fn drain_held(
+        &mut self,
+        now_ns: u64,
+        speed_mbps: u32,
+        released: &mut [u32; N],
+        held: &mut u64,
+    ) -> (u32, u64) {
+        let Some((want, frac)) = self.drain_due(now_ns, speed_mbps) else {
+            return (0, 0);
+        };
+        let held_in = *held & Self::ALL_SLOTS;
+        let mut total: u64 = 0;
+        let mut m = held_in;
+        while m != 0 {
+            total += u64::from(self.ingress[m.trailing_zeros() as usize & Self::SLOT_MASK]);
+            m &= m - 1;
+        }
+        let (done, slots, still) = self.release_held(want, released, total, held_in);
+        *held = still;
+        self.drain_done(done, frac);
+        (done, slots)
+    }
+
+    /// A drain's first step: the clock moves to `now_ns` (see
+    /// [`EgressQueueN::drain`]); the bytes that leave and the sub-byte
+    /// credit after them, or `None` when none leave (the state then
+    /// already updated).
+    #[inline(always)]
+    fn drain_due(&mut self, now_ns: u64, speed_mbps: u32) -> Option<(u32, u32)> {
+        if now_ns <= self.last_ns {
+            return None;
         }
         let start = if self.paused_until_ns > self.last_ns {
             if self.paused_until_ns < now_ns {
@@ -136,7 +186,7 @@ impl<const N: usize> EgressQueueN<N> {
         self.last_ns = now_ns;
         if self.bytes == 0 {
             self.drain_frac = 0;
-            return (0, 0);
+            return None;
         }
         let (avail, frac) = bytes_in(now_ns - start, speed_mbps, self.drain_frac);
         let want = if avail < u64::from(self.bytes) {
@@ -147,16 +197,17 @@ impl<const N: usize> EgressQueueN<N> {
         if want == 0 {
             // Paused, or less than a byte of credit: keep the fraction.
             self.drain_frac = frac;
-            return (0, 0);
+            return None;
         }
-        let (done, slots) = if EVERY_SLOT {
-            self.release_every_slot(want, released)
-        } else {
-            self.release_proportional(want, released)
-        };
+        Some((want, frac))
+    }
+
+    /// A drain's last step, after `done` bytes were released: the credit
+    /// kept unless the queue emptied, and the transmitted count.
+    #[inline(always)]
+    fn drain_done(&mut self, done: u32, frac: u32) {
         self.drain_frac = if self.bytes == 0 { 0 } else { frac };
         self.tx_bytes = self.tx_bytes.wrapping_add(u64::from(done));
-        (done, slots)
     }
 
     /// Applies a received PFC time for this queue's priority at `now_ns`
@@ -325,11 +376,31 @@ impl<const N: usize> EgressQueueN<N> {
             total += u64::from(c);
             held |= u64::from(c != 0) << i;
         }
+        let (given, out, _) = self.release_held(want, released, total, held);
+        (given, out)
+    }
+
+    /// [`EgressQueueN::release_occupied`] once the slots' sum `total` and
+    /// a set `held` holding every slot with bytes are known (extra slots,
+    /// empty, change nothing: their share is 0 with no fraction). Returns
+    /// the bytes released, exactly the slots released, and exactly the
+    /// slots still holding bytes; writes `released` for the slots of
+    /// `held` only (0 for those that gave nothing).
+    #[cfg(not(target_arch = "bpf"))]
+    #[inline(always)]
+    fn release_held(
+        &mut self,
+        want: u32,
+        released: &mut [u32; N],
+        total: u64,
+        held: u64,
+    ) -> (u32, u64, u64) {
         if total == 0 {
             self.bytes = 0;
-            return (0, 0);
+            return (0, 0, 0);
         }
         let d = leaving(want, total);
+        let mut out: u64 = 0;
         if d == total {
             // everything leaves (as in `release_every_slot`)
             let mut m = held;
@@ -337,11 +408,12 @@ impl<const N: usize> EgressQueueN<N> {
                 let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
                 m &= m - 1;
                 released[j] = self.ingress[j];
+                out |= u64::from(self.ingress[j] != 0) << j;
                 self.ingress[j] = 0;
             }
             self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
             self.bytes = 0;
-            return (total as u32, held);
+            return (total as u32, out, 0);
         }
         if held & (held - 1) == 0 {
             // one slot holds every byte: its share is all `d` with no
@@ -351,7 +423,8 @@ impl<const N: usize> EgressQueueN<N> {
             self.ingress[j] -= d as u32;
             self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
             self.bytes = (total - d) as u32;
-            return (d as u32, held);
+            // d < total = the slot's bytes: some stay
+            return (d as u32, held, held);
         }
         let mut given: u64 = 0;
         let mut frac_mask: u64 = 0;
@@ -384,16 +457,17 @@ impl<const N: usize> EgressQueueN<N> {
             rem -= 1;
         }
         self.cursor = ((start + 1) & Self::SLOT_MASK) as u32;
-        let mut out: u64 = 0;
+        let mut still: u64 = 0;
         let mut m = held;
         while m != 0 {
             let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
             m &= m - 1;
             self.ingress[j] -= released[j];
             out |= u64::from(released[j] != 0) << j;
+            still |= u64::from(self.ingress[j] != 0) << j;
         }
         self.bytes = (total - given) as u32;
-        (given as u32, out)
+        (given as u32, out, still)
     }
 }
 
