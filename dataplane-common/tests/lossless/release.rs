@@ -93,14 +93,13 @@ fn drain_both_forms<const N: usize>(
     let mut rb = [UNWRITTEN; N];
     let (da, slots) = a.drain_slots(now, G25, &mut ra);
     let db = b.drain_as_ebpf(now, G25, &mut rb);
-    for i in 0..N {
+    for (i, r) in ra.iter_mut().enumerate() {
         if slots & (1 << i) == 0 {
             assert!(
-                ra[i] == UNWRITTEN || ra[i] == 0,
-                "{what}: slot {i} given {} outside the set",
-                ra[i]
+                *r == UNWRITTEN || *r == 0,
+                "{what}: slot {i} given {r} outside the set"
             );
-            ra[i] = 0;
+            *r = 0;
         }
     }
     assert_eq!((da, ra, a), (db, rb, b), "{what}");
