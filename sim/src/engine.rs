@@ -9,7 +9,7 @@ use dataplane_common::rand::SplitMix64;
 
 use crate::cells::Shared;
 use crate::config::Params;
-use crate::event::{Crossing, Ev, FlowAddr, Msg, Pkt, Queue};
+use crate::event::{Crossing, Due, Ev, FlowAddr, Kind, Msg, Pkt, Queue};
 use crate::host::state::{Flow, FlowRx, Host};
 use crate::report::stats::Stats;
 use crate::switch::state::Switch;
@@ -150,7 +150,7 @@ impl Sim {
             }
             self.now = t;
             self.events += 1;
-            if let Ev::Sample = ev {
+            if ev.kind == Kind::Sample {
                 self.sample();
                 // keep sampling while anything else is pending
                 if !self.q.is_empty() && !self.all_done() {
@@ -227,21 +227,22 @@ impl Sim {
 
     /// Handles one event (any but a queue sample).
     #[inline(always)]
-    fn dispatch(&mut self, ev: Ev) {
+    fn dispatch(&mut self, ev: Due) {
         // the next event's packet is most likely out of cache (written
         // when the packet was queued): start loading it now
         if let Some(p) = self.q.next_arrival_pkt() {
             prefetch(&self.pkts, p as usize);
         }
-        match ev {
-            Ev::Arrive { node, port, pkt } => {
+        let Due { node, port, x, .. } = ev;
+        match ev.kind {
+            Kind::Arrive => {
                 if node < self.first_switch {
-                    self.host_receive(node, pkt);
+                    self.host_receive(node, x);
                 } else {
-                    self.switch_arrive((node - self.first_switch) as usize, port, pkt);
+                    self.switch_arrive((node - self.first_switch) as usize, port, x);
                 }
             }
-            Ev::TxDone { node, port } => {
+            Kind::TxDone => {
                 if node < self.first_switch {
                     self.hosts[node as usize].busy = false;
                     self.host_send(node);
@@ -249,36 +250,37 @@ impl Sim {
                     self.switch_tx_done((node - self.first_switch) as usize, port);
                 }
             }
-            Ev::Pfc { node, port, quanta } => {
+            Kind::Pfc => {
+                let quanta = x as u16;
                 if node < self.first_switch {
                     self.host_pfc(node, quanta);
                 } else {
                     self.switch_pfc((node - self.first_switch) as usize, port, quanta);
                 }
             }
-            Ev::Resume { node, port } => {
+            Kind::Resume => {
                 if node < self.first_switch {
                     self.host_send(node);
                 } else {
                     self.switch_start((node - self.first_switch) as usize, port);
                 }
             }
-            Ev::QueueTick { node, port } => {
+            Kind::QueueTick => {
                 self.switch_queue_tick((node - self.first_switch) as usize, port);
             }
-            Ev::PgTick { node, port } => {
+            Kind::PgTick => {
                 self.switch_pg_tick((node - self.first_switch) as usize, port);
             }
-            Ev::Wake { node } => self.host_send(node),
-            Ev::FlowStart { flow } => {
-                self.start_flow(flow);
+            Kind::Wake => self.host_send(node),
+            Kind::FlowStart => {
+                self.start_flow(x);
                 self.schedule_next_arrival();
             }
-            Ev::DepStart { flow } => self.start_flow(flow),
-            Ev::DepDone { flow } => self.flow_dep_done(flow),
-            Ev::Rto { flow } => self.flow_rto(flow),
-            Ev::AckDelay { flow } => self.flow_ack_delay(flow),
-            Ev::Sample => {}
+            Kind::DepStart => self.start_flow(x),
+            Kind::DepDone => self.flow_dep_done(x),
+            Kind::Rto => self.flow_rto(x),
+            Kind::AckDelay => self.flow_ack_delay(x),
+            Kind::Sample => {}
         }
     }
 

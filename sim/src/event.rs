@@ -133,57 +133,89 @@ pub const NODE_BITS: u32 = 22;
 const PORT_BITS: u32 = 6;
 const _: () = assert!(1 << PORT_BITS == crate::topo::SLOTS);
 
+/// The kind of a queued event (its low 4 bits), one per [`Ev`] variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    Arrive = 0,
+    TxDone = 1,
+    Pfc = 2,
+    Resume = 3,
+    QueueTick = 4,
+    PgTick = 5,
+    Wake = 6,
+    FlowStart = 7,
+    DepStart = 8,
+    Rto = 9,
+    Sample = 10,
+    AckDelay = 11,
+    DepDone = 12,
+}
+
+/// A popped event: its kind and the fields [`Ev`]'s variant of that kind
+/// has (`x`: the packet, flow or PFC quanta), decoded from the 64 bits
+/// with no branch on the kind, so the dispatch branches on it once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Due {
+    pub kind: Kind,
+    pub node: u32,
+    pub port: u16,
+    pub x: u32,
+}
+
 /// An event as the queue holds it, in 64 bits (an [`Ev`] takes 12 bytes;
 /// the wheel keeps the time in the slot, so an event costs it 8): bits 0-3
 /// the kind, 4-9 the port, 10-31 the node, 32-63 the packet, flow or PFC
 /// quanta.
 #[inline(always)]
 fn pack(ev: Ev) -> u64 {
-    let at = |kind: u64, node: u32, port: u16, x: u32| {
+    let at = |kind: Kind, node: u32, port: u16, x: u32| {
         debug_assert!(node < 1 << NODE_BITS && u32::from(port) < 1 << PORT_BITS);
-        kind | u64::from(port) << 4 | u64::from(node) << (4 + PORT_BITS) | u64::from(x) << 32
+        kind as u64
+            | u64::from(port) << 4
+            | u64::from(node) << (4 + PORT_BITS)
+            | u64::from(x) << 32
     };
     match ev {
-        Ev::Arrive { node, port, pkt } => at(0, node, port, pkt),
-        Ev::TxDone { node, port } => at(1, node, port, 0),
-        Ev::Pfc { node, port, quanta } => at(2, node, port, u32::from(quanta)),
-        Ev::Resume { node, port } => at(3, node, port, 0),
-        Ev::QueueTick { node, port } => at(4, node, port, 0),
-        Ev::PgTick { node, port } => at(5, node, port, 0),
-        Ev::Wake { node } => at(6, node, 0, 0),
-        Ev::FlowStart { flow } => at(7, 0, 0, flow),
-        Ev::DepStart { flow } => at(8, 0, 0, flow),
-        Ev::Rto { flow } => at(9, 0, 0, flow),
-        Ev::Sample => 10,
-        Ev::AckDelay { flow } => at(11, 0, 0, flow),
-        Ev::DepDone { flow } => at(12, 0, 0, flow),
+        Ev::Arrive { node, port, pkt } => at(Kind::Arrive, node, port, pkt),
+        Ev::TxDone { node, port } => at(Kind::TxDone, node, port, 0),
+        Ev::Pfc { node, port, quanta } => at(Kind::Pfc, node, port, u32::from(quanta)),
+        Ev::Resume { node, port } => at(Kind::Resume, node, port, 0),
+        Ev::QueueTick { node, port } => at(Kind::QueueTick, node, port, 0),
+        Ev::PgTick { node, port } => at(Kind::PgTick, node, port, 0),
+        Ev::Wake { node } => at(Kind::Wake, node, 0, 0),
+        Ev::FlowStart { flow } => at(Kind::FlowStart, 0, 0, flow),
+        Ev::DepStart { flow } => at(Kind::DepStart, 0, 0, flow),
+        Ev::Rto { flow } => at(Kind::Rto, 0, 0, flow),
+        Ev::Sample => Kind::Sample as u64,
+        Ev::AckDelay { flow } => at(Kind::AckDelay, 0, 0, flow),
+        Ev::DepDone { flow } => at(Kind::DepDone, 0, 0, flow),
     }
 }
 
-/// The event [`pack`] packed.
+/// The event [`pack`] packed, as a [`Due`].
 #[inline(always)]
-fn unpack(x: u64) -> Ev {
-    let port = ((x >> 4) & ((1 << PORT_BITS) - 1)) as u16;
-    let node = ((x >> (4 + PORT_BITS)) & ((1 << NODE_BITS) - 1)) as u32;
-    let v = (x >> 32) as u32;
-    match x & 15 {
-        0 => Ev::Arrive { node, port, pkt: v },
-        1 => Ev::TxDone { node, port },
-        2 => Ev::Pfc {
-            node,
-            port,
-            quanta: v as u16,
-        },
-        3 => Ev::Resume { node, port },
-        4 => Ev::QueueTick { node, port },
-        5 => Ev::PgTick { node, port },
-        6 => Ev::Wake { node },
-        7 => Ev::FlowStart { flow: v },
-        8 => Ev::DepStart { flow: v },
-        9 => Ev::Rto { flow: v },
-        11 => Ev::AckDelay { flow: v },
-        12 => Ev::DepDone { flow: v },
-        _ => Ev::Sample,
+fn unpack(x: u64) -> Due {
+    let kind = match x & 15 {
+        0 => Kind::Arrive,
+        1 => Kind::TxDone,
+        2 => Kind::Pfc,
+        3 => Kind::Resume,
+        4 => Kind::QueueTick,
+        5 => Kind::PgTick,
+        6 => Kind::Wake,
+        7 => Kind::FlowStart,
+        8 => Kind::DepStart,
+        9 => Kind::Rto,
+        11 => Kind::AckDelay,
+        12 => Kind::DepDone,
+        _ => Kind::Sample,
+    };
+    Due {
+        kind,
+        port: ((x >> 4) & ((1 << PORT_BITS) - 1)) as u16,
+        node: ((x >> (4 + PORT_BITS)) & ((1 << NODE_BITS) - 1)) as u32,
+        x: (x >> 32) as u32,
     }
 }
 
@@ -205,12 +237,12 @@ impl Queue {
         self.heap.push(t, pack(ev));
     }
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<(u64, Ev)> {
+    pub(crate) fn pop(&mut self) -> Option<(u64, Due)> {
         self.heap.pop().map(|(t, x)| (t, unpack(x)))
     }
     /// The earliest event if it is before `end`.
     #[inline]
-    pub(crate) fn pop_before(&mut self, end: u64) -> Option<(u64, Ev)> {
+    pub(crate) fn pop_before(&mut self, end: u64) -> Option<(u64, Due)> {
         self.heap.pop_before(end).map(|(t, x)| (t, unpack(x)))
     }
     /// The time of the next event, if any.
@@ -221,7 +253,11 @@ impl Queue {
     #[inline]
     pub(crate) fn next_arrival_pkt(&mut self) -> Option<u32> {
         match self.heap.peek_near().map(unpack) {
-            Some(Ev::Arrive { pkt, .. }) => Some(pkt),
+            Some(Due {
+                kind: Kind::Arrive,
+                x,
+                ..
+            }) => Some(x),
             _ => None,
         }
     }
