@@ -171,10 +171,7 @@ pub(crate) struct Due {
 fn pack(ev: Ev) -> u64 {
     let at = |kind: Kind, node: u32, port: u16, x: u32| {
         debug_assert!(node < 1 << NODE_BITS && u32::from(port) < 1 << PORT_BITS);
-        kind as u64
-            | u64::from(port) << 4
-            | u64::from(node) << (4 + PORT_BITS)
-            | u64::from(x) << 32
+        kind as u64 | u64::from(port) << 4 | u64::from(node) << (4 + PORT_BITS) | u64::from(x) << 32
     };
     match ev {
         Ev::Arrive { node, port, pkt } => at(Kind::Arrive, node, port, pkt),
