@@ -219,14 +219,20 @@ fn summary(r: &Report) {
     );
 }
 
-/// CPU seconds (user + system) this process used so far, from /proc.
+/// CPU seconds (user + system, every thread) this process used so far:
+/// the kernel's process CPU clock, to the nanosecond (`/proc`'s counters
+/// come in 10 ms ticks, 2 % of a 0.5 s run).
 fn cpu_s() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // fields after the command name: state is field 3; utime 14, stime 15
-    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Peak resident set of this process (KiB), from /proc.
