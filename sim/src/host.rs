@@ -90,7 +90,7 @@ impl Sim {
         }
         let mtu = u64::from(self.p.mtu);
         let cc = self.p.cc != Cc::None;
-        let params = self.dcqcn();
+        let params = &self.dcqcn;
         let n = self.hosts[h as usize].active.len();
         let mut earliest = u64::MAX;
         let mut i = 0;
@@ -126,8 +126,8 @@ impl Sim {
             let psn = (fl.snd_nxt / mtu) as u32;
             let len = payload as u32 + HDR;
             let rate = if cc {
-                rp_tick(&mut fl.rp, &params, now);
-                rp_on_sent(&mut fl.rp, &params, now, u64::from(len));
+                rp_tick(&mut fl.rp, params, now);
+                rp_on_sent(&mut fl.rp, params, now, u64::from(len));
                 rp_rate(&fl.rp)
             } else {
                 params.line_rate_bps

@@ -162,8 +162,17 @@ impl Sim {
 
     /// PGs of the RoCE class that got bytes back and are paused: XON now if
     /// they emptied (the data plane's timer step, run at each release).
+    #[inline(always)]
     fn after_release(&mut self, s: usize, released: u64) {
-        let mut mask = self.switches[s].xoff_mask & released;
+        let mask = self.switches[s].xoff_mask & released;
+        if mask != 0 {
+            self.tick_released(s, mask);
+        }
+    }
+
+    /// [`Sim::after_release`]'s step on the paused PGs in `mask`.
+    #[inline(never)]
+    fn tick_released(&mut self, s: usize, mut mask: u64) {
         while mask != 0 {
             let slot = mask.trailing_zeros() as usize;
             mask &= mask - 1;
@@ -177,7 +186,16 @@ impl Sim {
 
     /// Sends the PFC frame of `a` out of port `inp` (to the peer that
     /// feeds it), and keeps the PG's refresh timer.
+    #[inline(always)]
     fn pfc_action(&mut self, s: usize, inp: u16, a: PfcAction) {
+        if a != PfcAction::None {
+            self.pfc_send(s, inp, a);
+        }
+    }
+
+    /// [`Sim::pfc_action`] for an action other than none.
+    #[inline(never)]
+    fn pfc_send(&mut self, s: usize, inp: u16, a: PfcAction) {
         let quanta = match a {
             PfcAction::None => return,
             PfcAction::SendXoff { quanta } => {
