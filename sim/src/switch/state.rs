@@ -39,30 +39,33 @@ pub struct SwCounters {
     pub no_route: u64,
 }
 
+/// Laid out by use: the FIFOs in the first cache line, what a frame's
+/// start and end touch in the second, the rest after.
+#[repr(C, align(64))]
 pub struct SwPort {
-    pub link: Link,
     /// FIFOs of (packet id, frame bytes) per class (the length beside
     /// the id saves reading the packet's slab entry to start it).
     pub fifo: [VecDeque<(u32, u32)>; 2],
-    /// Pause received for the RoCE class.
-    pub pause: PauseStat,
-    pub busy: bool,
+    pub link: Link,
+    pub ser_frac: u64,
+    pub tx_bytes: u64,
     /// Class of the frame on the wire.
     pub cur: usize,
-    pub resume_at: u64,
-    pub ser_frac: u64,
-    pub rate: PortRate,
-    pub tx_bytes: u64,
-    /// Goes to a switch of a higher tier.
-    pub uplink: bool,
+    /// When the next queue tick is scheduled.
+    pub qtick_at: u64,
     /// Peak of the RoCE FIFO (bytes).
     pub peak_bytes: u32,
+    pub busy: bool,
+    /// Goes to a switch of a higher tier.
+    pub uplink: bool,
+    pub rate: PortRate,
+    pub resume_at: u64,
     /// When the next PG refresh tick is scheduled.
     pub tick_at: u64,
     /// PFC frames leave one after another: the next may start then.
     pub pfc_free_at: u64,
-    /// When the next queue tick is scheduled.
-    pub qtick_at: u64,
+    /// Pause received for the RoCE class.
+    pub pause: PauseStat,
 }
 
 pub struct Switch {
