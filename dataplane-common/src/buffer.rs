@@ -141,7 +141,7 @@ pub fn release_row<const N: usize>(
 
 /// [`release_row`] for the slots in `slots` only (bit `i`: slot `i`), a
 /// set holding every slot with `released[i] > 0` (as
-/// [`arrival_drain_slots`] returns): the same releases in the same order,
+/// [`arrival_drain_held`] returns): the same releases in the same order,
 /// without visiting the empty slots. Off eBPF only.
 #[cfg(not(target_arch = "bpf"))]
 #[inline(always)]
@@ -192,23 +192,11 @@ pub fn arrival_drain<const N: usize>(
     q.drain(now_ns, egress.speed_mbps, released)
 }
 
-/// [`arrival_drain`], also returning a set of slots holding every slot
-/// that got bytes back ([`EgressQueueN::drain_slots`]: exactly those off
-/// eBPF), for [`release_row_slots`]; `released` is written for those
-/// slots, the others are not cleared.
-#[inline(always)]
-pub fn arrival_drain_slots<const N: usize>(
-    now_ns: u64,
-    q: &mut EgressQueueN<N>,
-    egress: &PortBuffer,
-    released: &mut [u32; N],
-) -> (u32, u64) {
-    q.drain_slots(now_ns, egress.speed_mbps, released)
-}
-
-/// [`arrival_drain_slots`] for a caller that keeps the set of slots
-/// holding bytes ([`EgressQueueN::drain_held`]): the same drain, without
-/// visiting every slot to find them. Off eBPF only.
+/// [`arrival_drain`] for a caller that keeps the set of slots holding
+/// bytes ([`EgressQueueN::drain_held`]): the same drain, visiting only
+/// those slots, and returning the set of slots that got bytes back, for
+/// [`release_row_slots`]; `released` is written for those slots, the
+/// others are not cleared. Off eBPF only.
 #[cfg(not(target_arch = "bpf"))]
 #[inline(always)]
 pub fn arrival_drain_held<const N: usize>(

@@ -95,8 +95,8 @@ impl Sim {
             now,
             out,
             cls,
-            &sw.bufs[sw.buf_of[out] as usize],
-            &sw.bufs[sw.buf_of[inp as usize] as usize],
+            sw.bufs.of(out),
+            sw.bufs.of(inp as usize),
             &mut sw.pool,
             &a,
             rand,
@@ -177,9 +177,7 @@ impl Sim {
             let slot = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             let sw = &mut self.switches[s];
-            let a = sw
-                .model
-                .tick_pg(self.now, slot, &sw.bufs[sw.buf_of[slot] as usize], &sw.pool);
+            let a = sw.model.tick_pg(self.now, slot, sw.bufs.of(slot), &sw.pool);
             self.pfc_action(s, slot as u16, a);
         }
     }
@@ -241,12 +239,9 @@ impl Sim {
         if sw.ports[inp as usize].tick_at != self.now || sw.model.pg(inp as usize).1.xoff == 0 {
             return;
         }
-        let a = sw.model.tick_pg(
-            self.now,
-            inp as usize,
-            &sw.bufs[sw.buf_of[inp as usize] as usize],
-            &sw.pool,
-        );
+        let a = sw
+            .model
+            .tick_pg(self.now, inp as usize, sw.bufs.of(inp as usize), &sw.pool);
         self.pfc_action(s, inp, a);
     }
 
@@ -258,7 +253,7 @@ impl Sim {
         let released = sw.model.pfc_rx(
             now,
             port as usize,
-            &sw.bufs[sw.buf_of[port as usize] as usize],
+            sw.bufs.of(port as usize),
             &mut sw.pool,
             quanta,
             &mut sw.ports[port as usize].pause,
@@ -357,7 +352,7 @@ impl Sim {
             self.now,
             port as usize,
             cls,
-            &sw.bufs[sw.buf_of[port as usize] as usize],
+            sw.bufs.of(port as usize),
             &mut sw.pool,
         );
         if cls == 1 {

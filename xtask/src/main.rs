@@ -271,6 +271,15 @@ fn main() -> Result<()> {
                 .join("target/release/dataplane")
                 .display()
                 .to_string();
+            // a lab bench that drives the `dataplane` binary
+            let lab_bench = |bin: &str| {
+                run(Command::new(root().join("target/release").join(bin)).args([
+                    "--dataplane",
+                    &dp,
+                    "--out",
+                    &out,
+                ]))
+            };
             if want("cost") {
                 println!("== per-packet cost through BPF_PROG_TEST_RUN ==");
                 run(
@@ -293,25 +302,11 @@ fn main() -> Result<()> {
             }
             if want("fwd") {
                 println!("\n== forwarding throughput: pipeline vs Linux multipath ==");
-                run(
-                    Command::new(root().join("target/release/dataplane-fwdbench")).args([
-                        "--dataplane",
-                        &dp,
-                        "--out",
-                        &out,
-                    ]),
-                )?;
+                lab_bench("dataplane-fwdbench")?;
             }
             if want("lb") {
                 println!("\n== load balancing quality and per-mode cost ==");
-                run(
-                    Command::new(root().join("target/release/dataplane-lbbench")).args([
-                        "--dataplane",
-                        &dp,
-                        "--out",
-                        &out,
-                    ]),
-                )?;
+                lab_bench("dataplane-lbbench")?;
             }
             if want("sim") {
                 println!("\n== fabric simulator (dataplane-sim: one core; the 1024-host run partitioned) ==");
@@ -321,25 +316,11 @@ fn main() -> Result<()> {
                 println!(
                     "\n== routes from the kernel: sync rate, memory, local repair, BGP convergence =="
                 );
-                run(
-                    Command::new(root().join("target/release/dataplane-routebench")).args([
-                        "--dataplane",
-                        &dp,
-                        "--out",
-                        &out,
-                    ]),
-                )?;
+                lab_bench("dataplane-routebench")?;
             }
             if want("uet") {
                 println!("\n== UET incast: packet trimming vs plain drops ==");
-                run(
-                    Command::new(root().join("target/release/dataplane-uetbench")).args([
-                        "--dataplane",
-                        &dp,
-                        "--out",
-                        &out,
-                    ]),
-                )?;
+                lab_bench("dataplane-uetbench")?;
             }
             println!("\nall figures: {out}");
             Ok(())

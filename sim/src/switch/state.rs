@@ -68,15 +68,49 @@ pub struct SwPort {
     pub pause: PauseStat,
 }
 
+/// The buffer profiles of a switch's ports, each distinct one kept once
+/// (most switches have one: every port the same speed and cable): an
+/// arrival reads two, which stay in cache this way.
+pub struct PortBuffers {
+    distinct: Vec<PortBuffer>,
+    /// Per port, its profile's index in `distinct` (at most 64 ports,
+    /// `SLOTS`).
+    index: Vec<u8>,
+}
+
+impl PortBuffers {
+    fn new() -> Self {
+        PortBuffers {
+            distinct: Vec::new(),
+            index: Vec::new(),
+        }
+    }
+
+    /// Adds the next port's profile.
+    fn push(&mut self, b: PortBuffer) {
+        let i = self
+            .distinct
+            .iter()
+            .position(|x| *x == b)
+            .unwrap_or_else(|| {
+                self.distinct.push(b);
+                self.distinct.len() - 1
+            });
+        self.index.push(i as u8);
+    }
+
+    /// The profile of `port`.
+    #[inline(always)]
+    pub fn of(&self, port: usize) -> &PortBuffer {
+        &self.distinct[self.index[port] as usize]
+    }
+}
+
 pub struct Switch {
     pub name: String,
     pub tier: u8,
     pub ports: Vec<SwPort>,
-    /// The distinct buffer profiles of the ports (most switches have one:
-    /// every port the same speed and cable), each port's in `buf_of`: an
-    /// arrival reads two, which stay in cache this way.
-    pub bufs: Vec<PortBuffer>,
-    pub buf_of: Vec<u8>,
+    pub bufs: PortBuffers,
     /// The buffer model's queues (per port and class) and PG rows.
     pub model: AnyModel,
     pub pool: SharedPool,
@@ -149,8 +183,7 @@ const NO_WRED: WredProfile = WredProfile {
 
 impl Switch {
     pub fn new(spec: &SwitchSpec, p: &Params, index: u32, seed: u32) -> Result<Switch> {
-        let mut bufs: Vec<PortBuffer> = Vec::new();
-        let mut buf_of = Vec::with_capacity(spec.ports.len());
+        let mut bufs = PortBuffers::new();
         let mut headroom_total = 0u64;
         let wred = WredProfile {
             green_min_threshold: p.kmin,
@@ -167,19 +200,13 @@ impl Switch {
             pg[TC_DATA as usize] = roce_profile(p, l);
             wr[TC_DATA as usize] = wred;
             headroom_total += u64::from(pg[TC_DATA as usize].xoff);
-            let b = PortBuffer {
+            bufs.push(PortBuffer {
                 pg_profile: pg,
                 wred: wr,
                 speed_mbps: l.speed_mbps,
                 enabled: 1,
                 storm: [STORM_NONE; NUM_TC],
-            };
-            let i = bufs.iter().position(|x| *x == b).unwrap_or_else(|| {
-                bufs.push(b);
-                bufs.len() - 1
             });
-            // at most 64 ports (`SLOTS`)
-            buf_of.push(i as u8);
         }
         if p.pool_bytes == 0 && headroom_total >= p.buffer_bytes {
             bail!(
@@ -198,7 +225,7 @@ impl Switch {
             },
             used: 0,
         };
-        for b in &bufs {
+        for b in &bufs.distinct {
             validate_buffer_profile(&b.pg_profile[TC_DATA as usize], &pool)
                 .map_err(|e| anyhow::anyhow!("buffer profile of {}: {e:?}", spec.name))?;
         }
@@ -252,7 +279,6 @@ impl Switch {
             tier: spec.tier,
             ports,
             bufs,
-            buf_of,
             model: new_model(
                 spec.ports.len(),
                 spec.ports.len().next_power_of_two().max(8),
