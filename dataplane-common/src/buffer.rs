@@ -196,7 +196,9 @@ pub fn arrival_drain<const N: usize>(
 /// bytes ([`EgressQueueN::drain_held`]): the same drain, visiting only
 /// those slots, and returning the set of slots that got bytes back, for
 /// [`release_row_slots`]; `released` is written for those slots, the
-/// others are not cleared. Off eBPF only.
+/// others are not cleared. `q` stands for a queue of `n` slots (a power of
+/// two, at most `N`): the drain is that of an `EgressQueueN<n>`. Off eBPF
+/// only.
 #[cfg(not(target_arch = "bpf"))]
 #[inline(always)]
 pub fn arrival_drain_held<const N: usize>(
@@ -205,8 +207,9 @@ pub fn arrival_drain_held<const N: usize>(
     egress: &PortBuffer,
     released: &mut [u32; N],
     held: &mut u64,
+    n: usize,
 ) -> (u32, u64) {
-    q.drain_held(now_ns, egress.speed_mbps, released, held)
+    q.drain_held(now_ns, egress.speed_mbps, released, held, n)
 }
 
 /// Arrival, step 2 (the egress queue): WRED/ECN on the drained queue's

@@ -140,6 +140,13 @@ impl<const N: usize> EgressQueueN<N> {
     /// becomes exactly the slots still holding bytes when bytes left (else
     /// it is kept). The caller adds a slot when it enqueues to it. Off eBPF
     /// only (the eBPF maps have no room for the set).
+    ///
+    /// `n`, a power of two from 1 to `N`, is the slot count the queue
+    /// stands for: only slots below it may hold bytes, and the rounding
+    /// pass's rotating start wraps at it, so the drain is exactly that of
+    /// an `EgressQueueN<n>` holding the same bytes (`n = N`: the drain of
+    /// `drain_slots`). A caller with queues of several sizes stores them
+    /// all in one `N` and runs one copy of this code.
     #[cfg(not(target_arch = "bpf"))]
     #[inline(always)]
     pub fn drain_held(
@@ -148,10 +155,12 @@ impl<const N: usize> EgressQueueN<N> {
         speed_mbps: u32,
         released: &mut [u32; N],
         held: &mut u64,
+        n: usize,
     ) -> (u32, u64) {
         let Some((want, frac)) = self.drain_due(now_ns, speed_mbps) else {
             return (0, 0);
         };
+        debug_assert!(n.is_power_of_two() && n <= N && *held >> (n - 1) >> 1 == 0);
         let held_in = *held & Self::ALL_SLOTS;
         let mut total: u64 = 0;
         let mut m = held_in;
@@ -159,7 +168,7 @@ impl<const N: usize> EgressQueueN<N> {
             total += u64::from(self.ingress[m.trailing_zeros() as usize & Self::SLOT_MASK]);
             m &= m - 1;
         }
-        let (done, slots, still) = self.release_held(want, released, total, held_in);
+        let (done, slots, still) = self.release_held(want, released, total, held_in, n);
         *held = still;
         self.drain_done(done, frac);
         (done, slots)
@@ -376,16 +385,17 @@ impl<const N: usize> EgressQueueN<N> {
             total += u64::from(c);
             held |= u64::from(c != 0) << i;
         }
-        let (given, out, _) = self.release_held(want, released, total, held);
+        let (given, out, _) = self.release_held(want, released, total, held, N);
         (given, out)
     }
 
     /// [`EgressQueueN::release_occupied`] once the slots' sum `total` and
     /// a set `held` holding every slot with bytes are known (extra slots,
-    /// empty, change nothing: their share is 0 with no fraction). Returns
-    /// the bytes released, exactly the slots released, and exactly the
-    /// slots still holding bytes; writes `released` for the slots of
-    /// `held` only (0 for those that gave nothing).
+    /// empty, change nothing: their share is 0 with no fraction), for a
+    /// queue of `n` slots (see [`EgressQueueN::drain_held`]; `held` within
+    /// them). Returns the bytes released, exactly the slots released, and
+    /// exactly the slots still holding bytes; writes `released` for the
+    /// slots of `held` only (0 for those that gave nothing).
     #[cfg(not(target_arch = "bpf"))]
     #[inline(always)]
     fn release_held(
@@ -394,7 +404,10 @@ impl<const N: usize> EgressQueueN<N> {
         released: &mut [u32; N],
         total: u64,
         held: u64,
+        n: usize,
     ) -> (u32, u64, u64) {
+        // the rotating start wraps at `n`
+        let wrap = (n - 1) & Self::SLOT_MASK;
         if total == 0 {
             self.bytes = 0;
             return (0, 0, 0);
@@ -411,7 +424,7 @@ impl<const N: usize> EgressQueueN<N> {
                 out |= u64::from(self.ingress[j] != 0) << j;
                 self.ingress[j] = 0;
             }
-            self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
+            self.cursor = ((self.cursor as usize + 1) & wrap) as u32;
             self.bytes = 0;
             return (total as u32, out, 0);
         }
@@ -421,7 +434,7 @@ impl<const N: usize> EgressQueueN<N> {
             let j = held.trailing_zeros() as usize & Self::SLOT_MASK;
             released[j] = d as u32;
             self.ingress[j] -= d as u32;
-            self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
+            self.cursor = ((self.cursor as usize + 1) & wrap) as u32;
             self.bytes = (total - d) as u32;
             // d < total = the slot's bytes: some stay
             return (d as u32, held, held);
@@ -440,23 +453,23 @@ impl<const N: usize> EgressQueueN<N> {
             given += r;
         }
         let mut rem = d.saturating_sub(given);
-        let start = self.cursor as usize & Self::SLOT_MASK;
-        // the slots with a fraction from `start` on, wrapping at N: bit k
-        // of `rot` is slot (start + k) mod N
+        let start = self.cursor as usize & wrap;
+        // the slots with a fraction from `start` on, wrapping at n: bit k
+        // of `rot` is slot (start + k) mod n
         let rot = if start == 0 {
             frac_mask
         } else {
-            ((frac_mask >> start) | (frac_mask << (N - start))) & Self::ALL_SLOTS
+            ((frac_mask >> start) | (frac_mask << (n - start))) & (u64::MAX >> (63 - wrap))
         };
         let mut m = rot;
         while m != 0 && rem > 0 {
-            let j = (start + m.trailing_zeros() as usize) & Self::SLOT_MASK;
+            let j = (start + m.trailing_zeros() as usize) & wrap;
             m &= m - 1;
             released[j] += 1;
             given += 1;
             rem -= 1;
         }
-        self.cursor = ((start + 1) & Self::SLOT_MASK) as u32;
+        self.cursor = ((start + 1) & wrap) as u32;
         let mut still: u64 = 0;
         let mut m = held;
         while m != 0 {

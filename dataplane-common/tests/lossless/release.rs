@@ -147,16 +147,18 @@ fn host_form_of_the_release_matches_the_ebpf_form() {
     host_form_matches_ebpf_form::<64>(4);
 }
 
-/// Random arrivals and drains on one queue, drained by `drain_slots`
-/// (which finds the slots holding bytes by visiting all `N`) and, on a
-/// copy, by `drain_held` with the caller's set of slots holding bytes
-/// (a slot added at each enqueue, sometimes with empty slots added too,
-/// which must change nothing): the same bytes to the same slots, the same
-/// state, and the set left exactly the slots holding bytes.
+/// Random arrivals and drains on one queue of `N` slots, drained by
+/// `drain_slots` (which finds the slots holding bytes by visiting all
+/// `N`) and, on a copy stored in 64 slots standing for `N`, by
+/// `drain_held` with the caller's set of slots holding bytes (a slot added
+/// at each enqueue, sometimes with empty slots added too, which must
+/// change nothing): the same bytes to the same slots, the same state (the
+/// rounding start wrapping at `N`), and the set left exactly the slots
+/// holding bytes.
 fn held_form_matches_slots_form<const N: usize>(seed: u32) {
     const UNWRITTEN: u32 = 0xdead_beef;
     let mut rng = XorShift32(seed);
-    let (mut a, mut b) = (EgressQueueN::<N>::ZERO, EgressQueueN::<N>::ZERO);
+    let (mut a, mut b) = (EgressQueueN::<N>::ZERO, EgressQueueN::<64>::ZERO);
     let mut held = 0u64;
     let mut now = 0u64;
     for step in 0..20_000 {
@@ -175,10 +177,31 @@ fn held_form_matches_slots_form<const N: usize>(seed: u32) {
             held |= u64::from(rng.next_u32()) << (rng.next_u32() % 32) & (u64::MAX >> (64 - N));
         }
         now += u64::from(rng.next_u32() % 3000);
-        let (mut ra, mut rb) = ([UNWRITTEN; N], [UNWRITTEN; N]);
+        let (mut ra, mut rb) = ([UNWRITTEN; N], [UNWRITTEN; 64]);
         let (da, sa) = a.drain_slots(now, G25, &mut ra);
-        let (db, sb) = b.drain_held(now, G25, &mut rb, &mut held);
-        assert_eq!((da, sa, a), (db, sb, b), "step {step}");
+        let (db, sb) = b.drain_held(now, G25, &mut rb, &mut held, N);
+        assert_eq!((da, sa), (db, sb), "step {step}");
+        assert_eq!(
+            (
+                a.bytes,
+                a.drain_frac,
+                a.last_ns,
+                a.tx_bytes,
+                a.peak_bytes,
+                a.cursor
+            ),
+            (
+                b.bytes,
+                b.drain_frac,
+                b.last_ns,
+                b.tx_bytes,
+                b.peak_bytes,
+                b.cursor
+            ),
+            "step {step}"
+        );
+        assert_eq!(a.ingress[..], b.ingress[..N], "step {step}");
+        assert!(b.ingress[N..].iter().all(|&c| c == 0), "step {step}");
         for i in 0..N {
             if sa & (1 << i) != 0 {
                 assert_eq!(ra[i], rb[i], "step {step}: slot {i}");

@@ -19,7 +19,7 @@ use dataplane_common::rand::XorShift32;
 
 use crate::config::Params;
 use crate::event::{HDR, TC_DATA};
-use crate::model::{new_model, AnyModel};
+use crate::model::Model;
 use crate::topo::{Link, SwitchSpec};
 
 /// Per-switch counters (the data plane's LosslessCounters, in the
@@ -112,7 +112,7 @@ pub struct Switch {
     pub ports: Vec<SwPort>,
     pub bufs: PortBuffers,
     /// The buffer model's queues (per port and class) and PG rows.
-    pub model: AnyModel,
+    pub model: Model,
     pub pool: SharedPool,
     pub route: Vec<u16>,
     pub groups: Vec<Group>,
@@ -279,7 +279,7 @@ impl Switch {
             tier: spec.tier,
             ports,
             bufs,
-            model: new_model(
+            model: Model::new(
                 spec.ports.len(),
                 spec.ports.len().next_power_of_two().max(8),
             ),
