@@ -63,7 +63,7 @@ impl Model {
 
     /// Drains queue (`port`, `cls`) to now and gives what left back to the
     /// PGs of its class; returns the slots that got bytes back.
-    #[inline(always)]
+    #[inline(never)]
     fn drain_release(
         &mut self,
         now: u64,
