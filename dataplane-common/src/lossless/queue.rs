@@ -141,6 +141,12 @@ impl<const N: usize> EgressQueueN<N> {
     /// it is kept). The caller adds a slot when it enqueues to it. Off eBPF
     /// only (the eBPF maps have no room for the set).
     ///
+    /// The queue must keep its invariant (`bytes` is the sum of the slots:
+    /// a queue only this code and [`EgressQueueN::enqueue`] change does):
+    /// the drain takes `bytes` as that sum rather than adding the slots up
+    /// (debug builds check it), where `drain_slots` resynchronises a
+    /// corrupted `bytes`.
+    ///
     /// `n`, a power of two from 1 to `N`, is the slot count the queue
     /// stands for: only slots below it may hold bytes, and the rounding
     /// pass's rotating start wraps at it, so the drain is exactly that of
@@ -161,13 +167,13 @@ impl<const N: usize> EgressQueueN<N> {
             return (0, 0);
         };
         debug_assert!(n.is_power_of_two() && n <= N && *held >> (n - 1) >> 1 == 0);
+        debug_assert_eq!(
+            self.ingress.iter().map(|&c| u64::from(c)).sum::<u64>(),
+            u64::from(self.bytes),
+            "bytes is the sum of the slots"
+        );
         let held_in = *held & Self::ALL_SLOTS;
-        let mut total: u64 = 0;
-        let mut m = held_in;
-        while m != 0 {
-            total += u64::from(self.ingress[m.trailing_zeros() as usize & Self::SLOT_MASK]);
-            m &= m - 1;
-        }
+        let total = u64::from(self.bytes);
         let (done, slots, still) = self.release_held(want, released, total, held_in, n);
         *held = still;
         self.drain_done(done, frac);
@@ -439,17 +445,25 @@ impl<const N: usize> EgressQueueN<N> {
             // d < total = the slot's bytes: some stay
             return (d as u32, held, held);
         }
+        // each slot's share, taken off it at once (the rounding pass below
+        // takes one byte more from some)
         let mut given: u64 = 0;
         let mut frac_mask: u64 = 0;
+        let mut still: u64 = 0;
         let mut m = held;
         // one division for the slots' shares, not one each
         let inv = reciprocal(total);
         while m != 0 {
             let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
             m &= m - 1;
-            let (r, frac) = share_inv(u64::from(self.ingress[j]), d, total, inv);
+            let c = self.ingress[j];
+            let (r, frac) = share_inv(u64::from(c), d, total, inv);
             frac_mask |= u64::from(frac) << j;
             released[j] = r as u32;
+            // r <= c
+            self.ingress[j] = c - r as u32;
+            out |= u64::from(r != 0) << j;
+            still |= u64::from(c as u64 != r) << j;
             given += r;
         }
         let mut rem = d.saturating_sub(given);
@@ -465,20 +479,15 @@ impl<const N: usize> EgressQueueN<N> {
         while m != 0 && rem > 0 {
             let j = (start + m.trailing_zeros() as usize) & wrap;
             m &= m - 1;
+            // a slot with a fraction holds a byte more than its share
             released[j] += 1;
+            self.ingress[j] -= 1;
+            out |= 1 << j;
+            still &= !(u64::from(self.ingress[j] == 0) << j);
             given += 1;
             rem -= 1;
         }
         self.cursor = ((start + 1) & wrap) as u32;
-        let mut still: u64 = 0;
-        let mut m = held;
-        while m != 0 {
-            let j = m.trailing_zeros() as usize & Self::SLOT_MASK;
-            m &= m - 1;
-            self.ingress[j] -= released[j];
-            out |= u64::from(released[j] != 0) << j;
-            still |= u64::from(self.ingress[j] != 0) << j;
-        }
         self.bytes = (total - given) as u32;
         (given as u32, out, still)
     }
