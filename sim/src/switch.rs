@@ -115,7 +115,9 @@ impl Sim {
                 let qb = sw.model.bytes(out, 1);
                 let paused = cls == 1 && sw.model.paused_until(out) > now;
                 let port = &mut sw.ports[out];
-                port.rate.update(now, pkt.len);
+                if sw.keeps_rates {
+                    port.rate.update(now, pkt.len);
+                }
                 if cls == 1 && qb > port.peak_bytes {
                     port.peak_bytes = qb;
                 }

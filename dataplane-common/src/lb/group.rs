@@ -41,6 +41,14 @@ pub const fn uses_flowlets(mode: u8) -> bool {
     mode == MODE_FLOWLET || mode == MODE_BANDWIDTH
 }
 
+/// Whether `mode` reads its members' port load ([`PortRate`] bands): a
+/// caller that keeps the ports' rates for nothing else may keep them only
+/// then ([`select`] calls its `bands` in these modes alone).
+#[inline(always)]
+pub const fn uses_port_load(mode: u8) -> bool {
+    mode == MODE_BANDWIDTH || mode == MODE_SPRAY
+}
+
 /// One next hop of a group.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -40,6 +40,28 @@ fn hash_mode_uses_the_bucket() {
     }
 }
 
+/// `uses_port_load` names exactly the modes whose selection reads the
+/// members' bands: the others never call `bands`, with or without a
+/// flowlet entry, new or in a flowlet.
+#[test]
+fn only_the_modes_that_use_port_load_read_it() {
+    for mode in [MODE_HASH, MODE_FLOWLET, MODE_BANDWIDTH, MODE_SPRAY] {
+        let g = group(mode, &[1, 2, 3, 4]);
+        let read = Cell::new(false);
+        let bands = || {
+            read.set(true);
+            [0; MAX_MEMBERS]
+        };
+        let mut e = Flowlet::NEW;
+        for (i, h) in hashes(200).enumerate() {
+            let now = T0 + i as u64 * 7 * TO / 10;
+            select(&g, h, None, now, h, bands).unwrap();
+            select(&g, h, Some(&mut e), now, h, bands).unwrap();
+        }
+        assert_eq!(read.get(), uses_port_load(mode), "mode {mode}");
+    }
+}
+
 /// A member marked down before the controller rebuilds the table: its
 /// flows go to the live members, by weight; the others stay put.
 #[test]

@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 use anyhow::{bail, Result};
 use dataplane_common::buffer::{PauseStat, PortBuffer, NUM_TC, STORM_NONE};
 use dataplane_common::lb::{
-    build_buckets, uses_flowlets, validate_group, FlowKey, FlowletSlot, Group, Member, PortRate,
-    FLOWLET_SLOTS, MAX_MEMBERS,
+    build_buckets, uses_flowlets, uses_port_load, validate_group, FlowKey, FlowletSlot, Group,
+    Member, PortRate, FLOWLET_SLOTS, MAX_MEMBERS,
 };
 use dataplane_common::lossless::{
     headroom, validate_buffer_profile, validate_wred, BufferProfile, HeadroomInput, SharedPool,
@@ -123,6 +123,9 @@ pub struct Switch {
     /// RoCE PGs in XOFF, one bit per ingress slot (none: nothing to check
     /// after a release).
     pub xoff_mask: u64,
+    /// A group balances by port load: the ports' rates are kept (nothing
+    /// else reads them).
+    pub keeps_rates: bool,
 }
 
 /// The PG profile of the RoCE class on `link` (headroom by SONiC's formula
@@ -243,6 +246,7 @@ impl Switch {
             validate_group(&g).map_err(|e| anyhow::anyhow!("group of {}: {e}", spec.name))?;
             groups.push(g);
         }
+        let keeps_rates = groups.iter().any(|g| uses_port_load(g.mode));
         let flowlets = if !groups.is_empty() && uses_flowlets(p.lb_mode) {
             vec![
                 FlowletSlot {
@@ -291,6 +295,7 @@ impl Switch {
             rng: XorShift32(seed | 1),
             c: SwCounters::default(),
             xoff_mask: 0,
+            keeps_rates,
         })
     }
 }
