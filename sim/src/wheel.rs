@@ -101,8 +101,9 @@ impl<V: Copy> WheelQueue<V> {
         }
     }
 
-    /// Adds `v` at time `t` (not before the last popped time).
-    #[inline]
+    /// Adds `v` at time `t` (not before the last popped time). The near
+    /// case inlines where it is called; the heap's is a call.
+    #[inline(always)]
     pub fn push(&mut self, t: u64, v: V) {
         assert!(
             t >= self.now,
@@ -112,14 +113,20 @@ impl<V: Copy> WheelQueue<V> {
         if t - self.now < SPAN {
             self.push_near(t, v);
         } else {
-            self.far.push(Reverse(Far {
-                t,
-                seq: self.seq,
-                v,
-            }));
-            self.seq += 1;
+            self.push_far(t, v);
         }
         self.len += 1;
+    }
+
+    /// An event [`SPAN`] ns or more ahead: into the heap.
+    #[inline(never)]
+    fn push_far(&mut self, t: u64, v: V) {
+        self.far.push(Reverse(Far {
+            t,
+            seq: self.seq,
+            v,
+        }));
+        self.seq += 1;
     }
 
     #[inline(always)]
@@ -201,7 +208,9 @@ impl<V: Copy> WheelQueue<V> {
         self.len -= 1;
         if t > self.now {
             self.now = t;
-            self.pull_far();
+            if self.far_due() {
+                self.pull_far();
+            }
         }
         (t, v)
     }
@@ -240,9 +249,15 @@ impl<V: Copy> WheelQueue<V> {
         (i != NIL).then(|| self.nodes[i as usize].v)
     }
 
+    /// The heap's first event is within the span.
+    #[inline(always)]
+    fn far_due(&self) -> bool {
+        matches!(self.far.peek(), Some(Reverse(f)) if f.t - self.now < SPAN)
+    }
+
     /// Moves the heap's events that are now within the span onto their
     /// slots' stacks, earliest first and in push order at one time.
-    #[inline]
+    #[inline(never)]
     fn pull_far(&mut self) {
         while let Some(Reverse(f)) = self.far.peek() {
             if f.t - self.now >= SPAN {
