@@ -130,18 +130,12 @@ fn build_release_bins() -> Result<()> {
 /// run on one core; `sim.events_partitioned_*` the same fabric in 12
 /// partitions on one thread) and `sim.websearch_1024_wall_s` (1024 hosts, 400G, 1:1
 /// leaf-spine (64 leaves, 16 spines), web-search at 60% load, 10 ms
-/// simulated, in two partitions per core on every core), each with peak
-/// RSS; the same 1024-host run serial on one core beside it, and the
+/// simulated, in 80 partitions (a switch each) on every core), each with
+/// peak RSS; the same 1024-host run serial on one core beside it, and the
 /// partitioned run's speed-up over it (`sim.websearch_1024_speedup`).
-///
-/// Two partitions per core, not a switch each: a partition's mail and its
-/// own wheel and slab come back into cache at every window, so on 2 cores
-/// 80 partitions took 57 s and 4 took 45 s (README, "Speed, sixth round").
 fn sim_bench(out: &str) -> Result<()> {
     run(cargo().args(["build", "--release", "-p", "dataplane-sim"]))?;
     let sim = root().join("target/release/dataplane-sim");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let parts_1024 = (2 * cores).clamp(2, 80).to_string();
     // the 64-host runs take about a second: the median of 5
     for (name, topo, dur, parts, threads, repeat) in [
         ("events", "leafspine:8x4:8", "2ms", "1", "1", "5"),
@@ -159,7 +153,7 @@ fn sim_bench(out: &str) -> Result<()> {
             "websearch_1024",
             "leafspine:64x16:16",
             "10ms",
-            &parts_1024,
+            "80",
             "0",
             "1",
         ),
@@ -231,7 +225,7 @@ fn speedup(out: &str) -> Result<()> {
         "baseline": ser,
         "ratio": ser / par,
         "machine": machine,
-        "note": "wall s of the 1024-host run in two partitions per core on every core (value) and serial on one core (baseline), one bench run; ratio: speed-up",
+        "note": "wall s of the 1024-host run in 80 partitions on every core (value) and serial on one core (baseline), one bench run; ratio: speed-up",
     }));
     std::fs::write(out, serde_json::to_vec_pretty(&all)?)?;
     Ok(())
