@@ -11,7 +11,9 @@
 //! lookahead), nothing a partition does in a window can reach another
 //! partition within that window. In each window
 //! the threads claim the partitions one by one and run each one's events
-//! before the window's end. What crossed waits in a mailbox (one per
+//! before the window's end: each thread its own first (the same ones every
+//! window, so a partition's state stays in one core's cache), then what
+//! is left of the others'. What crossed waits in a mailbox (one per
 //! window parity, sending and receiving partition) that the receiver
 //! empties as its next window starts, by sending partition, then sending
 //! order. Between windows the coordinating thread takes the queue samples
@@ -255,11 +257,49 @@ unsafe fn all(ptrs: &[PartPtr]) -> Vec<&mut Sim> {
     ptrs.iter().map(|p| unsafe { &mut *p.0 }).collect()
 }
 
-/// Runs window `k` to `end` of the partitions this thread claims from
-/// `next` (a count of the partitions claimed: partition `n - 1 - next`,
-/// in descending index: with a switch per partition the higher tiers,
-/// numbered last and with the longest windows, go first, so the last
-/// claims are short ones and the threads end the window together); a
+/// Which partitions each thread claims first: thread `t` the partitions
+/// `p` with `p mod T = t`, in descending index (with a switch per
+/// partition the higher tiers, numbered last and with the longest
+/// windows, go first, so the last claims are short ones and the threads
+/// end the window together). A thread runs its own in every window, so a
+/// partition's state stays in its core's cache; one that ran out of its
+/// own takes the rest of another's (the window's balance).
+struct Claims {
+    /// Per thread, its partitions in claiming order.
+    lists: Vec<Vec<usize>>,
+    /// Per thread, how many of its list were claimed this window.
+    next: Vec<AtomicUsize>,
+}
+
+impl Claims {
+    fn new(partitions: usize, threads: usize) -> Self {
+        Claims {
+            lists: (0..threads)
+                .map(|t| (0..partitions).rev().filter(|p| p % threads == t).collect())
+                .collect(),
+            next: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
+
+    /// Every list unclaimed (the coordinator, between windows).
+    fn reset(&self) {
+        for n in &self.next {
+            n.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// The next partition for thread `me`: its own first, then another
+    /// thread's; `None` when every partition of the window is claimed.
+    fn claim(&self, me: usize) -> Option<usize> {
+        let t = self.lists.len();
+        (0..t).map(|d| (me + d) % t).find_map(|u| {
+            let i = self.next[u].fetch_add(1, Ordering::Relaxed);
+            self.lists[u].get(i).copied()
+        })
+    }
+}
+
+/// Runs window `k` to `end` of the partitions thread `me` claims; a
 /// panic is caught and kept for the coordinator to raise once every thread
 /// is out of the window.
 ///
@@ -267,18 +307,17 @@ unsafe fn all(ptrs: &[PartPtr]) -> Vec<&mut Sim> {
 /// partition is this thread's alone until the window ends.
 unsafe fn run_claimed(
     ptrs: &[PartPtr],
-    next: &AtomicUsize,
+    claims: &Claims,
+    me: usize,
     (k, end): (u64, u64),
     failed: &Mutex<Option<Box<dyn std::any::Any + Send>>>,
 ) {
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= ptrs.len() {
-            break;
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        while let Some(i) = claims.claim(me) {
+            let p = ptrs[i];
+            // SAFETY: claimed by this thread, inside a window
+            unsafe { (*p.0).window(k, end) };
         }
-        let p = ptrs[ptrs.len() - 1 - i];
-        // SAFETY: claimed by this thread, inside a window
-        unsafe { (*p.0).window(k, end) };
     }));
     if let Err(e) = r {
         failed
@@ -448,16 +487,16 @@ fn run(lead: &mut Sim) -> f64 {
         let start = Barrier::new(threads);
         let done = Barrier::new(threads);
         let (window_end, window_k) = (AtomicU64::new(0), AtomicU64::new(0));
-        let claimed = AtomicUsize::new(0);
+        let claims = Claims::new(ptrs.len(), threads);
         std::thread::scope(|sc| {
-            for _ in 1..threads {
-                let (ptrs, start, done, window_end, window_k, claimed, failed) = (
+            for me in 1..threads {
+                let (ptrs, start, done, window_end, window_k, claims, failed) = (
                     &ptrs,
                     &start,
                     &done,
                     &window_end,
                     &window_k,
-                    &claimed,
+                    &claims,
                     &failed,
                 );
                 sc.spawn(move || loop {
@@ -468,7 +507,7 @@ fn run(lead: &mut Sim) -> f64 {
                     }
                     let k = window_k.load(Ordering::Acquire);
                     // SAFETY: inside the window
-                    unsafe { run_claimed(ptrs, claimed, (k, end), failed) };
+                    unsafe { run_claimed(ptrs, claims, me, (k, end), failed) };
                     done.wait();
                 });
             }
@@ -483,10 +522,10 @@ fn run(lead: &mut Sim) -> f64 {
                 drop(parts);
                 window_k.store(c.k, Ordering::Release);
                 window_end.store(end, Ordering::Release);
-                claimed.store(0, Ordering::Relaxed);
+                claims.reset();
                 start.wait();
                 // SAFETY: inside the window
-                unsafe { run_claimed(&ptrs, &claimed, (c.k, end), &failed) };
+                unsafe { run_claimed(&ptrs, &claims, 0, (c.k, end), &failed) };
                 done.wait();
                 if failed.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
                     break 0;
