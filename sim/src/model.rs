@@ -62,9 +62,12 @@ impl Model {
     }
 
     /// Drains queue (`port`, `cls`) to now and gives what left back to the
-    /// PGs of its class; returns the slots that got bytes back.
+    /// PGs of its class; returns the slots that got bytes back. One copy,
+    /// not inlined: the arrival, the frame end, the queue tick and a
+    /// received PFC frame share it (and the CPU's learning of its
+    /// branches).
     #[inline(never)]
-    fn drain_release(
+    pub fn drain(
         &mut self,
         now: u64,
         port: usize,
@@ -104,7 +107,7 @@ impl Model {
         a: &Arrival,
         rand: u32,
     ) -> (Decision, u64) {
-        let released = self.drain_release(now, out, cls, egress, pool);
+        let released = self.drain(now, out, cls, egress, pool);
         let q = &mut self.q[out][cls];
         let d = match arrival_wred(q, egress, a, rand) {
             Ok(mark) => {
@@ -130,20 +133,6 @@ impl Model {
         (d, released)
     }
 
-    /// Drains queue (`port`, `cls`) to now and gives what left back;
-    /// returns the slots that got bytes back.
-    #[inline]
-    pub fn drain(
-        &mut self,
-        now: u64,
-        port: usize,
-        cls: usize,
-        egress: &PortBuffer,
-        pool: &mut SharedPool,
-    ) -> u64 {
-        self.drain_release(now, port, cls, egress, pool)
-    }
-
     /// A PFC frame for the RoCE class arrived on `port`: the queue drains
     /// to now (as [`Model::drain`]), then takes the pause (the shared step,
     /// which has nothing left to drain). Returns the slots that got bytes
@@ -157,7 +146,7 @@ impl Model {
         quanta: u16,
         stat: &mut PauseStat,
     ) -> u64 {
-        let slots = self.drain_release(now, port, 1, egress, pool);
+        let slots = self.drain(now, port, 1, egress, pool);
         let rest = pfc_rx_queue(now, &mut self.q[port][1], egress, quanta, stat);
         debug_assert!(rest.iter().all(|&r| r == 0), "drained to now already");
         slots
