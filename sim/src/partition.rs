@@ -566,3 +566,60 @@ fn run(lead: &mut Sim) -> f64 {
     lead.others = others;
     t0.elapsed().as_secs_f64()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Claims in a window by the threads of `order`, in turn, until none
+    /// of them gets one: how often each partition was claimed, and each
+    /// claim's thread and partition.
+    fn window(c: &Claims, parts: usize, order: &[usize]) -> (Vec<u32>, Vec<(usize, usize)>) {
+        c.reset();
+        let mut seen = vec![0u32; parts];
+        let mut claims = Vec::new();
+        loop {
+            let mut got = false;
+            for &me in order {
+                if let Some(p) = c.claim(me) {
+                    seen[p] += 1;
+                    claims.push((me, p));
+                    got = true;
+                }
+            }
+            if !got {
+                break;
+            }
+        }
+        (seen, claims)
+    }
+
+    /// Every partition of a window is claimed exactly once, whether the
+    /// threads claim in turn or one thread does it all; a thread takes
+    /// its own partitions (`p mod T`, descending) before any other's; a
+    /// reset starts the next window over.
+    #[test]
+    fn every_partition_is_claimed_once_each_thread_its_own_first() {
+        for (parts, threads) in [(1, 1), (5, 2), (12, 3), (80, 2), (3, 6)] {
+            let c = Claims::new(parts, threads);
+            let turns: Vec<usize> = (0..threads).collect();
+            for order in [&turns[..], &[0][..], &turns[..]] {
+                let (seen, claims) = window(&c, parts, order);
+                assert!(seen.iter().all(|&n| n == 1), "{parts}/{threads}: {seen:?}");
+                for me in 0..threads {
+                    let mine: Vec<usize> = claims
+                        .iter()
+                        .filter(|&&(t, _)| t == me)
+                        .map(|&(_, p)| p)
+                        .collect();
+                    let own = mine.iter().take_while(|&&p| p % threads == me).count();
+                    assert!(
+                        mine[own..].iter().all(|&p| p % threads != me),
+                        "{parts}/{threads}: thread {me} took another's before its own: {mine:?}"
+                    );
+                    assert!(mine[..own].windows(2).all(|w| w[0] > w[1]));
+                }
+            }
+        }
+    }
+}
