@@ -56,11 +56,6 @@ impl Model {
         }
     }
 
-    /// The slot count the switch stands for.
-    pub fn slots(&self) -> usize {
-        self.n
-    }
-
     /// Drains queue (`port`, `cls`) to now and gives what left back to the
     /// PGs of its class; returns the slots that got bytes back. One copy,
     /// not inlined: the arrival, the frame end, the queue tick and a
