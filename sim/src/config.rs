@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use dataplane_common::lb::{
-    DEFAULT_FLOWLET_TIMEOUT_NS, MODE_BANDWIDTH, MODE_FLOWLET, MODE_HASH, MODE_SPRAY,
+    DEFAULT_FLOWLET_TIMEOUT_NS, MODE_BANDWIDTH, MODE_FLOWLET, MODE_HASH, MODE_PLACE, MODE_SPRAY,
 };
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +96,14 @@ pub struct Scenario {
     /// nanosecond in different partitions run in another order), never on
     /// the threads that run them (`dataplane-sim --threads`).
     pub partitions: u32,
+    /// The NICs' receivers: `rc` (RC go-back-N: only the expected PSN is
+    /// accepted, a gap is NAKed; the default) or `ooo` (out-of-order
+    /// placement: every packet is placed where it belongs, as RoCE NICs
+    /// with direct data placement and UET's PDS do; no NAK on a gap).
+    pub receiver: String,
+    /// Keep the load balancer's trace (every placement, move and NAK),
+    /// written as `lb_trace_<mode>.csv` beside report.json.
+    pub trace_lb: bool,
 }
 
 impl Default for Scenario {
@@ -137,6 +145,8 @@ impl Default for Scenario {
             samples: 200,
             dep_delay: String::new(),
             partitions: 1,
+            receiver: "rc".into(),
+            trace_lb: false,
         }
     }
 }
@@ -216,6 +226,9 @@ pub struct Params {
     pub dep_delay_ns: u64,
     /// 1: the serial run; more: [`crate::partition`].
     pub partitions: u32,
+    /// Out-of-order placement at the receivers (`receiver = "ooo"`).
+    pub ooo_receiver: bool,
+    pub trace_lb: bool,
 }
 
 /// `400G`, `25G`, `100M` -> Mb/s.
@@ -296,7 +309,8 @@ pub fn lb_mode(name: &str) -> Result<u8> {
         "flowlet" | "letflow" => MODE_FLOWLET,
         "bandwidth" | "conga" => MODE_BANDWIDTH,
         "spray" => MODE_SPRAY,
-        o => bail!("lb: unknown mode {o:?} (expected hash, flowlet, bandwidth or spray)"),
+        "place" => MODE_PLACE,
+        o => bail!("lb: unknown mode {o:?} (expected hash, flowlet, bandwidth, spray or place)"),
     })
 }
 
@@ -473,6 +487,12 @@ impl Scenario {
             } else {
                 self.partitions
             },
+            ooo_receiver: match self.receiver.trim() {
+                "rc" | "go-back-n" | "" => false,
+                "ooo" | "ddp" => true,
+                o => bail!("receiver: unknown {o:?} (expected rc or ooo)"),
+            },
+            trace_lb: self.trace_lb,
         })
     }
 }

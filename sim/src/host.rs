@@ -19,6 +19,7 @@ use crate::engine::Sim;
 use crate::event::{
     ser_ns, Ev, Pkt, CTRL_LEN, HDR, KIND_ACK, KIND_CNP, KIND_DATA, KIND_NAK, TC_CTRL, TC_DATA,
 };
+use crate::report::lb::LbEvent;
 
 pub mod state;
 
@@ -221,6 +222,10 @@ impl Sim {
                     fl.ack_armed = true;
                     self.q.push(now + delay, Ev::AckDelay { flow: f });
                 }
+                if self.p.ooo_receiver {
+                    self.receive_placed(h, f, pkt.psn, payload);
+                    return;
+                }
                 let fl = &mut self.rx[f as usize];
                 if pkt.psn == fl.rcv_psn {
                     fl.rcv_psn += 1;
@@ -241,6 +246,9 @@ impl Sim {
                         fl.nak_sent = true;
                         let psn = fl.rcv_psn;
                         self.stats.naks += 1;
+                        if self.p.trace_lb {
+                            self.stats.lb_trace.push(LbEvent::nak(now, h, f, psn));
+                        }
                         self.send_ctrl(h, f, KIND_NAK, psn, src);
                     }
                 } else {
@@ -287,6 +295,55 @@ impl Sim {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A data packet of flow `f` at an out-of-order-placement receiver
+    /// (`receiver = "ooo"`: RoCE NICs with direct data placement, UET's
+    /// PDS): a new PSN is placed where it belongs, whatever arrived before
+    /// it; the cumulative ACK moves over what is now contiguous (every
+    /// `ack_every` packets and at the end); a gap is never NAKed (a packet
+    /// that is really lost comes back by the sender's timeout).
+    fn receive_placed(&mut self, h: u32, f: u32, psn: u32, payload: u64) {
+        let every = self.p.ack_every;
+        let mtu = u64::from(self.p.mtu);
+        let fl = &mut self.rx[f as usize];
+        let src = fl.src;
+        if fl.placed.is_empty() {
+            let psns = fl.size.div_ceil(mtu).max(1) as usize;
+            fl.placed = vec![0u64; psns.div_ceil(64)];
+        }
+        let word = psn as usize / 64;
+        let bit = 1u64 << (psn % 64);
+        let new = word < fl.placed.len() && fl.placed[word] & bit == 0;
+        if !new {
+            // a duplicate (a retransmission of what arrived)
+            self.stats.dup_payload += payload;
+            if psn.is_multiple_of(every) || fl.rcv_bytes >= fl.size {
+                let ack = fl.rcv_psn;
+                self.send_ctrl(h, f, KIND_ACK, ack, src);
+            }
+            return;
+        }
+        if psn > fl.rcv_psn {
+            self.stats.ooo_payload += payload;
+        }
+        fl.placed[word] |= bit;
+        fl.rcv_bytes += payload;
+        let before = fl.rcv_psn;
+        while (fl.rcv_psn as usize / 64) < fl.placed.len()
+            && fl.placed[fl.rcv_psn as usize / 64] & (1u64 << (fl.rcv_psn % 64)) != 0
+        {
+            fl.rcv_psn += 1;
+        }
+        if fl.rcv_bytes >= fl.size {
+            fl.finish_ns = self.now;
+            let ack = fl.rcv_psn;
+            self.send_ctrl(h, f, KIND_ACK, ack, src);
+            self.flow_complete(f);
+        } else if fl.rcv_psn / every != before / every {
+            let ack = fl.rcv_psn;
+            self.send_ctrl(h, f, KIND_ACK, ack, src);
         }
     }
 

@@ -107,6 +107,13 @@ struct Cli {
     /// (e.g. 1us; default at once).
     #[arg(long)]
     dep_delay: Option<String>,
+    /// Receivers: rc (go-back-N, the default) or ooo (out-of-order
+    /// placement, as NICs with direct data placement and UET).
+    #[arg(long)]
+    receiver: Option<String>,
+    /// Write the balancer's trace (lb_trace_<mode>.csv in --out).
+    #[arg(long)]
+    trace_lb: bool,
     /// Partitions run side by side (1: serial; the result depends on it).
     #[arg(long)]
     partitions: Option<u32>,
@@ -173,8 +180,10 @@ fn scenario(c: &Cli) -> Result<Scenario> {
         ack_delay,
         rto,
         dep_delay,
-        partitions
+        partitions,
+        receiver
     );
+    s.trace_lb |= c.trace_lb;
     if let Some(v) = &c.pfc {
         s.pfc = on_off("pfc", v)?;
     }
@@ -189,9 +198,10 @@ fn scenario(c: &Cli) -> Result<Scenario> {
 fn summary(r: &Report) {
     println!(
         "[{}] sim {:.3} ms in {:.2} s wall ({} events, {:.2} M/s); flows {}/{}; \
-         FCT slowdown mean {:.2} p50 {:.2} p99 {:.2} p99.9 {:.2}; JCT {:.3} ms; \
-         uplink util mean {:.1}% min {:.1}% max {:.1}%; PFC frames {} paused {:.1} us; \
-         ECN marks {}; CNPs {}; drops {} (lossless {}); retx {} B, NAKs {}, timeouts {}",
+         FCT slowdown mean {:.2} p50 {:.2} p99 {:.2} p99.9 {:.2}; JCT {:.3} ms ({:.2}x ideal {:.3} ms); \
+         uplink util mean {:.1}% min {:.1}% max {:.1}%, busy {:.1}% (min {:.1}%); \
+         busiest uplink's excess flows per step {:.2} (max {}); moves {}; PFC frames {} paused {:.1} us; \
+         ECN marks {}; CNPs {}; drops {} (lossless {}); retx {} B, NAKs {}, timeouts {} ({} receivers)",
         r.lb,
         r.sim_time_ns as f64 / 1e6,
         r.wall_s,
@@ -204,9 +214,16 @@ fn summary(r: &Report) {
         r.fct_slowdown.p99,
         r.fct_slowdown.p999,
         r.jct_ns as f64 / 1e6,
+        r.jct_vs_ideal,
+        r.ideal_jct_ns as f64 / 1e6,
         r.uplink_util.mean * 100.0,
         r.uplink_util.min * 100.0,
         r.uplink_util.max * 100.0,
+        r.uplink_busy_util.mean * 100.0,
+        r.uplink_busy_util.min * 100.0,
+        r.step_flows.excess_mean,
+        r.step_flows.excess_max,
+        r.lb_moves,
         r.pfc_frames,
         r.pfc_paused_ns as f64 / 1e3,
         r.ecn_marked,
@@ -215,7 +232,8 @@ fn summary(r: &Report) {
         r.drops_lossless,
         r.retx_payload,
         r.naks,
-        r.timeouts
+        r.timeouts,
+        r.receiver
     );
 }
 

@@ -26,7 +26,8 @@ fn bucket_label(i: usize) -> String {
 }
 
 /// Writes `dir/report.json`, `fct_slowdown_p99.svg`, `fct_slowdown_p50.svg`,
-/// `uplink_util.svg` and `queue.svg`.
+/// `uplink_util.svg`, `queue.svg`, per mode `uplink_load_<mode>.svg` (each
+/// uplink's load over time) and, with `trace_lb`, `lb_trace_<mode>.csv`.
 pub fn write(dir: &Path, sc: &Scenario, runs: &[Report]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = ReportFile {
@@ -84,6 +85,30 @@ pub fn write(dir: &Path, sc: &Scenario, runs: &[Report]) -> Result<()> {
             &groups,
         ),
     )?;
+    for r in runs {
+        let rows: Vec<(String, Vec<f64>)> = r
+            .uplinks
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let v = r.uplink_series.iter().map(|(_, u)| u[i]).collect();
+                (format!("{}>{}", l.from, l.to), v)
+            })
+            .collect();
+        let xmax = r.uplink_series.last().map_or(0.0, |s| s.0 as f64 / 1e3);
+        std::fs::write(
+            dir.join(format!("uplink_load_{}.svg", r.lb)),
+            svg::heatmap(
+                &format!("Load of each uplink over time ({})", r.lb),
+                "time (us)",
+                xmax,
+                &rows,
+            ),
+        )?;
+        if !r.lb_trace.is_empty() {
+            std::fs::write(dir.join(format!("lb_trace_{}.csv", r.lb)), &r.lb_trace)?;
+        }
+    }
     let series: Vec<(String, Vec<(f64, f64)>)> = runs
         .iter()
         .map(|r| {

@@ -8,6 +8,7 @@ use crate::engine::Sim;
 use crate::event::HDR;
 use crate::host::state::NONE;
 
+pub mod lb;
 pub mod stats;
 
 pub use stats::Stats;
@@ -78,6 +79,22 @@ pub struct Report {
     pub fct_slowdown_buckets: Vec<Bucket>,
     /// Collective: completion time of the whole job (ns), 0 if unfinished.
     pub jct_ns: u64,
+    /// Collective: the job's ideal completion time ([`Sim::ideal_jct_ns`]).
+    pub ideal_jct_ns: u64,
+    /// `jct_ns / ideal_jct_ns` (0 without both).
+    pub jct_vs_ideal: f64,
+    /// Uplink utilisation per switch over the time any of its uplinks had
+    /// data to send.
+    pub uplink_busy_util: lb::BusyUtil,
+    /// Collectives: flows per uplink per step.
+    pub step_flows: lb::StepFlows,
+    /// Flows moved to another member while they had one.
+    pub lb_moves: u64,
+    /// Place mode: flows that lost their table entry to another active
+    /// flow.
+    pub lb_evictions: u64,
+    /// The receivers: `rc` (go-back-N) or `ooo` (out-of-order placement).
+    pub receiver: String,
     pub uplink_util: UtilSummary,
     pub host_link_util: UtilSummary,
     pub uplinks: Vec<LinkUtil>,
@@ -106,6 +123,12 @@ pub struct Report {
     pub in_flight_payload: u64,
     pub max_queue_bytes: u32,
     pub queue_samples: Vec<(u64, u32, u64)>,
+    /// Each uplink's utilisation per queue-sample interval (uplinks named
+    /// in `uplinks`' order): the load-over-time plot.
+    #[serde(skip)]
+    pub uplink_series: Vec<(u64, Vec<f64>)>,
+    #[serde(skip)]
+    pub lb_trace: String,
 }
 
 /// Size buckets of the FCT report (bytes).
@@ -130,6 +153,38 @@ impl Sim {
             }
         }
         self.stats.samples.push((t, max, sum));
+        let tx = self
+            .switches
+            .iter()
+            .flat_map(|sw| sw.ports.iter().filter(|p| p.uplink).map(|p| p.tx_bytes))
+            .collect();
+        self.stats.uplink_samples.push((t, tx));
+    }
+
+    /// Each uplink's utilisation between consecutive samples.
+    fn uplink_series(&self) -> Vec<(u64, Vec<f64>)> {
+        let mut v = self.stats.uplink_samples.clone();
+        v.sort_by_key(|s| s.0);
+        let speeds: Vec<f64> = self
+            .switches
+            .iter()
+            .flat_map(|sw| sw.ports.iter().filter(|p| p.uplink))
+            .map(|p| f64::from(p.link.speed_mbps) * 1e6)
+            .collect();
+        v.windows(2)
+            .filter(|w| w[1].0 > w[0].0)
+            .map(|w| {
+                let dt = (w[1].0 - w[0].0) as f64 / 1e9;
+                let u = w[1]
+                    .1
+                    .iter()
+                    .zip(&w[0].1)
+                    .zip(&speeds)
+                    .map(|((b, a), bps)| (b - a) as f64 * 8.0 / (bps * dt))
+                    .collect();
+                (w[0].0, u)
+            })
+            .collect()
     }
 
     /// Unloaded completion time of a flow of `size` bytes from `src` to
@@ -305,6 +360,12 @@ impl Sim {
                     .sum::<u64>()
             })
             .sum();
+        let ideal_jct_ns = self.ideal_jct_ns();
+        let lb_trace = if self.p.trace_lb {
+            lb::trace_csv(&self.stats.lb_trace, name)
+        } else {
+            String::new()
+        };
         Report {
             lb: self.p.lb_name.clone(),
             sim_time_ns: self.now,
@@ -325,6 +386,17 @@ impl Sim {
                 })
                 .collect(),
             jct_ns,
+            ideal_jct_ns,
+            jct_vs_ideal: if jct_ns > 0 && ideal_jct_ns > 0 {
+                jct_ns as f64 / ideal_jct_ns as f64
+            } else {
+                0.0
+            },
+            uplink_busy_util: self.busy_util(),
+            step_flows: self.step_flows(&self.stats.first_hops),
+            lb_moves: self.stats.lb_moves,
+            lb_evictions: self.stats.lb_evictions,
+            receiver: if self.p.ooo_receiver { "ooo" } else { "rc" }.into(),
             uplink_util: util(&up),
             host_link_util: util(&host_util),
             uplinks,
@@ -350,6 +422,8 @@ impl Sim {
             in_flight_payload: in_flight,
             max_queue_bytes: max_q,
             queue_samples: self.stats.samples.clone(),
+            uplink_series: self.uplink_series(),
+            lb_trace,
         }
     }
 }

@@ -184,3 +184,68 @@ pub fn lines(
     s.push_str("</svg>\n");
     s
 }
+
+/// A heat map: one row per label, one cell per column (x from 0 to
+/// `xmax`), the cell's shade its value in `0..=1` (white to dark red;
+/// above 1 is drawn as 1).
+pub fn heatmap(title: &str, xlabel: &str, xmax: f64, rows: &[(String, Vec<f64>)]) -> String {
+    let n = rows.len().max(1);
+    let cols = rows.iter().map(|r| r.1.len()).max().unwrap_or(1).max(1);
+    let (x0, x1, y0) = (L + 40.0, W - 60.0, T);
+    let rh = ((H - T - B) / n as f64).max(1.0);
+    let h = y0 + rh * n as f64 + B;
+    let cw = (x1 - x0) / cols as f64;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h:.0}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        (x0 + x1) / 2.0,
+        esc(title)
+    );
+    let every = n.div_ceil(16).max(1);
+    for (r, (label, vals)) in rows.iter().enumerate() {
+        let y = y0 + rh * r as f64;
+        for (c, &v) in vals.iter().enumerate() {
+            let v = v.clamp(0.0, 1.0);
+            let (g, b) = ((255.0 * (1.0 - v)) as u8, (255.0 * (1.0 - v)) as u8);
+            let red = (255.0 - 80.0 * v) as u8;
+            let _ = write!(
+                s,
+                r#"<rect x="{:.2}" y="{y:.2}" width="{:.2}" height="{rh:.2}" fill="rgb({red},{g},{b})"/>"#,
+                x0 + cw * c as f64,
+                cw + 0.05
+            );
+        }
+        if r % every == 0 {
+            let _ = write!(
+                s,
+                r#"<text x="{}" y="{:.1}" text-anchor="end" font-size="10">{}</text>"#,
+                x0 - 4.0,
+                y + rh.min(10.0),
+                esc(label)
+            );
+        }
+    }
+    let yb = y0 + rh * n as f64;
+    for i in 0..=5 {
+        let v = xmax * f64::from(i) / 5.0;
+        let x = x0 + (x1 - x0) * f64::from(i) / 5.0;
+        let _ = write!(
+            s,
+            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            yb + 16.0,
+            num(v)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text x="{:.1}" y="{:.1}" text-anchor="middle">shade: 0 % (white) to 100 % (dark red) of line rate</text>"#,
+        (x0 + x1) / 2.0,
+        yb + 34.0,
+        esc(xlabel),
+        (x0 + x1) / 2.0,
+        yb + 50.0
+    );
+    s.push_str("</svg>\n");
+    s
+}

@@ -5,13 +5,15 @@
 
 use dataplane_common::buffer::{Arrival, BufVerdict};
 use dataplane_common::lb::{
-    flow_hash, flowlet_entry, flowlet_index, flowlet_tag, select, uses_flowlets, MAX_MEMBERS,
-    NUM_BANDS,
+    flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag, place_booking,
+    place_levels, select, uses_flow_ways, uses_flowlets, uses_reservations, FlowletEvent,
+    WayLookup, MAX_MEMBERS, NO_SLOT, NUM_BANDS,
 };
 use dataplane_common::lossless::{DropReason, PfcAction, ECN_CE};
 
 use crate::engine::Sim;
 use crate::event::{ser_ns, Ev, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
+use crate::report::lb::{LbEvent, TraceKind};
 use crate::topo::{GROUP_BIT, SLOTS};
 
 pub mod state;
@@ -39,48 +41,16 @@ impl Sim {
         let out = if r & GROUP_BIT == 0 {
             r as usize
         } else {
-            let gid = r & !GROUP_BIT;
-            // the flow's 5-tuple, only for a choice (a cache miss saved
-            // on single-path hops)
-            let f = &self.addrs[pkt.flow as usize];
-            let (src, dst) = if pkt.kind == KIND_DATA {
-                (f.src, f.dst)
-            } else {
-                (f.dst, f.src)
-            };
-            let (sport, qp) = (f.sport, f.qp);
-            let hash = flow_hash(&flow_key(src, dst, sport, qp), sw.seed);
-            let Switch {
-                groups,
-                flowlets,
-                ports,
-                rng,
-                ..
-            } = sw;
-            let g = &groups[gid as usize];
-            let rand = rng.next_u32();
-            let flowlet = if uses_flowlets(g.mode) {
-                let i = flowlet_index(gid, hash) as usize;
-                Some(flowlet_entry(&mut flowlets[i], flowlet_tag(gid, hash)))
-            } else {
-                None
-            };
-            let bands = || {
-                let mut b = [NUM_BANDS - 1; MAX_MEMBERS];
-                for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
-                    b[i] = ports[m.id as usize].rate.band(now);
-                }
-                b
-            };
-            match select(g, hash, flowlet, now, rand, bands) {
-                Some(pick) => pick.id as usize,
+            match self.choose(s, r & !GROUP_BIT, pid) {
+                Some(out) => out,
                 None => {
-                    sw.c.no_route += 1;
+                    self.switches[s].c.no_route += 1;
                     self.drop_packet(s, pid);
                     return;
                 }
             }
         };
+        let sw = &mut self.switches[s];
         let cls = class(pkt.tc);
         let a = Arrival {
             ingress: inp as u8,
@@ -125,6 +95,10 @@ impl Sim {
                 // once: what queueing it and starting the FIFO's head would
                 // do, without writing and reading the FIFO
                 let first = port.fifo[0].is_empty() && (cls == 0 || port.fifo[1].is_empty());
+                if port.uplink && !port.has_data {
+                    port.has_data = true;
+                    sw.up.set(now, true);
+                }
                 if !port.busy && first && !paused {
                     self.switch_send(s, out as u16, cls, pid, pkt.len);
                 } else {
@@ -147,6 +121,116 @@ impl Sim {
                 self.drop_packet(s, pid);
             }
         }
+    }
+
+    /// The port of group `gid`'s member that packet `pid` leaves switch
+    /// `s` by (`lb::select`, as the eBPF balance stage calls it); `None`:
+    /// no eligible member. Keeps what the report reads of the choice.
+    #[inline]
+    fn choose(&mut self, s: usize, gid: u16, pid: u32) -> Option<usize> {
+        let now = self.now;
+        let pkt = self.pkts[pid as usize];
+        let sw = &mut self.switches[s];
+        // the flow's 5-tuple, only for a choice (a cache miss saved on
+        // single-path hops)
+        let f = &self.addrs[pkt.flow as usize];
+        let (src, dst) = if pkt.kind == KIND_DATA {
+            (f.src, f.dst)
+        } else {
+            (f.dst, f.src)
+        };
+        let hash = flow_hash(&flow_key(src, dst, f.sport, f.qp), sw.seed);
+        let Switch {
+            groups,
+            flowlets,
+            ways,
+            ports,
+            rng,
+            ..
+        } = sw;
+        let g = &groups[gid as usize];
+        let rand = rng.next_u32();
+        let tag = flowlet_tag(gid, hash);
+        let flowlet = if uses_flow_ways(g.mode) {
+            let set = &mut ways[flow_set_index(gid, hash) as usize];
+            let (e, how) = flow_way(set, tag, now, u64::from(g.flowlet_timeout_ns));
+            if how == WayLookup::Evicted {
+                self.stats.lb_evictions += 1;
+            }
+            Some(e)
+        } else if uses_flowlets(g.mode) {
+            let i = flowlet_index(gid, hash) as usize;
+            Some(flowlet_entry(&mut flowlets[i], tag))
+        } else {
+            None
+        };
+        let from = flowlet.as_ref().map_or(NO_SLOT, |e| e.slot);
+        let mode = g.mode;
+        let bands = || {
+            let mut b = [NUM_BANDS - 1; MAX_MEMBERS];
+            let mut free = [0u64; MAX_MEMBERS];
+            for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
+                let rate = &ports[m.id as usize].rate;
+                b[i] = rate.band(now);
+                free[i] = rate.booked_free_at(now);
+            }
+            if uses_reservations(mode) {
+                return place_levels(g, &free, &b);
+            }
+            b
+        };
+        let pick = select(g, hash, flowlet, now, rand, bands)?;
+        let out = pick.id as usize;
+        if uses_reservations(mode) {
+            // what the packet announces: a WRITE's first packet carries
+            // its message's length (RETH); an ACK, NAK or CNP books itself
+            let announced = match (pkt.kind, pkt.psn) {
+                (KIND_DATA, 0) => {
+                    Some(self.flows[pkt.flow as usize].size.min(u64::from(u32::MAX)) as u32)
+                }
+                (KIND_DATA, _) => None,
+                _ => Some(pkt.len),
+            };
+            let bytes = place_booking(mode, &pick, announced);
+            if bytes > 0 {
+                ports[out].rate.book(now, bytes);
+            }
+        }
+        if let Some(ev) = pick.flowlet.filter(|e| e.is_new()) {
+            if from != NO_SLOT {
+                self.stats.lb_moves += 1;
+            }
+            if self.p.trace_lb {
+                self.trace_pick(s, gid, pkt.flow, ev, from, pick.slot);
+            }
+        }
+        if !self.p.workload.is_poisson() && pkt.kind == KIND_DATA && pkt.psn == 0 {
+            let node = self.first_switch + s as u32;
+            self.stats.first_hops.push((pkt.flow, node, out as u16));
+        }
+        Some(out)
+    }
+
+    /// Adds a placement to the trace: what each member's estimator read.
+    #[cold]
+    fn trace_pick(&mut self, s: usize, gid: u16, flow: u32, ev: FlowletEvent, from: u8, to: u8) {
+        let sw = &self.switches[s];
+        let g = &sw.groups[gid as usize];
+        let mut util = [0u16; MAX_MEMBERS];
+        for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
+            let u = sw.ports[m.id as usize].rate.utilisation(self.now);
+            util[i] = u.min(u32::from(u16::MAX)) as u16;
+        }
+        self.stats.lb_trace.push(LbEvent {
+            t: self.now,
+            switch: self.first_switch + s as u32,
+            flow,
+            what: TraceKind::of(ev),
+            from,
+            to,
+            members: g.n_members,
+            util,
+        });
     }
 
     fn drop_packet(&mut self, s: usize, pid: u32) {
@@ -343,6 +427,12 @@ impl Sim {
         let cls = pt.cur;
         self.drain_class(s, port, cls);
         self.switch_start(s, port);
+        let sw = &mut self.switches[s];
+        let pt = &mut sw.ports[port as usize];
+        if pt.has_data && !pt.busy && pt.fifo[0].is_empty() && pt.fifo[1].is_empty() {
+            pt.has_data = false;
+            sw.up.set(self.now, false);
+        }
     }
 
     /// Drains the model's queue (`port`, `cls`) to now; RoCE bytes given

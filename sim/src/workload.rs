@@ -217,12 +217,13 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
             for c in 0..channels {
                 let host = |i: u32| if channels == 8 { i * 8 + c } else { i };
                 let mut prev: Vec<u32> = Vec::new();
-                for _step in 0..steps {
+                for step in 0..steps {
                     let mut cur = Vec::with_capacity(members as usize);
                     for i in 0..members {
                         let id =
                             add_flow(sim, &mut rng, host(i), host((i + 1) % members), chunk, 0);
                         sim.flows[id as usize].job = 0;
+                        sim.flows[id as usize].step = step;
                         cur.push(id);
                     }
                     for i in 0..members as usize {
@@ -255,11 +256,12 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
                 plan.push((r >> (k + 1), m >> (k + 1)));
             }
             let mut prev: Vec<u32> = Vec::new();
-            for &(dist, size) in &plan {
+            for (step, &(dist, size)) in plan.iter().enumerate() {
                 let mut cur = vec![0u32; r as usize];
                 for i in 0..r {
                     let id = add_flow(sim, &mut rng, i, i ^ dist, size.max(1), 0);
                     sim.flows[id as usize].job = 0;
+                    sim.flows[id as usize].step = step as u32;
                     cur[i as usize] = id;
                 }
                 for i in 0..r as usize {

@@ -19,6 +19,19 @@ pub const MODE_FLOWLET: u8 = 1;
 pub const MODE_BANDWIDTH: u8 = 2;
 /// Every packet to the least-loaded member (packet spraying; reorders).
 pub const MODE_SPRAY: u8 = 3;
+/// Each flow (QP) placed once on the member booked least far ahead,
+/// booked at once, then kept while active ([`place_booking`]).
+pub const MODE_PLACE: u8 = 4;
+/// The highest mode.
+pub const MODE_LAST: u8 = MODE_PLACE;
+/// Every mode, in order.
+pub const ALL_MODES: [u8; MODE_LAST as usize + 1] = [
+    MODE_HASH,
+    MODE_FLOWLET,
+    MODE_BANDWIDTH,
+    MODE_SPRAY,
+    MODE_PLACE,
+];
 
 /// [`Group::flags`]: UET packets (UDP 4793 with a PDS header) are placed
 /// by the bucket of their flow hash, whose UDP source port is UET's entropy
@@ -38,7 +51,15 @@ pub const DEFAULT_FLOWLET_TIMEOUT_NS: u32 = 100_000;
 /// flowlet entry only then).
 #[inline(always)]
 pub const fn uses_flowlets(mode: u8) -> bool {
-    mode == MODE_FLOWLET || mode == MODE_BANDWIDTH
+    mode == MODE_FLOWLET || mode == MODE_BANDWIDTH || mode == MODE_PLACE
+}
+
+/// Whether `mode` keeps its flows' entries in the set-associative table
+/// ([`FlowWays`], [`flow_way`]) rather than the direct-mapped flowlet
+/// table ([`FlowletSlot`], [`flowlet_entry`]).
+#[inline(always)]
+pub const fn uses_flow_ways(mode: u8) -> bool {
+    mode == MODE_PLACE
 }
 
 /// Whether `mode` reads its members' port load ([`PortRate`] bands): a
@@ -46,7 +67,15 @@ pub const fn uses_flowlets(mode: u8) -> bool {
 /// then ([`select`] calls its `bands` in these modes alone).
 #[inline(always)]
 pub const fn uses_port_load(mode: u8) -> bool {
-    mode == MODE_BANDWIDTH || mode == MODE_SPRAY
+    mode == MODE_BANDWIDTH || mode == MODE_SPRAY || mode == MODE_PLACE
+}
+
+/// Whether `mode` books placements on its members' ports
+/// ([`PortRate::book`], [`place_booking`]) and compares their
+/// [`place_levels`].
+#[inline(always)]
+pub const fn uses_reservations(mode: u8) -> bool {
+    mode == MODE_PLACE
 }
 
 /// One next hop of a group.
@@ -82,7 +111,8 @@ impl Member {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Group {
-    /// [`MODE_HASH`], [`MODE_FLOWLET`], [`MODE_BANDWIDTH`] or [`MODE_SPRAY`].
+    /// [`MODE_HASH`], [`MODE_FLOWLET`], [`MODE_BANDWIDTH`], [`MODE_SPRAY`]
+    /// or [`MODE_PLACE`].
     pub mode: u8,
     /// Members in use, slots `0..n_members` (at most [`MAX_MEMBERS`]).
     pub n_members: u8,
@@ -155,7 +185,7 @@ impl fmt::Display for GroupError {
             GroupError::UnknownMode(m) => {
                 write!(
                     f,
-                    "unknown load-balancing mode {m} (0 hash, 1 flowlet, 2 bandwidth, 3 spray)"
+                    "unknown load-balancing mode {m} (0 hash, 1 flowlet, 2 bandwidth, 3 spray, 4 place)"
                 )
             }
             GroupError::NoMembers => write!(f, "group has no members"),
@@ -222,7 +252,7 @@ pub fn validate_members(members: &[Member; MAX_MEMBERS], n_members: u8) -> Resul
 /// flowlet timeout, and that every bucket names a member in use that is
 /// live (unless none is).
 pub fn validate_group(g: &Group) -> Result<(), GroupError> {
-    if g.mode > MODE_SPRAY {
+    if g.mode > MODE_LAST {
         return Err(GroupError::UnknownMode(g.mode));
     }
     if g.flags & !GROUP_FLAGS != 0 {

@@ -13,7 +13,9 @@ const _: () = assert!(core::mem::size_of::<Group>() == 8 + 4 * MAX_MEMBERS + NBU
 const _: () = assert!(core::mem::size_of::<Flowlet>() == 16);
 const _: () = assert!(core::mem::size_of::<FlowletSlot>() == 24);
 const _: () = assert!(FLOWLET_SLOTS.is_power_of_two());
-const _: () = assert!(core::mem::size_of::<PortRate>() == 24);
+const _: () = assert!(core::mem::size_of::<PortRate>() == 32);
+const _: () = assert!(core::mem::size_of::<FlowWays>() == 24 * FLOW_WAYS);
+const _: () = assert!(FLOW_SETS.is_power_of_two());
 
 #[cfg(feature = "user")]
 mod pod {
@@ -24,4 +26,5 @@ mod pod {
     unsafe impl aya::Pod for super::Flowlet {}
     unsafe impl aya::Pod for super::FlowletSlot {}
     unsafe impl aya::Pod for super::PortRate {}
+    unsafe impl aya::Pod for super::FlowWays {}
 }

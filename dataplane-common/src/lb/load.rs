@@ -57,6 +57,9 @@ pub struct PortRate {
     pub speed_mbps: u32,
     /// Zero.
     pub _pad: u32,
+    /// Place mode: when the port would have sent every byte booked on it
+    /// by placements, at its speed ([`PortRate::book`]).
+    pub booked_until_ns: u64,
 }
 
 /// `x` (capped at [`DRE_MAX_BYTES`]) after `steps` decays by alpha = 1/4,
@@ -100,6 +103,7 @@ impl PortRate {
             epoch_ns: 0,
             speed_mbps,
             _pad: 0,
+            booked_until_ns: 0,
         }
     }
 

@@ -25,6 +25,7 @@
 //! | [`MODE_FLOWLET`]   | [`Flowlet`]  | new flowlet: bucket of the hash re-mixed with the flowlet's index |
 //! | [`MODE_BANDWIDTH`] | [`Flowlet`]  | new flowlet: lowest band, ties by the hash among the tied     |
 //! | [`MODE_SPRAY`]     | none         | every packet: lowest band, ties by the random number          |
+//! | [`MODE_PLACE`]     | [`Flowlet`] in [`FlowWays`] | new flow: the port that frees first, ties by the hash; booked at once ([`place_booking`]) |
 //!
 //! A group with [`GROUP_F_UET_ENTROPY`] (config `uet_entropy = true`) places
 //! UET packets ([`select_packet`] with `uet`) by the bucket of their flow
@@ -63,10 +64,12 @@ mod group;
 mod hash;
 mod layout;
 mod load;
+mod place;
 mod select;
 
 pub use flowlet::*;
 pub use group::*;
 pub use hash::*;
 pub use load::*;
+pub use place::*;
 pub use select::*;

@@ -23,12 +23,18 @@ pub struct Pick {
 ///   `pick_hash(flowlet_hash(hash, index))`;
 /// * bandwidth: [`flowlet_next`], a new flowlet placed by
 ///   `pick_least_loaded(bands(), flowlet_hash(hash, index))`;
-/// * spray: `pick_least_loaded(bands(), rand)` for every packet.
+/// * spray: `pick_least_loaded(bands(), rand)` for every packet;
+/// * place: [`place_next`], a new flow placed by
+///   `pick_least_loaded(bands(), flowlet_hash(hash, index))`, `bands()`
+///   giving each member's reservation level ([`place_levels`]); the
+///   caller then books
+///   [`place_booking`] on the chosen port.
 ///
 /// `flowlet` is the flow's entry (created as [`Flowlet::NEW`]) when
 /// [`uses_flowlets`]`(g.mode)`; without one those modes fall back to
 /// [`pick_hash`] rather than risk reordering. `bands()` returns each slot's
-/// [`quality_band`] and is called only when a choice by load is made. An
+/// [`quality_band`] ([`place_levels`] in place mode) and is called only
+/// when a choice by load is made. An
 /// unknown mode acts as hash. `None`: no eligible member (drop and count).
 /// A packet that is not UET: [`select_packet`] with `uet` false.
 #[inline(always)]
@@ -77,6 +83,12 @@ pub fn select_packet<B: FnOnce() -> [u8; MAX_MEMBERS]>(
         (MODE_SPRAY, _) => (pick_least_loaded(g, &bands(), rand)?, None),
         (MODE_FLOWLET, Some(e)) => {
             let (c, ev) = flowlet_next(e, g, now_ns, |n| pick_hash(g, flowlet_hash(hash, n)))?;
+            (c, Some(ev))
+        }
+        (MODE_PLACE, Some(e)) => {
+            let (c, ev) = place_next(e, g, now_ns, |n| {
+                pick_least_loaded(g, &bands(), flowlet_hash(hash, n))
+            })?;
             (c, Some(ev))
         }
         (MODE_BANDWIDTH, Some(e)) => {

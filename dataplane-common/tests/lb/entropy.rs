@@ -22,7 +22,7 @@ fn entropy_group(mode: u8) -> Group {
 
 #[test]
 fn an_entropy_value_keeps_its_path_across_gaps_in_every_mode() {
-    for mode in [MODE_HASH, MODE_FLOWLET, MODE_BANDWIDTH, MODE_SPRAY] {
+    for mode in ALL_MODES {
         let g = entropy_group(mode);
         for ev in 0..512u16 {
             let h = flow_hash(&uet4(ev), SEED);

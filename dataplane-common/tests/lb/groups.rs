@@ -208,8 +208,11 @@ fn validation_names_the_problem() {
     assert_eq!(validate_group(&unused), Ok(()));
 
     assert_eq!(
-        validate_group(&Group { mode: 4, ..g }),
-        Err(GroupError::UnknownMode(4))
+        validate_group(&Group {
+            mode: MODE_LAST + 1,
+            ..g
+        }),
+        Err(GroupError::UnknownMode(MODE_LAST + 1))
     );
     assert_eq!(
         validate_group(&Group { n_members: 0, ..g }),

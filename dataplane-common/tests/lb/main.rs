@@ -1,5 +1,5 @@
 //! Load balancing: flow hash, resilient bucket tables, flowlets, the
-//! discounting rate estimator, the four selection modes, and a deterministic
+//! discounting rate estimator, the five selection modes, and a deterministic
 //! simulation of the low-entropy RoCEv2 case (one UDP source port).
 
 use std::cell::Cell;
@@ -94,3 +94,6 @@ mod low_entropy;
 
 /// UET entropy groups.
 mod entropy;
+
+/// Place mode: bookings, levels, the set-associative table.
+mod place;

@@ -45,7 +45,7 @@ fn hash_mode_uses_the_bucket() {
 /// flowlet entry, new or in a flowlet.
 #[test]
 fn only_the_modes_that_use_port_load_read_it() {
-    for mode in [MODE_HASH, MODE_FLOWLET, MODE_BANDWIDTH, MODE_SPRAY] {
+    for mode in ALL_MODES {
         let g = group(mode, &[1, 2, 3, 4]);
         let read = Cell::new(false);
         let bands = || {
@@ -88,7 +88,7 @@ fn hash_mode_survives_a_stale_table() {
 
 #[test]
 fn all_dead_selects_nothing() {
-    for mode in [MODE_HASH, MODE_FLOWLET, MODE_BANDWIDTH, MODE_SPRAY] {
+    for mode in ALL_MODES {
         let mut g = group(mode, &[1, 1, 1]);
         for i in 0..3 {
             g.members[i].live = 0;

@@ -24,6 +24,8 @@ pub struct Flow {
     pub qp: u32,
     /// Collective job it belongs to, or [`NONE`].
     pub job: u32,
+    /// Its step in the collective (0 otherwise).
+    pub step: u32,
     /// Flows that must complete before this one starts.
     pub deps_left: u32,
     pub started: bool,
@@ -47,6 +49,7 @@ impl Flow {
             sport,
             qp,
             job: NONE,
+            step: 0,
             deps_left: 0,
             started: false,
             snd_nxt: 0,
@@ -83,6 +86,9 @@ pub struct FlowRx {
     pub ack_armed: bool,
     /// When the receiver last got a data packet of this flow.
     pub last_rx_ns: u64,
+    /// An out-of-order-placement receiver's PSNs placed so far (a bit
+    /// each; empty until its first packet, and with go-back-N receivers).
+    pub placed: Vec<u64>,
 }
 
 impl FlowRx {
@@ -102,6 +108,7 @@ impl FlowRx {
             ack_psn: 0,
             ack_armed: false,
             last_rx_ns: 0,
+            placed: Vec::new(),
         }
     }
 }

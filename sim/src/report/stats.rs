@@ -23,6 +23,19 @@ pub struct Stats {
     pub pfc_rx: u64,
     /// Queue samples: (time ns, largest RoCE queue in the fabric, sum).
     pub samples: Vec<(u64, u32, u64)>,
+    /// Bytes each uplink sent so far, at each queue sample (uplinks in
+    /// switch and port order).
+    pub uplink_samples: Vec<(u64, Vec<u64>)>,
+    /// Collectives: where each flow's first packet left each switch that
+    /// chose among members: (flow, switch, port).
+    pub first_hops: Vec<(u32, u32, u16)>,
+    /// Flows moved to another member while they had a path (a gap or a
+    /// member down), every mode that keeps per-flow state.
+    pub lb_moves: u64,
+    /// Place mode: flows that lost their entry to another active flow.
+    pub lb_evictions: u64,
+    /// The load balancer's trace, when kept (`trace_lb`).
+    pub lb_trace: Vec<super::lb::LbEvent>,
 }
 
 impl Stats {
@@ -47,6 +60,11 @@ impl Stats {
             cnp_rx,
             pfc_rx,
             samples,
+            uplink_samples,
+            first_hops,
+            lb_moves,
+            lb_evictions,
+            lb_trace,
         } = o;
         self.flows_started += flows_started;
         self.flows_done += flows_done;
@@ -65,5 +83,10 @@ impl Stats {
         self.cnp_rx += cnp_rx;
         self.pfc_rx += pfc_rx;
         self.samples.extend_from_slice(samples);
+        self.uplink_samples.extend_from_slice(uplink_samples);
+        self.first_hops.extend_from_slice(first_hops);
+        self.lb_moves += lb_moves;
+        self.lb_evictions += lb_evictions;
+        self.lb_trace.extend_from_slice(lb_trace);
     }
 }

@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 use anyhow::{bail, Result};
 use dataplane_common::buffer::{PauseStat, PortBuffer, NUM_TC, STORM_NONE};
 use dataplane_common::lb::{
-    build_buckets, uses_flowlets, uses_port_load, validate_group, FlowKey, FlowletSlot, Group,
-    Member, PortRate, FLOWLET_SLOTS, MAX_MEMBERS,
+    build_buckets, uses_flow_ways, uses_flowlets, uses_port_load, validate_group, FlowKey,
+    FlowWays, FlowletSlot, Group, Member, PortRate, FLOWLET_SLOTS, FLOW_SETS, MAX_MEMBERS,
 };
 use dataplane_common::lossless::{
     headroom, validate_buffer_profile, validate_wred, BufferProfile, HeadroomInput, SharedPool,
@@ -58,6 +58,8 @@ pub struct SwPort {
     pub busy: bool,
     /// Goes to a switch of a higher tier.
     pub uplink: bool,
+    /// Has a frame on the wire or queued (kept for uplinks only).
+    pub has_data: bool,
     pub rate: PortRate,
     pub resume_at: u64,
     /// When the next PG refresh tick is scheduled.
@@ -117,6 +119,8 @@ pub struct Switch {
     pub route: Vec<u16>,
     pub groups: Vec<Group>,
     pub flowlets: Vec<FlowletSlot>,
+    /// Place mode's set-associative flow table.
+    pub ways: Vec<FlowWays>,
     pub seed: u32,
     pub rng: XorShift32,
     pub c: SwCounters,
@@ -126,6 +130,43 @@ pub struct Switch {
     /// A group balances by port load: the ports' rates are kept (nothing
     /// else reads them).
     pub keeps_rates: bool,
+    /// The time any of its uplinks had data to send.
+    pub up: UplinkBusy,
+}
+
+/// The time any of a switch's uplinks had data to send: the denominator
+/// of its busy utilisation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UplinkBusy {
+    /// Uplinks with data now.
+    pub active: u32,
+    /// When `active` last rose from 0.
+    pub since: u64,
+    /// Busy time before `since`.
+    pub busy: u64,
+}
+
+impl UplinkBusy {
+    /// An uplink got data (`on`) or sent its last frame, at `now`.
+    #[inline]
+    pub fn set(&mut self, now: u64, on: bool) {
+        if on {
+            if self.active == 0 {
+                self.since = now;
+            }
+            self.active += 1;
+        } else {
+            self.active -= 1;
+            if self.active == 0 {
+                self.busy += now - self.since;
+            }
+        }
+    }
+
+    /// Busy time up to `now`.
+    pub fn busy_ns(&self, now: u64) -> u64 {
+        self.busy + if self.active > 0 { now - self.since } else { 0 }
+    }
 }
 
 /// The PG profile of the RoCE class on `link` (headroom by SONiC's formula
@@ -247,17 +288,23 @@ impl Switch {
             groups.push(g);
         }
         let keeps_rates = groups.iter().any(|g| uses_port_load(g.mode));
-        let flowlets = if !groups.is_empty() && uses_flowlets(p.lb_mode) {
-            vec![
-                FlowletSlot {
-                    tag: 0,
-                    entry: dataplane_common::lb::Flowlet::NEW,
-                };
-                FLOWLET_SLOTS as usize
-            ]
+        let ways = if !groups.is_empty() && uses_flow_ways(p.lb_mode) {
+            vec![FlowWays::EMPTY; FLOW_SETS as usize]
         } else {
             Vec::new()
         };
+        let flowlets =
+            if !groups.is_empty() && uses_flowlets(p.lb_mode) && !uses_flow_ways(p.lb_mode) {
+                vec![
+                    FlowletSlot {
+                        tag: 0,
+                        entry: dataplane_common::lb::Flowlet::NEW,
+                    };
+                    FLOWLET_SLOTS as usize
+                ]
+            } else {
+                Vec::new()
+            };
         let ports = spec
             .ports
             .iter()
@@ -272,6 +319,7 @@ impl Switch {
                 rate: PortRate::new(l.speed_mbps),
                 tx_bytes: 0,
                 uplink: false,
+                has_data: false,
                 peak_bytes: 0,
                 tick_at: 0,
                 pfc_free_at: 0,
@@ -291,11 +339,13 @@ impl Switch {
             route: spec.route.clone(),
             groups,
             flowlets,
+            ways,
             seed: seed ^ index.wrapping_mul(0x9e37_79b9),
             rng: XorShift32(seed | 1),
             c: SwCounters::default(),
             xoff_mask: 0,
             keeps_rates,
+            up: UplinkBusy::default(),
         })
     }
 }

@@ -1,0 +1,295 @@
+use super::*;
+
+const T0: u64 = 7_000_000;
+const G400: u32 = 400_000;
+const TO: u64 = DEFAULT_FLOWLET_TIMEOUT_NS as u64;
+
+/// A switch's view of place mode: a group of `n` members, their ports'
+/// rates and bookings (ports 0..n = member slots), and its flow table.
+struct Leaf {
+    g: Group,
+    ports: Vec<PortRate>,
+    table: Vec<FlowWays>,
+    evictions: u64,
+}
+
+impl Leaf {
+    fn new(n: usize) -> Leaf {
+        Leaf {
+            g: group(MODE_PLACE, &vec![1; n]),
+            ports: vec![PortRate::new(G400); n],
+            table: vec![FlowWays::EMPTY; FLOW_SETS as usize],
+            evictions: 0,
+        }
+    }
+
+    /// What a caller does for one packet of flow `hash` at `now`
+    /// announcing `announced` bytes: look up the way, select, book.
+    fn packet(&mut self, hash: u32, now: u64, announced: Option<u32>, len: u32) -> Pick {
+        let set = &mut self.table[flow_set_index(7, hash) as usize];
+        let (e, how) = flow_way(set, flowlet_tag(7, hash), now, TO);
+        if how == WayLookup::Evicted {
+            self.evictions += 1;
+        }
+        let ports = &self.ports;
+        let g = &self.g;
+        let levels = || {
+            let mut free = [0u64; MAX_MEMBERS];
+            let mut bands = [0u8; MAX_MEMBERS];
+            for i in 0..g.n_members as usize {
+                free[i] = ports[i].booked_free_at(now);
+                bands[i] = ports[i].band(now);
+            }
+            place_levels(g, &free, &bands)
+        };
+        let pick = select(g, hash, Some(e), now, 0, levels).expect("a live member");
+        let bytes = place_booking(MODE_PLACE, &pick, announced);
+        let port = &mut self.ports[pick.slot as usize];
+        if bytes > 0 {
+            port.book(now, bytes);
+        }
+        port.update(now, len);
+        pick
+    }
+}
+
+/// A collective step: eight flows start on eight idle uplinks at the same
+/// nanosecond, each announcing 512 KiB. A rate estimator sees none of
+/// them yet; the bookings put one flow on each uplink, in every seed's
+/// hashes.
+#[test]
+fn a_step_of_simultaneous_flows_takes_one_uplink_each() {
+    for round in 0..200u32 {
+        let mut leaf = Leaf::new(8);
+        let mut used = [0u32; 8];
+        for qp in 0..8 {
+            let h = flow_hash(&roce4(round * 8 + qp), SEED);
+            let p = leaf.packet(h, T0, Some(512 << 10), 4158);
+            assert_eq!(p.flowlet, Some(FlowletEvent::First));
+            used[p.slot as usize] += 1;
+        }
+        assert_eq!(used, [1; 8], "round {round}");
+    }
+}
+
+/// The same step placed by bandwidth mode (bands of idle ports, all 0):
+/// the hash breaks every tie, and some uplink gets two flows (what the
+/// simulator's 128-GPU ring showed).
+#[test]
+fn bandwidth_mode_places_the_same_step_as_a_hash_would() {
+    let g = group(MODE_BANDWIDTH, &[1; 8]);
+    let mut collided = 0;
+    for round in 0..200u32 {
+        let mut used = [0u32; 8];
+        for qp in 0..8 {
+            let h = flow_hash(&roce4(round * 8 + qp), SEED);
+            let mut e = Flowlet::NEW;
+            let p = select(&g, h, Some(&mut e), T0, 0, || IDLE).unwrap();
+            used[p.slot as usize] += 1;
+        }
+        collided += u32::from(used.iter().any(|&n| n > 1));
+    }
+    // eight balls in eight bins all apart: 8!/8^8 = 0.24 %
+    assert!(collided > 190, "only {collided} of 200 steps collided");
+}
+
+/// A placed flow keeps its member across any gap (a gap is no proof the
+/// old path drained) and moves only when the member goes down.
+#[test]
+fn a_placed_flow_stays_through_gaps_and_moves_when_its_member_dies() {
+    let mut leaf = Leaf::new(4);
+    let h = flow_hash(&roce4(1), SEED);
+    let first = leaf.packet(h, T0, Some(1 << 20), 1000);
+    for gap in [1, TO, TO + 1, 50 * TO] {
+        let p = leaf.packet(h, T0 + gap, None, 1000);
+        assert_eq!((p.slot, p.flowlet), (first.slot, Some(FlowletEvent::Same)));
+    }
+    leaf.g.members[first.slot as usize].live = 0;
+    let p = leaf.packet(h, T0 + 51 * TO, None, 1000);
+    assert_eq!(p.flowlet, Some(FlowletEvent::MemberDown));
+    assert_ne!(p.slot, first.slot);
+    // and it books the default on its new member (no length announced)
+    let free = leaf.ports[p.slot as usize].booked_free_at(T0 + 51 * TO) - (T0 + 51 * TO);
+    assert_eq!(free, wire_ns(PLACE_DEFAULT_BYTES, G400));
+}
+
+#[test]
+fn place_next_never_reports_a_gap() {
+    let g = group(MODE_PLACE, &[1, 1]);
+    let mut e = Flowlet::NEW;
+    let c = |s: u8| {
+        Some(Choice {
+            slot: s,
+            id: 100 + s as u16,
+        })
+    };
+    assert_eq!(
+        place_next(&mut e, &g, T0, |_| c(1)).map(|x| x.1),
+        Some(FlowletEvent::First)
+    );
+    assert_eq!(
+        place_next(&mut e, &g, T0 + 10 * TO, |_| unreachable!()),
+        Some((c(1).unwrap(), FlowletEvent::Same))
+    );
+    assert_eq!(e.last_seen_ns, T0 + 10 * TO);
+    // an older timestamp (another CPU's) leaves last_seen alone
+    place_next(&mut e, &g, T0, |_| unreachable!()).unwrap();
+    assert_eq!(e.last_seen_ns, T0 + 10 * TO);
+    // no member to choose: the entry is left as it was
+    let mut fresh = Flowlet::NEW;
+    assert_eq!(place_next(&mut fresh, &g, T0, |_| None), None);
+    assert_eq!(fresh, Flowlet::NEW);
+}
+
+#[test]
+fn booking_moves_the_free_time_by_the_bytes_at_the_port_speed() {
+    assert_eq!(wire_ns(50_000, 400_000), 1000);
+    assert_eq!(wire_ns(12_500, 100_000), 1000);
+    assert_eq!(wire_ns(1, 0), PLACE_HORIZON_NS);
+    let mut r = PortRate::new(G400);
+    assert_eq!(r.booked_free_at(T0), T0);
+    r.book(T0, 50_000);
+    assert_eq!(r.booked_free_at(T0), T0 + 1000);
+    // a second booking queues behind the first
+    r.book(T0 + 400, 50_000);
+    assert_eq!(r.booked_free_at(T0 + 400), T0 + 2000);
+    // once free, a booking starts from now
+    r.book(T0 + 5000, 50_000);
+    assert_eq!(r.booked_free_at(T0 + 5000), T0 + 6000);
+    assert_eq!(r.booked_free_at(T0 + 9000), T0 + 9000);
+    // one booking lasts at most PLACE_MAX_BOOK_NS
+    let mut r = PortRate::new(G400);
+    r.book(T0, u32::MAX);
+    assert_eq!(r.booked_free_at(T0), T0 + PLACE_MAX_BOOK_NS);
+    // a port of unknown speed: every booking is the longest
+    let mut r = PortRate::new(0);
+    r.book(T0, 1);
+    assert_eq!(r.booked_free_at(T0), T0 + PLACE_MAX_BOOK_NS);
+    // and all of them reach at most the horizon
+    for _ in 0..2 * PLACE_HORIZON_NS / PLACE_MAX_BOOK_NS {
+        r.book(T0, u32::MAX);
+    }
+    assert_eq!(r.booked_free_at(T0), T0 + PLACE_HORIZON_NS);
+}
+
+#[test]
+fn levels_are_relative_booking_then_band() {
+    let mut g = group(MODE_PLACE, &[1, 1, 1, 1, 1]);
+    let us = 1 << PLACE_LEVEL_SHIFT;
+    let base = 1_000_000_000u64;
+    let free = {
+        let mut f = [0u64; MAX_MEMBERS];
+        f[..5].copy_from_slice(&[base + 3 * us, base, base + us, base + 200 * us, base]);
+        f
+    };
+    let bands = {
+        let mut b = [0u8; MAX_MEMBERS];
+        b[..5].copy_from_slice(&[1, 7, 0, 2, 3]);
+        b
+    };
+    let l = place_levels(&g, &free, &bands);
+    assert_eq!(
+        &l[..5],
+        &[3 << 3 | 1, 7, 1 << 3, PLACE_MAX_AHEAD << 3 | 2, 3]
+    );
+    assert!(l[5..].iter().all(|&x| x == u8::MAX), "slots not in use");
+    // booked alike: the lower band wins (member 4 over member 1)
+    assert_eq!(pick_least_loaded(&g, &l, 0).unwrap().slot, 4);
+    // a member down is neither a candidate nor the base
+    g.members[1].live = 0;
+    g.members[4].live = 0;
+    let l = place_levels(&g, &free, &bands);
+    assert_eq!((l[1], l[4]), (u8::MAX, u8::MAX));
+    // the base is now member 2's: member 0 is 2 us behind it
+    assert_eq!((l[0], l[2]), (2 << 3 | 1, 0));
+}
+
+#[test]
+fn booking_follows_what_the_packet_announces() {
+    let new = Pick {
+        slot: 0,
+        id: 1,
+        flowlet: Some(FlowletEvent::First),
+    };
+    let same = Pick {
+        flowlet: Some(FlowletEvent::Same),
+        ..new
+    };
+    assert_eq!(place_booking(MODE_PLACE, &new, Some(4096)), 4096);
+    assert_eq!(place_booking(MODE_PLACE, &same, Some(4096)), 4096);
+    assert_eq!(place_booking(MODE_PLACE, &new, None), PLACE_DEFAULT_BYTES);
+    assert_eq!(place_booking(MODE_PLACE, &same, None), 0);
+    assert_eq!(
+        place_booking(MODE_PLACE, &new, Some(u32::MAX)),
+        PLACE_MAX_BYTES
+    );
+    for mode in [MODE_HASH, MODE_FLOWLET, MODE_BANDWIDTH, MODE_SPRAY] {
+        assert_eq!(place_booking(mode, &new, Some(4096)), 0, "mode {mode}");
+    }
+}
+
+/// Five flows in one set of four ways: hits keep their entries, an idle
+/// way is taken without an eviction, and only when four flows are active
+/// does a fifth evict the one seen least recently.
+#[test]
+fn a_set_keeps_four_active_flows_and_evicts_the_stalest() {
+    let mut s = FlowWays::EMPTY;
+    let tag = |i: u64| (1 << 63) | i;
+    for i in 0..4 {
+        let (e, how) = flow_way(&mut s, tag(i), T0 + i, TO);
+        assert_eq!(how, WayLookup::Taken);
+        e.last_seen_ns = T0 + i;
+        e.slot = i as u8;
+    }
+    for i in 0..4 {
+        let (e, how) = flow_way(&mut s, tag(i), T0 + 10, TO);
+        assert_eq!((how, e.slot), (WayLookup::Hit, i as u8));
+    }
+    // all four active: the fifth evicts the stalest (flow 0, seen at T0)
+    let (e, how) = flow_way(&mut s, tag(9), T0 + 20, TO);
+    assert_eq!((how, *e), (WayLookup::Evicted, Flowlet::NEW));
+    e.last_seen_ns = T0 + 20;
+    assert_eq!(flow_way(&mut s, tag(1), T0 + 21, TO).1, WayLookup::Hit);
+    // after the timeout a way is idle: taken, not evicted
+    let later = T0 + 21 + TO + 1;
+    assert_eq!(flow_way(&mut s, tag(42), later, TO).1, WayLookup::Taken);
+}
+
+/// Two active flows whose hashes meet: in the direct-mapped flowlet table
+/// each packet evicts the other flow's entry (so bandwidth mode re-places
+/// both at every packet: the NAKs of the simulator's ring), in a set of
+/// the place table both keep their ways.
+#[test]
+fn two_flows_that_meet_do_not_thrash_a_set() {
+    let (a, b) = ((1 << 63) | 5, (1 << 63) | 6);
+    let mut slot = FlowletSlot {
+        tag: 0,
+        entry: Flowlet::NEW,
+    };
+    let mut set = FlowWays::EMPTY;
+    let (mut fresh_direct, mut fresh_ways) = (0, 0);
+    for i in 0..100u64 {
+        let tag = if i % 2 == 0 { a } else { b };
+        let e = flowlet_entry(&mut slot, tag);
+        fresh_direct += u32::from(e.slot == NO_SLOT);
+        e.slot = 0;
+        let (e, how) = flow_way(&mut set, tag, T0 + i, TO);
+        fresh_ways += u32::from(how != WayLookup::Hit);
+        e.slot = 0;
+        e.last_seen_ns = T0 + i;
+    }
+    assert_eq!(fresh_direct, 100);
+    assert_eq!(fresh_ways, 2);
+}
+
+#[test]
+fn set_index_spreads_flows_and_groups() {
+    let mut hit = vec![0u32; FLOW_SETS as usize];
+    for h in (0..FLOW_SETS * 4).map(|qp| flow_hash(&roce4(qp), SEED)) {
+        hit[flow_set_index(3, h) as usize] += 1;
+    }
+    // 4 flows a set on average: no set holds more than 16
+    assert!(hit.iter().all(|&n| n <= 16));
+    let h = flow_hash(&roce4(1), SEED);
+    assert_ne!(flow_set_index(1, h), flow_set_index(2, h));
+}

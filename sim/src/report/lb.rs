@@ -1,0 +1,298 @@
+//! What the report says of load balancing: the workload's ideal job time
+//! (what the fabric could do at best), uplink utilisation over the time
+//! the uplinks had data, how many flows each uplink got per collective
+//! step, and the balancer's trace (placements, moves, NAKs).
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use dataplane_common::lb::{FlowletEvent, MAX_MEMBERS, NO_SLOT};
+use serde::Serialize;
+
+use crate::engine::Sim;
+use crate::event::HDR;
+use crate::host::state::NONE;
+
+/// What a trace line records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    /// A flow's first placement (or its first since its entry was taken).
+    First,
+    /// A new flowlet after a gap (a move when the member differs).
+    Gap,
+    /// The flow's member went down.
+    MemberDown,
+    /// A receiver NAKed a gap in a flow's PSNs.
+    Nak,
+}
+
+impl TraceKind {
+    /// The trace kind of a new flowlet.
+    pub fn of(ev: FlowletEvent) -> TraceKind {
+        match ev {
+            FlowletEvent::Gap => TraceKind::Gap,
+            FlowletEvent::MemberDown => TraceKind::MemberDown,
+            _ => TraceKind::First,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            TraceKind::First => "first",
+            TraceKind::Gap => "gap",
+            TraceKind::MemberDown => "member_down",
+            TraceKind::Nak => "nak",
+        }
+    }
+}
+
+/// One line of the balancer's trace.
+#[derive(Clone, Copy, Debug)]
+pub struct LbEvent {
+    pub t: u64,
+    /// The switch that chose, or the host that NAKed.
+    pub switch: u32,
+    pub flow: u32,
+    pub what: TraceKind,
+    /// Member slot before ([`NO_SLOT`]: none) and after; a NAK's PSN in
+    /// `util[0..2]`.
+    pub from: u8,
+    pub to: u8,
+    pub members: u8,
+    /// Each member's utilisation (per-mille of its speed) as its rate
+    /// estimator read at the choice.
+    pub util: [u16; MAX_MEMBERS],
+}
+
+impl LbEvent {
+    /// Host `h` NAKed flow `flow` at `t`, expecting `psn`.
+    pub fn nak(t: u64, h: u32, flow: u32, psn: u32) -> LbEvent {
+        let mut util = [0u16; MAX_MEMBERS];
+        util[0] = psn as u16;
+        util[1] = (psn >> 16) as u16;
+        LbEvent {
+            t,
+            switch: h,
+            flow,
+            what: TraceKind::Nak,
+            from: NO_SLOT,
+            to: NO_SLOT,
+            members: 0,
+            util,
+        }
+    }
+}
+
+/// The trace as CSV: `t_ns,node,flow,event,from,to,psn,util_permille`
+/// (members' utilisations separated by `;`), in time order.
+pub fn trace_csv(trace: &[LbEvent], node_name: impl Fn(u32) -> String) -> String {
+    let mut v: Vec<&LbEvent> = trace.iter().collect();
+    v.sort_by_key(|e| (e.t, e.switch, e.flow));
+    let mut s = String::from("t_ns,node,flow,event,from,to,psn,util_permille\n");
+    let slot = |x: u8| {
+        if x == NO_SLOT {
+            String::new()
+        } else {
+            x.to_string()
+        }
+    };
+    for e in v {
+        let (psn, util) = if e.what == TraceKind::Nak {
+            let psn = u32::from(e.util[0]) | u32::from(e.util[1]) << 16;
+            (psn.to_string(), String::new())
+        } else {
+            let u: Vec<String> = e.util[..e.members as usize]
+                .iter()
+                .map(|u| u.to_string())
+                .collect();
+            (String::new(), u.join(";"))
+        };
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{}",
+            e.t,
+            node_name(e.switch),
+            e.flow,
+            e.what.name(),
+            slot(e.from),
+            slot(e.to),
+            psn,
+            util
+        );
+    }
+    s
+}
+
+/// How many flows each uplink of a switch took in one collective step
+/// (where the first packet of each left).
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct StepFlows {
+    /// (step, switch) pairs in which a switch placed flows on its uplinks.
+    pub placements: usize,
+    /// Uplinks (of those pairs) that got 0, 1, ..., 7, and 8 or more
+    /// flows.
+    pub per_uplink: [u64; 9],
+    /// Mean over the pairs of the busiest uplink's flows less the fewest
+    /// it could have (ceil(flows / uplinks)): 0 when every step is spread
+    /// as evenly as it can be.
+    pub excess_mean: f64,
+    /// The largest such excess.
+    pub excess_max: u64,
+}
+
+/// Uplink utilisation of a switch over the time any of its uplinks had
+/// data to send (a frame on the wire, queued, or paused).
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct BusyUtil {
+    pub count: usize,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Sim {
+    /// Uplink utilisation while busy, per switch with uplinks.
+    pub fn busy_util(&self) -> BusyUtil {
+        let mut v = Vec::new();
+        for sw in &self.switches {
+            let (mut bits, mut cap) = (0f64, 0f64);
+            for pt in sw.ports.iter().filter(|p| p.uplink) {
+                bits += pt.tx_bytes as f64 * 8.0;
+                cap += f64::from(pt.link.speed_mbps) * 1e6;
+            }
+            let busy = sw.up.busy_ns(self.now);
+            if cap > 0.0 && busy > 0 {
+                v.push(bits / (cap * busy as f64 / 1e9));
+            }
+        }
+        if v.is_empty() {
+            return BusyUtil::default();
+        }
+        BusyUtil {
+            count: v.len(),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            min: v.iter().cloned().fold(f64::MAX, f64::min),
+            max: v.iter().cloned().fold(0.0, f64::max),
+        }
+    }
+
+    /// Flows per uplink per collective step, from where each flow's first
+    /// packet left each switch.
+    pub fn step_flows(&self, first_hops: &[(u32, u32, u16)]) -> StepFlows {
+        // (step, switch) -> port -> flows, each (flow, switch) once
+        let mut seen = std::collections::HashSet::new();
+        let mut by: HashMap<(u32, u32), HashMap<u16, u64>> = HashMap::new();
+        for &(f, node, port) in first_hops {
+            if !seen.insert((f, node)) {
+                continue;
+            }
+            let step = self.flows[f as usize].step;
+            *by.entry((step, node)).or_default().entry(port).or_default() += 1;
+        }
+        let mut out = StepFlows::default();
+        let mut excess_sum = 0u64;
+        for ((_, node), ports) in &by {
+            let sw = &self.switches[(node - self.first_switch) as usize];
+            let ups: Vec<u16> = (0..sw.ports.len() as u16)
+                .filter(|&p| sw.ports[p as usize].uplink)
+                .collect();
+            let on_up: u64 = ups.iter().map(|p| ports.get(p).copied().unwrap_or(0)).sum();
+            if ups.is_empty() || on_up == 0 {
+                continue;
+            }
+            out.placements += 1;
+            let mut max = 0;
+            for p in &ups {
+                let n = ports.get(p).copied().unwrap_or(0);
+                out.per_uplink[n.min(8) as usize] += 1;
+                max = max.max(n);
+            }
+            let excess = max - on_up.div_ceil(ups.len() as u64);
+            excess_sum += excess;
+            out.excess_max = out.excess_max.max(excess);
+        }
+        if out.placements > 0 {
+            out.excess_mean = excess_sum as f64 / out.placements as f64;
+        }
+        out
+    }
+
+    /// The job's ideal completion time (ns; 0 without a job): the largest
+    /// of three floors, each what the fabric needs with perfect balance
+    /// and no queueing:
+    ///
+    /// * the dependency chain: every flow takes its unloaded FCT
+    ///   ([`Sim::ideal_fct_ns`]: the first frame stored and forwarded at
+    ///   every hop, the rest at line rate) and starts when the flows it
+    ///   waits for ended (plus `dep_delay`); the longest chain;
+    /// * the NICs: the most bytes (frames with headers) one host sends or
+    ///   receives, at its line rate, plus one path's latency;
+    /// * the leaves' uplinks: the most bytes that cross one leaf's uplinks
+    ///   one way over their summed speed, plus one path's latency.
+    pub fn ideal_jct_ns(&self) -> u64 {
+        let n = self.flows.len();
+        let mtu = u64::from(self.p.mtu);
+        let wire = |size: u64| size + size.div_ceil(mtu).max(1) * u64::from(HDR);
+        let mut start = vec![0f64; n];
+        let (mut chain, mut any) = (0f64, false);
+        let hosts = self.topo.hosts as usize;
+        let (mut tx, mut rx) = (vec![0u64; hosts], vec![0u64; hosts]);
+        // per leaf: bytes up its uplinks, bytes down them
+        let mut up: HashMap<(u32, bool), u64> = HashMap::new();
+        let mut min_hops = u32::MAX;
+        for f in 0..n {
+            let fl = &self.flows[f];
+            if fl.job == NONE {
+                continue;
+            }
+            any = true;
+            let hops = self.hops(fl.src, fl.dst);
+            min_hops = min_hops.min(hops);
+            let end = start[f] + self.ideal_fct_ns(fl.size, hops);
+            chain = chain.max(end);
+            for &c in &self.rx[f].children {
+                let c = c as usize;
+                start[c] = start[c].max(end + self.p.dep_delay_ns as f64);
+            }
+            let w = wire(fl.size);
+            tx[fl.src as usize] += w;
+            rx[fl.dst as usize] += w;
+            let (a, b) = (self.leaf_of(fl.src), self.leaf_of(fl.dst));
+            if a != b {
+                *up.entry((a, true)).or_default() += w;
+                *up.entry((b, false)).or_default() += w;
+            }
+        }
+        if !any {
+            return 0;
+        }
+        let bps = f64::from(self.p.host_speed_mbps) * 1e6;
+        let first = (mtu + u64::from(HDR)) as f64 * 8.0 / bps * 1e9;
+        let latency = f64::from(min_hops.saturating_sub(1)) * first
+            + f64::from(min_hops) * self.p.link_delay_ns as f64;
+        let nic = tx.iter().chain(rx.iter()).max().copied().unwrap_or(0) as f64 * 8.0 / bps * 1e9;
+        let leaf = up
+            .iter()
+            .map(|(&(node, _), &bytes)| {
+                let sw = &self.switches[(node - self.first_switch) as usize];
+                let cap: f64 = sw
+                    .ports
+                    .iter()
+                    .filter(|p| p.uplink)
+                    .map(|p| f64::from(p.link.speed_mbps) * 1e6)
+                    .sum();
+                if cap > 0.0 {
+                    bytes as f64 * 8.0 / cap * 1e9
+                } else {
+                    0.0
+                }
+            })
+            .fold(0.0, f64::max);
+        chain.max(nic + latency).max(leaf + latency).ceil() as u64
+    }
+
+    /// The switch host `h` is attached to.
+    fn leaf_of(&self, h: u32) -> u32 {
+        self.topo.host_links[h as usize].peer
+    }
+}
