@@ -86,25 +86,7 @@ pub fn write(dir: &Path, sc: &Scenario, runs: &[Report]) -> Result<()> {
         ),
     )?;
     for r in runs {
-        let rows: Vec<(String, Vec<f64>)> = r
-            .uplinks
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let v = r.uplink_series.iter().map(|(_, u)| u[i]).collect();
-                (format!("{}>{}", l.from, l.to), v)
-            })
-            .collect();
-        let xmax = r.uplink_series.last().map_or(0.0, |s| s.0 as f64 / 1e3);
-        std::fs::write(
-            dir.join(format!("uplink_load_{}.svg", r.lb)),
-            svg::heatmap(
-                &format!("Load of each uplink over time ({})", r.lb),
-                "time (us)",
-                xmax,
-                &rows,
-            ),
-        )?;
+        uplink_heatmap(dir, &r.lb, r)?;
         if !r.lb_trace.is_empty() {
             std::fs::write(dir.join(format!("lb_trace_{}.csv", r.lb)), &r.lb_trace)?;
         }
@@ -131,4 +113,30 @@ pub fn write(dir: &Path, sc: &Scenario, runs: &[Report]) -> Result<()> {
         ),
     )?;
     Ok(())
+}
+
+/// Writes `dir/uplink_load_<name>.svg`: each uplink's load over time in
+/// run `r`, a row per uplink.
+pub fn uplink_heatmap(dir: &Path, name: &str, r: &Report) -> Result<()> {
+    let rows: Vec<(String, Vec<f64>)> = r
+        .uplinks
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let v = r.uplink_series.iter().map(|(_, u)| u[i]).collect();
+            (format!("{}>{}", l.from, l.to), v)
+        })
+        .collect();
+    let xmax = r.uplink_series.last().map_or(0.0, |s| s.0 as f64 / 1e3);
+    let path = dir.join(format!("uplink_load_{name}.svg"));
+    std::fs::write(
+        &path,
+        svg::heatmap(
+            &format!("Load of each uplink over time ({name})"),
+            "time (us)",
+            xmax,
+            &rows,
+        ),
+    )
+    .with_context(|| format!("writing {}", path.display()))
 }

@@ -131,6 +131,13 @@ pub struct Report {
     pub lb_trace: String,
 }
 
+impl Report {
+    /// The balancer's trace as CSV (`trace_lb`; empty without).
+    pub fn lb_trace_csv(&self) -> &str {
+        &self.lb_trace
+    }
+}
+
 /// Size buckets of the FCT report (bytes).
 pub const BUCKETS: [u64; 6] = [0, 10_000, 100_000, 1_000_000, 10_000_000, u64::MAX];
 

@@ -197,6 +197,20 @@ fn sim_bench(out: &str) -> Result<()> {
     speedup(out)
 }
 
+/// The simulator's load-balancing figures (`lb.sim.*`, seeds 1-5 of each
+/// case; plots in target/bench/lb_sim/).
+fn sim_lb_bench(out: &str) -> Result<()> {
+    run(cargo().args(["build", "--release", "-p", "dataplane-sim"]))?;
+    run(
+        Command::new(root().join("target/release/dataplane-sim-lbbench")).args([
+            "--out",
+            out,
+            "--plots",
+            &root().join("target/bench/lb_sim").display().to_string(),
+        ]),
+    )
+}
+
 /// `sim.websearch_1024_speedup`: the serial run's wall time over the
 /// partitioned run's, both from this bench.
 fn speedup(out: &str) -> Result<()> {
@@ -307,6 +321,8 @@ fn main() -> Result<()> {
             if want("lb") {
                 println!("\n== load balancing quality and per-mode cost ==");
                 lab_bench("dataplane-lbbench")?;
+                println!("\n== load balancing in the simulator: collectives and web-search against the ideal ==");
+                sim_lb_bench(&out)?;
             }
             if want("sim") {
                 println!("\n== fabric simulator (dataplane-sim: one core; the 1024-host run partitioned) ==");
