@@ -193,13 +193,16 @@ pub struct GlobalCounters {
     pub unknown_port: u64,
     /// Port entries whose port_id is out of range (a controller bug).
     pub bad_port_id: u64,
+    /// Place mode: flows that lost their flow-table entry to another
+    /// active flow (a set with more active flows than ways).
+    pub lb_evictions: u64,
 }
 
 const _: () = assert!(core::mem::size_of::<PortConfig>() == 8 + 64 + 8 + 8 + 4 + 4);
 const _: () = assert!(
     core::mem::size_of::<PortCounters>() == 8 * (8 + 8 + 6 + 8 + 8 + 2 + PARSE_ERROR_COUNT + 2)
 );
-const _: () = assert!(core::mem::size_of::<GlobalCounters>() == 16);
+const _: () = assert!(core::mem::size_of::<GlobalCounters>() == 24);
 
 #[cfg(feature = "user")]
 mod pod {

@@ -37,6 +37,8 @@ pub mod map {
     pub const GROUPS: &str = "GROUPS";
     /// Flowlet table (flow -> member, last seen).
     pub const FLOWLETS: &str = "FLOWLETS";
+    /// Place mode's flow table (sets of ways: flow -> member, last seen).
+    pub const FLOW_WAYS: &str = "FLOW_WAYS";
     /// Per-port rate estimators (bandwidth mode, utilisation).
     pub const PORT_RATE: &str = "PORT_RATE";
     /// The switch's ECMP hash seed.
@@ -107,7 +109,7 @@ pub mod map {
     /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
     pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
     /// Every map of the object.
-    pub const ALL: [&str; 45] = [
+    pub const ALL: [&str; 46] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -122,6 +124,7 @@ pub mod map {
         EGRESS_STAGE,
         GROUPS,
         FLOWLETS,
+        FLOW_WAYS,
         PORT_RATE,
         HASH_SEED,
         MODEL_LOCK,

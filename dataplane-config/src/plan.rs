@@ -26,7 +26,7 @@ pub struct PortPlan {
 pub const MAX_GROUP_MEMBERS: usize = 16;
 
 /// Load-balancing modes of a group.
-pub const MODES: [&str; 4] = ["hash", "flowlet", "bandwidth", "spray"];
+pub use dataplane_common::lb::MODE_NAMES as MODES;
 
 /// A next hop: index = position in `Plan::nexthops`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -37,7 +37,7 @@ fn bad_routing_sections_name_their_fields() {
     for want in [
         "routing.source: expected kernel or static, got \"bgp\"",
         "routing.table: expected a kernel table id",
-        "routing.default_mode: expected one of hash, flowlet, bandwidth, spray, got \"ecmp\"",
+        "routing.default_mode: expected one of hash, flowlet, bandwidth, spray, place, got \"ecmp\"",
         "routing.flowlet_timeout_us: expected 1-4000000 microseconds, got 0",
         "routing.max_routes_v4: expected 1-4194304 route table entries, got 5000000",
         "routing.max_routes_v6: expected 1-1048576",

@@ -1,6 +1,17 @@
 //! The load-balancing stage of `xdp_forward`: feeds the pure selection of
-//! `dataplane_common::lb` with the flow hash, the flowlet entry, the time,
-//! a random number and the member ports' load bands.
+//! `dataplane_common::lb` with the flow hash, the flowlet entry (place
+//! mode: its way of the set-associative table), the time, a random number
+//! and the member ports' load bands.
+//!
+//! Place mode here keeps each flow on its member (`place_next`, 4-way
+//! table, evictions counted in `GlobalCounters::lb_evictions`) and places
+//! a new flow by load band, as bandwidth mode does: it does NOT book
+//! placements nor compare bookings (`place_levels`, `place_booking`), so
+//! flows that start at the same instant tie as in bandwidth mode. Every
+//! variant that read the members' bookings made `xdp_forward` exceed the
+//! verifier's 1 000 000-instruction budget (kernel 6.18: per-member keys
+//! on the stack or in a per-CPU map, a branch-free level, the RETH read
+//! through bpf_probe_read_kernel); the simulator and the bmv2 program book.
 
 use aya_ebpf::{
     helpers::bpf_get_prandom_u32,
@@ -9,9 +20,9 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     lb::{
-        by_entropy, flow_hash, flowlet_entry, flowlet_index, flowlet_tag, select_packet,
-        uses_flowlets, FlowKey, Flowlet, FlowletSlot, Group, PortRate, FLOWLET_SLOTS, MAX_MEMBERS,
-        MODE_SPRAY, NUM_BANDS,
+        by_entropy, flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag,
+        select_packet, uses_flow_ways, uses_flowlets, FlowKey, FlowWays, Flowlet, FlowletSlot,
+        Group, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS, MAX_MEMBERS, MODE_SPRAY, NUM_BANDS,
     },
     maps::MAX_PORTS,
     parse::{Parsed, L3},
@@ -31,6 +42,12 @@ static GROUPS: HashMap<u32, Group> = HashMap::with_max_entries(MAX_GROUPS, 0);
 /// array: no LRU list, no lock; see `FlowletSlot`).
 #[map]
 static FLOWLETS: Array<FlowletSlot> = Array::with_max_entries(FLOWLET_SLOTS, 0);
+
+/// Place mode's flows: sets of `FLOW_WAYS` entries indexed by
+/// `flow_set_index` (a flow keeps its way while another flow of the set
+/// is active; see `flow_way`).
+#[map]
+static FLOW_WAYS: Array<FlowWays> = Array::with_max_entries(FLOW_SETS, 0);
 
 /// Discounting rate estimator of every egress port (shared by all CPUs;
 /// see `PortRate` for what a race costs).
@@ -60,6 +77,14 @@ fn flow_key(pkt: &XdpPacket, p: &Parsed) -> Option<FlowKey> {
     }
 }
 
+/// The rate estimator of next hop `id`'s egress port.
+#[inline(always)]
+fn rate_of(id: u16) -> Option<*mut PortRate> {
+    // SAFETY: read-only; entries are replaced whole.
+    let nh = unsafe { NEXTHOPS.get(&u32::from(id)) }?;
+    PORT_RATE.get_ptr_mut(u32::from(nh.port_id))
+}
+
 /// Load band of every member slot's egress port at `now`.
 #[inline(always)]
 fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
@@ -72,12 +97,9 @@ fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
     while i < MAX_MEMBERS {
         let mut band = NUM_BANDS - 1;
         if i < g.n_members as usize {
-            let id = u32::from(g.members[i].id);
-            // SAFETY: read-only; entries are replaced whole.
-            if let Some(nh) = unsafe { NEXTHOPS.get(&id) } {
-                if let Some(r) = PORT_RATE.get(u32::from(nh.port_id)) {
-                    band = r.band(now);
-                }
+            if let Some(r) = rate_of(g.members[i].id) {
+                // SAFETY: an array slot lives as long as the map.
+                band = unsafe { &*r }.band(now);
             }
         }
         // SAFETY: `i < MAX_MEMBERS`, a byte of `bands`.
@@ -107,15 +129,34 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
     } else {
         0
     };
-    let flowlet: Option<&mut Flowlet> = if uses_flowlets(g.mode) && !entropy {
+    let tag = flowlet_tag(group_id, hash);
+    let flowlet: Option<&mut Flowlet> = if uses_flow_ways(g.mode) && !entropy {
         // SAFETY: an array slot lives as long as the map; a race between
         // CPUs loses at most one write (see `Flowlet`).
+        FLOW_WAYS
+            .get_ptr_mut(flow_set_index(group_id, hash))
+            .map(|s| {
+                let (e, how) = flow_way(
+                    unsafe { &mut *s },
+                    tag,
+                    now,
+                    u64::from(g.flowlet_timeout_ns),
+                );
+                if how == WayLookup::Evicted {
+                    crate::bump_global(|c| c.lb_evictions += 1);
+                }
+                e
+            })
+    } else if uses_flowlets(g.mode) && !entropy {
+        // SAFETY: as above.
         FLOWLETS
             .get_ptr_mut(flowlet_index(group_id, hash))
-            .map(|s| flowlet_entry(unsafe { &mut *s }, flowlet_tag(group_id, hash)))
+            .map(|s| flowlet_entry(unsafe { &mut *s }, tag))
     } else {
         None
     };
+    // place mode compares the members' load bands here, not their
+    // bookings (`place_levels`): see the module's docs
     select_packet(g, hash, p.uet, flowlet, now, rand, || member_bands(g, now)).map(|pick| pick.id)
 }
 

@@ -98,6 +98,7 @@ fn snapshot() -> Snapshot {
         groups: Vec::new(),
         unknown_port: 0,
         bad_port_id: 0,
+        lb_evictions: 0,
         pfc_tx_path: "dataplane".into(),
     }
 }

@@ -8,6 +8,7 @@
 use std::fmt::Write;
 
 use arbitrary::Arbitrary;
+use dataplane_common::lb::MODE_NAMES as MODES;
 
 /// A number: small ones are common, any i64 possible.
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -206,7 +207,6 @@ fn mac(m: [u8; 6], wild: bool) -> String {
 }
 
 const ECN: [&str; 5] = ["ecn_none", "ecn_green", "ecn_yellow", "ecn_red", "ecn_all"];
-const MODES: [&str; 4] = ["hash", "flowlet", "bandwidth", "spray"];
 
 impl GenConfig {
     /// The configuration as TOML text.

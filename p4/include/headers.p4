@@ -2,8 +2,9 @@
  *
  * The same wire formats as dataplane-common/src/wire: Ethernet, one 802.1Q
  * tag (a second tag is QinQ: noted, not parsed), IPv4 with up to 40 bytes
- * of options, IPv6, UDP, the RoCEv2 Base Transport Header, MAC control
- * (802.3x PAUSE and 802.1Qbb PFC).
+ * of options, IPv6, UDP, the RoCEv2 Base Transport Header and, after an
+ * RDMA WRITE first / only BTH, the RDMA Extended Transport Header (RETH),
+ * MAC control (802.3x PAUSE and 802.1Qbb PFC).
  *
  * Compiled by p4c 1.2.5 (bmv2) and type-checked by p4test (TNA); see
  * p4/README.md for what is verified.
@@ -25,17 +26,24 @@ const bit<16> UDP_PORT_ROCEV2 = 4791;
 /* Ultra Ethernet Transport over UDP (IANA; dataplane-common wire/uet.rs). */
 const bit<16> UDP_PORT_UET = 4793;
 const bit<8> BTH_OPCODE_CNP = 0x81;
+/* RC RDMA WRITE first / only (a RETH follows the BTH) and RC ACK
+ * (dataplane-common wire/bth.rs). */
+const bit<8> BTH_OPCODE_WRITE_FIRST = 0x06;
+const bit<8> BTH_OPCODE_WRITE_ONLY = 0x0a;
+const bit<8> BTH_OPCODE_ACK = 0x11;
 const bit<16> MACCTL_OPCODE_PAUSE = 0x0001;
 const bit<16> MACCTL_OPCODE_PFC = 0x0101;
 const mac_addr_t MACCTL_DST_MAC = 0x0180c2000001;
 /* PAUSE quanta of a generated XOFF (dataplane_common::lossless::PFC_QUANTA). */
 const bit<16> PFC_XOFF_QUANTA = 0xffff;
 
-/* Load-balancing modes, as dataplane_common::lb::MODE_*. */
-const bit<2> LB_MODE_HASH = 0;
-const bit<2> LB_MODE_FLOWLET = 1;
-const bit<2> LB_MODE_BANDWIDTH = 2;
-const bit<2> LB_MODE_SPRAY = 3;
+/* Load-balancing modes, as dataplane_common::lb::MODE_* (tests/p4.rs
+ * holds them to it). */
+const bit<3> LB_MODE_HASH = 0;
+const bit<3> LB_MODE_FLOWLET = 1;
+const bit<3> LB_MODE_BANDWIDTH = 2;
+const bit<3> LB_MODE_SPRAY = 3;
+const bit<3> LB_MODE_PLACE = 4;
 
 /* Why a frame is malformed: dataplane_common::parse::ParseError + 1
  * (0 = well formed). */
@@ -142,6 +150,16 @@ header bth_h {
     bit<24> psn;
 }
 
+/* RDMA Extended Transport Header, 16 bytes, after the BTH of an RDMA
+ * WRITE first / only: the DMA length is what place mode books
+ * (dataplane_common::lb::place_announced). A frame that ends inside it is
+ * not malformed (the eBPF parser does not read it; DpTruncationPoint). */
+header reth_h {
+    bit<64> va;
+    bit<32> rkey;
+    bit<32> dma_len;
+}
+
 #ifdef DP_PARSE_UET
 /* UET PDS prologue (UEC 1.0: type(5) next_hdr/ctl_type(4) flags(7)); the
  * rest of the PDS header (PSN ...) stays payload: the pipeline reads no
@@ -214,6 +232,7 @@ struct headers_t {
     ipv6_h ipv6;
     udp_h udp;
     bth_h bth;
+    reth_h reth;
 #ifdef DP_PARSE_UET
     uet_pds_h uet;
 #endif
@@ -233,7 +252,8 @@ struct parse_meta_t {
 
 /* The header boundary a frame ended at when an extract failed (a parser
  * error), as the eBPF parser's ParseError names it: the first header of the
- * chain that should have been extracted and was not. Two tables of
+ * chain that should have been extracted and was not (MAL_NONE when that is
+ * the RETH, which eBPF does not parse). Two tables of
  * constant entries, no arithmetic and no if-chain: Tofino evaluates them
  * in two stages (an if-chain over the option words took ten). */
 control DpTruncationPoint(in headers_t hdr, out bit<8> stage) {
@@ -296,21 +316,26 @@ control DpTruncationPoint(in headers_t hdr, out bit<8> stage) {
             opts_complete : ternary;
             hdr.ipv6.isValid() : ternary;
             hdr.udp.isValid() : ternary;
+            hdr.bth.isValid() : ternary;
         }
         actions = { at; }
         const default_action = at(MAL_BTH_TRUNCATED);
         const entries = {
-            (false, _, _, _, _, _, _, _) : at(MAL_ETH_TRUNCATED);
-            (true, ETHERTYPE_VLAN, false, _, _, _, _, _) : at(MAL_VLAN_TRUNCATED);
-            (true, ETHERTYPE_QINQ, false, _, _, _, _, _) : at(MAL_VLAN_TRUNCATED);
-            (true, ETHERTYPE_MAC_CONTROL, false, _, _, _, _, _) : at(MAL_MACCTL_TRUNCATED);
-            (true, _, true, ETHERTYPE_MAC_CONTROL, _, _, _, _) : at(MAL_MACCTL_TRUNCATED);
-            (true, ETHERTYPE_IPV4, false, _, false, _, _, _) : at(MAL_IPV4_TRUNCATED);
-            (true, _, true, ETHERTYPE_IPV4, false, _, _, _) : at(MAL_IPV4_TRUNCATED);
-            (_, _, _, _, true, 0, _, _) : at(MAL_IPV4_OPTIONS_TRUNCATED);
-            (true, ETHERTYPE_IPV6, false, _, _, _, false, _) : at(MAL_IPV6_TRUNCATED);
-            (true, _, true, ETHERTYPE_IPV6, _, _, false, _) : at(MAL_IPV6_TRUNCATED);
-            (_, _, _, _, _, _, _, false) : at(MAL_UDP_TRUNCATED);
+            (false, _, _, _, _, _, _, _, _) : at(MAL_ETH_TRUNCATED);
+            (true, ETHERTYPE_VLAN, false, _, _, _, _, _, _) : at(MAL_VLAN_TRUNCATED);
+            (true, ETHERTYPE_QINQ, false, _, _, _, _, _, _) : at(MAL_VLAN_TRUNCATED);
+            (true, ETHERTYPE_MAC_CONTROL, false, _, _, _, _, _, _) : at(MAL_MACCTL_TRUNCATED);
+            (true, _, true, ETHERTYPE_MAC_CONTROL, _, _, _, _, _) : at(MAL_MACCTL_TRUNCATED);
+            (true, ETHERTYPE_IPV4, false, _, false, _, _, _, _) : at(MAL_IPV4_TRUNCATED);
+            (true, _, true, ETHERTYPE_IPV4, false, _, _, _, _) : at(MAL_IPV4_TRUNCATED);
+            (_, _, _, _, true, 0, _, _, _) : at(MAL_IPV4_OPTIONS_TRUNCATED);
+            (true, ETHERTYPE_IPV6, false, _, _, _, false, _, _) : at(MAL_IPV6_TRUNCATED);
+            (true, _, true, ETHERTYPE_IPV6, _, _, false, _, _) : at(MAL_IPV6_TRUNCATED);
+            (_, _, _, _, _, _, _, false, _) : at(MAL_UDP_TRUNCATED);
+            /* the BTH was extracted: the frame ended in the RETH of a WRITE
+             * first / only, which the eBPF parser does not parse: well
+             * formed (place mode books as if it carried no length) */
+            (_, _, _, _, _, _, _, true, true) : at(MAL_NONE);
         }
         size = 16;
     }

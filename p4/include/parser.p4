@@ -1,6 +1,6 @@
 /* The parser both P4 targets share: the header chain of
  * dataplane-common/src/parse.rs, Ethernet -> (802.1Q) -> IPv4 | IPv6 | MAC
- * control -> UDP -> BTH, with the same malformed reasons (MAL_*).
+ * control -> UDP -> BTH (-> RETH), with the same malformed reasons (MAL_*).
  *
  * The architectures give a parser different parameter lists (v1model:
  * standard_metadata; TNA: intrinsic metadata and port metadata to skip), so
@@ -27,7 +27,9 @@
  * done by the controls (v1model ingress: standard_metadata.packet_length).
  *
  * DP_PARSE_UET (defined by the v1model program only) adds UET's PDS
- * prologue after UDP port 4793.
+ * prologue after UDP port 4793. DP_PARSER_NO_RETH leaves the RETH as
+ * payload (TNA's egress parser: only ingress reads it, and a frame cut
+ * inside it would be a parser error there).
  *
  * Compiled by p4c 1.2.5 (bmv2 back end, p4test for TNA); see p4/README.md.
  */
@@ -224,8 +226,28 @@ parser DP_PARSER_NAME(DP_PARSER_PARAMS) {
      * controls'. */
     state parse_bth {
         pkt.extract(hdr.bth);
+#ifdef DP_PARSER_NO_RETH
+        transition parsed;
+#else
+        transition select(hdr.bth.opcode) {
+            BTH_OPCODE_WRITE_FIRST: parse_reth;
+            BTH_OPCODE_WRITE_ONLY: parse_reth;
+            default: parsed;
+        }
+#endif
+    }
+
+    /* RDMA WRITE first / only: the RETH, for its DMA length (place mode's
+     * booking). The eBPF parser does not parse it: a frame that ends
+     * inside it is well formed (DpTruncationPoint says MAL_NONE), and is
+     * forwarded with the bytes it has (still payload, emitted as they
+     * came). */
+#ifndef DP_PARSER_NO_RETH
+    state parse_reth {
+        pkt.extract(hdr.reth);
         transition parsed;
     }
+#endif
 
     state parsed {
         transition accept;

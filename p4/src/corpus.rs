@@ -35,6 +35,13 @@
 //! `malformed = "<ParseError name>"` with the malformed reasons; `queue = N`
 //! when a forwarded frame leaves in another queue than its class `tc` (a
 //! trimmed packet: the trim queue).
+//!
+//! `before = [{ opcode = 6, ... }, ...]` (forwarded cases): packets sent
+//! first, each the case's packet with those fields changed (the same flow,
+//! e.g. an earlier packet of the same QP), each expected out of the port
+//! the case's packet leaves by, with the same fields changed. The STF
+//! tests send them; a runner that sends the case's packet alone still
+//! checks what it checks without them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -131,7 +138,14 @@ pub struct Case {
     pub queue: Option<u8>,
     /// Why the case has no STF test, if it has none.
     pub skip_stf: Option<String>,
+    /// Packets of the same flow sent before `frame` (forwarded cases):
+    /// each input frame, and what it leaves each of the `forward` ports
+    /// as (it must leave by the port `frame` leaves by).
+    pub before: Vec<(Vec<u8>, PortFrames)>,
 }
+
+/// Frames by port name: what a packet leaves each port it may leave by as.
+pub type PortFrames = Vec<(String, Vec<u8>)>;
 
 /// A loaded corpus.
 #[derive(Clone, Debug)]
@@ -165,6 +179,8 @@ pub struct PacketSpec {
     pub dest_qp: Option<u32>,
     pub psn: Option<u32>,
     pub reth: Option<bool>,
+    /// The RETH's DMA length (default 4096).
+    pub reth_len: Option<u32>,
     /// UET (`kind = "uet"`): PDS type (default RUD request), flags, and
     /// the PDS header's length when it is not the type's fixed length
     /// (a truncated header).
@@ -200,6 +216,8 @@ struct CaseToml {
     packet: toml::Table,
     expect: ExpectToml,
     skip_stf: Option<String>,
+    #[serde(default)]
+    before: Vec<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -281,7 +299,10 @@ pub fn build_frame(spec: &PacketSpec) -> Result<Vec<u8>, String> {
             let reth = spec
                 .reth
                 .unwrap_or(b.opcode == bth::OP_WRITE_FIRST || b.opcode == bth::OP_WRITE_ONLY)
-                .then_some(RETH);
+                .then_some(Reth {
+                    len: spec.reth_len.unwrap_or(RETH.len),
+                    ..RETH
+                });
             build::rocev2_frame(
                 &l2()?,
                 &ip_of(spec)?,
@@ -444,31 +465,49 @@ pub fn load(dir: &Path) -> Result<Corpus, String> {
             }
         }
         let mal = c.expect.malformed.as_deref();
-        let expect = match (&c.expect.forward, &c.expect.drop, &c.expect.cpu) {
-            (Some(fw), None, None) => {
-                let mut outs = Vec::new();
-                for (port, over) in fw {
-                    if !plan.ports.iter().any(|p| &p.name == port) {
-                        return Err(ctx(format!(
-                            "forward to {port:?}, not a port of {}",
-                            c.config
-                        )));
-                    }
-                    let mut t = c.packet.clone();
-                    for (k, v) in over {
-                        t.insert(k.clone(), v.clone());
-                    }
-                    let s = spec_of(&t).map_err(|e| ctx(format!("expect.forward.{port}: {e}")))?;
-                    outs.push((
-                        port.clone(),
-                        build_frame(&s).map_err(|e| ctx(format!("expect.forward.{port}: {e}")))?,
-                    ));
+        // the case's packet, or one sent before it (`before`: fields changed
+        // from it), and what it leaves each forward port as
+        let outputs = |packet: &toml::Table,
+                       fw: &BTreeMap<String, toml::Table>,
+                       what: &str|
+         -> Result<PortFrames, String> {
+            let mut outs = Vec::new();
+            for (port, over) in fw {
+                if !plan.ports.iter().any(|p| &p.name == port) {
+                    return Err(format!("forward to {port:?}, not a port of {}", c.config));
                 }
-                if outs.is_empty() {
-                    return Err(ctx("expect.forward names no port".into()));
+                let mut t = packet.clone();
+                for (k, v) in over {
+                    t.insert(k.clone(), v.clone());
                 }
-                Expect::Forward(outs)
+                let s = spec_of(&t).map_err(|e| format!("{what}expect.forward.{port}: {e}"))?;
+                outs.push((
+                    port.clone(),
+                    build_frame(&s).map_err(|e| format!("{what}expect.forward.{port}: {e}"))?,
+                ));
             }
+            if outs.is_empty() {
+                return Err("expect.forward names no port".into());
+            }
+            Ok(outs)
+        };
+        let mut before = Vec::new();
+        for (i, over) in c.before.iter().enumerate() {
+            let Some(fw) = &c.expect.forward else {
+                return Err(ctx(
+                    "before: only a forwarded case sends packets before".into()
+                ));
+            };
+            let mut t = c.packet.clone();
+            for (k, v) in over {
+                t.insert(k.clone(), v.clone());
+            }
+            let s = spec_of(&t).map_err(|e| ctx(format!("before[{i}]: {e}")))?;
+            let f = build_frame(&s).map_err(|e| ctx(format!("before[{i}]: {e}")))?;
+            before.push((f, outputs(&t, fw, &format!("before[{i}]: ")).map_err(ctx)?));
+        }
+        let expect = match (&c.expect.forward, &c.expect.drop, &c.expect.cpu) {
+            (Some(fw), None, None) => Expect::Forward(outputs(&c.packet, fw, "").map_err(ctx)?),
             (None, Some(d), None) => {
                 Expect::Drop(named_reason(d, mal, &DROP_REASONS, "drop").map_err(ctx)?)
             }
@@ -497,6 +536,7 @@ pub fn load(dir: &Path) -> Result<Corpus, String> {
             tc: c.expect.tc,
             queue: c.expect.queue,
             skip_stf: c.skip_stf,
+            before,
         });
     }
     Ok(Corpus { configs, cases })
@@ -528,8 +568,10 @@ fn lookup(plan: &Plan, dst: IpAddr) -> Option<RouteTarget> {
 
 /// The port bmv2 sends `frame` out of, for a case routed through a group
 /// (first packet of its flow, idle ports): the member of the bucket of
-/// the v1model program's CRC-32 flow hash. `Err` when the program's
-/// choice is random (spray) or the frame is not routed by a group.
+/// the v1model program's CRC-32 flow hash (bandwidth and place: the
+/// bucket's member wins the ties of idle, unbooked ports; place: a later
+/// packet of the flow keeps it). `Err` when the program's choice is
+/// random (spray).
 pub fn bmv2_group_port(plan: &Plan, frame: &[u8]) -> Result<Option<usize>, String> {
     let p = parse(frame).map_err(|e| format!("does not parse: {e:?}"))?;
     let l3 = usize::from(p.l3_off);
@@ -611,21 +653,46 @@ pub fn stf(corpus: &Corpus, case: &Case, opts: &Options) -> Result<String, Strin
         }
     }
     let inport = port_no(&case.port);
+    // the port of a forwarded case: the one listed, or the member bmv2
+    // picks for the flow (the packets sent before are the same flow)
+    let out_port = |outs: &[(String, Vec<u8>)]| -> Result<String, String> {
+        if outs.len() == 1 {
+            return Ok(outs[0].0.clone());
+        }
+        let p = bmv2_group_port(plan, &case.frame)?
+            .ok_or("several forward ports but the frame is not routed by a group")?;
+        let name = &plan.ports[p].name;
+        if !outs.iter().any(|(n, _)| n == name) {
+            return Err(format!(
+                "bmv2 would pick {name}, which the case does not list"
+            ));
+        }
+        Ok(name.clone())
+    };
+    let frame_on = |outs: &[(String, Vec<u8>)], port: &str| -> Vec<u8> {
+        outs.iter()
+            .find(|(n, _)| n == port)
+            .map(|o| o.1.clone())
+            .unwrap_or_default()
+    };
+    for (f, outs) in &case.before {
+        let port = out_port(outs)?;
+        s.push_str(&format!("packet {inport} {}\n", hex(f)));
+        s.push_str(&format!(
+            "expect {} {}$\n",
+            port_no(&port),
+            hex(&frame_on(outs, &port))
+        ));
+    }
     s.push_str(&format!("packet {inport} {}\n", hex(&case.frame)));
     match &case.expect {
         Expect::Forward(outs) => {
-            let (port, frame) = if outs.len() == 1 {
-                (outs[0].0.clone(), outs[0].1.clone())
-            } else {
-                let p = bmv2_group_port(plan, &case.frame)?
-                    .ok_or("several forward ports but the frame is not routed by a group")?;
-                let name = &plan.ports[p].name;
-                let f = outs.iter().find(|(n, _)| n == name).ok_or_else(|| {
-                    format!("bmv2 would pick {name}, which the case does not list")
-                })?;
-                (f.0.clone(), f.1.clone())
-            };
-            s.push_str(&format!("expect {} {}$\n", port_no(&port), hex(&frame)));
+            let port = out_port(outs)?;
+            s.push_str(&format!(
+                "expect {} {}$\n",
+                port_no(&port),
+                hex(&frame_on(outs, &port))
+            ));
         }
         Expect::Drop(r) => {
             let why = match r {

@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use dataplane_common::lb::{Group, MODE_BANDWIDTH, MODE_SPRAY, NBUCKETS};
+use dataplane_common::lb::{uses_port_load, uses_reservations, Group, NBUCKETS};
 use dataplane_common::lossless::{refresh_interval_ns, PFC_QUANTA};
 use dataplane_common::maps::{MALFORMED_DROP, PORT_F_FORWARD, TRUST_DOT1P, UET_FEEDBACK_TC_SET};
 use dataplane_common::trim::QUEUE_DYNAMIC;
@@ -128,6 +128,26 @@ fn band_shift(speed_mbps: u32) -> u32 {
     31 - speed_mbps.max(1).leading_zeros()
 }
 
+/// bmv2 place mode's wire shift of a port: `bytes >> shift` microseconds
+/// approximates `lb::wire_ns(bytes, speed) / 1000` = bytes x 8 /
+/// speed_mbps, without a division: log2 of the speed in bytes per
+/// microsecond (speed_mbps / 8), rounded to the nearest integer (within a
+/// factor sqrt(2): 100G 14, i.e. 12500 B/us read as 16384). `None`: the
+/// speed is unknown (0), the port books the most (as `wire_ns`).
+pub fn wire_shift(speed_mbps: u32) -> Option<u32> {
+    let bytes_per_us = u64::from(speed_mbps) / 8;
+    if bytes_per_us == 0 {
+        return None;
+    }
+    let s = 63 - bytes_per_us.leading_zeros();
+    // round: up when bytes_per_us >= 2^s x sqrt(2), i.e. its square >= 2^(2s+1)
+    Some(if u128::from(bytes_per_us).pow(2) >= 1u128 << (2 * s + 1) {
+        s + 1
+    } else {
+        s
+    })
+}
+
 /// The 1-based id of map `m` in `maps`, added at the end if new (maps are
 /// deduplicated in first-use order).
 fn map_id<T: PartialEq>(maps: &mut Vec<T>, m: T) -> usize {
@@ -190,8 +210,11 @@ pub fn table_ops(plan: &Plan, target: Target, opts: &Options) -> Result<Vec<Op>,
         o.uet();
     }
     o.routes();
-    let load_tables = o.groups()?;
+    let (load_tables, place) = o.groups()?;
     o.nexthops();
+    if target == Target::Bmv2 && place {
+        o.place_ports();
+    }
     if target == Target::Tofino && load_tables {
         o.idle_loads();
     }
@@ -357,10 +380,12 @@ impl Ops<'_> {
     }
 
     /// group_cfg and group_bucket: the eBPF data plane's resilient table,
-    /// every member live. True when a group needs the load tables.
-    fn groups(&mut self) -> Result<bool, RefusedFeature> {
+    /// every member live. Whether a group needs the load tables (Tofino),
+    /// and whether one books placements (place mode: bmv2's place_cfg).
+    fn groups(&mut self) -> Result<(bool, bool), RefusedFeature> {
         let (plan, target) = (self.plan, self.target);
         let mut load_tables = false;
+        let mut place = false;
         for (gi, g) in plan.groups.iter().enumerate() {
             let built = dataplane_config::group_value(plan, g, &|_| true, None).map_err(|e| {
                 RefusedFeature {
@@ -376,7 +401,8 @@ impl Ops<'_> {
                 Target::Bmv2 => u128::from(g.flowlet_timeout_ns.div_ceil(1000)),
                 Target::Tofino => u128::from(g.flowlet_timeout_ns),
             };
-            load_tables |= g.mode == MODE_BANDWIDTH || g.mode == MODE_SPRAY;
+            load_tables |= uses_port_load(g.mode);
+            place |= uses_reservations(g.mode);
             self.add(
                 "group_cfg",
                 vec![exact(gi as u128)],
@@ -393,7 +419,17 @@ impl Ops<'_> {
             }
             self.buckets(gi, &built);
         }
-        Ok(load_tables)
+        Ok((load_tables, place))
+    }
+
+    /// bmv2 place_cfg: each port's wire shift (`wire_shift`); a port of
+    /// unknown speed has no entry and books the most.
+    fn place_ports(&mut self) {
+        for (i, p) in self.plan.ports.iter().enumerate() {
+            if let Some(s) = wire_shift(p.config.speed_mbps) {
+                self.add("place_cfg", vec![port(i)], "set_place", vec![int(s)]);
+            }
+        }
     }
 
     /// group_bucket of one built group: each bucket's member and a second
@@ -600,6 +636,32 @@ mod tests {
                     .find(|&j| m[j].0 != m[b].0)
             })
             .collect()
+    }
+
+    #[test]
+    fn wire_shift_is_log2_of_bytes_per_us_rounded() {
+        use super::wire_shift;
+        use dataplane_common::lb::wire_ns;
+        assert_eq!(wire_shift(0), None);
+        for (speed, s) in [
+            (10_000, 10),
+            (25_000, 12),
+            (40_000, 12),
+            (50_000, 13),
+            (100_000, 14),
+            (200_000, 15),
+            (400_000, 16),
+        ] {
+            assert_eq!(wire_shift(speed), Some(s), "{speed} Mb/s");
+            // within a factor sqrt(2) of the exact wire time
+            let bytes = 1u32 << 20;
+            let exact = wire_ns(bytes, speed) as f64 / 1000.0;
+            let approx = f64::from(bytes >> s);
+            assert!(
+                approx / exact < 1.42 && exact / approx < 1.42,
+                "{speed}: {approx} us vs {exact} us"
+            );
+        }
     }
 
     #[test]

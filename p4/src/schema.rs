@@ -169,6 +169,14 @@ static TABLES: &[TableSpec] = &[
     },
     TableSpec {
         control: ING,
+        name: "place_cfg",
+        id: 0x0200_0016,
+        keys: &[k("out_port", 9, Exact)],
+        actions: &["set_place"],
+        targets: BMV2,
+    },
+    TableSpec {
+        control: ING,
         name: "pg_cfg",
         id: 0x0200_000b,
         keys: &[k("ingress_port", 9, Exact), k("tc", 3, Exact)],
@@ -329,7 +337,7 @@ static ACTIONS: &[ActionSpec] = &[
         control: ING,
         name: "set_group",
         id: 0x0100_000a,
-        params: &[("mode", 2), ("flowlet_timeout", 32)],
+        params: &[("mode", 3), ("flowlet_timeout", 32)],
         targets: BOTH,
     },
     ActionSpec {
@@ -345,6 +353,13 @@ static ACTIONS: &[ActionSpec] = &[
         id: 0x0100_000c,
         params: &[("dmac", 48), ("smac", 48), ("port", 9)],
         targets: BOTH,
+    },
+    ActionSpec {
+        control: ING,
+        name: "set_place",
+        id: 0x0100_0016,
+        params: &[("wire_shift", 8)],
+        targets: BMV2,
     },
     ActionSpec {
         control: ING,

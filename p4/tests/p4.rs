@@ -603,9 +603,16 @@ fn corpus_loads_and_becomes_stf_tests() {
                 Some(other) => problems.push(format!("{name}: unknown STF command {other}")),
             }
         }
-        if packets != 1 || expects > 1 {
+        // the case's packet and those sent before it, each expected once
+        // at most (a drop expects nothing)
+        let before = corpus
+            .cases
+            .iter()
+            .find(|c| format!("{}.stf", c.name) == name)
+            .map_or(0, |c| c.before.len());
+        if packets != 1 + before || expects > packets || expects < before {
             problems.push(format!(
-                "{name}: {packets} packet and {expects} expect lines"
+                "{name}: {packets} packet and {expects} expect lines ({before} packets before)"
             ));
         }
     }
@@ -1204,6 +1211,91 @@ fn cpu_codes_in_headers_p4_are_the_reason_tables() {
     }
     assert_eq!(found.len(), want.len(), "CPU_* constants {found:?}");
     assert_eq!(cpu_code(Why::Other(Reason::NoRoute)), None);
+}
+
+/// headers.p4's LB_MODE_* constants are dataplane_common's MODE_* (the
+/// mode number set_group carries), one per mode name, and set_group's mode
+/// parameter holds them all.
+#[test]
+fn lb_modes_in_headers_p4_are_dataplane_commons() {
+    use dataplane_common::lb::{MODE_LAST, MODE_NAMES};
+    let text = std::fs::read_to_string(root().join("p4/include/headers.p4")).unwrap();
+    let mut found = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim().strip_prefix("const bit<") else {
+            continue;
+        };
+        let Some((width, rest)) = rest.split_once("> LB_MODE_") else {
+            continue;
+        };
+        let (name, value) = rest.split_once('=').expect("LB_MODE_X = n");
+        let value: u8 = value
+            .split(';')
+            .next()
+            .and_then(|v| v.trim().parse().ok())
+            .expect("LB_MODE_X = <number>;");
+        let width: u32 = width.parse().expect("bit<N>");
+        assert!(
+            u32::from(MODE_LAST) >> width == 0,
+            "LB_MODE_{name}: bit<{width}> cannot hold {MODE_LAST}"
+        );
+        found.insert(name.trim().to_lowercase(), value);
+    }
+    let want: std::collections::BTreeMap<String, u8> = MODE_NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.to_string(), i as u8))
+        .collect();
+    assert_eq!(
+        found, want,
+        "headers.p4 LB_MODE_* vs dataplane_common::lb::MODE_NAMES"
+    );
+    for t in Target::ALL {
+        let a = p4::actions(t)
+            .into_iter()
+            .find(|a| a.name == "set_group")
+            .unwrap();
+        let (_, w) = a.params.iter().find(|(n, _)| *n == "mode").unwrap();
+        assert!(
+            u32::from(MODE_LAST) >> w == 0,
+            "{t}: set_group mode is bit<{w}>"
+        );
+    }
+}
+
+/// A place group: set_group with mode 4, the load tables on Tofino (its
+/// bands choose, as in bandwidth mode), and on bmv2 each port's wire shift
+/// in place_cfg (the bookings, which Tofino does not have).
+#[test]
+fn place_groups_generate_their_tables() {
+    let corpus = p4::corpus::load(&root().join("p4/corpus")).unwrap();
+    let (_, plan) = &corpus.configs["route"];
+    let gi = plan.groups.iter().position(|g| g.name == "pl").unwrap();
+    assert_eq!(plan.groups[gi].mode, dataplane_common::lb::MODE_PLACE);
+    let cli = p4::entries(plan, Target::Bmv2).unwrap().cli;
+    assert!(
+        cli.contains(&format!(
+            "table_add DpIngress.group_cfg DpIngress.set_group {gi} => 4 1000\n"
+        )),
+        "{cli}"
+    );
+    // the corpus's ports run at the default 100G: 12500 bytes per us, 2^14
+    let place: Vec<&str> = cli.lines().filter(|l| l.contains("place_cfg")).collect();
+    assert_eq!(place.len(), plan.ports.len(), "{place:?}");
+    assert!(place.iter().all(|l| l.ends_with("=> 14")), "{place:?}");
+    let tofino = p4::entries(plan, Target::Tofino).unwrap();
+    let py = tofino.bfrt_py.unwrap();
+    assert!(
+        py.contains("def poll_loads"),
+        "Tofino place groups need the load poller"
+    );
+    assert!(!py.contains("place_cfg"));
+    // no place group, no place_cfg
+    let small = plan_of(&root().join("p4/tests/small.toml"));
+    assert!(!p4::entries(&small, Target::Bmv2)
+        .unwrap()
+        .cli
+        .contains("place_cfg"));
 }
 
 /// UET settings and trimming: bmv2 entries (uet_cfg, group_uet, trim_cfg,

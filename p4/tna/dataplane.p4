@@ -12,7 +12,10 @@
  *                   LetFlow-style), utilisation-aware choice between the
  *                   bucket's two candidates from load_a / load_b, which the
  *                   control plane fills from the egress byte counter
- *                   port_tx (Tofino's ingress cannot read egress registers)
+ *                   port_tx (Tofino's ingress cannot read egress registers);
+ *                   place mode pins each flow in the flowlet registers and
+ *                   places it by the bands alone: NO bookings (see
+ *                   "place mode" at the load-balancing code)
  *   ECN             egress, from the traffic manager's queue depth
  *                   (eg_intr_md.enq_qdepth, in cells) with a RED range table
  *                   (wred) and Random
@@ -40,7 +43,9 @@
  * bf-p4c", lists each rule.
  *
  * Compiled by bf-p4c (p4c-barefoot 9.13.4, open-source Tofino back end):
- * 12 of 12 ingress stages, 8 egress stages on Tofino 1. NOT run on the
+ * 12 of 12 ingress stages, 8 egress stages on Tofino 1, without the RETH
+ * and place mode, which are type-checked by p4test only (no bf-p4c here:
+ * their PHV and stage cost on Tofino is unchecked). NOT run on the
  * Tofino model or a Tofino.
  */
 #include <core.p4>
@@ -110,7 +115,9 @@ struct ig_meta_t {
     bit<16> nh;
     bit<16> grp;
     bit<1> group_hit;
-    bit<2> lb_mode;
+    bit<3> lb_mode;
+    bit<1> per_flow;   /* flowlet, bandwidth or place: flowlet registers */
+    bit<1> by_load;    /* bandwidth, spray or place: load_a / load_b */
     bit<32> flowlet_timeout;
     bit<32> now;
     bit<32> flowlet_gap;
@@ -167,6 +174,8 @@ struct eg_meta_t {
     meta.to_cpu = 0;                                                    \
     meta.route_kind = 0;                                                \
     meta.group_hit = 0;                                                 \
+    meta.per_flow = 0;                                                  \
+    meta.by_load = 0;                                                   \
     meta.gap_over = 0;                                                  \
     meta.flowlet_new = 0;                                               \
     meta.bucket_hit = 0;                                                \
@@ -191,7 +200,9 @@ struct eg_meta_t {
 #undef DP_PARSER_EXTRA_STATES
 
 /* Egress: the bridged metadata first; a frame for the CPU is not parsed
- * further (its cpu_h would otherwise be read as Ethernet). */
+ * further (its cpu_h would otherwise be read as Ethernet). The RETH stays
+ * payload here (only ingress reads it; a forwarded frame may end inside
+ * it, which would be a parser error). */
 #define DP_PARSER_NAME DpEgressParser
 #define DP_PARSER_PARAMS packet_in pkt, out headers_t hdr, out eg_meta_t meta, out egress_intrinsic_metadata_t eg_intr_md
 #define DP_PARSER_INIT                                                  \
@@ -201,6 +212,7 @@ struct eg_meta_t {
     meta.ecn = 0;                                                       \
     meta.rewrite_ipv4 = 0;
 #define DP_PARSER_NEXT bridged
+#define DP_PARSER_NO_RETH
 #define DP_PARSER_EXTRA_STATES                                          \
     state bridged {                                                     \
         transition select(hdr.bridge.to_cpu) {                          \
@@ -654,10 +666,29 @@ control DpIngress(
     }
 
     @id(0x0100000a)
-    action set_group(bit<2> mode, bit<32> flowlet_timeout) {
+    action set_group(bit<3> mode, bit<32> flowlet_timeout) {
         meta.group_hit = 1;
         meta.lb_mode = mode;
         meta.flowlet_timeout = flowlet_timeout;   /* nanoseconds */
+    }
+
+    /* What a mode uses, as flags (one gateway bit each instead of an OR
+     * over the mode's values). */
+    action mode_uses(bit<1> per_flow, bit<1> by_load) {
+        meta.per_flow = per_flow;
+        meta.by_load = by_load;
+    }
+    table mode_flags {
+        key = { meta.lb_mode : exact; }
+        actions = { mode_uses; }
+        const default_action = mode_uses(0, 0);
+        const entries = {
+            LB_MODE_FLOWLET : mode_uses(1, 0);
+            LB_MODE_BANDWIDTH : mode_uses(1, 1);
+            LB_MODE_SPRAY : mode_uses(0, 1);
+            LB_MODE_PLACE : mode_uses(1, 1);
+        }
+        size = 8;
     }
 
     @id(0x02000008)
@@ -859,11 +890,13 @@ control DpIngress(
         }
         if (meta.route_kind == ROUTE_GROUP) {
             group_cfg.apply();
+            mode_flags.apply();
             meta.flowlet_slot = hash_slot.get({ meta.flow_hash, meta.grp });
-            /* hash: the flow's bucket; flowlet and bandwidth: a new flowlet
-             * takes a random bucket (LetFlow), a running one keeps the next
-             * hop in flowlet_nh; spray: a random bucket per frame */
-            if (meta.lb_mode == LB_MODE_HASH) {
+            /* hash and place: the flow's bucket (place: ties keep its
+             * member, as on bmv2); flowlet and bandwidth: a new flowlet
+             * takes a random bucket (LetFlow), a running one keeps the
+             * next hop in flowlet_nh; spray: a random bucket per frame */
+            if (meta.lb_mode == LB_MODE_HASH || meta.lb_mode == LB_MODE_PLACE) {
                 meta.bucket = meta.flow_hash[6:0];
             } else {
                 meta.bucket = meta.rand_bucket;
@@ -903,7 +936,23 @@ control DpIngress(
                 hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
             }
             if (meta.route_kind == ROUTE_GROUP) {
-                if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                /* place mode (dataplane_common::lb::place) on Tofino: the
+                 * flow is pinned in flowlet_nh as a flowlet is, kept
+                 * whatever its gaps while its slot is in use; a slot idle
+                 * longer than the group's timeout is free and the flow is
+                 * placed anew (no tag tells flows apart: eBPF keeps 4 tagged
+                 * ways per set). It is placed on the better of its bucket's
+                 * two candidates by load_a / load_b alone. NOT here:
+                 * - the bookings (eBPF PortRate::booked_until_ns, bmv2
+                 *   port_booked_until): choosing by them reads two ports'
+                 *   registers and then writes the chosen one, and a Tofino
+                 *   register is reached once per packet, at one index;
+                 * - moving a flow whose member went down while it runs: the
+                 *   one stateful ALU that keeps the next hop would have to
+                 *   compare it with both candidates; the control plane
+                 *   clears the flows' flowlet_nh slots when it rewrites
+                 *   group_bucket for a member down. */
+                if (meta.per_flow == 1) {
                     meta.flowlet_gap = flowlet_touch.execute(meta.flowlet_slot);
                 }
                 group_bucket.apply();
@@ -916,13 +965,13 @@ control DpIngress(
                     /* the candidate: the bucket's member, or the less
                      * utilised of its two (ties keep the bucket's) */
                     meta.nh = meta.nh_a;
-                    if (meta.lb_mode == LB_MODE_BANDWIDTH || meta.lb_mode == LB_MODE_SPRAY) {
+                    if (meta.by_load == 1) {
                         load_a.apply();
                         load_b.apply();
                         prefer_b.apply();
                     }
                     flowlet_age.apply();
-                    if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                    if (meta.per_flow == 1) {
                         meta.nh = flowlet_pick.execute(meta.flowlet_slot);
                     }
                 }

@@ -6,8 +6,10 @@
  * priority queues, LPM routing (IPv4, IPv6) with next hops and next-hop
  * groups (hash over the 5-tuple and the BTH destination QP, resilient
  * bucket tables, flowlets in registers, utilisation-aware choice from
- * per-port byte-rate registers updated in egress), ECN marking in egress
- * from the queue depth (bmv2 counts packets: thresholds are converted by
+ * per-port byte-rate registers updated in egress; place mode's flows
+ * pinned in the flowlet registers and placed by per-port bookings,
+ * port_booked_until, see its comments at the load balancing), ECN
+ * marking in egress from the queue depth (bmv2 counts packets: thresholds are converted by
  * the entry generator), PFC/PAUSE frames consumed and counted, and PFC
  * generation EMULATED (an ingress occupancy estimate per ingress port and
  * priority in registers; a clone of the packet rewritten into an 802.1Qbb
@@ -34,7 +36,7 @@
  *
  * Compiled by p4c 1.2.5 (bmv2 back end); the conformance corpus passes on
  * simple_switch 1.15.5 (run with --priority-queues 8), see p4/README.md,
- * the UET and trimming cases included (49 of 49 STF cases).
+ * the UET, trimming and place cases included (52 of 52 STF cases).
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -52,6 +54,17 @@
 #define FLOWLET_SLOTS 8192
 /* Rate estimator period: 2^5 = 32 us (bmv2 timestamps are microseconds). */
 #define DRE_PERIOD_SHIFT 5
+/* Place mode (dataplane_common::lb::place), in microseconds: the longest
+ * one booking lasts (PLACE_MAX_BOOK_NS), how far ahead bookings reach
+ * (PLACE_HORIZON_NS), the most a level's booking part says
+ * (PLACE_MAX_AHEAD, units of 1 us here, 2^10 ns on eBPF); bytes: what a
+ * placement without a length books (PLACE_DEFAULT_BYTES) and the most one
+ * message books (PLACE_MAX_BYTES). */
+#define PLACE_MAX_BOOK_US 100
+#define PLACE_HORIZON_US 100000
+#define PLACE_MAX_AHEAD 31
+#define PLACE_DEFAULT_BYTES 65536
+#define PLACE_MAX_BYTES 16777216
 
 const bit<32> PKT_INSTANCE_TYPE_NORMAL = 0;
 const bit<32> PKT_INSTANCE_TYPE_INGRESS_CLONE = 1;
@@ -110,7 +123,7 @@ struct metadata_t {
     bit<16> nh;
     bit<16> grp;
     bit<1> group_hit;
-    bit<2> lb_mode;
+    bit<3> lb_mode;
     bit<32> flowlet_timeout;
     bit<7> bucket;
     bit<1> bucket_hit;
@@ -131,6 +144,11 @@ struct metadata_t {
     bit<9> out_port;
     bit<1> routed;
     bit<1> rewrite_ipv4;
+    /* place mode: the flow was (re)placed by this packet; the egress
+     * port's wire shift (place_cfg) */
+    bit<1> placed;
+    bit<1> place_hit;
+    bit<8> wire_shift;
     /* buffer emulation (pg_cfg), carried to egress */
     bit<1> pg_hit;
     bit<1> pg_lossless;
@@ -206,10 +224,15 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
     counter(NUM_PORTS, CounterType.packets) rx_uet_count;           /* port */
     counter(NUM_PORTS * 8, CounterType.packets) trim_count;         /* egress port * 8 + queue: Trim/pkts */
 
-    /* Flowlets: last packet time (us), next hop + 1 (0: none), flowlets so far. */
+    /* Flowlets: last packet time (us), next hop + 1 (0: none), flowlets so
+     * far. Place mode keeps its pinned flows here too. */
     register<bit<32>>(FLOWLET_SLOTS) flowlet_seen;
     register<bit<16>>(FLOWLET_SLOTS) flowlet_nh;
     register<bit<32>>(FLOWLET_SLOTS) flowlet_count;
+    /* Place mode: when each port is free of the work booked on it (us,
+     * the low 32 bits of the ingress timestamp; PortRate::booked_until_ns
+     * of dataplane_common). */
+    register<bit<32>>(NUM_PORTS) port_booked_until;
 
     action punt(bit<8> reason, bit<8> detail) {
         hdr.cpu.setValid();
@@ -374,7 +397,7 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
     /* ---- next-hop groups ------------------------------------------------- */
 
     @id(0x0100000a)
-    action set_group(bit<2> mode, bit<32> flowlet_timeout) {
+    action set_group(bit<3> mode, bit<32> flowlet_timeout) {
         meta.group_hit = 1;
         meta.lb_mode = mode;
         meta.flowlet_timeout = flowlet_timeout;   /* microseconds */
@@ -409,6 +432,26 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
         actions = { set_bucket; @defaultonly NoAction; }
         default_action = NoAction();
         size = 8192;
+    }
+
+    /* Place mode: the wire time of a booking on the port, without a
+     * division: bytes >> wire_shift microseconds, wire_shift being
+     * log2(speed in bytes per us) rounded (speed_mbps / 8: 100G 14, 25G
+     * 12, 400G 16), so within a factor sqrt(2) of dataplane_common's
+     * wire_ns(bytes, speed). A port without an entry (unknown speed)
+     * books PLACE_MAX_BOOK_US, as wire_ns's horizon capped. */
+    @id(0x01000016)
+    action set_place(bit<8> wire_shift) {
+        meta.place_hit = 1;
+        meta.wire_shift = wire_shift;
+    }
+
+    @id(0x02000016)
+    table place_cfg {
+        key = { meta.out_port : exact @name("out_port"); }
+        actions = { set_place; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = NUM_PORTS;
     }
 
     @id(0x0100000c)
@@ -742,13 +785,22 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                     bit<16> kept_nh_plus1 = 0;
                     bit<32> flowlets = 0;
                     bit<1> new_flowlet = 1;
-                    if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                    bool place = meta.lb_mode == LB_MODE_PLACE;
+                    bool per_flow = meta.lb_mode == LB_MODE_FLOWLET
+                                    || meta.lb_mode == LB_MODE_BANDWIDTH || place;
+                    if (per_flow) {
                         flowlet_seen.read(last, slot);
                         flowlet_nh.read(kept_nh_plus1, slot);
                         flowlet_count.read(flowlets, slot);
+                        /* place: a flow keeps its member whatever its gaps
+                         * while its slot is in use; a slot idle longer than
+                         * the timeout is free (no tag tells its flow from
+                         * another: eBPF keeps 4 tagged ways per set and
+                         * reclaims an idle way only when another flow needs
+                         * it), and the flow is placed anew */
                         if (kept_nh_plus1 != 0 && now - last <= meta.flowlet_timeout) {
                             new_flowlet = 0;
-                        } else if (flowlets != 0) {
+                        } else if (flowlets != 0 && !place) {
                             /* flowlet number n > 0 lands on an independent
                              * bucket (lb::flowlet_hash) */
                             bit<32> h2;
@@ -765,6 +817,15 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                         no_member = 1;
                     } else {
                         meta.nh = meta.nh_a;
+                        if (place && new_flowlet == 0 && kept_nh_plus1 - 1 != meta.nh_a
+                                && kept_nh_plus1 - 1 != meta.nh_b) {
+                            /* place: the flow's bucket no longer offers its
+                             * member (the control plane rewrote the bucket:
+                             * the member went down; or another flow's
+                             * member in a shared slot): placed anew
+                             * (lb::place_next's MemberDown) */
+                            new_flowlet = 1;
+                        }
                         if (new_flowlet == 0) {
                             meta.nh = kept_nh_plus1 - 1;
                         } else if (meta.lb_mode == LB_MODE_BANDWIDTH || meta.lb_mode == LB_MODE_SPRAY) {
@@ -777,8 +838,51 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                             if (band_b < band_a) {
                                 meta.nh = meta.nh_b;
                             }
+                        } else if (place) {
+                            /* the lower place level of the two candidates
+                             * (lb::place_levels): how much later the port
+                             * is free of its bookings than the other's (us,
+                             * at most PLACE_MAX_AHEAD) << 3 | its band; ties
+                             * keep the bucket's member */
+                            bit<8> band_a;
+                            bit<8> band_b;
+                            bit<32> booked_a;
+                            bit<32> booked_b;
+                            port_band.read(band_a, (bit<32>)meta.port_a);
+                            port_band.read(band_b, (bit<32>)meta.port_b);
+                            port_booked_until.read(booked_a, (bit<32>)meta.port_a);
+                            port_booked_until.read(booked_b, (bit<32>)meta.port_b);
+                            /* how far ahead of now each port is booked
+                             * (modulo 2^32 us: a booking in the past, or
+                             * never written, reads beyond the horizon: 0) */
+                            bit<32> ahead_a = booked_a - now;
+                            bit<32> ahead_b = booked_b - now;
+                            if (ahead_a > PLACE_HORIZON_US) {
+                                ahead_a = 0;
+                            }
+                            if (ahead_b > PLACE_HORIZON_US) {
+                                ahead_b = 0;
+                            }
+                            bit<32> d_a = 0;
+                            bit<32> d_b = 0;
+                            if (ahead_a > ahead_b) {
+                                d_a = ahead_a - ahead_b;
+                            } else {
+                                d_b = ahead_b - ahead_a;
+                            }
+                            if (d_a > PLACE_MAX_AHEAD) {
+                                d_a = PLACE_MAX_AHEAD;
+                            }
+                            if (d_b > PLACE_MAX_AHEAD) {
+                                d_b = PLACE_MAX_AHEAD;
+                            }
+                            bit<8> level_a = (((bit<8>)d_a) << 3) | (band_a & 7);
+                            bit<8> level_b = (((bit<8>)d_b) << 3) | (band_b & 7);
+                            if (level_b < level_a) {
+                                meta.nh = meta.nh_b;
+                            }
                         }
-                        if (meta.lb_mode == LB_MODE_FLOWLET || meta.lb_mode == LB_MODE_BANDWIDTH) {
+                        if (per_flow) {
                             if (now > last) {
                                 flowlet_seen.write(slot, now);
                             }
@@ -786,6 +890,9 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                                 flowlet_nh.write(slot, meta.nh + 1);
                                 flowlet_count.write(slot, flowlets + 1);
                             }
+                        }
+                        if (place) {
+                            meta.placed = new_flowlet;
                         }
                         meta.route_kind = ROUTE_NEXTHOP;
                     }
@@ -818,6 +925,56 @@ control DpIngress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                         }
                         meta.routed = 1;
                         event(EV_ROUTED);
+
+                        /* ---- place mode: book the chosen port ------------
+                         * (lb::place_announced, place_booking, PortRate::book)
+                         * the bytes the packet announces: a WRITE first /
+                         * only its RETH's DMA length, a RoCEv2 ACK or CNP
+                         * its own length; otherwise 64 KiB for a flow just
+                         * placed, nothing for one that kept its member */
+                        if (meta.lb_mode == LB_MODE_PLACE) {
+                            bit<32> bytes = 0;
+                            if (meta.placed == 1) {
+                                bytes = PLACE_DEFAULT_BYTES;
+                            }
+                            if (hdr.bth.isValid()) {
+                                if (hdr.reth.isValid()) {
+                                    bytes = hdr.reth.dma_len;
+                                } else if (hdr.bth.opcode == BTH_OPCODE_ACK
+                                           || hdr.bth.opcode == BTH_OPCODE_CNP) {
+                                    bytes = standard_metadata.packet_length;
+                                }
+                            }
+                            if (bytes > PLACE_MAX_BYTES) {
+                                bytes = PLACE_MAX_BYTES;
+                            }
+                            if (bytes != 0) {
+                                place_cfg.apply();
+                                bit<32> t = PLACE_MAX_BOOK_US;
+                                if (meta.place_hit == 1) {
+                                    t = bytes >> meta.wire_shift;
+                                    if (t > PLACE_MAX_BOOK_US) {
+                                        t = PLACE_MAX_BOOK_US;
+                                    }
+                                }
+                                bit<32> now_us = (bit<32>)standard_metadata.ingress_global_timestamp;
+                                bit<32> booked;
+                                @atomic {
+                                    port_booked_until.read(booked, (bit<32>)meta.out_port);
+                                    /* from when the port is free (now if it
+                                     * is), at most PLACE_HORIZON_US ahead */
+                                    bit<32> ahead = booked - now_us;
+                                    if (ahead > PLACE_HORIZON_US) {
+                                        ahead = 0;
+                                    }
+                                    ahead = ahead + t;
+                                    if (ahead > PLACE_HORIZON_US) {
+                                        ahead = PLACE_HORIZON_US;
+                                    }
+                                    port_booked_until.write((bit<32>)meta.out_port, now_us + ahead);
+                                }
+                            }
+                        }
 
                         /* ---- ingress accounting, PFC XOFF (emulated) ---- */
                         pg_cfg.apply();
@@ -1003,6 +1160,7 @@ control DpEgress(inout headers_t hdr, inout metadata_t meta, inout standard_meta
                 hdr.ipv6.setInvalid();
                 hdr.udp.setInvalid();
                 hdr.bth.setInvalid();
+                hdr.reth.setInvalid();
                 hdr.ethernet.setValid();
                 hdr.ethernet.dst_addr = MACCTL_DST_MAC;
                 hdr.ethernet.src_addr = meta.egress_mac;
@@ -1182,6 +1340,7 @@ control DpDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.ipv6);
         pkt.emit(hdr.udp);
         pkt.emit(hdr.bth);
+        pkt.emit(hdr.reth);
         pkt.emit(hdr.uet);
     }
 }

@@ -60,7 +60,7 @@ struct Cli {
     /// dcqcn, mlx or none.
     #[arg(long)]
     cc: Option<String>,
-    /// Comma list of hash, flowlet, bandwidth, spray (one run each).
+    /// Comma list of hash, flowlet, bandwidth, spray, place (one run each).
     #[arg(long)]
     lb: Option<String>,
     #[arg(long)]

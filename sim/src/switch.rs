@@ -5,14 +5,15 @@
 
 use dataplane_common::buffer::{Arrival, BufVerdict};
 use dataplane_common::lb::{
-    flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag, place_booking,
-    place_levels, select, uses_flow_ways, uses_flowlets, uses_reservations, FlowletEvent,
-    WayLookup, MAX_MEMBERS, NO_SLOT, NUM_BANDS,
+    flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag,
+    place_announced, place_booking, place_levels, select, uses_flow_ways, uses_flowlets,
+    uses_reservations, FlowletEvent, WayLookup, MAX_MEMBERS, NOT_ANNOUNCED, NO_SLOT, NUM_BANDS,
 };
 use dataplane_common::lossless::{DropReason, PfcAction, ECN_CE};
+use dataplane_common::wire::bth::{OP_ACK, OP_CNP, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
 
 use crate::engine::Sim;
-use crate::event::{ser_ns, Ev, CTRL_LEN, HDR, KIND_DATA, TC_DATA};
+use crate::event::{ser_ns, Ev, CTRL_LEN, HDR, KIND_CNP, KIND_DATA, TC_DATA};
 use crate::report::lb::{LbEvent, TraceKind};
 use crate::topo::{GROUP_BIT, SLOTS};
 
@@ -166,31 +167,36 @@ impl Sim {
         };
         let from = flowlet.as_ref().map_or(NO_SLOT, |e| e.slot);
         let mode = g.mode;
-        let bands = || {
-            let mut b = [NUM_BANDS - 1; MAX_MEMBERS];
-            let mut free = [0u64; MAX_MEMBERS];
-            for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
-                let rate = &ports[m.id as usize].rate;
-                b[i] = rate.band(now);
-                free[i] = rate.booked_free_at(now);
-            }
+        // each member's band, or in place mode its place level
+        let levels = || {
             if uses_reservations(mode) {
-                return place_levels(g, &free, &b);
+                let mut keys = [u32::MAX; MAX_MEMBERS];
+                for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
+                    keys[i] = ports[m.id as usize].rate.place_key(now);
+                }
+                return place_levels(g, &keys);
+            }
+            let mut b = [NUM_BANDS - 1; MAX_MEMBERS];
+            for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
+                b[i] = ports[m.id as usize].rate.band(now);
             }
             b
         };
-        let pick = select(g, hash, flowlet, now, rand, bands)?;
+        let pick = select(g, hash, flowlet, now, rand, levels)?;
         let out = pick.id as usize;
         if uses_reservations(mode) {
             // what the packet announces: a WRITE's first packet carries
             // its message's length (RETH); an ACK, NAK or CNP books itself
-            let announced = match (pkt.kind, pkt.psn) {
+            let (opcode, reth_len) = match (pkt.kind, pkt.psn) {
                 (KIND_DATA, 0) => {
-                    Some(self.flows[pkt.flow as usize].size.min(u64::from(u32::MAX)) as u32)
+                    let size = self.flows[pkt.flow as usize].size;
+                    (OP_WRITE_FIRST, size.min(u64::from(u32::MAX - 1)) as u32)
                 }
-                (KIND_DATA, _) => None,
-                _ => Some(pkt.len),
+                (KIND_DATA, _) => (OP_WRITE_MIDDLE, NOT_ANNOUNCED),
+                (KIND_CNP, _) => (OP_CNP, NOT_ANNOUNCED),
+                _ => (OP_ACK, NOT_ANNOUNCED),
             };
+            let announced = place_announced(true, opcode, reth_len, pkt.len as u16);
             let bytes = place_booking(mode, &pick, announced);
             if bytes > 0 {
                 ports[out].rate.book(now, bytes);

@@ -353,9 +353,10 @@ impl Topology {
         if self.uplink_mbps == 0 && s > 0 {
             errs.push("uplink_mbps: expected a link speed of at least 1 Mb/s, got 0".into());
         }
-        if !["hash", "flowlet", "bandwidth", "spray"].contains(&self.lb_mode.as_str()) {
+        if !dataplane_common::lb::MODE_NAMES.contains(&self.lb_mode.as_str()) {
             errs.push(format!(
-                "lb_mode: expected hash, flowlet, bandwidth or spray, got {:?}",
+                "lb_mode: expected one of {}, got {:?}",
+                dataplane_common::lb::MODE_NAMES.join(", "),
                 self.lb_mode
             ));
         }

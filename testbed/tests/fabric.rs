@@ -240,7 +240,7 @@ fn bad_input_is_refused_before_anything_is_created() {
         ),
         (
             &["--lb-mode", "random"],
-            "lb_mode: expected hash, flowlet, bandwidth or spray",
+            "lb_mode: expected one of hash, flowlet, bandwidth, spray, place",
         ),
         (&["--kmin", "100000"], "kmin: expected kmin <= kmax"),
     ];

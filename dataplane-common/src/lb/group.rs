@@ -24,6 +24,9 @@ pub const MODE_SPRAY: u8 = 3;
 pub const MODE_PLACE: u8 = 4;
 /// The highest mode.
 pub const MODE_LAST: u8 = MODE_PLACE;
+/// Every mode's name in configuration, by mode number.
+pub const MODE_NAMES: [&str; MODE_LAST as usize + 1] =
+    ["hash", "flowlet", "bandwidth", "spray", "place"];
 /// Every mode, in order.
 pub const ALL_MODES: [u8; MODE_LAST as usize + 1] = [
     MODE_HASH,
@@ -72,7 +75,7 @@ pub const fn uses_port_load(mode: u8) -> bool {
 
 /// Whether `mode` books placements on its members' ports
 /// ([`PortRate::book`], [`place_booking`]) and compares their
-/// [`place_levels`].
+/// [`place_key`].
 #[inline(always)]
 pub const fn uses_reservations(mode: u8) -> bool {
     mode == MODE_PLACE
@@ -455,18 +458,6 @@ pub struct Choice {
 // `PortRate`) is 3.3k instructions long and verifies in about 50k steps;
 // the two-pass and looped variants exceeded the 1M limit.
 
-/// Runs `$body` with `$i: usize` bound to each member slot in turn.
-macro_rules! each_member {
-    ($i:ident => $body:block) => {
-        each_member!(@ $i $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $i:ident $body:block; $($n:literal)*) => {
-        $({
-            let $i: usize = $n;
-            $body
-        })*
-    };
-}
 const _: () = assert!(MAX_MEMBERS == 16, "each_member! unrolls 16 slots");
 
 /// A uniform number for member `i` drawn from `r`.

@@ -59,6 +59,19 @@
 
 use core::fmt;
 
+/// Runs `$body` with `$i: usize` bound to each member slot in turn.
+macro_rules! each_member {
+    ($i:ident => $body:block) => {
+        each_member!(@ $i $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $i:ident $body:block; $($n:literal)*) => {
+        $({
+            let $i: usize = $n;
+            $body
+        })*
+    };
+}
+
 mod flowlet;
 mod group;
 mod hash;

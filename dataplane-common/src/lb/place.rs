@@ -31,12 +31,10 @@ use super::*;
 pub const PLACE_DEFAULT_BYTES: u32 = 64 * 1024;
 /// The most one message books (16 MiB): a bigger one is booked as this.
 pub const PLACE_MAX_BYTES: u32 = 16 << 20;
-/// The booking part of a placement level is how much later a member's
-/// port is free of its bookings than the earliest member's, in units of
-/// 2^10 ns (about 1 us).
+/// A place key counts how far ahead a port is booked in units of 2^10 ns
+/// (about 1 us): ports booked within the same microsecond tie, and their
+/// load bands decide.
 pub const PLACE_LEVEL_SHIFT: u32 = 10;
-/// ... at most 31 units (32 us): beyond that a member is simply booked.
-pub const PLACE_MAX_AHEAD: u8 = 31;
 /// The longest one booking lasts: by then the port's rate estimator has
 /// seen the flow (its time constant is 200 us), and a long flow booked
 /// for longer would keep new flows off a port it may use only in part.
@@ -84,61 +82,119 @@ impl PortRate {
             now_ns
         }
     }
+
+    /// What place mode compares the port by at `now` (lower is better):
+    /// how far ahead it is booked, in units of 2^[`PLACE_LEVEL_SHIFT`] ns,
+    /// above its load band (3 bits): [`place_key`]. Booked work first,
+    /// measured load second.
+    #[inline(always)]
+    pub fn place_key(&self, now_ns: u64) -> u32 {
+        place_key(
+            self.booked_until_ns.saturating_sub(now_ns),
+            self.band(now_ns),
+        )
+    }
 }
 
-/// Place mode's levels of group `g`'s members, from when each member's
-/// port is free of its bookings (`free_at`, [`PortRate::booked_free_at`])
-/// and its load band (`bands`, [`PortRate::band`]), by slot: booked work
-/// first, measured load second. A level is `ahead << 3 | band`, `ahead`
-/// being how much later the port is free than the earliest eligible one
-/// (units of 2^[`PLACE_LEVEL_SHIFT`] ns, at most [`PLACE_MAX_AHEAD`]):
-/// relative, so that a fabric booked far ahead (an all-to-all's thousand
-/// flows at once) still tells its members apart by what one more flow
-/// adds; and the band breaks the ties of members booked alike, as
-/// bandwidth mode would. Slots not eligible read 255.
+/// A place-mode key: `ahead_ns` (how far ahead a port is booked) in units
+/// of 2^[`PLACE_LEVEL_SHIFT`] ns, at most 2^29 - 1 (550 s), shifted above
+/// `band`.
 #[inline(always)]
-pub fn place_levels(
-    g: &Group,
-    free_at: &[u64; MAX_MEMBERS],
-    bands: &[u8; MAX_MEMBERS],
-) -> [u8; MAX_MEMBERS] {
-    const _: () = assert!(
-        NUM_BANDS == 8 && PLACE_MAX_AHEAD < 32,
-        "a level is 5 + 3 bits"
-    );
-    let mut base = u64::MAX;
-    let mut i = 0;
-    while i < MAX_MEMBERS {
-        if g.eligible(i as u8) && free_at[i] < base {
-            base = free_at[i];
+pub const fn place_key(ahead_ns: u64, band: u8) -> u32 {
+    let units = ahead_ns >> PLACE_LEVEL_SHIFT;
+    let units = if units > (1 << 29) - 1 {
+        (1 << 29) - 1
+    } else {
+        units
+    };
+    (units as u32) << 3 | (band & (NUM_BANDS - 1)) as u32
+}
+
+/// Place mode's levels of group `g`'s members from their ports' keys
+/// ([`PortRate::place_key`], by slot), for [`pick_least_loaded`]: a
+/// member's level is its load band (3 bits) under the bit length of how
+/// much further ahead it is booked than the least booked eligible member
+/// (units of 2^[`PLACE_LEVEL_SHIFT`] ns): the least booked read their
+/// bands (0..=7), the others at least 8. The pick is the lexicographic
+/// least of (booking, band), ties by the hash: only a least booked member
+/// can win. Relative to the least booked, so a fabric booked far ahead
+/// (an all-to-all's thousand flows at once) still tells its members apart
+/// by what one more flow adds.
+///
+/// Computed without a branch per member (the bit length by arithmetic,
+/// every slot, eligible or not: the picker skips the others), so every
+/// level has the same range for the eBPF verifier, which can then prune
+/// its states; a level set by a branch would differ in range per member
+/// and make it walk every combination.
+#[inline(always)]
+pub fn place_levels(g: &Group, keys: &[u32; MAX_MEMBERS]) -> [u8; MAX_MEMBERS] {
+    let mut base = u32::MAX;
+    each_member!(i => {
+        if g.eligible(i as u8) && keys[i] >> 3 < base {
+            base = keys[i] >> 3;
         }
-        i += 1;
-    }
-    let mut out = [u8::MAX; MAX_MEMBERS];
-    i = 0;
-    while i < MAX_MEMBERS {
-        if g.eligible(i as u8) {
-            let d = free_at[i].saturating_sub(base) >> PLACE_LEVEL_SHIFT;
-            let ahead = if d > PLACE_MAX_AHEAD as u64 {
-                PLACE_MAX_AHEAD
-            } else {
-                d as u8
-            };
-            out[i] = ahead << 3 | (bands[i] & (NUM_BANDS - 1));
-        }
-        i += 1;
-    }
-    out
+    });
+    let level = |i: usize| -> u8 {
+        let d = (keys[i] >> 3).wrapping_sub(base);
+        let bits = (u32::BITS - d.leading_zeros()) & 31;
+        (bits << 3) as u8 | (keys[i] as u8 & (NUM_BANDS - 1))
+    };
+    // an array of 16 values, not a filled array written over: for eBPF
+    // LLVM makes a fill a `memset` call, a byte loop the verifier walks
+    // once per state
+    const _: () = assert!(MAX_MEMBERS == 16 && NUM_BANDS == 8);
+    [
+        level(0),
+        level(1),
+        level(2),
+        level(3),
+        level(4),
+        level(5),
+        level(6),
+        level(7),
+        level(8),
+        level(9),
+        level(10),
+        level(11),
+        level(12),
+        level(13),
+        level(14),
+        level(15),
+    ]
+}
+
+/// The load bands in `keys` ([`PortRate::place_key`]'s low 3 bits): what
+/// the other load-aware modes compare, from the same pass over the ports.
+#[inline(always)]
+pub fn bands_of(keys: &[u32; MAX_MEMBERS]) -> [u8; MAX_MEMBERS] {
+    let b = |i: usize| keys[i] as u8 & (NUM_BANDS - 1);
+    [
+        b(0),
+        b(1),
+        b(2),
+        b(3),
+        b(4),
+        b(5),
+        b(6),
+        b(7),
+        b(8),
+        b(9),
+        b(10),
+        b(11),
+        b(12),
+        b(13),
+        b(14),
+        b(15),
+    ]
 }
 
 /// The bytes to book on the chosen member's port after a [`select`] in
 /// group mode `mode` (0: none). In [`MODE_PLACE`]: `announced` when the
-/// packet says how much its flow sends (a RETH's DMA length; a RoCEv2
-/// ACK, NAK or CNP, which opens no message: its own length), else
-/// [`PLACE_DEFAULT_BYTES`] when the flow was just placed; capped at
-/// [`PLACE_MAX_BYTES`].
+/// packet says how much its flow sends ([`place_announced`]), else
+/// ([`NOT_ANNOUNCED`]) [`PLACE_DEFAULT_BYTES`] when the flow was just
+/// placed; capped at [`PLACE_MAX_BYTES`].
 #[inline(always)]
-pub fn place_booking(mode: u8, pick: &Pick, announced: Option<u32>) -> u32 {
+pub fn place_booking(mode: u8, pick: &Pick, announced: u32) -> u32 {
     if mode != MODE_PLACE {
         return 0;
     }
@@ -146,10 +202,12 @@ pub fn place_booking(mode: u8, pick: &Pick, announced: Option<u32>) -> u32 {
         Some(e) => e.is_new(),
         None => false,
     };
-    let bytes = match announced {
-        Some(n) => n,
-        None if placed => PLACE_DEFAULT_BYTES,
-        None => 0,
+    let bytes = if announced != NOT_ANNOUNCED {
+        announced
+    } else if placed {
+        PLACE_DEFAULT_BYTES
+    } else {
+        0
     };
     if bytes > PLACE_MAX_BYTES {
         PLACE_MAX_BYTES
@@ -191,6 +249,30 @@ pub fn place_next<F: FnOnce(u32) -> Option<Choice>>(
     e.flowlets = e.flowlets.wrapping_add(1);
     e.last_seen_ns = now_ns;
     Some((c, event))
+}
+
+/// A packet that announces nothing of its flow's bytes (a plain `u32`,
+/// not an `Option`: eBPF must not spill the undefined payload of a
+/// `None`).
+pub const NOT_ANNOUNCED: u32 = u32::MAX;
+
+/// What a packet announces of its flow's bytes, for [`place_booking`]:
+/// a RoCEv2 RDMA WRITE first or only packet its RETH's DMA length
+/// (`reth_len`, [`NOT_ANNOUNCED`] when unknown: see
+/// [`crate::wire::bth::carries_reth`] and
+/// [`crate::wire::bth::RETH_DMA_LEN_OFF`]); an ACK or a CNP, which opens
+/// no message, its own length (`frame_len`); anything else
+/// [`NOT_ANNOUNCED`].
+#[inline(always)]
+pub const fn place_announced(roce: bool, opcode: u8, reth_len: u32, frame_len: u16) -> u32 {
+    if !roce {
+        return NOT_ANNOUNCED;
+    }
+    match opcode {
+        crate::wire::bth::OP_WRITE_FIRST | crate::wire::bth::OP_WRITE_ONLY => reth_len,
+        crate::wire::bth::OP_ACK | crate::wire::bth::OP_CNP => frame_len as u32,
+        _ => NOT_ANNOUNCED,
+    }
 }
 
 /// Ways of a set of the placement table.
@@ -242,49 +324,68 @@ pub enum WayLookup {
 /// recently, evicted and taken over fresh. Constant time (the ways are
 /// unrolled).
 #[inline(always)]
-#[allow(unused_assignments)] // the last way's age goes unread
 pub fn flow_way(
     s: &mut FlowWays,
     tag: u64,
     now_ns: u64,
     idle_ns: u64,
 ) -> (&mut Flowlet, WayLookup) {
-    let mut hit = FLOW_WAYS;
-    let mut free = FLOW_WAYS;
-    let mut oldest = 0usize;
-    let mut oldest_seen = u64::MAX;
-    macro_rules! way {
-        ($i:literal) => {{
-            let w = &s.ways[$i];
-            if w.tag == tag {
-                hit = $i;
-            }
-            let seen = w.entry.last_seen_ns;
-            if free == FLOW_WAYS && (w.tag == 0 || now_ns.saturating_sub(seen) > idle_ns) {
-                free = $i;
-            }
-            if seen < oldest_seen {
-                oldest = $i;
-                oldest_seen = seen;
-            }
-        }};
-    }
-    way!(0);
-    way!(1);
-    way!(2);
-    way!(3);
-    const _: () = assert!(FLOW_WAYS == 4, "flow_way unrolls 4 ways");
-    let (i, how) = if hit < FLOW_WAYS {
-        (hit, WayLookup::Hit)
-    } else if free < FLOW_WAYS {
-        (free, WayLookup::Taken)
-    } else {
-        (oldest, WayLookup::Evicted)
-    };
+    let (i, how) = way_of(s, tag, now_ns, idle_ns);
     let w = &mut s.ways[i & (FLOW_WAYS - 1)];
     if how != WayLookup::Hit {
         w.tag = tag;
         w.entry = Flowlet::NEW;
     }
     (&mut w.entry, how)
+}
+
+/// [`flow_way`]'s choice of way, in three passes that each end as soon as
+/// they find it (few paths for the eBPF verifier to walk, where one pass
+/// tracking the hit, the first free way and the oldest at once would have
+/// it walk every combination).
+#[inline(always)]
+fn way_of(s: &FlowWays, tag: u64, now_ns: u64, idle_ns: u64) -> (usize, WayLookup) {
+    const _: () = assert!(FLOW_WAYS == 4, "way_of unrolls 4 ways");
+    macro_rules! each_way {
+        ($i:ident => $body:block) => {{
+            {
+                let $i = 0usize;
+                $body
+            }
+            {
+                let $i = 1usize;
+                $body
+            }
+            {
+                let $i = 2usize;
+                $body
+            }
+            {
+                let $i = 3usize;
+                $body
+            }
+        }};
+    }
+    each_way!(i => {
+        if s.ways[i].tag == tag {
+            return (i, WayLookup::Hit);
+        }
+    });
+    each_way!(i => {
+        let w = &s.ways[i];
+        if w.tag == 0 || now_ns.saturating_sub(w.entry.last_seen_ns) > idle_ns {
+            return (i, WayLookup::Taken);
+        }
+    });
+    let mut oldest = 0usize;
+    let mut seen = s.ways[0].entry.last_seen_ns;
+    each_way!(i => {
+        let t = s.ways[i].entry.last_seen_ns;
+        if t < seen {
+            oldest = i;
+            seen = t;
+        }
+    });
+    let _ = seen;
+    (oldest, WayLookup::Evicted)
 }

@@ -26,8 +26,7 @@ pub struct Pick {
 /// * spray: `pick_least_loaded(bands(), rand)` for every packet;
 /// * place: [`place_next`], a new flow placed by
 ///   `pick_least_loaded(bands(), flowlet_hash(hash, index))`, `bands()`
-///   giving each member's reservation level ([`place_levels`]); the
-///   caller then books
+///   giving the members' [`place_levels`]; the caller then books
 ///   [`place_booking`] on the chosen port.
 ///
 /// `flowlet` is the flow's entry (created as [`Flowlet::NEW`]) when

@@ -15,6 +15,16 @@ pub const HEADER_LEN: usize = 12;
 pub const ICRC_LEN: usize = 4;
 /// RDMA extended transport header (WRITE first / only).
 pub const RETH_LEN: usize = 16;
+/// Offset of the DMA length in a RETH (after the virtual address and the
+/// rkey).
+pub const RETH_DMA_LEN_OFF: usize = 12;
+
+/// Whether a packet of BTH `opcode` carries a RETH (RDMA WRITE first or
+/// only).
+#[inline(always)]
+pub const fn carries_reth(opcode: u8) -> bool {
+    opcode == OP_WRITE_FIRST || opcode == OP_WRITE_ONLY
+}
 /// CNP: BTH + 16 reserved bytes + ICRC.
 pub const CNP_PAYLOAD_LEN: usize = 16;
 

@@ -52,7 +52,10 @@ fn new_entropy_values_spread_over_the_members() {
     let mut counts = [0u64; 4];
     for ev in 0..4096u16 {
         let h = flow_hash(&uet4(ev), SEED);
-        let p = select_packet(&g, h, true, None, T0, 0, || unreachable!()).unwrap();
+        let p = select_packet(&g, h, true, None, T0, 0, || -> [u8; MAX_MEMBERS] {
+            unreachable!()
+        })
+        .unwrap();
         counts[p.slot as usize] += 1;
     }
     let chi = chi_square(&counts);
@@ -64,7 +67,16 @@ fn roce_in_the_same_group_keeps_its_flowlets() {
     let g = entropy_group(MODE_FLOWLET);
     let h = flow_hash(&roce4(7), SEED);
     let mut e = Flowlet::NEW;
-    let first = select_packet(&g, h, false, Some(&mut e), T0, 0, || unreachable!()).unwrap();
+    let first = select_packet(
+        &g,
+        h,
+        false,
+        Some(&mut e),
+        T0,
+        0,
+        || -> [u8; MAX_MEMBERS] { unreachable!() },
+    )
+    .unwrap();
     assert_eq!(first.flowlet, Some(FlowletEvent::First));
     let same = select_packet(
         &g,
@@ -73,7 +85,7 @@ fn roce_in_the_same_group_keeps_its_flowlets() {
         Some(&mut e),
         T0 + TO / 2,
         0,
-        || unreachable!(),
+        || -> [u8; MAX_MEMBERS] { unreachable!() },
     )
     .unwrap();
     assert_eq!(
@@ -87,7 +99,7 @@ fn roce_in_the_same_group_keeps_its_flowlets() {
         Some(&mut e),
         T0 + 3 * TO,
         0,
-        || unreachable!(),
+        || -> [u8; MAX_MEMBERS] { unreachable!() },
     )
     .unwrap();
     assert_eq!(gap.flowlet, Some(FlowletEvent::Gap));
@@ -96,7 +108,9 @@ fn roce_in_the_same_group_keeps_its_flowlets() {
     let mut e2 = Flowlet::NEW;
     for (t, want) in [(T0, first), (T0 + TO / 2, same), (T0 + 3 * TO, gap)] {
         assert_eq!(
-            select(&g, h, Some(&mut e2), t, 0, || unreachable!()),
+            select(&g, h, Some(&mut e2), t, 0, || -> [u8; MAX_MEMBERS] {
+                unreachable!()
+            }),
             Some(want)
         );
     }
@@ -108,7 +122,10 @@ fn without_the_flag_uet_follows_the_mode() {
     g.flags = 0;
     let h = flow_hash(&uet4(9), SEED);
     let mut e = Flowlet::NEW;
-    let p = select_packet(&g, h, true, Some(&mut e), T0, 0, || unreachable!()).unwrap();
+    let p = select_packet(&g, h, true, Some(&mut e), T0, 0, || -> [u8; MAX_MEMBERS] {
+        unreachable!()
+    })
+    .unwrap();
     assert_eq!(p.flowlet, Some(FlowletEvent::First));
     assert!(!by_entropy(&g, true));
     assert!(by_entropy(&entropy_group(MODE_HASH), true));
@@ -125,9 +142,11 @@ fn a_down_member_moves_only_its_entropy_values() {
     rebuild(&mut g);
     for (ev, &was) in before.iter().enumerate() {
         let h = flow_hash(&uet4(ev as u16), SEED);
-        let now = select_packet(&g, h, true, None, T0, 0, || unreachable!())
-            .unwrap()
-            .slot;
+        let now = select_packet(&g, h, true, None, T0, 0, || -> [u8; MAX_MEMBERS] {
+            unreachable!()
+        })
+        .unwrap()
+        .slot;
         if was == 2 {
             assert_ne!(now, 2, "ev {ev}");
         } else {

@@ -12,7 +12,10 @@ fn hash_mode_uses_the_bucket() {
     let g = group(MODE_HASH, &[1, 2, 3, 4]);
     for h in hashes(1000) {
         let slot = g.buckets[h as usize & (NBUCKETS - 1)];
-        let p = select(&g, h, None, T0, 0, || unreachable!()).unwrap();
+        let p = select(&g, h, None, T0, 0, || -> [u8; MAX_MEMBERS] {
+            unreachable!()
+        })
+        .unwrap();
         assert_eq!(
             p,
             Pick {
@@ -31,9 +34,11 @@ fn hash_mode_uses_the_bucket() {
         // an entry is ignored in hash mode
         let mut e = Flowlet::NEW;
         assert_eq!(
-            select(&g, h, Some(&mut e), T0, 0, || unreachable!())
-                .unwrap()
-                .slot,
+            select(&g, h, Some(&mut e), T0, 0, || -> [u8; MAX_MEMBERS] {
+                unreachable!()
+            })
+            .unwrap()
+            .slot,
             slot
         );
         assert_eq!(e, Flowlet::NEW);
@@ -50,7 +55,7 @@ fn only_the_modes_that_use_port_load_read_it() {
         let read = Cell::new(false);
         let bands = || {
             read.set(true);
-            [0; MAX_MEMBERS]
+            [0u8; MAX_MEMBERS]
         };
         let mut e = Flowlet::NEW;
         for (i, h) in hashes(200).enumerate() {
@@ -112,15 +117,26 @@ fn flowlet_mode_first_flowlet_matches_hash_mode() {
     let gh = group(MODE_HASH, &[1, 1, 1, 1]);
     for h in hashes(500) {
         let mut e = Flowlet::NEW;
-        let p = select(&gf, h, Some(&mut e), T0, 0, || unreachable!()).unwrap();
+        let p = select(&gf, h, Some(&mut e), T0, 0, || -> [u8; MAX_MEMBERS] {
+            unreachable!()
+        })
+        .unwrap();
         assert_eq!(p.flowlet, Some(FlowletEvent::First));
         assert_eq!(
             p.slot,
-            select(&gh, h, None, T0, 0, || unreachable!()).unwrap().slot
+            select(&gh, h, None, T0, 0, || -> [u8; MAX_MEMBERS] {
+                unreachable!()
+            })
+            .unwrap()
+            .slot
         );
         // without an entry: the hash choice
         assert_eq!(
-            select(&gf, h, None, T0, 0, || unreachable!()).unwrap().slot,
+            select(&gf, h, None, T0, 0, || -> [u8; MAX_MEMBERS] {
+                unreachable!()
+            })
+            .unwrap()
+            .slot,
             p.slot
         );
     }
@@ -137,14 +153,20 @@ fn flowlet_mode_moves_between_flowlets_only() {
     let mut t = T0;
     let mut c = [0u64; 3];
     for k in 0..8000 {
-        let p = select(&g, h, Some(&mut e), t, 0, || unreachable!()).unwrap();
+        let p = select(&g, h, Some(&mut e), t, 0, || -> [u8; MAX_MEMBERS] {
+            unreachable!()
+        })
+        .unwrap();
         assert!(p.flowlet.unwrap().is_new());
         assert_eq!(p.slot, pick_hash(&g, flowlet_hash(h, k)).unwrap().slot);
         c[p.slot as usize] += 1;
         // 10 more packets of the flowlet, 1 ns short of the timeout apart
         for _ in 0..10 {
             t += TO;
-            let q = select(&g, h, Some(&mut e), t, 0, || unreachable!()).unwrap();
+            let q = select(&g, h, Some(&mut e), t, 0, || -> [u8; MAX_MEMBERS] {
+                unreachable!()
+            })
+            .unwrap();
             assert_eq!((q.slot, q.flowlet), (p.slot, Some(FlowletEvent::Same)));
         }
         t += TO + 1;
@@ -153,10 +175,16 @@ fn flowlet_mode_moves_between_flowlets_only() {
     assert!(chi_square(&scaled) < 2.0 * chi_square_999(4), "{c:?}");
 
     // a rebuild that moves the flow's bucket does not move a flowlet
-    let p = select(&g, h, Some(&mut e), t, 0, || unreachable!()).unwrap();
+    let p = select(&g, h, Some(&mut e), t, 0, || -> [u8; MAX_MEMBERS] {
+        unreachable!()
+    })
+    .unwrap();
     g.members[2].weight = 200;
     rebuild(&mut g);
-    let q = select(&g, h, Some(&mut e), t + 1, 0, || unreachable!()).unwrap();
+    let q = select(&g, h, Some(&mut e), t + 1, 0, || -> [u8; MAX_MEMBERS] {
+        unreachable!()
+    })
+    .unwrap();
     assert_eq!(q.slot, p.slot);
 }
 

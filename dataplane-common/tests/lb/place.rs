@@ -25,7 +25,7 @@ impl Leaf {
 
     /// What a caller does for one packet of flow `hash` at `now`
     /// announcing `announced` bytes: look up the way, select, book.
-    fn packet(&mut self, hash: u32, now: u64, announced: Option<u32>, len: u32) -> Pick {
+    fn packet(&mut self, hash: u32, now: u64, announced: u32, len: u32) -> Pick {
         let set = &mut self.table[flow_set_index(7, hash) as usize];
         let (e, how) = flow_way(set, flowlet_tag(7, hash), now, TO);
         if how == WayLookup::Evicted {
@@ -34,13 +34,11 @@ impl Leaf {
         let ports = &self.ports;
         let g = &self.g;
         let levels = || {
-            let mut free = [0u64; MAX_MEMBERS];
-            let mut bands = [0u8; MAX_MEMBERS];
+            let mut keys = [u32::MAX; MAX_MEMBERS];
             for i in 0..g.n_members as usize {
-                free[i] = ports[i].booked_free_at(now);
-                bands[i] = ports[i].band(now);
+                keys[i] = ports[i].place_key(now);
             }
-            place_levels(g, &free, &bands)
+            place_levels(g, &keys)
         };
         let pick = select(g, hash, Some(e), now, 0, levels).expect("a live member");
         let bytes = place_booking(MODE_PLACE, &pick, announced);
@@ -64,7 +62,7 @@ fn a_step_of_simultaneous_flows_takes_one_uplink_each() {
         let mut used = [0u32; 8];
         for qp in 0..8 {
             let h = flow_hash(&roce4(round * 8 + qp), SEED);
-            let p = leaf.packet(h, T0, Some(512 << 10), 4158);
+            let p = leaf.packet(h, T0, 512 << 10, 4158);
             assert_eq!(p.flowlet, Some(FlowletEvent::First));
             used[p.slot as usize] += 1;
         }
@@ -99,13 +97,13 @@ fn bandwidth_mode_places_the_same_step_as_a_hash_would() {
 fn a_placed_flow_stays_through_gaps_and_moves_when_its_member_dies() {
     let mut leaf = Leaf::new(4);
     let h = flow_hash(&roce4(1), SEED);
-    let first = leaf.packet(h, T0, Some(1 << 20), 1000);
+    let first = leaf.packet(h, T0, 1 << 20, 1000);
     for gap in [1, TO, TO + 1, 50 * TO] {
-        let p = leaf.packet(h, T0 + gap, None, 1000);
+        let p = leaf.packet(h, T0 + gap, NOT_ANNOUNCED, 1000);
         assert_eq!((p.slot, p.flowlet), (first.slot, Some(FlowletEvent::Same)));
     }
     leaf.g.members[first.slot as usize].live = 0;
-    let p = leaf.packet(h, T0 + 51 * TO, None, 1000);
+    let p = leaf.packet(h, T0 + 51 * TO, NOT_ANNOUNCED, 1000);
     assert_eq!(p.flowlet, Some(FlowletEvent::MemberDown));
     assert_ne!(p.slot, first.slot);
     // and it books the default on its new member (no length announced)
@@ -172,36 +170,60 @@ fn booking_moves_the_free_time_by_the_bytes_at_the_port_speed() {
     assert_eq!(r.booked_free_at(T0), T0 + PLACE_HORIZON_NS);
 }
 
+/// Levels order members by booking first (in units of about 1 us), load
+/// band second; the hash breaks what is left.
 #[test]
-fn levels_are_relative_booking_then_band() {
+fn levels_order_by_booking_then_band() {
     let mut g = group(MODE_PLACE, &[1, 1, 1, 1, 1]);
-    let us = 1 << PLACE_LEVEL_SHIFT;
-    let base = 1_000_000_000u64;
-    let free = {
-        let mut f = [0u64; MAX_MEMBERS];
-        f[..5].copy_from_slice(&[base + 3 * us, base, base + us, base + 200 * us, base]);
-        f
-    };
-    let bands = {
-        let mut b = [0u8; MAX_MEMBERS];
-        b[..5].copy_from_slice(&[1, 7, 0, 2, 3]);
-        b
-    };
-    let l = place_levels(&g, &free, &bands);
+    let us = 1u64 << PLACE_LEVEL_SHIFT;
+    let mut keys = [u32::MAX; MAX_MEMBERS];
+    let ahead = [3 * us, 5000 * us, us, 200 * us, 5000 * us];
+    let bands = [1, 7, 0, 2, 3];
+    for i in 0..5 {
+        keys[i] = place_key(ahead[i], bands[i]);
+    }
+    // the least booked (member 2) reads its band, the others their band
+    // under the bit length of how much more they are booked (2, 4999,
+    // 199, 4999 units)
+    let l = place_levels(&g, &keys);
     assert_eq!(
         &l[..5],
-        &[3 << 3 | 1, 7, 1 << 3, PLACE_MAX_AHEAD << 3 | 2, 3]
+        &[2 << 3 | 1, 13 << 3 | 7, 0, 8 << 3 | 2, 13 << 3 | 3]
     );
-    assert!(l[5..].iter().all(|&x| x == u8::MAX), "slots not in use");
-    // booked alike: the lower band wins (member 4 over member 1)
-    assert_eq!(pick_least_loaded(&g, &l, 0).unwrap().slot, 4);
-    // a member down is neither a candidate nor the base
-    g.members[1].live = 0;
-    g.members[4].live = 0;
-    let l = place_levels(&g, &free, &bands);
-    assert_eq!((l[1], l[4]), (u8::MAX, u8::MAX));
-    // the base is now member 2's: member 0 is 2 us behind it
-    assert_eq!((l[0], l[2]), (2 << 3 | 1, 0));
+    assert_eq!(pick_least_loaded(&g, &l, 0).unwrap().slot, 2);
+    // members 1 and 4 booked alike and least: the lower band wins (4),
+    // relative to them however far ahead they are
+    g.members[0].live = 0;
+    g.members[2].live = 0;
+    g.members[3].live = 0;
+    let l = place_levels(&g, &keys);
+    assert_eq!((l[1], l[4]), (7, 3));
+    for tie in 0..100 {
+        assert_eq!(pick_least_loaded(&g, &l, tie).unwrap().slot, 4);
+    }
+    // less than a unit apart is alike
+    g.members[0].live = 1;
+    keys[0] = place_key(5000 * us + us - 1, 5);
+    let l = place_levels(&g, &keys);
+    assert_eq!((l[0], l[1], l[4]), (5, 7, 3));
+    // exactly alike: the tie spreads over them
+    let g = group(MODE_PLACE, &[1, 1, 1, 1]);
+    let same = place_levels(&g, &[place_key(7 * us, 2); MAX_MEMBERS]);
+    let mut seen = [0u32; 4];
+    for tie in 0..400 {
+        seen[pick_least_loaded(&g, &same, tie).unwrap().slot as usize] += 1;
+    }
+    assert!(seen.iter().all(|&n| n > 50), "{seen:?}");
+}
+
+#[test]
+fn a_key_is_the_booking_ahead_over_the_band() {
+    let mut r = PortRate::new(G400);
+    assert_eq!(r.place_key(T0), 0);
+    r.book(T0, 500_000); // 10 us at 400G
+    assert_eq!(r.place_key(T0), ((10_000 >> PLACE_LEVEL_SHIFT) as u32) << 3);
+    assert_eq!(r.place_key(T0 + 20_000), 0, "the booking ended");
+    assert_eq!(place_key(u64::MAX, 9), ((1 << 29) - 1) << 3 | 1);
 }
 
 #[test]
@@ -215,17 +237,41 @@ fn booking_follows_what_the_packet_announces() {
         flowlet: Some(FlowletEvent::Same),
         ..new
     };
-    assert_eq!(place_booking(MODE_PLACE, &new, Some(4096)), 4096);
-    assert_eq!(place_booking(MODE_PLACE, &same, Some(4096)), 4096);
-    assert_eq!(place_booking(MODE_PLACE, &new, None), PLACE_DEFAULT_BYTES);
-    assert_eq!(place_booking(MODE_PLACE, &same, None), 0);
+    assert_eq!(place_booking(MODE_PLACE, &new, 4096), 4096);
+    assert_eq!(place_booking(MODE_PLACE, &same, 4096), 4096);
     assert_eq!(
-        place_booking(MODE_PLACE, &new, Some(u32::MAX)),
+        place_booking(MODE_PLACE, &new, NOT_ANNOUNCED),
+        PLACE_DEFAULT_BYTES
+    );
+    assert_eq!(place_booking(MODE_PLACE, &same, NOT_ANNOUNCED), 0);
+    assert_eq!(
+        place_booking(MODE_PLACE, &new, u32::MAX - 1),
         PLACE_MAX_BYTES
     );
     for mode in [MODE_HASH, MODE_FLOWLET, MODE_BANDWIDTH, MODE_SPRAY] {
-        assert_eq!(place_booking(mode, &new, Some(4096)), 0, "mode {mode}");
+        assert_eq!(place_booking(mode, &new, 4096), 0, "mode {mode}");
     }
+    // what packets announce: a WRITE first / only its RETH length, an ACK
+    // or CNP itself, anything else nothing
+    use dataplane_common::wire::bth::*;
+    assert_eq!(place_announced(true, OP_WRITE_FIRST, 9000, 80), 9000);
+    assert_eq!(place_announced(true, OP_WRITE_ONLY, 12, 80), 12);
+    assert_eq!(
+        place_announced(true, OP_WRITE_MIDDLE, 9000, 80),
+        NOT_ANNOUNCED
+    );
+    assert_eq!(
+        place_announced(true, OP_SEND_FIRST, 9000, 80),
+        NOT_ANNOUNCED
+    );
+    assert_eq!(place_announced(true, OP_ACK, 0, 80), 80);
+    assert_eq!(place_announced(true, OP_CNP, 0, 80), 80);
+    assert_eq!(
+        place_announced(false, OP_WRITE_FIRST, 9000, 80),
+        NOT_ANNOUNCED
+    );
+    assert!(carries_reth(OP_WRITE_FIRST) && carries_reth(OP_WRITE_ONLY));
+    assert!(!carries_reth(OP_WRITE_MIDDLE) && !carries_reth(OP_SEND_ONLY));
 }
 
 /// Five flows in one set of four ways: hits keep their entries, an idle

@@ -158,7 +158,7 @@ pub fn cases() -> Vec<Case> {
         case!("zero weight", Replace("weight = 2", "weight = 0"), "group[0] (both).members[1].weight", "expected a weight 1-255, got 0"),
         case!("negative weight", Replace("weight = 2", "weight = -3"), "group[0] (both).members[1].weight", "got -3"),
         case!("weight above 255", Replace("weight = 2", "weight = 256"), "group[0] (both).members[1].weight", "got 256"),
-        case!("unknown mode", Replace("mode = \"hash\"", "mode = \"random\""), "group[0] (both).mode", "expected one of hash, flowlet, bandwidth, spray, got \"random\""),
+        case!("unknown mode", Replace("mode = \"hash\"", "mode = \"random\""), "group[0] (both).mode", "expected one of hash, flowlet, bandwidth, spray, place, got \"random\""),
         case!("next hop on an unknown port", Replace("port = \"@P1\"", "port = \"nosuch9\""), "nexthop[1] (nh1).port", "expected the name of a [[port]], got \"nosuch9\""),
         case!("xon > xoff", Replace("wred_profile = \"MINE\"", "wred_profile = \"MINE\"\nheadroom_xoff = 20000\nheadroom_xon = 30000"), "port[1] (@P1).headroom_xon", "expected xon <= xoff"),
         case!("headroom > pool", Replace("pool_size = 16777216", "pool_size = 1000"), "port[0] (@P0).headroom_xoff", "does not fit the pool of 1000 bytes"),

@@ -110,10 +110,12 @@ pub fn read_global_counters<T: std::borrow::Borrow<MapData>>(
     let mut sum = GlobalCounters {
         unknown_port: 0,
         bad_port_id: 0,
+        lb_evictions: 0,
     };
     for c in per_cpu.iter() {
         sum.unknown_port += c.unknown_port;
         sum.bad_port_id += c.bad_port_id;
+        sum.lb_evictions += c.lb_evictions;
     }
     Ok(sum)
 }

@@ -302,5 +302,15 @@ pub fn render(s: &Snapshot) -> String {
         "dataplane_unknown_port_frames_total{{instance=\"{inst}\"}} {}",
         s.unknown_port
     );
+    let _ = writeln!(
+        out,
+        "# HELP dataplane_lb_flow_evictions_total Flows that lost their place-mode flow-table entry to another active flow."
+    );
+    let _ = writeln!(out, "# TYPE dataplane_lb_flow_evictions_total counter");
+    let _ = writeln!(
+        out,
+        "dataplane_lb_flow_evictions_total{{instance=\"{inst}\"}} {}",
+        s.lb_evictions
+    );
     out
 }

@@ -179,6 +179,9 @@ pub struct Snapshot {
     pub groups: Vec<GroupStats>,
     pub unknown_port: u64,
     pub bad_port_id: u64,
+    /// Place mode: flows that lost their flow-table entry to another
+    /// active flow.
+    pub lb_evictions: u64,
     /// Who sends PFC frames: "dataplane" or "userspace" (the controller).
     pub pfc_tx_path: String,
 }
@@ -206,6 +209,7 @@ impl Snapshot {
             groups: Vec::new(),
             unknown_port: g.unknown_port,
             bad_port_id: g.bad_port_id,
+            lb_evictions: g.lb_evictions,
             pfc_tx_path: "userspace".into(),
         }
     }
@@ -520,6 +524,11 @@ impl Snapshot {
             s,
             "\nframes on unconfigured interfaces: {}",
             self.unknown_port
+        );
+        let _ = writeln!(
+            s,
+            "flows evicted from the place table by other active flows: {}",
+            self.lb_evictions
         );
         let _ = writeln!(s, "PFC frames sent by: {}", self.pfc_tx_path);
         s

@@ -303,7 +303,7 @@ fn cnp_strict_priority(s: &mut String, plan: &Plan) {
 
 const POLLER_HEAD: &str = "
 
-# ---- bandwidth / spray groups: port utilisation for load_a / load_b ----
+# ---- bandwidth / spray / place groups: port utilisation for load_a / load_b ----
 # Tofino's ingress cannot read the egress byte counter port_tx: this loop
 # copies each port's utilisation band (0-7, eighths of the configured speed)
 # into the ingress tables. Run it beside the data plane: poll_loads().
@@ -329,7 +329,7 @@ def poll_loads(period_s=0.001, rounds=None):
         time.sleep(period_s)
 "#;
 
-/// Bandwidth / spray groups: `poll_loads()`, which copies each port's
+/// Bandwidth / spray / place groups: `poll_loads()`, which copies each port's
 /// egress utilisation band into load_a / load_b.
 fn load_poller(s: &mut String, plan: &Plan) {
     s.push_str(POLLER_HEAD);

@@ -605,7 +605,7 @@ for name, qid in [("d0", 7), ("d1", 7), ("u0", 7), ("u1", 7)]:
     tm.queue.sched_cfg.mod(pipe=pipe_of(DEV_PORT[name]), pg_id=pg_id, pg_queue=pg_queue, max_priority=7)
 
 
-# ---- bandwidth / spray groups: port utilisation for load_a / load_b ----
+# ---- bandwidth / spray / place groups: port utilisation for load_a / load_b ----
 # Tofino's ingress cannot read the egress byte counter port_tx: this loop
 # copies each port's utilisation band (0-7, eighths of the configured speed)
 # into the ingress tables. Run it beside the data plane: poll_loads().

@@ -11,7 +11,7 @@
 //!
 //! with RoCEv2 host emulators (RC go-back-N, DCQCN, PFC), runs a ring
 //! all-reduce and a 7:1 incast with PFC and ECN on, the incast again with
-//! PFC off, and low-entropy elephants under hash, flowlet and bandwidth
+//! PFC off, and low-entropy elephants under hash, flowlet, bandwidth and place
 //! load balancing; then builds the same fabric with FRR (zebra + bgpd) in
 //! every switch, eBGP unnumbered, and shows the sessions established and
 //! the routes each data plane learned (skipped, saying so, without FRR);
@@ -23,8 +23,8 @@
 //!
 //! `--single-switch` runs the earlier one-switch scenes instead:
 //! classification of RoCEv2, CNPs, PFC and broken frames with the switch's
-//! counters; ECN and DCQCN at a 100 -> 10 Mb/s bottleneck; hash vs
-//! bandwidth mode over 4 uplinks.
+//! counters; ECN and DCQCN at a 100 -> 10 Mb/s bottleneck; hash,
+//! bandwidth and place mode over 4 uplinks.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -124,6 +124,11 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
     let mut runs: Vec<RunResult> = Vec::new();
     {
         let mut fabric = Fabric::build(topo.clone(), dp, "demo")?;
+        // the all-reduce under place mode (each step's flows placed once,
+        // pinned), the scenes after it under the topology's own mode
+        let own_mode = fabric.topo.lb_mode.clone();
+        fabric.topo.lb_mode = "place".into();
+        fabric.reload()?;
         println!("\n[2/8] ring all-reduce, 2 MB per host ({} mode): 14 steps, each sends what the previous one received", fabric.topo.lb_mode);
         runs.push(run_scenario(
             &fabric,
@@ -132,15 +137,17 @@ fn fabric_demo(dp: &Path, out: &Path) -> Result<()> {
             out,
             "all_reduce",
         )?);
+        fabric.topo.lb_mode = own_mode;
+        fabric.reload()?;
         check_interrupt()?;
         println!("\n[3/8] incast: h1..h7 write 256 KB each to h0, PFC and ECN on");
         runs.push(run_scenario(&fabric, &incast, &opts, out, "incast_pfc_on")?);
         check_interrupt()?;
-        println!("\n[4/8] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth");
+        println!("\n[4/8] low-entropy elephants (one UDP source port, h<i> -> h<i+4>, 1 MB each): hash, flowlet, bandwidth, place");
         println!(
             "      hash seed {seed}: hash mode stacks the flows per leaf uplink as {placement:?}"
         );
-        for m in ["hash", "flowlet", "bandwidth"] {
+        for m in ["hash", "flowlet", "bandwidth", "place"] {
             check_interrupt()?;
             fabric.topo.lb_mode = m.into();
             fabric.reload()?;
@@ -429,7 +436,7 @@ fn lossless_part(dp: &std::path::Path) -> Result<serde_json::Value> {
 /// Load balancing: 8 RoCEv2 flows with one UDP source port over 4 uplinks.
 fn lb_part(dp: &std::path::Path) -> Result<serde_json::Value> {
     use testbed::lbfabric::{LbFabric, LbSpec, RunOpts};
-    println!("\n[7/7] load balancing: 8 RoCEv2 flows, one UDP source port, 4 uplinks: hash vs bandwidth mode, 4 s each");
+    println!("\n[7/7] load balancing: 8 RoCEv2 flows, one UDP source port, 4 uplinks: hash, bandwidth and place mode, 4 s each");
     let mut fabric = LbFabric::create(LbSpec::default(), dp)?;
     let opts = RunOpts {
         seconds: 4.0,
@@ -438,7 +445,7 @@ fn lb_part(dp: &std::path::Path) -> Result<serde_json::Value> {
     };
     let mut groups = Vec::new();
     let mut modes = serde_json::Map::new();
-    for mode in ["hash", "bandwidth"] {
+    for mode in ["hash", "bandwidth", "place"] {
         check_interrupt()?;
         let r = fabric.run(mode, &opts)?;
         let shares: Vec<String> = r

@@ -75,7 +75,8 @@ struct Args {
     /// Leaf-spine link speed, Mb/s.
     #[arg(long, default_value_t = 40)]
     uplink_mbps: u32,
-    /// Load balancing of the leaves' uplinks: hash, flowlet, bandwidth, spray.
+    /// Load balancing of the leaves' uplinks: hash, flowlet, bandwidth, spray,
+    /// place.
     #[arg(long, default_value = "flowlet")]
     lb_mode: String,
     /// Run the scenario once per mode (e.g. hash,flowlet,bandwidth),

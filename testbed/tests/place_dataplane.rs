@@ -1,0 +1,202 @@
+//! Place mode in the compiled eBPF program (`xdp_forward` through
+//! BPF_PROG_TEST_RUN): a placed flow keeps its member, a member whose port
+//! is down is never chosen, and a fifth active flow in a set of four ways
+//! evicts one entry (counted) without disturbing the others. Every
+//! expectation comes from dataplane-common's pure functions or the wire,
+//! not from the program. (The eBPF program places by load band and does
+//! not book: see dataplane-ebpf/src/balance.rs.)
+//!
+//! Needs root (BPF, netns). Ports are veth devices in a namespace this test
+//! creates and always removes.
+
+#[path = "common/mod.rs"]
+#[allow(dead_code)] // helpers other test files use
+mod common;
+
+use aya::maps::{MapData, PerCpuArray};
+use aya::Ebpf;
+use common::{write_first, write_middle, MAC_HOST, V4_SRC};
+use dataplane_common::build::{self, Ip, Reth, L2};
+use dataplane_common::lb::{flow_hash, flow_set_index, FlowKey};
+use dataplane_common::maps::GlobalCounters;
+use dataplane_common::names;
+use dataplane_user::object::load_object;
+use dataplane_user::tables::apply_config_text;
+use testbed::netns::Netns;
+use testbed::testrun::{run_xdp, XDP_REDIRECT};
+
+const SW_P0: [u8; 6] = [2, 0, 0, 0, 0x0e, 0];
+const DST: [u8; 4] = [198, 18, 2, 7];
+/// The message each first packet announces (RETH).
+const MSG: u32 = 1_000_000;
+
+const CONFIG: &str = r#"
+[switch]
+name = "place"
+hash_seed = 11
+
+[[port]]
+name = "p0"
+mac = "02:00:00:00:0e:00"
+dscp_to_tc_map = "AZURE"
+[[port]]
+name = "p1"
+mac = "02:00:00:00:0e:01"
+speed = "100G"
+[[port]]
+name = "p2"
+mac = "02:00:00:00:0e:02"
+speed = "100G"
+[[port]]
+name = "p3"
+mac = "02:00:00:00:0e:03"
+speed = "100G"
+[[port]]
+name = "p4"
+mac = "02:00:00:00:0e:04"
+speed = "100G"
+
+[[nexthop]]
+name = "n1"
+port = "p1"
+mac = "02:00:00:00:02:01"
+[[nexthop]]
+name = "n2"
+port = "p2"
+mac = "02:00:00:00:02:02"
+[[nexthop]]
+name = "n3"
+port = "p3"
+mac = "02:00:00:00:02:03"
+[[nexthop]]
+name = "n4"
+port = "p4"
+mac = "02:00:00:00:02:04"
+
+[[group]]
+name = "up"
+mode = "place"
+members = [{ nexthop = "n1" }, { nexthop = "n2" }, { nexthop = "n3" }, { nexthop = "n4" }]
+
+[[route]]
+prefix = "198.18.2.0/24"
+group = "up"
+"#;
+
+/// A RoCEv2 frame of QP `qp` to DST: a WRITE first announcing MSG, or a
+/// WRITE middle.
+fn frame(qp: u32, first: bool) -> Vec<u8> {
+    let ip = Ip::v4(V4_SRC, DST).dscp(3).ecn(2).ttl(64);
+    let l2 = L2::new(SW_P0, MAC_HOST);
+    if first {
+        let reth = Reth {
+            va: 0x1000,
+            rkey: 7,
+            len: MSG,
+        };
+        build::rocev2_frame(&l2, &ip, 49152, &write_first(qp, 0), Some(reth), &[0; 64])
+    } else {
+        build::rocev2_frame(&l2, &ip, 49152, &write_middle(qp, 1), None, &[0; 64])
+    }
+}
+
+struct Switch {
+    bpf: Ebpf,
+    p0: u32,
+}
+
+impl Switch {
+    /// Sends QP `qp`'s frame in at p0: the uplink (index) it leaves by.
+    fn send(&self, qp: u32, first: bool) -> usize {
+        let r = run_xdp(&self.bpf, "xdp_forward", &frame(qp, first), self.p0, 1).unwrap();
+        assert_eq!(r.action, XDP_REDIRECT, "qp {qp} not forwarded");
+        let dmac = &r.out[..6];
+        (0..4)
+            .find(|&i| dmac == [2, 0, 0, 0, 2, i as u8 + 1])
+            .unwrap_or_else(|| panic!("qp {qp}: unknown next hop {dmac:02x?}"))
+    }
+
+    fn evictions(&self) -> u64 {
+        let m: PerCpuArray<&MapData, GlobalCounters> =
+            PerCpuArray::try_from(self.bpf.map(names::map::GLOBAL_COUNTERS).unwrap()).unwrap();
+        m.get(&0, 0).unwrap().iter().map(|c| c.lb_evictions).sum()
+    }
+}
+
+fn switch(ns: &Netns) -> Switch {
+    let mut bpf = load_object().expect("loading the object");
+    apply_config_text(&mut bpf, CONFIG, "place").expect("config");
+    let _ = ns;
+    Switch {
+        p0: dataplane_user::sys::ifindex("p0").expect("p0"),
+        bpf,
+    }
+}
+
+#[test]
+fn place_mode_in_the_ebpf_program() {
+    let ns = Netns::create("place").expect("netns (root needed)");
+    let _in = ns.enter().expect("enter");
+    ns.add_ports(&["p0", "p1", "p2", "p3", "p4"]).unwrap();
+    let sw = switch(&ns);
+
+    let placed: Vec<usize> = (1..=4).map(|qp| sw.send(qp, true)).collect();
+    // later packets of the flows (WRITE middle, no RETH) keep their
+    // members, and so does a first packet again (the flow is placed once)
+    for (i, qp) in (1..=4).enumerate() {
+        for _ in 0..3 {
+            assert_eq!(sw.send(qp, false), placed[i], "qp {qp} moved");
+        }
+        assert_eq!(sw.send(qp, true), placed[i], "qp {qp} placed anew");
+    }
+
+    // five active flows in one set of four ways: the fifth evicts one
+    // entry (counted); the flows that kept theirs keep their members
+    let key = |qp: u32| FlowKey::ipv4(V4_SRC, DST, 17, 49152, 4791, qp);
+    let set = |qp: u32| flow_set_index(0, flow_hash(&key(qp), 11));
+    let s = set(100);
+    let same: Vec<u32> = (101..2_000_000)
+        .filter(|&qp| set(qp) == s)
+        .take(4)
+        .collect();
+    assert_eq!(same.len(), 4);
+    let members: Vec<usize> = [100, same[0], same[1], same[2]]
+        .iter()
+        .map(|&qp| sw.send(qp, true))
+        .collect();
+    let ev0 = sw.evictions();
+    sw.send(same[3], true); // evicts qp 100's entry, the stalest
+    assert_eq!(sw.evictions(), ev0 + 1);
+    for (i, &qp) in [same[0], same[1], same[2]].iter().enumerate() {
+        assert_eq!(
+            sw.send(qp, false),
+            members[i + 1],
+            "qp {qp} lost its member"
+        );
+    }
+    assert_eq!(sw.evictions(), ev0 + 1, "hits evicted");
+    drop(_in);
+}
+
+/// A member whose port's link is down is not live: no flow is placed on
+/// it, whatever the bookings.
+#[test]
+fn place_mode_skips_a_member_that_is_down() {
+    let ns = Netns::create("placedn").expect("netns (root needed)");
+    let _in = ns.enter().expect("enter");
+    ns.add_ports(&["p0", "p1", "p2", "p3", "p4"]).unwrap();
+    ns.ip(&["link", "set", "p2-peer", "down"]).unwrap();
+    let sw = switch(&ns);
+    let placed: Vec<usize> = (1..=40).map(|qp| sw.send(qp, true)).collect();
+    assert!(
+        !placed.contains(&1),
+        "placed on p2, which is down: {placed:?}"
+    );
+    for u in [0, 2, 3] {
+        assert!(
+            placed.contains(&u),
+            "no flow on live uplink {u}: {placed:?}"
+        );
+    }
+    drop(_in);
+}
