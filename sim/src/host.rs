@@ -19,7 +19,7 @@ use crate::engine::Sim;
 use crate::event::{
     ser_ns, Ev, Pkt, CTRL_LEN, HDR, KIND_ACK, KIND_CNP, KIND_DATA, KIND_NAK, TC_CTRL, TC_DATA,
 };
-use crate::report::lb::LbEvent;
+use crate::report::trace::LbEvent;
 
 pub mod state;
 

@@ -269,13 +269,7 @@ fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], times: &[(f64, f64
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
-    let machine = std::fs::read_to_string("/proc/cpuinfo")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| "unknown CPU".into());
+    let machine = dataplane_sim::output::machine();
     let rec = |figure: String, value: f64, unit: &str, note: String| {
         serde_json::json!({"figure": figure, "value": value, "unit": unit,
             "baseline": null, "ratio": null, "machine": machine, "note": note})

@@ -10,6 +10,7 @@ use crate::host::state::NONE;
 
 pub mod lb;
 pub mod stats;
+pub mod trace;
 
 pub use stats::Stats;
 
@@ -369,7 +370,7 @@ impl Sim {
             .sum();
         let ideal_jct_ns = self.ideal_jct_ns();
         let lb_trace = if self.p.trace_lb {
-            lb::trace_csv(&self.stats.lb_trace, name)
+            trace::trace_csv(&self.stats.lb_trace, name)
         } else {
             String::new()
         };

@@ -14,7 +14,7 @@ use dataplane_common::wire::bth::{OP_ACK, OP_CNP, OP_WRITE_FIRST, OP_WRITE_MIDDL
 
 use crate::engine::Sim;
 use crate::event::{ser_ns, Ev, CTRL_LEN, HDR, KIND_CNP, KIND_DATA, TC_DATA};
-use crate::report::lb::{LbEvent, TraceKind};
+use crate::report::trace::{LbEvent, TraceKind};
 use crate::topo::{GROUP_BIT, SLOTS};
 
 pub mod state;

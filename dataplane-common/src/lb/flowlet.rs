@@ -117,12 +117,26 @@ pub fn flowlet_next<F: FnOnce(u32) -> Option<Choice>>(
     now_ns: u64,
     choose: F,
 ) -> Option<(Choice, FlowletEvent)> {
+    advance(e, g, now_ns, true, choose)
+}
+
+/// [`flowlet_next`] and [`place_next`]: a gap longer than the group's
+/// timeout starts a new flowlet only when `gaps` (a constant at each
+/// caller).
+#[inline(always)]
+pub(super) fn advance<F: FnOnce(u32) -> Option<Choice>>(
+    e: &mut Flowlet,
+    g: &Group,
+    now_ns: u64,
+    gaps: bool,
+    choose: F,
+) -> Option<(Choice, FlowletEvent)> {
     let slot = e.slot;
     let event = if slot == NO_SLOT {
         FlowletEvent::First
     } else if !g.eligible(slot) {
         FlowletEvent::MemberDown
-    } else if now_ns.saturating_sub(e.last_seen_ns) > g.flowlet_timeout_ns as u64 {
+    } else if gaps && now_ns.saturating_sub(e.last_seen_ns) > g.flowlet_timeout_ns as u64 {
         FlowletEvent::Gap
     } else {
         if now_ns > e.last_seen_ns {

@@ -232,23 +232,7 @@ pub fn place_next<F: FnOnce(u32) -> Option<Choice>>(
     now_ns: u64,
     choose: F,
 ) -> Option<(Choice, FlowletEvent)> {
-    let slot = e.slot;
-    let event = if slot == NO_SLOT {
-        FlowletEvent::First
-    } else if !g.eligible(slot) {
-        FlowletEvent::MemberDown
-    } else {
-        if now_ns > e.last_seen_ns {
-            e.last_seen_ns = now_ns;
-        }
-        let id = g.members[slot as usize & MEMBER_MASK].id;
-        return Some((Choice { slot, id }, FlowletEvent::Same));
-    };
-    let c = choose(e.flowlets)?;
-    e.slot = c.slot;
-    e.flowlets = e.flowlets.wrapping_add(1);
-    e.last_seen_ns = now_ns;
-    Some((c, event))
+    super::flowlet::advance(e, g, now_ns, false, choose)
 }
 
 /// A packet that announces nothing of its flow's bytes (a plain `u32`,

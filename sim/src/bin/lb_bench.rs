@@ -343,13 +343,7 @@ fn plot(dir: &Path, c: &Case, runs: &BTreeMap<&'static str, Vec<Report>>) -> Res
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    let machine = std::fs::read_to_string("/proc/cpuinfo")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| "unknown CPU".into());
+    let machine = dataplane_sim::output::machine();
     let mut o = Out {
         records: Vec::new(),
         machine,

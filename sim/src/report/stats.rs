@@ -35,7 +35,7 @@ pub struct Stats {
     /// Place mode: flows that lost their entry to another active flow.
     pub lb_evictions: u64,
     /// The load balancer's trace, when kept (`trace_lb`).
-    pub lb_trace: Vec<super::lb::LbEvent>,
+    pub lb_trace: Vec<super::trace::LbEvent>,
 }
 
 impl Stats {
