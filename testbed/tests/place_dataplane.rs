@@ -73,9 +73,12 @@ name = "n4"
 port = "p4"
 mac = "02:00:00:00:02:04"
 
+# ways stay active for 2 s: a loaded machine's slow test run must not
+# let them go idle between the packets of one check
 [[group]]
 name = "up"
 mode = "place"
+flowlet_timeout_us = 2000000
 members = [{ nexthop = "n1" }, { nexthop = "n2" }, { nexthop = "n3" }, { nexthop = "n4" }]
 
 [[route]]
