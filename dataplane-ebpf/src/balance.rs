@@ -3,31 +3,32 @@
 //! mode: its way of the set-associative table), the time, a random number
 //! and the member ports' load bands.
 //!
-//! Place mode here keeps each flow on its member (`place_next`, 4-way
-//! table, evictions counted in `GlobalCounters::lb_evictions`) and places
-//! a new flow by load band, as bandwidth mode does: it does NOT book
-//! placements nor compare bookings (`place_levels`, `place_booking`), so
-//! flows that start at the same instant tie as in bandwidth mode. Every
-//! variant that read the members' bookings made `xdp_forward` exceed the
-//! verifier's 1 000 000-instruction budget (kernel 6.18: per-member keys
-//! on the stack or in a per-CPU map, a branch-free level, the RETH read
-//! through bpf_probe_read_kernel); the simulator and the bmv2 program book.
+//! Place mode takes its own path (`place_next` on the flow's way of the
+//! 4-way table, `pick_least_loaded` over the members' `PortRate::place_key`s,
+//! then `place_booking` on the chosen port): what `select`'s place arm
+//! does, apart so the verifier walks it once. The keys go through a per-CPU
+//! map (`MEMBER_KEYS`) and the RETH through `bpf_probe_read_kernel`: keys
+//! on the stack, relative levels, a second `select_packet` call or a direct
+//! packet read each made `xdp_forward` exceed the verifier's 1 000 000
+//! processed instructions (kernel 6.18).
 
 use aya_ebpf::{
-    helpers::bpf_get_prandom_u32,
+    helpers::{bpf_get_prandom_u32, bpf_probe_read_kernel},
     macros::map,
-    maps::{Array, HashMap},
+    maps::{Array, HashMap, PerCpuArray},
 };
 use dataplane_common::{
     lb::{
-        by_entropy, flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag,
-        select_packet, uses_flow_ways, uses_flowlets, FlowKey, FlowWays, Flowlet, FlowletSlot,
-        Group, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS, MAX_MEMBERS, MODE_SPRAY, NUM_BANDS,
+        by_entropy, flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_hash,
+        flowlet_index, flowlet_tag, pick_least_loaded, place_announced, place_booking, place_next,
+        select_packet, uses_flow_ways, uses_flowlets, uses_reservations, FlowKey, FlowWays,
+        Flowlet, FlowletSlot, Group, Pick, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS,
+        MAX_MEMBERS, MODE_SPRAY, NOT_ANNOUNCED, NUM_BANDS,
     },
     maps::MAX_PORTS,
     parse::{Parsed, L3},
     route::MAX_GROUPS,
-    wire::{ipv4, ipv6, Packet},
+    wire::{bth, ipv4, ipv6, udp, Packet},
 };
 
 use crate::packet::XdpPacket;
@@ -48,6 +49,10 @@ static FLOWLETS: Array<FlowletSlot> = Array::with_max_entries(FLOWLET_SLOTS, 0);
 /// is active; see `flow_way`).
 #[map]
 static FLOW_WAYS: Array<FlowWays> = Array::with_max_entries(FLOW_SETS, 0);
+
+/// Scratch (per CPU) for the members' place keys of the packet at hand.
+#[map]
+static MEMBER_KEYS: PerCpuArray<[u32; MAX_MEMBERS]> = PerCpuArray::with_max_entries(1, 0);
 
 /// Discounting rate estimator of every egress port (shared by all CPUs;
 /// see `PortRate` for what a race costs).
@@ -110,6 +115,46 @@ fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
     unsafe { bands.assume_init() }
 }
 
+/// The members' place keys at `now`, in this CPU's `MEMBER_KEYS` entry.
+#[inline(always)]
+fn member_keys(g: &Group, now: u64) -> Option<&'static [u32; MAX_MEMBERS]> {
+    let k = MEMBER_KEYS.get_ptr_mut(0)? as *mut u32;
+    let mut i = 0;
+    while i < MAX_MEMBERS {
+        let mut key = u32::MAX;
+        if i < g.n_members as usize {
+            if let Some(r) = rate_of(g.members[i].id) {
+                // SAFETY: an array slot lives as long as the map.
+                key = unsafe { &*r }.place_key(now);
+            }
+        }
+        // SAFETY: `i < MAX_MEMBERS`, an element of this CPU's entry.
+        unsafe { core::ptr::write_volatile(k.add(i), key) };
+        i += 1;
+    }
+    // SAFETY: this CPU's entry, written above.
+    Some(unsafe { &*(k as *const [u32; MAX_MEMBERS]) })
+}
+
+/// The DMA length of a RoCEv2 RDMA WRITE first / only packet's RETH
+/// (`NOT_ANNOUNCED` when none), read with `bpf_probe_read_kernel`: a
+/// direct read proves a longer packet range on one path and not the
+/// other, and the verifier walks the rest of the pipeline twice.
+#[inline(always)]
+fn reth_len(pkt: &XdpPacket, p: &Parsed) -> u32 {
+    if !p.roce || !bth::carries_reth(p.bth.opcode) {
+        return NOT_ANNOUNCED;
+    }
+    let off =
+        (p.l4_off as usize & 0x3ff) + udp::HEADER_LEN + bth::HEADER_LEN + bth::RETH_DMA_LEN_OFF;
+    if off + 4 > pkt.len() {
+        return NOT_ANNOUNCED;
+    }
+    // SAFETY: copies 4 bytes of the frame (checked above) to the stack.
+    unsafe { bpf_probe_read_kernel((pkt.start() + off) as *const [u8; 4]) }
+        .map_or(NOT_ANNOUNCED, u32::from_be_bytes)
+}
+
 /// The next-hop index group `group_id` gives this packet at `now` (the
 /// packet's one clock reading), or `None` when the group has no eligible
 /// member (or does not exist).
@@ -130,24 +175,33 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
         0
     };
     let tag = flowlet_tag(group_id, hash);
-    let flowlet: Option<&mut Flowlet> = if uses_flow_ways(g.mode) && !entropy {
+    if uses_reservations(g.mode) && !entropy {
         // SAFETY: an array slot lives as long as the map; a race between
         // CPUs loses at most one write (see `Flowlet`).
-        FLOW_WAYS
-            .get_ptr_mut(flow_set_index(group_id, hash))
-            .map(|s| {
-                let (e, how) = flow_way(
-                    unsafe { &mut *s },
-                    tag,
-                    now,
-                    u64::from(g.flowlet_timeout_ns),
-                );
-                if how == WayLookup::Evicted {
-                    crate::bump_global(|c| c.lb_evictions += 1);
-                }
-                e
-            })
-    } else if uses_flowlets(g.mode) && !entropy {
+        let set = unsafe { &mut *FLOW_WAYS.get_ptr_mut(flow_set_index(group_id, hash))? };
+        let (e, how) = flow_way(set, tag, now, u64::from(g.flowlet_timeout_ns));
+        if how == WayLookup::Evicted {
+            crate::bump_global(|c| c.lb_evictions += 1);
+        }
+        let (c, ev) = place_next(e, g, now, |n| {
+            pick_least_loaded(g, member_keys(g, now)?, flowlet_hash(hash, n))
+        })?;
+        let pick = Pick {
+            slot: c.slot,
+            id: c.id,
+            flowlet: Some(ev),
+        };
+        let announced = place_announced(p.roce, p.bth.opcode, reth_len(pkt, p), p.frame_len);
+        let bytes = place_booking(g.mode, &pick, announced);
+        if bytes > 0 {
+            if let Some(r) = rate_of(pick.id) {
+                // SAFETY: shared slot; a race loses one booking.
+                unsafe { (*r).book(now, bytes) };
+            }
+        }
+        return Some(pick.id);
+    }
+    let flowlet: Option<&mut Flowlet> = if uses_flowlets(g.mode) && !entropy {
         // SAFETY: as above.
         FLOWLETS
             .get_ptr_mut(flowlet_index(group_id, hash))
@@ -155,8 +209,6 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
     } else {
         None
     };
-    // place mode compares the members' load bands here, not their
-    // bookings (`place_levels`): see the module's docs
     select_packet(g, hash, p.uet, flowlet, now, rand, || member_bands(g, now)).map(|pick| pick.id)
 }
 

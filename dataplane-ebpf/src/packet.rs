@@ -31,6 +31,12 @@ impl XdpPacket {
         true
     }
 
+    /// The address of the frame's first byte.
+    #[inline(always)]
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
     /// Frame length for byte counters.
     #[inline(always)]
     pub fn frame_len(&self) -> u64 {

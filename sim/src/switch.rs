@@ -6,7 +6,7 @@
 use dataplane_common::buffer::{Arrival, BufVerdict};
 use dataplane_common::lb::{
     flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag,
-    place_announced, place_booking, place_levels, select, uses_flow_ways, uses_flowlets,
+    place_announced, place_booking, select, uses_flow_ways, uses_flowlets,
     uses_reservations, FlowletEvent, WayLookup, MAX_MEMBERS, NOT_ANNOUNCED, NO_SLOT, NUM_BANDS,
 };
 use dataplane_common::lossless::{DropReason, PfcAction, ECN_CE};
@@ -167,22 +167,26 @@ impl Sim {
         };
         let from = flowlet.as_ref().map_or(NO_SLOT, |e| e.slot);
         let mode = g.mode;
-        // each member's band, or in place mode its place level
-        let levels = || {
-            if uses_reservations(mode) {
-                let mut keys = [u32::MAX; MAX_MEMBERS];
-                for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
-                    keys[i] = ports[m.id as usize].rate.place_key(now);
-                }
-                return place_levels(g, &keys);
+        // each member's band, or in place mode its place key
+        let keys = || {
+            let mut k = [u32::MAX; MAX_MEMBERS];
+            for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
+                k[i] = ports[m.id as usize].rate.place_key(now);
             }
+            k
+        };
+        let bands = || {
             let mut b = [NUM_BANDS - 1; MAX_MEMBERS];
             for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
                 b[i] = ports[m.id as usize].rate.band(now);
             }
             b
         };
-        let pick = select(g, hash, flowlet, now, rand, levels)?;
+        let pick = if uses_reservations(mode) {
+            select(g, hash, flowlet, now, rand, keys)?
+        } else {
+            select(g, hash, flowlet, now, rand, bands)?
+        };
         let out = pick.id as usize;
         if uses_reservations(mode) {
             // what the packet announces: a WRITE's first packet carries

@@ -1,10 +1,10 @@
 //! Place mode in the compiled eBPF program (`xdp_forward` through
-//! BPF_PROG_TEST_RUN): a placed flow keeps its member, a member whose port
-//! is down is never chosen, and a fifth active flow in a set of four ways
-//! evicts one entry (counted) without disturbing the others. Every
-//! expectation comes from dataplane-common's pure functions or the wire,
-//! not from the program. (The eBPF program places by load band and does
-//! not book: see dataplane-ebpf/src/balance.rs.)
+//! BPF_PROG_TEST_RUN): simultaneous first packets of RoCEv2 QPs take one
+//! uplink each, each placement books the RETH's DMA length on its port, a
+//! placed flow keeps its member, a member whose port is down is never
+//! chosen, and a fifth active flow in a set of four ways evicts one entry
+//! (counted) without disturbing the others. Every expectation comes from
+//! dataplane-common's pure functions or the wire, not from the program.
 //!
 //! Needs root (BPF, netns). Ports are veth devices in a namespace this test
 //! creates and always removes.
@@ -13,11 +13,13 @@
 #[allow(dead_code)] // helpers other test files use
 mod common;
 
-use aya::maps::{MapData, PerCpuArray};
+use aya::maps::{Array, MapData, PerCpuArray};
 use aya::Ebpf;
 use common::{write_first, write_middle, MAC_HOST, V4_SRC};
 use dataplane_common::build::{self, Ip, Reth, L2};
-use dataplane_common::lb::{flow_hash, flow_set_index, FlowKey};
+use dataplane_common::lb::{
+    flow_hash, flow_set_index, wire_ns, FlowKey, PortRate, PLACE_MAX_BOOK_NS,
+};
 use dataplane_common::maps::GlobalCounters;
 use dataplane_common::names;
 use dataplane_user::object::load_object;
@@ -106,6 +108,8 @@ fn frame(qp: u32, first: bool) -> Vec<u8> {
 struct Switch {
     bpf: Ebpf,
     p0: u32,
+    /// Port id of each uplink.
+    ids: Vec<u32>,
 }
 
 impl Switch {
@@ -119,6 +123,12 @@ impl Switch {
             .unwrap_or_else(|| panic!("qp {qp}: unknown next hop {dmac:02x?}"))
     }
 
+    fn rate(&self, uplink: usize) -> PortRate {
+        let m: Array<&MapData, PortRate> =
+            Array::try_from(self.bpf.map(names::map::PORT_RATE).unwrap()).unwrap();
+        m.get(&self.ids[uplink], 0).unwrap()
+    }
+
     fn evictions(&self) -> u64 {
         let m: PerCpuArray<&MapData, GlobalCounters> =
             PerCpuArray::try_from(self.bpf.map(names::map::GLOBAL_COUNTERS).unwrap()).unwrap();
@@ -128,10 +138,21 @@ impl Switch {
 
 fn switch(ns: &Netns) -> Switch {
     let mut bpf = load_object().expect("loading the object");
-    apply_config_text(&mut bpf, CONFIG, "place").expect("config");
+    let (plan, _) = apply_config_text(&mut bpf, CONFIG, "place").expect("config");
     let _ = ns;
+    let id = |n: &str| {
+        u32::from(
+            plan.ports
+                .iter()
+                .find(|p| p.name == n)
+                .unwrap()
+                .config
+                .port_id,
+        )
+    };
     Switch {
         p0: dataplane_user::sys::ifindex("p0").expect("p0"),
+        ids: ["p1", "p2", "p3", "p4"].iter().map(|n| id(n)).collect(),
         bpf,
     }
 }
@@ -143,7 +164,25 @@ fn place_mode_in_the_ebpf_program() {
     ns.add_ports(&["p0", "p1", "p2", "p3", "p4"]).unwrap();
     let sw = switch(&ns);
 
+    // four QPs start at once: one uplink each (a hash of four flows over
+    // four members leaves one idle 9 times in 10): each placement is
+    // booked (the RETH's 1 MB at 100G: 80 us) before the next one chooses
+    let before = dataplane_user::sys::monotonic_ns();
     let placed: Vec<usize> = (1..=4).map(|qp| sw.send(qp, true)).collect();
+    let after = dataplane_user::sys::monotonic_ns();
+    let mut seen = placed.clone();
+    seen.sort();
+    assert_eq!(seen, [0, 1, 2, 3], "first packets placed on {placed:?}");
+    let book = wire_ns(MSG, 100_000).min(PLACE_MAX_BOOK_NS);
+    assert_eq!(book, 80_000);
+    for u in 0..4 {
+        let until = sw.rate(u).booked_until_ns;
+        assert!(
+            until >= before + book && until <= after + book,
+            "uplink {u}: booked until {until}, expected {book} ns after a time in [{before}, {after}]"
+        );
+    }
+    let booked: Vec<u64> = (0..4).map(|u| sw.rate(u).booked_until_ns).collect();
     // later packets of the flows (WRITE middle, no RETH) keep their
     // members, and so does a first packet again (the flow is placed once)
     for (i, qp) in (1..=4).enumerate() {
@@ -151,6 +190,15 @@ fn place_mode_in_the_ebpf_program() {
             assert_eq!(sw.send(qp, false), placed[i], "qp {qp} moved");
         }
         assert_eq!(sw.send(qp, true), placed[i], "qp {qp} placed anew");
+    }
+    // a later WRITE first books its message on the flow's member; middles
+    // book nothing
+    let again: Vec<u64> = (0..4).map(|u| sw.rate(u).booked_until_ns).collect();
+    for u in 0..4 {
+        assert!(
+            again[u] > booked[u],
+            "uplink {u}: the second message was not booked"
+        );
     }
 
     // five active flows in one set of four ways: the fifth evicts one

@@ -521,6 +521,21 @@ pub fn pick_hash(g: &Group, hash: u32) -> Option<Choice> {
     pick_any(g, hash)
 }
 
+/// What members are compared by, lower first: a load band (`u8`) or a
+/// place key (`u32`, [`PortRate::place_key`]).
+pub trait Level: Copy + Ord {
+    /// The worst level there is.
+    const WORST: Self;
+}
+
+impl Level for u8 {
+    const WORST: u8 = u8::MAX;
+}
+
+impl Level for u32 {
+    const WORST: u32 = u32::MAX;
+}
+
 /// The eligible member with the lowest band; ties are broken by `tie` (a
 /// hash or a random number) among the tied members only, in proportion to
 /// their weights. Weights play no other part: bands are already relative to
@@ -528,12 +543,16 @@ pub fn pick_hash(g: &Group, hash: u32) -> Option<Choice> {
 /// is eligible.
 #[inline(always)]
 #[allow(unused_assignments)] // the last slot's band and weight sum go unread
-pub fn pick_least_loaded(g: &Group, bands: &[u8; MAX_MEMBERS], tie: u32) -> Option<Choice> {
+pub fn pick_least_loaded<L: Level>(
+    g: &Group,
+    bands: &[L; MAX_MEMBERS],
+    tie: u32,
+) -> Option<Choice> {
     let mut slot = NO_SLOT;
     let mut id = 0u16;
-    // a first member in band 255 takes the `b == best` branch with
+    // a first member at the worst level takes the `b == best` branch with
     // wsum = w and replaces the nothing before it: same outcome
-    let mut best = u8::MAX;
+    let mut best = L::WORST;
     let mut wsum = 0u32;
     each_member!(i => {
         if g.eligible(i as u8) {

@@ -12,7 +12,8 @@
 //! the time the flow's announced bytes take at the port's speed, so the
 //! next flow of the same instant sees them and goes elsewhere; bookings
 //! expire as the port could have sent them, by when the rate estimator
-//! has seen the flow, which then breaks the ties ([`place_levels`]). The
+//! has seen the flow, which then breaks the ties ([`PortRate::place_key`]:
+//! booking first, band second, compared whole by [`pick_least_loaded`]). The
 //! bytes booked are the message's DMA length when the packet says it
 //! (RoCEv2 RDMA WRITE first/only: the RETH), otherwise
 //! [`PLACE_DEFAULT_BYTES`].
@@ -108,84 +109,6 @@ pub const fn place_key(ahead_ns: u64, band: u8) -> u32 {
         units
     };
     (units as u32) << 3 | (band & (NUM_BANDS - 1)) as u32
-}
-
-/// Place mode's levels of group `g`'s members from their ports' keys
-/// ([`PortRate::place_key`], by slot), for [`pick_least_loaded`]: a
-/// member's level is its load band (3 bits) under the bit length of how
-/// much further ahead it is booked than the least booked eligible member
-/// (units of 2^[`PLACE_LEVEL_SHIFT`] ns): the least booked read their
-/// bands (0..=7), the others at least 8. The pick is the lexicographic
-/// least of (booking, band), ties by the hash: only a least booked member
-/// can win. Relative to the least booked, so a fabric booked far ahead
-/// (an all-to-all's thousand flows at once) still tells its members apart
-/// by what one more flow adds.
-///
-/// Computed without a branch per member (the bit length by arithmetic,
-/// every slot, eligible or not: the picker skips the others), so every
-/// level has the same range for the eBPF verifier, which can then prune
-/// its states; a level set by a branch would differ in range per member
-/// and make it walk every combination.
-#[inline(always)]
-pub fn place_levels(g: &Group, keys: &[u32; MAX_MEMBERS]) -> [u8; MAX_MEMBERS] {
-    let mut base = u32::MAX;
-    each_member!(i => {
-        if g.eligible(i as u8) && keys[i] >> 3 < base {
-            base = keys[i] >> 3;
-        }
-    });
-    let level = |i: usize| -> u8 {
-        let d = (keys[i] >> 3).wrapping_sub(base);
-        let bits = (u32::BITS - d.leading_zeros()) & 31;
-        (bits << 3) as u8 | (keys[i] as u8 & (NUM_BANDS - 1))
-    };
-    // an array of 16 values, not a filled array written over: for eBPF
-    // LLVM makes a fill a `memset` call, a byte loop the verifier walks
-    // once per state
-    const _: () = assert!(MAX_MEMBERS == 16 && NUM_BANDS == 8);
-    [
-        level(0),
-        level(1),
-        level(2),
-        level(3),
-        level(4),
-        level(5),
-        level(6),
-        level(7),
-        level(8),
-        level(9),
-        level(10),
-        level(11),
-        level(12),
-        level(13),
-        level(14),
-        level(15),
-    ]
-}
-
-/// The load bands in `keys` ([`PortRate::place_key`]'s low 3 bits): what
-/// the other load-aware modes compare, from the same pass over the ports.
-#[inline(always)]
-pub fn bands_of(keys: &[u32; MAX_MEMBERS]) -> [u8; MAX_MEMBERS] {
-    let b = |i: usize| keys[i] as u8 & (NUM_BANDS - 1);
-    [
-        b(0),
-        b(1),
-        b(2),
-        b(3),
-        b(4),
-        b(5),
-        b(6),
-        b(7),
-        b(8),
-        b(9),
-        b(10),
-        b(11),
-        b(12),
-        b(13),
-        b(14),
-        b(15),
-    ]
 }
 
 /// The bytes to book on the chosen member's port after a [`select`] in

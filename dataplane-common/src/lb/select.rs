@@ -26,18 +26,19 @@ pub struct Pick {
 /// * spray: `pick_least_loaded(bands(), rand)` for every packet;
 /// * place: [`place_next`], a new flow placed by
 ///   `pick_least_loaded(bands(), flowlet_hash(hash, index))`, `bands()`
-///   giving the members' [`place_levels`]; the caller then books
+///   giving each member's port's [`PortRate::place_key`] (booked ahead,
+///   then band); the caller then books
 ///   [`place_booking`] on the chosen port.
 ///
 /// `flowlet` is the flow's entry (created as [`Flowlet::NEW`]) when
 /// [`uses_flowlets`]`(g.mode)`; without one those modes fall back to
 /// [`pick_hash`] rather than risk reordering. `bands()` returns each slot's
-/// [`quality_band`] ([`place_levels`] in place mode) and is called only
+/// [`quality_band`] (in place mode its [`PortRate::place_key`]) and is called only
 /// when a choice by load is made. An
 /// unknown mode acts as hash. `None`: no eligible member (drop and count).
 /// A packet that is not UET: [`select_packet`] with `uet` false.
 #[inline(always)]
-pub fn select<B: FnOnce() -> [u8; MAX_MEMBERS]>(
+pub fn select<L: Level, B: FnOnce() -> [L; MAX_MEMBERS]>(
     g: &Group,
     hash: u32,
     flowlet: Option<&mut Flowlet>,
@@ -61,7 +62,7 @@ pub const fn by_entropy(g: &Group, uet: bool) -> bool {
 /// carries the entropy value), whatever the mode and without touching
 /// `flowlet`; otherwise the group's mode as [`select`] describes.
 #[inline(always)]
-pub fn select_packet<B: FnOnce() -> [u8; MAX_MEMBERS]>(
+pub fn select_packet<L: Level, B: FnOnce() -> [L; MAX_MEMBERS]>(
     g: &Group,
     hash: u32,
     uet: bool,

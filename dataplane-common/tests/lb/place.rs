@@ -38,7 +38,7 @@ impl Leaf {
             for i in 0..g.n_members as usize {
                 keys[i] = ports[i].place_key(now);
             }
-            place_levels(g, &keys)
+            keys
         };
         let pick = select(g, hash, Some(e), now, 0, levels).expect("a live member");
         let bytes = place_booking(MODE_PLACE, &pick, announced);
@@ -170,10 +170,10 @@ fn booking_moves_the_free_time_by_the_bytes_at_the_port_speed() {
     assert_eq!(r.booked_free_at(T0), T0 + PLACE_HORIZON_NS);
 }
 
-/// Levels order members by booking first (in units of about 1 us), load
+/// Keys order members by booking first (in units of about 1 us), load
 /// band second; the hash breaks what is left.
 #[test]
-fn levels_order_by_booking_then_band() {
+fn keys_order_by_booking_then_band() {
     let mut g = group(MODE_PLACE, &[1, 1, 1, 1, 1]);
     let us = 1u64 << PLACE_LEVEL_SHIFT;
     let mut keys = [u32::MAX; MAX_MEMBERS];
@@ -182,33 +182,25 @@ fn levels_order_by_booking_then_band() {
     for i in 0..5 {
         keys[i] = place_key(ahead[i], bands[i]);
     }
-    // the least booked (member 2) reads its band, the others their band
-    // under the bit length of how much more they are booked (2, 4999,
-    // 199, 4999 units)
-    let l = place_levels(&g, &keys);
-    assert_eq!(
-        &l[..5],
-        &[2 << 3 | 1, 13 << 3 | 7, 0, 8 << 3 | 2, 13 << 3 | 3]
-    );
-    assert_eq!(pick_least_loaded(&g, &l, 0).unwrap().slot, 2);
+    // the least booked wins whatever its band
+    assert_eq!(pick_least_loaded(&g, &keys, 0).unwrap().slot, 2);
     // members 1 and 4 booked alike and least: the lower band wins (4),
-    // relative to them however far ahead they are
+    // however far ahead they are
     g.members[0].live = 0;
     g.members[2].live = 0;
     g.members[3].live = 0;
-    let l = place_levels(&g, &keys);
-    assert_eq!((l[1], l[4]), (7, 3));
     for tie in 0..100 {
-        assert_eq!(pick_least_loaded(&g, &l, tie).unwrap().slot, 4);
+        assert_eq!(pick_least_loaded(&g, &keys, tie).unwrap().slot, 4);
     }
-    // less than a unit apart is alike
+    // less than a unit apart is alike: the band decides
     g.members[0].live = 1;
     keys[0] = place_key(5000 * us + us - 1, 5);
-    let l = place_levels(&g, &keys);
-    assert_eq!((l[0], l[1], l[4]), (5, 7, 3));
+    assert_eq!(pick_least_loaded(&g, &keys, 0).unwrap().slot, 4);
+    keys[0] = place_key(5000 * us + us - 1, 2);
+    assert_eq!(pick_least_loaded(&g, &keys, 0).unwrap().slot, 0);
     // exactly alike: the tie spreads over them
     let g = group(MODE_PLACE, &[1, 1, 1, 1]);
-    let same = place_levels(&g, &[place_key(7 * us, 2); MAX_MEMBERS]);
+    let same = [place_key(7 * us, 2); MAX_MEMBERS];
     let mut seen = [0u32; 4];
     for tie in 0..400 {
         seen[pick_least_loaded(&g, &same, tie).unwrap().slot as usize] += 1;
