@@ -65,6 +65,21 @@ pub struct UtilSummary {
     pub max: f64,
 }
 
+impl UtilSummary {
+    /// Count, mean, least and most of `v` (all zero when empty).
+    pub fn of(v: &[f64]) -> UtilSummary {
+        if v.is_empty() {
+            return UtilSummary::default();
+        }
+        UtilSummary {
+            count: v.len(),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            min: v.iter().cloned().fold(f64::MAX, f64::min),
+            max: v.iter().cloned().fold(0.0, f64::max),
+        }
+    }
+}
+
 /// One run's report.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -86,7 +101,7 @@ pub struct Report {
     pub jct_vs_ideal: f64,
     /// Uplink utilisation per switch over the time any of its uplinks had
     /// data to send.
-    pub uplink_busy_util: lb::BusyUtil,
+    pub uplink_busy_util: UtilSummary,
     /// Collectives: flows per uplink per step.
     pub step_flows: lb::StepFlows,
     /// Flows moved to another member while they had one.
@@ -302,17 +317,7 @@ impl Sim {
         } else {
             0
         };
-        let util = |v: &[f64]| {
-            if v.is_empty() {
-                return UtilSummary::default();
-            }
-            UtilSummary {
-                count: v.len(),
-                mean: v.iter().sum::<f64>() / v.len() as f64,
-                min: v.iter().cloned().fold(f64::MAX, f64::min),
-                max: v.iter().cloned().fold(0.0, f64::max),
-            }
-        };
+        let util = UtilSummary::of;
         let hosts = self.topo.hosts;
         let name = |n: u32| {
             if n < hosts {

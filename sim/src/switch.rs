@@ -6,8 +6,8 @@
 use dataplane_common::buffer::{Arrival, BufVerdict};
 use dataplane_common::lb::{
     flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag,
-    place_announced, place_booking, select, uses_flow_ways, uses_flowlets,
-    uses_reservations, FlowletEvent, WayLookup, MAX_MEMBERS, NOT_ANNOUNCED, NO_SLOT, NUM_BANDS,
+    place_announced, place_booking, select, uses_flow_ways, uses_flowlets, uses_reservations,
+    FlowletEvent, WayLookup, MAX_MEMBERS, NOT_ANNOUNCED, NO_SLOT, NUM_BANDS,
 };
 use dataplane_common::lossless::{DropReason, PfcAction, ECN_CE};
 use dataplane_common::wire::bth::{OP_ACK, OP_CNP, OP_WRITE_FIRST, OP_WRITE_MIDDLE};

@@ -292,25 +292,21 @@ pub fn render(s: &Snapshot) -> String {
             u8::from(s.pfc_tx_path == path)
         );
     }
-    let _ = writeln!(
-        out,
-        "# HELP dataplane_unknown_port_frames_total Frames on interfaces without a port entry."
-    );
-    let _ = writeln!(out, "# TYPE dataplane_unknown_port_frames_total counter");
-    let _ = writeln!(
-        out,
-        "dataplane_unknown_port_frames_total{{instance=\"{inst}\"}} {}",
-        s.unknown_port
-    );
-    let _ = writeln!(
-        out,
-        "# HELP dataplane_lb_flow_evictions_total Flows that lost their place-mode flow-table entry to another active flow."
-    );
-    let _ = writeln!(out, "# TYPE dataplane_lb_flow_evictions_total counter");
-    let _ = writeln!(
-        out,
-        "dataplane_lb_flow_evictions_total{{instance=\"{inst}\"}} {}",
-        s.lb_evictions
-    );
+    for (name, help, v) in [
+        (
+            "dataplane_unknown_port_frames_total",
+            "Frames on interfaces without a port entry.",
+            s.unknown_port,
+        ),
+        (
+            "dataplane_lb_flow_evictions_total",
+            "Flows that lost their place-mode flow-table entry to another active flow.",
+            s.lb_evictions,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} counter");
+        let _ = writeln!(out, "{name}{{instance=\"{inst}\"}} {v}");
+    }
     out
 }

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use crate::engine::Sim;
 use crate::event::HDR;
 use crate::host::state::NONE;
+use crate::report::UtilSummary;
 
 /// How many flows each uplink of a switch took in one collective step
 /// (where the first packet of each left).
@@ -27,19 +28,10 @@ pub struct StepFlows {
     pub excess_max: u64,
 }
 
-/// Uplink utilisation of a switch over the time any of its uplinks had
-/// data to send (a frame on the wire, queued, or paused).
-#[derive(Clone, Debug, Serialize, Default)]
-pub struct BusyUtil {
-    pub count: usize,
-    pub mean: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
 impl Sim {
-    /// Uplink utilisation while busy, per switch with uplinks.
-    pub fn busy_util(&self) -> BusyUtil {
+    /// Uplink utilisation of each switch with uplinks over the time any
+    /// of them had data to send (a frame on the wire, queued, or paused).
+    pub fn busy_util(&self) -> UtilSummary {
         let mut v = Vec::new();
         for sw in &self.switches {
             let (mut bits, mut cap) = (0f64, 0f64);
@@ -52,15 +44,7 @@ impl Sim {
                 v.push(bits / (cap * busy as f64 / 1e9));
             }
         }
-        if v.is_empty() {
-            return BusyUtil::default();
-        }
-        BusyUtil {
-            count: v.len(),
-            mean: v.iter().sum::<f64>() / v.len() as f64,
-            min: v.iter().cloned().fold(f64::MAX, f64::min),
-            max: v.iter().cloned().fold(0.0, f64::max),
-        }
+        UtilSummary::of(&v)
     }
 
     /// Flows per uplink per collective step, from where each flow's first
