@@ -21,9 +21,9 @@ use dataplane_common::{
     lb::{
         by_entropy, flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_hash,
         flowlet_index, flowlet_tag, pick_least_loaded, place_announced, place_booking, place_next,
-        select_packet, uses_flow_ways, uses_flowlets, uses_reservations, FlowKey, FlowWays,
-        Flowlet, FlowletSlot, Group, Pick, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS,
-        MAX_MEMBERS, MODE_SPRAY, NOT_ANNOUNCED, NUM_BANDS,
+        select_packet, uses_flowlets, uses_reservations, FlowKey, FlowWays, Flowlet, FlowletSlot,
+        Group, Pick, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS, MAX_MEMBERS, MODE_SPRAY,
+        NOT_ANNOUNCED, NUM_BANDS,
     },
     maps::MAX_PORTS,
     parse::{Parsed, L3},

@@ -129,6 +129,17 @@ impl Switch {
         m.get(&self.ids[uplink], 0).unwrap()
     }
 
+    /// Clears every uplink's bookings (the rate estimators stay).
+    fn clear_bookings(&mut self) {
+        let mut m: Array<&mut MapData, PortRate> =
+            Array::try_from(self.bpf.map_mut(names::map::PORT_RATE).unwrap()).unwrap();
+        for &id in &self.ids {
+            let mut r = m.get(&id, 0).unwrap();
+            r.booked_until_ns = 0;
+            m.set(id, r, 0).unwrap();
+        }
+    }
+
     fn evictions(&self) -> u64 {
         let m: PerCpuArray<&MapData, GlobalCounters> =
             PerCpuArray::try_from(self.bpf.map(names::map::GLOBAL_COUNTERS).unwrap()).unwrap();
@@ -162,14 +173,28 @@ fn place_mode_in_the_ebpf_program() {
     let ns = Netns::create("place").expect("netns (root needed)");
     let _in = ns.enter().expect("enter");
     ns.add_ports(&["p0", "p1", "p2", "p3", "p4"]).unwrap();
-    let sw = switch(&ns);
+    let mut sw = switch(&ns);
 
     // four QPs start at once: one uplink each (a hash of four flows over
     // four members leaves one idle 9 times in 10): each placement is
-    // booked (the RETH's 1 MB at 100G: 80 us) before the next one chooses
-    let before = dataplane_user::sys::monotonic_ns();
-    let placed: Vec<usize> = (1..=4).map(|qp| sw.send(qp, true)).collect();
-    let after = dataplane_user::sys::monotonic_ns();
+    // booked (the RETH's 1 MB at 100G: 80 us) before the next one chooses.
+    // "At once" means within one booking: a round whose four packets took
+    // longer (the test thread preempted on a loaded machine) proves
+    // nothing, so it is run again on new QPs, the bookings cleared, at
+    // most 50 times.
+    let mut round = 0u32;
+    let (qps, placed, before, after) = loop {
+        assert!(round < 50, "no round of 4 packets within 80 us in 50 tries");
+        sw.clear_bookings();
+        let qps: Vec<u32> = (1..=4).map(|i| 1000 * round + i).collect();
+        let before = dataplane_user::sys::monotonic_ns();
+        let placed: Vec<usize> = qps.iter().map(|&qp| sw.send(qp, true)).collect();
+        let after = dataplane_user::sys::monotonic_ns();
+        round += 1;
+        if after - before <= 80_000 {
+            break (qps, placed, before, after);
+        }
+    };
     let mut seen = placed.clone();
     seen.sort();
     assert_eq!(seen, [0, 1, 2, 3], "first packets placed on {placed:?}");
@@ -185,7 +210,7 @@ fn place_mode_in_the_ebpf_program() {
     let booked: Vec<u64> = (0..4).map(|u| sw.rate(u).booked_until_ns).collect();
     // later packets of the flows (WRITE middle, no RETH) keep their
     // members, and so does a first packet again (the flow is placed once)
-    for (i, qp) in (1..=4).enumerate() {
+    for (i, &qp) in qps.iter().enumerate() {
         for _ in 0..3 {
             assert_eq!(sw.send(qp, false), placed[i], "qp {qp} moved");
         }
