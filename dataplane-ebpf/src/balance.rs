@@ -20,10 +20,10 @@ use aya_ebpf::{
 use dataplane_common::{
     lb::{
         by_entropy, flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_hash,
-        flowlet_index, flowlet_tag, pick_least_loaded, place_announced, place_booking, place_next,
-        select_packet, uses_flowlets, uses_reservations, FlowKey, FlowWays, Flowlet, FlowletSlot,
-        Group, Pick, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS, MAX_MEMBERS, MODE_SPRAY,
-        NOT_ANNOUNCED, NUM_BANDS,
+        flowlet_index, flowlet_tag, just_placed, pick_least_loaded, place_announced, place_booking,
+        place_next, select_packet, uses_flowlets, uses_reservations, FlowKey, FlowWays, Flowlet,
+        FlowletSlot, Group, Pick, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS, MAX_MEMBERS,
+        MODE_SPRAY, NOT_ANNOUNCED, NUM_BANDS,
     },
     maps::MAX_PORTS,
     parse::{Parsed, L3},
@@ -193,10 +193,11 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
         };
         let announced = place_announced(p.roce, p.bth.opcode, reth_len(pkt, p), p.frame_len);
         let bytes = place_booking(g.mode, &pick, announced);
-        if bytes > 0 {
+        let placed = just_placed(&pick);
+        if bytes > 0 || placed {
             if let Some(r) = rate_of(pick.id) {
-                // SAFETY: shared slot; a race loses one booking.
-                unsafe { (*r).book(now, bytes) };
+                // SAFETY: shared slot; a race loses one booking or count.
+                unsafe { (*r).commit_place(now, bytes, placed) };
             }
         }
         return Some(pick.id);

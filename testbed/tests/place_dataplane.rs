@@ -13,12 +13,13 @@
 #[allow(dead_code)] // helpers other test files use
 mod common;
 
-use aya::maps::{Array, MapData, PerCpuArray};
+use aya::maps::{Array, HashMap, MapData, PerCpuArray};
 use aya::Ebpf;
 use common::{write_first, write_middle, MAC_HOST, V4_SRC};
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::lb::{
-    flow_hash, flow_set_index, wire_ns, FlowKey, PortRate, PLACE_MAX_BOOK_NS,
+    flow_hash, flow_set_index, flowlet_hash, pick_least_loaded, wire_ns, FlowKey, Group, PortRate,
+    MAX_MEMBERS, PLACE_COUNT_ONE, PLACE_MAX_BOOK_NS,
 };
 use dataplane_common::maps::GlobalCounters;
 use dataplane_common::names;
@@ -131,11 +132,16 @@ impl Switch {
 
     /// Clears every uplink's bookings (the rate estimators stay).
     fn clear_bookings(&mut self) {
+        self.edit_rates(|r| r.booked_until_ns = 0);
+    }
+
+    /// Applies `f` to every uplink's rate entry.
+    fn edit_rates(&mut self, f: impl Fn(&mut PortRate)) {
         let mut m: Array<&mut MapData, PortRate> =
             Array::try_from(self.bpf.map_mut(names::map::PORT_RATE).unwrap()).unwrap();
         for &id in &self.ids {
             let mut r = m.get(&id, 0).unwrap();
-            r.booked_until_ns = 0;
+            f(&mut r);
             m.set(id, r, 0).unwrap();
         }
     }
@@ -251,6 +257,52 @@ fn place_mode_in_the_ebpf_program() {
         );
     }
     assert_eq!(sw.evictions(), ev0 + 1, "hits evicted");
+    drop(_in);
+}
+
+/// Sparse flows: each QP's first packet comes when the bookings of the
+/// earlier ones have lapsed (cleared here) and the ports read idle, so
+/// bookings and bands tie; the ports' placement counts spread the 8 QPs
+/// 2/2/2/2 over the 4 uplinks (this switch's hash seed, breaking the ties
+/// alone, would put 3 or more on one uplink: checked), and each count
+/// reads 2.
+#[test]
+fn sparse_flows_spread_by_placement_counts() {
+    let ns = Netns::create("placesp").expect("netns (root needed)");
+    let _in = ns.enter().expect("enter");
+    ns.add_ports(&["p0", "p1", "p2", "p3", "p4"]).unwrap();
+    let mut sw = switch(&ns);
+    sw.edit_rates(|r| r.placed = 0);
+    let mut used = [0u32; 4];
+    for qp in 1..=8 {
+        sw.clear_bookings();
+        used[sw.send(qp, true)] += 1;
+    }
+    assert_eq!(used, [2; 4], "8 sparse QPs on the 4 uplinks");
+    // what the flow hash alone makes of the same ties
+    let groups: HashMap<&MapData, u32, Group> =
+        HashMap::try_from(sw.bpf.map(names::map::GROUPS).unwrap()).unwrap();
+    let (_, g) = groups.iter().next().expect("one group").unwrap();
+    let mut by_hash = [0u32; MAX_MEMBERS];
+    for qp in 1..=8 {
+        let h = flow_hash(&FlowKey::ipv4(V4_SRC, DST, 17, 49152, 4791, qp), 11);
+        by_hash[pick_least_loaded(&g, &[0u32; MAX_MEMBERS], flowlet_hash(h, 0))
+            .unwrap()
+            .slot as usize] += 1;
+    }
+    assert!(
+        by_hash.iter().any(|&n| n >= 3),
+        "the hash alone: {by_hash:?}"
+    );
+    let now = dataplane_user::sys::monotonic_ns();
+    for u in 0..4 {
+        let n = sw.rate(u).placements_at(now);
+        // two placements, halved at most once if a 16.8 ms period began
+        assert!(
+            n == 2 * PLACE_COUNT_ONE || n == PLACE_COUNT_ONE,
+            "uplink {u}: placement count {n}"
+        );
+    }
     drop(_in);
 }
 

@@ -74,7 +74,7 @@ pub const fn uses_port_load(mode: u8) -> bool {
 }
 
 /// Whether `mode` books placements on its members' ports
-/// ([`PortRate::book`], [`place_booking`]) and compares their
+/// ([`PortRate::commit_place`], [`place_booking`]) and compares their
 /// [`place_key`].
 #[inline(always)]
 pub const fn uses_reservations(mode: u8) -> bool {

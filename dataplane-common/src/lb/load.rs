@@ -55,8 +55,10 @@ pub struct PortRate {
     pub epoch_ns: u64,
     /// Configured port speed in Mb/s (0: unknown).
     pub speed_mbps: u32,
-    /// Zero.
-    pub _pad: u32,
+    /// Place mode: the flows placed on the port lately, a count that
+    /// halves every 2^[`PLACE_COUNT_SHIFT`](super::PLACE_COUNT_SHIFT) ns
+    /// ([`PortRate::placements_at`]).
+    pub placed: u32,
     /// Place mode: when the port would have sent every byte booked on it
     /// by placements, at its speed ([`PortRate::book`]).
     pub booked_until_ns: u64,
@@ -102,7 +104,7 @@ impl PortRate {
             bytes: 0,
             epoch_ns: 0,
             speed_mbps,
-            _pad: 0,
+            placed: 0,
             booked_until_ns: 0,
         }
     }

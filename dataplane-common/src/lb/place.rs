@@ -18,6 +18,16 @@
 //! (RoCEv2 RDMA WRITE first/only: the RETH), otherwise
 //! [`PLACE_DEFAULT_BYTES`].
 //!
+//! Ports that are neither booked nor loaded (sparse flows: each message
+//! shorter than the gaps between them, so bookings and estimators have
+//! forgotten one flow before the next starts) tie on both; the third part
+//! of the key, the flows placed on the port lately
+//! ([`PortRate::placements_at`], halved every 16.8 ms), sends the new flow
+//! where fewer flows were placed, as QP-aware placement balances queue
+//! pairs per uplink. Without it the flow hash breaks such ties, and a
+//! pinned flow stays where a polarised hash put it (the fan bench: 3/2/2/1
+//! flows on 4 uplinks, 87.5 % of ideal).
+//!
 //! A flow keeps its member until its member goes down or its entry is
 //! reclaimed, never because of a gap ([`place_next`]); a packet
 //! that opens a new message on the member (a RETH) books its length there.
@@ -43,6 +53,28 @@ pub const PLACE_MAX_BOOK_NS: u64 = 100_000;
 /// Bookings reach at most this far ahead of now (100 ms): an unknown
 /// speed, or more placements than a port could ever send, stop there.
 pub const PLACE_HORIZON_NS: u64 = 100_000_000;
+/// A port's count of placements halves every 2^24 ns (16.8 ms): far longer
+/// than a flowlet timeout or the gaps of sparse flows, so the flows that
+/// start together (a job's QPs, a collective's step) are all remembered
+/// while they are placed; short enough that a burst of short flows is
+/// forgotten within a training step.
+pub const PLACE_COUNT_SHIFT: u32 = 24;
+/// One placement in a port's count: 4 bits of fraction, so 3 placements
+/// still count more than 2 after 4 halvings.
+pub const PLACE_COUNT_ONE: u32 = 16;
+/// The count's part of a place key is at most this (255 placements).
+pub const PLACE_COUNT_MAX: u32 = (1 << 12) - 1;
+/// Bits of a place key: how far ahead the port is booked (17: at most
+/// 2^17 - 1 units of 2^10 ns, 134 ms, beyond [`PLACE_HORIZON_NS`]), its
+/// band (3), its count of placements (12).
+const KEY_AHEAD_MAX: u64 = (1 << 17) - 1;
+const KEY_BAND_SHIFT: u32 = 12;
+const KEY_AHEAD_SHIFT: u32 = 15;
+/// `PortRate::placed`: the count in its low 24 bits, the period it was
+/// last written in (`now >> PLACE_COUNT_SHIFT`, modulo 256) above.
+const PLACED_COUNT_MASK: u32 = (1 << 24) - 1;
+
+const _: () = assert!((PLACE_HORIZON_NS >> PLACE_LEVEL_SHIFT) <= KEY_AHEAD_MAX);
 
 /// Nanoseconds `bytes` take at `speed_mbps` (0 Mb/s, an unknown speed,
 /// reads as [`PLACE_HORIZON_NS`]: a port of unknown speed looks booked).
@@ -86,29 +118,93 @@ impl PortRate {
 
     /// What place mode compares the port by at `now` (lower is better):
     /// how far ahead it is booked, in units of 2^[`PLACE_LEVEL_SHIFT`] ns,
-    /// above its load band (3 bits): [`place_key`]. Booked work first,
-    /// measured load second.
+    /// then its load band, then the flows placed on it lately:
+    /// [`place_key`]. Booked work first, measured load second, flow count
+    /// last.
     #[inline(always)]
     pub fn place_key(&self, now_ns: u64) -> u32 {
         place_key(
             self.booked_until_ns.saturating_sub(now_ns),
             self.band(now_ns),
+            self.placements_at(now_ns),
         )
+    }
+
+    /// The flows placed on the port lately, seen at `now`, in units of
+    /// 1/[`PLACE_COUNT_ONE`] placement: each placement counts one, halved
+    /// for every 2^[`PLACE_COUNT_SHIFT`] ns period begun since. The period
+    /// is kept modulo 256 (4.3 s): a count last written exactly a multiple
+    /// of 4.3 s ago reads as recent (a stale tie-break, never more).
+    #[inline(always)]
+    pub fn placements_at(&self, now_ns: u64) -> u32 {
+        let age = (count_period(now_ns).wrapping_sub(self.placed >> 24)) & 0xff;
+        if age >= 24 {
+            0
+        } else {
+            (self.placed & PLACED_COUNT_MASK) >> age
+        }
+    }
+
+    /// Counts one placement on the port at `now`.
+    #[inline(always)]
+    pub fn count_placement(&mut self, now_ns: u64) {
+        let c = self.placements_at(now_ns) + PLACE_COUNT_ONE;
+        let c = if c > PLACED_COUNT_MASK {
+            PLACED_COUNT_MASK
+        } else {
+            c
+        };
+        self.placed = count_period(now_ns) << 24 | c;
+    }
+
+    /// What a place-mode pick commits on the chosen port at `now`: `bytes`
+    /// booked ([`place_booking`]; 0: none) and, when the flow was just
+    /// `placed` there, one placement.
+    #[inline(always)]
+    pub fn commit_place(&mut self, now_ns: u64, bytes: u32, placed: bool) {
+        if bytes > 0 {
+            self.book(now_ns, bytes);
+        }
+        if placed {
+            self.count_placement(now_ns);
+        }
     }
 }
 
-/// A place-mode key: `ahead_ns` (how far ahead a port is booked) in units
-/// of 2^[`PLACE_LEVEL_SHIFT`] ns, at most 2^29 - 1 (550 s), shifted above
-/// `band`.
+/// The placement-count period of `now` (modulo 256).
 #[inline(always)]
-pub const fn place_key(ahead_ns: u64, band: u8) -> u32 {
+const fn count_period(now_ns: u64) -> u32 {
+    (now_ns >> PLACE_COUNT_SHIFT) as u32 & 0xff
+}
+
+/// A place-mode key: `ahead_ns` (how far ahead a port is booked) in units
+/// of 2^[`PLACE_LEVEL_SHIFT`] ns (17 bits, at most 134 ms), above `band`
+/// (3 bits), above `placements` ([`PortRate::placements_at`], 12 bits, at
+/// most [`PLACE_COUNT_MAX`]).
+#[inline(always)]
+pub const fn place_key(ahead_ns: u64, band: u8, placements: u32) -> u32 {
     let units = ahead_ns >> PLACE_LEVEL_SHIFT;
-    let units = if units > (1 << 29) - 1 {
-        (1 << 29) - 1
+    let units = if units > KEY_AHEAD_MAX {
+        KEY_AHEAD_MAX
     } else {
         units
     };
-    (units as u32) << 3 | (band & (NUM_BANDS - 1)) as u32
+    let count = if placements > PLACE_COUNT_MAX {
+        PLACE_COUNT_MAX
+    } else {
+        placements
+    };
+    (units as u32) << KEY_AHEAD_SHIFT | ((band & (NUM_BANDS - 1)) as u32) << KEY_BAND_SHIFT | count
+}
+
+/// Whether a pick just placed its flow (its first packet, or its member
+/// went down): the placement [`PortRate::commit_place`] counts.
+#[inline(always)]
+pub fn just_placed(pick: &Pick) -> bool {
+    match pick.flowlet {
+        Some(e) => e.is_new(),
+        None => false,
+    }
 }
 
 /// The bytes to book on the chosen member's port after a [`select`] in
@@ -121,10 +217,7 @@ pub fn place_booking(mode: u8, pick: &Pick, announced: u32) -> u32 {
     if mode != MODE_PLACE {
         return 0;
     }
-    let placed = match pick.flowlet {
-        Some(e) => e.is_new(),
-        None => false,
-    };
+    let placed = just_placed(pick);
     let bytes = if announced != NOT_ANNOUNCED {
         announced
     } else if placed {

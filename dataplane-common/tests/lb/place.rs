@@ -43,9 +43,7 @@ impl Leaf {
         let pick = select(g, hash, Some(e), now, 0, levels).expect("a live member");
         let bytes = place_booking(MODE_PLACE, &pick, announced);
         let port = &mut self.ports[pick.slot as usize];
-        if bytes > 0 {
-            port.book(now, bytes);
-        }
+        port.commit_place(now, bytes, just_placed(&pick));
         port.update(now, len);
         pick
     }
@@ -180,7 +178,7 @@ fn keys_order_by_booking_then_band() {
     let ahead = [3 * us, 5000 * us, us, 200 * us, 5000 * us];
     let bands = [1, 7, 0, 2, 3];
     for i in 0..5 {
-        keys[i] = place_key(ahead[i], bands[i]);
+        keys[i] = place_key(ahead[i], bands[i], 0);
     }
     // the least booked wins whatever its band
     assert_eq!(pick_least_loaded(&g, &keys, 0).unwrap().slot, 2);
@@ -194,13 +192,13 @@ fn keys_order_by_booking_then_band() {
     }
     // less than a unit apart is alike: the band decides
     g.members[0].live = 1;
-    keys[0] = place_key(5000 * us + us - 1, 5);
+    keys[0] = place_key(5000 * us + us - 1, 5, 0);
     assert_eq!(pick_least_loaded(&g, &keys, 0).unwrap().slot, 4);
-    keys[0] = place_key(5000 * us + us - 1, 2);
+    keys[0] = place_key(5000 * us + us - 1, 2, 0);
     assert_eq!(pick_least_loaded(&g, &keys, 0).unwrap().slot, 0);
     // exactly alike: the tie spreads over them
     let g = group(MODE_PLACE, &[1, 1, 1, 1]);
-    let same = [place_key(7 * us, 2); MAX_MEMBERS];
+    let same = [place_key(7 * us, 2, 3 * PLACE_COUNT_ONE); MAX_MEMBERS];
     let mut seen = [0u32; 4];
     for tie in 0..400 {
         seen[pick_least_loaded(&g, &same, tie).unwrap().slot as usize] += 1;
@@ -209,13 +207,98 @@ fn keys_order_by_booking_then_band() {
 }
 
 #[test]
-fn a_key_is_the_booking_ahead_over_the_band() {
+fn a_key_is_the_booking_ahead_over_the_band_over_the_placements() {
     let mut r = PortRate::new(G400);
     assert_eq!(r.place_key(T0), 0);
     r.book(T0, 500_000); // 10 us at 400G
-    assert_eq!(r.place_key(T0), ((10_000 >> PLACE_LEVEL_SHIFT) as u32) << 3);
+    assert_eq!(
+        r.place_key(T0),
+        ((10_000 >> PLACE_LEVEL_SHIFT) as u32) << 15
+    );
     assert_eq!(r.place_key(T0 + 20_000), 0, "the booking ended");
-    assert_eq!(place_key(u64::MAX, 9), ((1 << 29) - 1) << 3 | 1);
+    r.count_placement(T0);
+    assert_eq!(r.place_key(T0 + 20_000), PLACE_COUNT_ONE);
+    assert_eq!(
+        place_key(u64::MAX, 9, u32::MAX),
+        ((1 << 17) - 1) << 15 | 1 << 12 | PLACE_COUNT_MAX
+    );
+    // each part outranks everything below it
+    assert!(place_key(1 << PLACE_LEVEL_SHIFT, 0, 0) > place_key(0, 7, u32::MAX));
+    assert!(place_key(0, 1, 0) > place_key(0, 0, u32::MAX));
+    // bookings up to the horizon stay ordered
+    assert!(place_key(PLACE_HORIZON_NS, 0, 0) > place_key(PLACE_HORIZON_NS - 1024, 7, 9));
+}
+
+/// A port's count of placements: one per placement, halved every period
+/// of 2^PLACE_COUNT_SHIFT ns begun since, gone after 24 periods.
+#[test]
+fn placements_count_and_fade() {
+    let period = 1u64 << PLACE_COUNT_SHIFT;
+    let t = 3 * period + 5;
+    let mut r = PortRate::new(G400);
+    assert_eq!(r.placements_at(t), 0);
+    for _ in 0..3 {
+        r.count_placement(t);
+    }
+    assert_eq!(r.placements_at(t), 3 * PLACE_COUNT_ONE);
+    assert_eq!(
+        r.placements_at(t + period - 6),
+        3 * PLACE_COUNT_ONE,
+        "same period"
+    );
+    assert_eq!(r.placements_at(t + period), 3 * PLACE_COUNT_ONE / 2);
+    assert_eq!(r.placements_at(t + 4 * period), 3);
+    assert_eq!(r.placements_at(t + 23 * period), 0);
+    assert_eq!(r.placements_at(t + 24 * period), 0);
+    // 3 placements still count more than 2 after 4 halvings
+    let mut two = PortRate::new(G400);
+    two.count_placement(t);
+    two.count_placement(t);
+    assert!(r.placements_at(t + 4 * period) > two.placements_at(t + 4 * period));
+    // a placement after a fade counts on what is left
+    r.count_placement(t + period);
+    assert_eq!(
+        r.placements_at(t + period),
+        3 * PLACE_COUNT_ONE / 2 + PLACE_COUNT_ONE
+    );
+    // the count saturates instead of wrapping
+    let mut full = PortRate::new(G400);
+    for _ in 0..(1 << 21) {
+        full.count_placement(t);
+    }
+    assert_eq!(full.placements_at(t), (1 << 24) - 1);
+    assert_eq!(place_key(0, 0, full.placements_at(t)), PLACE_COUNT_MAX);
+}
+
+/// Sparse flows (the fan bench): each starts when every earlier flow's
+/// booking has lapsed and the ports read idle, so bookings and bands tie.
+/// The placement counts still spread them evenly, whatever the hashes: 8
+/// flows on 4 members go 2/2/2/2, where ties broken by the hash alone
+/// put 3 or more on one member for some hash seeds.
+#[test]
+fn sparse_flows_spread_by_their_placements() {
+    let mut hash_polarised = 0;
+    for round in 0..200u32 {
+        let mut leaf = Leaf::new(4);
+        let mut used = [0u32; 4];
+        let mut by_hash = [0u32; 4];
+        for qp in 0..8u64 {
+            let h = flow_hash(&roce4(round * 8 + qp as u32), SEED);
+            // 1 ms apart: each booking (<= 100 us) has lapsed
+            let p = leaf.packet(h, T0 + qp * 1_000_000, NOT_ANNOUNCED, 1024);
+            assert_eq!(p.flowlet, Some(FlowletEvent::First));
+            used[p.slot as usize] += 1;
+            by_hash[pick_hash(&leaf.g, flowlet_hash(h, 0)).unwrap().slot as usize] += 1;
+        }
+        assert_eq!(used, [2; 4], "round {round}");
+        if by_hash.iter().any(|&n| n >= 3) {
+            hash_polarised += 1;
+        }
+    }
+    assert!(
+        hash_polarised > 20,
+        "the hash alone would polarise some rounds: {hash_polarised}"
+    );
 }
 
 #[test]

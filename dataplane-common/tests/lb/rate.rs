@@ -240,7 +240,7 @@ fn huge_values_do_not_overflow() {
         bytes: u64::MAX,
         epoch_ns: 0,
         speed_mbps: 1,
-        _pad: 0,
+        placed: 0,
         booked_until_ns: 0,
     };
     assert_eq!(r.utilisation(P / 2), u32::MAX);
