@@ -30,7 +30,7 @@ fn golden(name: &str, out: &Output) {
     let json = format!("{}\n", serde_json::to_string_pretty(&out.json).unwrap());
     for (ext, got) in [("txt", &out.text), ("json", &json)] {
         let path = dir.join(format!("{name}.{ext}"));
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(&path, got).unwrap();
             continue;

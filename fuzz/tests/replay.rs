@@ -31,15 +31,27 @@ fn seed_corpus_passes_every_target() {
     }
 }
 
+/// Every file under `regressions/` is replayed: each directory must name
+/// a target (a misspelt one would otherwise be skipped), and there must be
+/// inputs (the directory lost in a move would otherwise pass).
 #[test]
 fn found_inputs_pass_after_their_fixes() {
     let dir = root().join("fuzz/regressions");
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (the fixed crashes live there)", dir.display()));
     let mut n = 0;
-    for (name, check) in TARGETS {
-        let Ok(files) = std::fs::read_dir(dir.join(name)) else {
-            continue;
-        };
-        for f in files {
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if !path.is_dir() {
+            continue; // README.md
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let check = TARGETS
+            .iter()
+            .find(|(t, _)| *t == name)
+            .unwrap_or_else(|| panic!("{}: no fuzz target is named {name}", path.display()))
+            .1;
+        for f in std::fs::read_dir(&path).unwrap() {
             let p = f.unwrap().path();
             eprintln!("{}", p.display());
             check(&std::fs::read(&p).unwrap());
@@ -47,6 +59,7 @@ fn found_inputs_pass_after_their_fixes() {
         }
     }
     eprintln!("{n} regression inputs");
+    assert!(n >= 1, "no regression input under {}", dir.display());
 }
 
 /// Generated valid configurations mostly validate (else the P4 target

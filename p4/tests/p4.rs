@@ -513,6 +513,16 @@ fn bmv2_hash_is_crc32() {
     key.extend([2; 16]);
     key.extend([17, 0xc0, 0x00, 0x12, 0xb7, 0, 0, 0x42]);
     assert_eq!(a, p4::crc32(&key));
+    // pinned from an independent CRC-32 (Python's zlib.crc32 over the same
+    // 44 bytes, IPv4 mapped as ::ffff:a.b.c.d): what the P4 targets compute
+    let v4 = |seed, sport, qp| {
+        p4::bmv2_flow_hash(
+            seed,
+            &FlowKey::ipv4([198, 18, 0, 1], [198, 18, 1, 1], 17, sport, 4791, qp),
+        )
+    };
+    assert_eq!(v4(7, 0xc0de, 0x42), 0xa5db_f84f);
+    assert_eq!(v4(0, 49152, 0xff_ffff), 0xe076_7a1a);
 }
 
 #[test]
