@@ -6,8 +6,12 @@ mod common;
 
 use std::process::Command;
 
+use aya::maps::PerCpuArray;
 use common::*;
 use dataplane_common::build::{self, L2};
+use dataplane_common::events::{RateLimit, EVENTS_BURST, EVENTS_PER_SEC};
+use dataplane_common::names;
+use dataplane_user::telemetry::counters::open_pinned;
 use testbed::controller::Controller;
 use testbed::raw::send_frames;
 
@@ -126,8 +130,13 @@ fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
     );
     assert_eq!(f[5], "128", "snapshot length");
 
-    // a flood of drops is rate-limited (64 burst, 1000/s per CPU), not lost
-    // silently: far fewer events than drops, and the counters still count all
+    // a flood of drops is rate-limited (a token bucket per CPU: bursts of
+    // EVENTS_BURST, EVENTS_PER_SEC refill), not lost silently. Checked on
+    // the limiter's own counters and clock, whatever the sending took:
+    // every flood drop went through the limiter (posted + suppressed =
+    // 3000), every posted event reached the reader, and on each CPU the
+    // posted ones are within the bucket's contract from the flood's start
+    // to that CPU's last drop.
     let flood: Vec<Vec<u8>> = (0..3000).map(|_| frame.clone()).collect();
     let reader = std::thread::spawn({
         let (ns, inst) = (sw.name.clone(), instance.clone());
@@ -140,26 +149,52 @@ fn dropped_rocev2_packet_is_snapshotted_with_its_bth_fields() {
                     "--instance",
                     &inst,
                     "--timeout",
-                    "2",
+                    "5",
                 ])
                 .output()
                 .unwrap()
         }
     });
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let t0 = std::time::Instant::now();
+    let limiter = || -> Vec<RateLimit> {
+        let m = open_pinned(&instance, names::map::DROP_RATE).expect("DROP_RATE pinned");
+        let m: PerCpuArray<_, RateLimit> = PerCpuArray::try_from(m).unwrap();
+        m.get(&0, 0).unwrap().iter().copied().collect()
+    };
+    let before = limiter();
+    let t0 = dataplane_user::sys::monotonic_ns();
+    let w0 = std::time::Instant::now();
     send_frames(&h, "eth0", &flood).unwrap();
-    let took = t0.elapsed().as_secs_f64();
+    let took = w0.elapsed().as_secs_f64();
+    let after = limiter();
+    assert!(
+        took < 4.0,
+        "the flood took {took:.1} s, longer than the event reader's window"
+    );
     let o = reader.join().unwrap();
     let events = String::from_utf8_lossy(&o.stdout)
         .lines()
         .filter(|l| l.contains("no_route"))
-        .count();
-    let bound = (2 * (64.0 + 1000.0 * (took + 0.1)) as usize).min(3000);
-    println!("flood: 3000 drops in {took:.3} s, {events} events (bound {bound})");
+        .count() as u64;
+    let (mut posted, mut suppressed, mut bound) = (0u64, 0u64, 0u64);
+    for (b, a) in before.iter().zip(&after) {
+        let p = a.posted - b.posted;
+        posted += p;
+        suppressed += a.suppressed - b.suppressed;
+        if p > 0 {
+            // the bucket held at most a burst at t0 and refilled since
+            bound +=
+                EVENTS_BURST + EVENTS_PER_SEC * a.last_ns.saturating_sub(t0) / 1_000_000_000 + 1;
+        }
+    }
+    println!(
+        "flood: 3000 drops in {took:.3} s, {posted} events posted, {suppressed} suppressed, {events} read (bound {bound})"
+    );
+    assert_eq!(posted + suppressed, 3000, "flood drops through the limiter");
+    assert_eq!(events, posted, "posted events the reader got");
     assert!(
-        events > 0 && events <= bound && events < 3000,
-        "{events} events for 3000 drops"
+        posted > 0 && posted <= bound,
+        "{posted} events posted, the limit allows {bound}"
     );
     assert_eq!(
         counter(&stats(&sw.name, &instance), "sw-p0", "drop_no_route"),

@@ -197,8 +197,22 @@ group = "up"
         after.iter().any(|x| x == "sw-u3"),
         "u3 carries nothing after it rejoined: {after:?}"
     );
+    // the rejoin moves flows onto u3 only (it takes a fair share of
+    // buckets from every other member, not necessarily its old ones): a
+    // flow not on u3 now is where it was during the failure
+    let mut to_u3 = 0;
+    for (i, (d, a)) in during.iter().zip(&after).enumerate() {
+        if a == "sw-u3" {
+            to_u3 += 1;
+        } else {
+            assert_eq!(
+                d, a,
+                "flow {i} was on {d} during the failure and moved to {a}, not u3, on the rejoin"
+            );
+        }
+    }
     let unchanged = before.iter().zip(&after).filter(|(a, b)| a == b).count();
-    println!("flows before {before:?}\nduring {during:?}\nafter {after:?}\n{moved} moved on failure, {unchanged}/24 back where they were");
+    println!("flows before {before:?}\nduring {during:?}\nafter {after:?}\n{moved} moved on failure, {to_u3} onto u3 on the rejoin, {unchanged}/24 where they were before the failure");
 }
 
 /// `dataplane reload`: a changed route moves only that route's traffic; a

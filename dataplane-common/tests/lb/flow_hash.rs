@@ -14,8 +14,16 @@ fn pinned_values() {
         (0xdead_beef, 0x100, 0xd328_2408, 0x8c4b_0dc4),
     ];
     for (seed, qp, v4, v6) in cases {
-        assert_eq!(flow_hash(&roce4(qp), seed), v4, "IPv4, seed {seed:#x}, qp {qp:#x}");
-        assert_eq!(flow_hash(&roce6(qp), seed), v6, "IPv6, seed {seed:#x}, qp {qp:#x}");
+        assert_eq!(
+            flow_hash(&roce4(qp), seed),
+            v4,
+            "IPv4, seed {seed:#x}, qp {qp:#x}"
+        );
+        assert_eq!(
+            flow_hash(&roce6(qp), seed),
+            v6,
+            "IPv6, seed {seed:#x}, qp {qp:#x}"
+        );
     }
     // a flow's later flowlets (bandwidth, flowlet and place modes' tie
     // breaks): the first is the flow hash itself
@@ -157,4 +165,3 @@ fn flowlet_hash_starts_at_the_flow_hash_then_moves() {
     }
     assert!(chi_square(&c) < chi_square_999(8), "{c:?}");
 }
-

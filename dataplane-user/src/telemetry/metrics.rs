@@ -303,6 +303,16 @@ pub fn render(s: &Snapshot) -> String {
             "Flows that lost their place-mode flow-table entry to another active flow.",
             s.lb_evictions,
         ),
+        (
+            "dataplane_drop_events_posted_total",
+            "Drop events (snapshots) posted to the ring.",
+            s.drop_events_posted,
+        ),
+        (
+            "dataplane_drop_events_suppressed_total",
+            "Drop events the per-CPU rate limit suppressed (the drops are still counted).",
+            s.drop_events_suppressed,
+        ),
     ] {
         let _ = writeln!(out, "# HELP {name} {help}");
         let _ = writeln!(out, "# TYPE {name} counter");

@@ -2,6 +2,7 @@
 //! `stats`, `watch` and metrics views all render this).
 
 use anyhow::Result;
+use dataplane_common::events::RateLimit;
 
 use crate::sys;
 use crate::telemetry::counters::Pinned;
@@ -107,6 +108,16 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
     }
     snap.groups.sort_by_key(|g| g.id);
     add_watermarks(instance, &mut snap, &pinned);
+    // absent in a data plane of an older build
+    if let Ok(rate) =
+        crate::telemetry::counters::open_pinned(instance, dataplane_common::names::map::DROP_RATE)
+            .and_then(|m| Ok(aya::maps::PerCpuArray::<_, RateLimit>::try_from(m)?))
+    {
+        if let Ok(per_cpu) = rate.get(&0, 0) {
+            snap.drop_events_posted = per_cpu.iter().map(|r| r.posted).sum();
+            snap.drop_events_suppressed = per_cpu.iter().map(|r| r.suppressed).sum();
+        }
+    }
     if pinned.pfc_path.get(&0, 0).ok() == Some(dataplane_common::buffer::PFC_PATH_DATAPLANE) {
         snap.pfc_tx_path = "dataplane".into();
     }

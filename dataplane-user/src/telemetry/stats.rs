@@ -182,6 +182,11 @@ pub struct Snapshot {
     /// Place mode: flows that lost their flow-table entry to another
     /// active flow.
     pub lb_evictions: u64,
+    /// Drop events (snapshots) the data plane posted to the ring, and
+    /// those its per-CPU rate limit suppressed (the drops themselves are
+    /// counted per port and reason either way).
+    pub drop_events_posted: u64,
+    pub drop_events_suppressed: u64,
     /// Who sends PFC frames: "dataplane" or "userspace" (the controller).
     pub pfc_tx_path: String,
 }
@@ -210,6 +215,8 @@ impl Snapshot {
             unknown_port: g.unknown_port,
             bad_port_id: g.bad_port_id,
             lb_evictions: g.lb_evictions,
+            drop_events_posted: 0,
+            drop_events_suppressed: 0,
             pfc_tx_path: "userspace".into(),
         }
     }
@@ -529,6 +536,11 @@ impl Snapshot {
             s,
             "flows evicted from the place table by other active flows: {}",
             self.lb_evictions
+        );
+        let _ = writeln!(
+            s,
+            "drop events posted: {}, suppressed by the rate limit: {}",
+            self.drop_events_posted, self.drop_events_suppressed
         );
         let _ = writeln!(s, "PFC frames sent by: {}", self.pfc_tx_path);
         s
