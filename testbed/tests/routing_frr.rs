@@ -5,10 +5,11 @@
 //! routed by the data plane; an uplink pulled leaves the groups at once
 //! (local repair), BGP's withdraw follows and the table converges to one
 //! path, and the frames lost meanwhile are lost on the pulled link only
-//! (per-flow sequence numbers: no loss on the flows that never used it;
-//! the loss on its flows equals what the data planes counted sent into it
-//! and never routed by its spine); restored, the member returns. Skips
-//! (saying so) without FRR.
+//! (per-flow sequence numbers: every flow sent and was received, no loss
+//! on the flows that never used it, and the loss on its flows at most what
+//! 100 ms of sending would be: local repair takes milliseconds, BGP's
+//! withdraw seconds); restored, the member returns. Skips (saying so)
+//! without FRR.
 //! Convergence times are bench figures (`dataplane-routebench`), not
 //! asserted here.
 
@@ -131,12 +132,17 @@ fn diagnose(fabric: &Fabric) {
     }
 }
 
+/// A port's counter in a `stats --json` snapshot; a missing one fails the
+/// test (read as 0 it would let a renamed counter pass every check).
 fn counter(s: &serde_json::Value, port: &str, name: &str) -> u64 {
-    testbed::controller::port_counter(s, port, name).unwrap_or(0)
+    testbed::controller::port_counter(s, port, name)
+        .unwrap_or_else(|| panic!("no counter {name} on port {port} in {s}"))
 }
 
 /// Flows in the uplink-pull step.
 const FLOWS: usize = 8;
+/// How long the flows of the uplink-pull step send.
+const RUN: Duration = Duration::from_millis(1800);
 
 fn switch_index(fabric: &Fabric, name: &str) -> usize {
     fabric
@@ -281,7 +287,7 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
     let before = fabric.stats().unwrap();
     fabric.drain_log(leaf0, "leaf0");
     let (repaired, counts) = flows.run(
-        Duration::from_millis(1800),
+        RUN,
         Duration::from_micros(500),
         Duration::from_millis(300),
         || {
@@ -328,13 +334,34 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
         lost(false),
         counts.iter().map(|c| (c.sent, c.lost())).collect::<Vec<_>>()
     );
+    // every flow sent for the whole step (at least 10 datagrams a 0.1 s)
+    // and was heard after the pull
+    let min_sent = (RUN.as_secs_f64() * 100.0) as u64;
     for (f, c) in counts.iter().enumerate() {
         assert_eq!(c.duplicates, 0, "flow {f}: {c:?}");
+        assert!(
+            c.sent >= min_sent,
+            "flow {f} sent {} datagrams in {RUN:?}: {c:?}",
+            c.sent
+        );
+        assert!(
+            c.received > c.sent / 2,
+            "flow {f} was not heard after the pull: {c:?}"
+        );
         if !on_s0[f] {
             assert_eq!(
                 c.lost(),
                 0,
                 "flow {f} never used the pulled link and lost frames: {c:?}"
+            );
+        } else {
+            // local repair takes milliseconds; a loss of more than 100 ms
+            // of the flow's sending means the flow waited for BGP
+            let bound = c.sent * 100 / RUN.as_millis() as u64 + 1;
+            assert!(
+                c.lost() <= bound,
+                "flow {f} on the pulled link lost {} datagrams, more than 100 ms of its sending ({bound}): {c:?}",
+                c.lost()
             );
         }
     }
@@ -343,8 +370,7 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
     // `pass_unresolved` while a neighbour resolves again) are forwarded by
     // the kernel, which leaf0's XDP transmit counters never see, so a spine
     // can route one frame more than leaf0 counted (seen: -1 on s1 with no
-    // datagram lost there). The loss itself is counted end to end per flow
-    // above: none on the flows that never used the pulled link.
+    // datagram lost there). The loss is counted end to end per flow above.
     eprintln!(
         "(the loss count took {:.1} s)",
         t_step.elapsed().as_secs_f64()
