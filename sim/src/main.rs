@@ -265,11 +265,7 @@ fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], times: &[(f64, f64
     let (wall, _) = median(times.iter().map(|t| t.1).collect());
     let path = c.bench_out.as_ref().expect("clap requires it");
     let r = &runs[0];
-    let mut all: Vec<serde_json::Value> = std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    let machine = dataplane_sim::output::machine();
+    let machine = bench_results::machine();
     let rec = |figure: String, value: f64, unit: &str, note: String| {
         serde_json::json!({"figure": figure, "value": value, "unit": unit,
             "baseline": null, "ratio": null, "machine": machine, "note": note})
@@ -312,13 +308,7 @@ fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], times: &[(f64, f64
     if name == "events" {
         new.push(rec("sim.events_per_s".into(), per_cpu, "events/s", note));
     }
-    all.retain(|v| !new.iter().any(|n| n["figure"] == v["figure"]));
-    all.extend(new);
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d)?;
-    }
-    std::fs::write(path, serde_json::to_vec_pretty(&all)?)?;
-    Ok(())
+    bench_results::merge_values(path, new)
 }
 
 fn main() -> Result<()> {

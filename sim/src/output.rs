@@ -140,14 +140,3 @@ pub fn uplink_heatmap(dir: &Path, name: &str, r: &Report) -> Result<()> {
     )
     .with_context(|| format!("writing {}", path.display()))
 }
-
-/// The CPU model this runs on (bench records name their machine).
-pub fn machine() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| "unknown CPU".into())
-}

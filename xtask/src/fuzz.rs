@@ -244,11 +244,7 @@ pub fn final_execs(log: &str) -> Option<u64> {
 /// Merges the figures into target/bench/results.json (by figure name).
 fn record(outcomes: &[Outcome]) -> Result<()> {
     let path = root().join("target/bench/results.json");
-    let mut all: Vec<serde_json::Value> = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    let machine = machine();
+    let machine = bench_results::machine();
     let mut new = Vec::new();
     for o in outcomes {
         let rate = o.execs as f64 / o.seconds.max(1e-9);
@@ -276,27 +272,9 @@ fn record(outcomes: &[Outcome]) -> Result<()> {
             }));
         }
     }
-    all.retain(|r| !new.iter().any(|n| n["figure"] == r["figure"]));
-    all.extend(new);
-    std::fs::create_dir_all(path.parent().unwrap())?;
-    std::fs::write(&path, serde_json::to_vec_pretty(&all)?)?;
+    bench_results::merge_values(&path, new)?;
     println!("figures merged into {}", path.display());
     Ok(())
-}
-
-fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    format!("{cpu}, {cores} vCPU")
 }
 
 #[cfg(test)]

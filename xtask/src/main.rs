@@ -214,35 +214,28 @@ fn sim_lb_bench(out: &str) -> Result<()> {
 /// `sim.websearch_1024_speedup`: the serial run's wall time over the
 /// partitioned run's, both from this bench.
 fn speedup(out: &str) -> Result<()> {
-    let mut all: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(out)?)?;
-    let wall = |name: &str| {
-        all.iter()
-            .find(|v| v["figure"] == name)
-            .and_then(|v| v["value"].as_f64())
-    };
+    let all = bench_results::read(std::path::Path::new(out))?;
+    let find = |name: &str| all.iter().find(|v| v["figure"] == name);
+    let wall = |name: &str| find(name).and_then(|v| v["value"].as_f64());
     let (Some(par), Some(ser)) = (
         wall("sim.websearch_1024_wall_s"),
         wall("sim.websearch_1024_serial_wall_s"),
     ) else {
         anyhow::bail!("{out}: the 1024-host wall times are missing");
     };
-    let machine = all
-        .iter()
-        .find(|v| v["figure"] == "sim.websearch_1024_wall_s")
-        .map(|v| v["machine"].clone())
+    let machine = find("sim.websearch_1024_wall_s")
+        .and_then(|v| v["machine"].as_str())
         .unwrap_or_default();
-    all.retain(|v| v["figure"] != "sim.websearch_1024_speedup");
-    all.push(serde_json::json!({
-        "figure": "sim.websearch_1024_speedup",
-        "value": par,
-        "unit": "s",
-        "baseline": ser,
-        "ratio": ser / par,
-        "machine": machine,
-        "note": "wall s of the 1024-host run in 80 partitions on every core (value) and serial on one core (baseline), one bench run; ratio: speed-up",
-    }));
-    std::fs::write(out, serde_json::to_vec_pretty(&all)?)?;
-    Ok(())
+    let rec = bench_results::Record::new(
+        "sim.websearch_1024_speedup".into(),
+        ser / par,
+        "x",
+        machine,
+        format!(
+            "serial wall s on one core ({ser:.1}) over the 1024-host run's in 80 partitions on every core ({par:.1}), one bench run"
+        ),
+    );
+    bench_results::merge(std::path::Path::new(out), &[rec])
 }
 
 fn main() -> Result<()> {

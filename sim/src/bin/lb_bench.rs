@@ -343,7 +343,7 @@ fn plot(dir: &Path, c: &Case, runs: &BTreeMap<&'static str, Vec<Report>>) -> Res
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    let machine = dataplane_sim::output::machine();
+    let machine = bench_results::machine();
     let mut o = Out {
         records: Vec::new(),
         machine,
@@ -378,16 +378,7 @@ fn main() -> Result<()> {
             );
         }
     }
-    let mut all: Vec<serde_json::Value> = std::fs::read(&cli.out)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    all.retain(|v| !o.records.iter().any(|n| n["figure"] == v["figure"]));
-    all.extend(o.records);
-    if let Some(d) = cli.out.parent() {
-        std::fs::create_dir_all(d)?;
-    }
-    std::fs::write(&cli.out, serde_json::to_vec_pretty(&all)?)?;
+    bench_results::merge_values(&cli.out, o.records)?;
     println!(
         "figures: {}; plots: {}",
         cli.out.display(),
