@@ -1,0 +1,456 @@
+//! BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, CABLE_LENGTH and
+//! DEFAULT_LOSSLESS_BUFFER_PARAMETER to `[buffer]`, each port's headroom
+//! and `buffer_queue`, and `[buffer_profile.*]`.
+//!
+//! Our model has one ingress pool, one set of thresholds for lossless PGs
+//! and one for lossy PGs, and a headroom per port: SONiC's profiles are
+//! read into those, and every value that would need more (a second
+//! ingress pool, per-port thresholds, static thresholds, egress
+//! accounting, the shared headroom pool) is reported. A lossless
+//! profile's `size` is read as SONiC's two vendor conventions write it:
+//! `size = xon + xoff` (Mellanox: the PG's buffer is its headroom, no
+//! reserve) or else `size` = the PG's reserve and `xoff` its headroom
+//! (Broadcom). The dynamic buffer model is refused where it would have
+//! SONiC compute a value (see [`DYNAMIC_REFUSAL`]).
+
+use std::collections::BTreeMap;
+
+use super::import_ports::{split_port_key, PortIn};
+use super::refs::resolve;
+use super::{int_field, range_bits, Importer};
+use crate::{BufferProfileSection, BufferSection, Config};
+
+/// Why the dynamic buffer model's computed values are not imported.
+pub const DYNAMIC_REFUSAL: &str = "buffer_model is dynamic: SONiC's buffermgrd (buffer_mgr_dyn.cpp) computes this with the vendor's buffer_headroom_<vendor>.lua and buffer_pool_<vendor>.lua from ASIC_TABLE and PERIPHERAL_TABLE values (cell size, pipeline latency, MAC/PHY delay, peer response time) that live in STATE_DB, not in config_db.json, so it cannot be computed here as SONiC would; give the profiles the switch programs (APPL_DB BUFFER_PROFILE_TABLE, `mmuconfig -l`) as BUFFER_PROFILE entries with size, xon and xoff, and a size for each BUFFER_POOL";
+
+/// A BUFFER_PROFILE's values.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Prof {
+    pool: Option<String>,
+    size: i64,
+    xon: i64,
+    xoff: Option<i64>,
+    xon_offset: i64,
+    dynamic_th: Option<i64>,
+    static_th: bool,
+}
+
+/// The first lossless / lossy profile seen, for the switch-wide values.
+#[derive(Default)]
+struct Firsts {
+    lossless: Option<(String, Prof)>,
+    lossy: Option<(String, Prof)>,
+}
+
+impl Importer<'_> {
+    /// The buffer tables; without BUFFER_POOL and BUFFER_PG there is no
+    /// `[buffer]` (no buffer model).
+    pub(super) fn buffers(&mut self, ports: &[PortIn], cfg: &mut Config) {
+        for t in [
+            "BUFFER_POOL",
+            "BUFFER_PROFILE",
+            "BUFFER_PG",
+            "BUFFER_QUEUE",
+            "CABLE_LENGTH",
+            "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+        ] {
+            self.handled.insert(t);
+        }
+        self.buffer_queues(ports, cfg);
+        let dynamic = self
+            .db
+            .get("DEVICE_METADATA", "localhost")
+            .and_then(|m| m.get("buffer_model"))
+            .is_some_and(|m| m == "dynamic");
+        self.default_lossless(dynamic);
+        let has_pg = self.db.table("BUFFER_PG").next().is_some();
+        let has_pool = self.db.table("BUFFER_POOL").next().is_some();
+        if !has_pg && !has_pool {
+            return;
+        }
+        let pgs = self.pg_entries(ports);
+        let mut firsts = Firsts::default();
+        for p in ports {
+            let entries = pgs.get(&p.sonic).cloned().unwrap_or_default();
+            self.port_pgs(p, &entries, dynamic, &mut firsts, cfg);
+        }
+        let mut b = BufferSection {
+            pool_size: 16 * 1024 * 1024,
+            dynamic_th: 0,
+            lossy_dynamic_th: 3,
+            reserve: 0,
+            xon_offset: 0,
+            mtu: 9100,
+            cable_length_m: 5,
+            response_us: None,
+            pfc_tx: "auto".into(),
+            tick_us: 200,
+        };
+        self.switch_values(&firsts, dynamic, &mut b);
+        self.mtu(ports, &mut b);
+        self.cable_lengths(ports, cfg);
+        cfg.buffer = Some(b);
+    }
+
+    /// A profile's values (errors name BUFFER_PROFILE|name.field).
+    fn prof(&mut self, name: &str) -> Prof {
+        let f = self.db.get("BUFFER_PROFILE", name).cloned().unwrap_or_default();
+        let at = format!("BUFFER_PROFILE|{name}");
+        let num = |im: &mut Self, field: &str, lo: i64, hi: i64| {
+            f.get(field).and_then(|v| int_field(im, &at, field, v, lo, hi))
+        };
+        let bytes = i64::from(u32::MAX);
+        let pool = f.get("pool").and_then(|v| match resolve(self.db, "BUFFER_POOL", v, &format!("{at}.pool")) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                self.errors.push(e);
+                None
+            }
+        });
+        Prof {
+            pool,
+            size: num(self, "size", 0, bytes).unwrap_or(0),
+            xon: num(self, "xon", 0, bytes).unwrap_or(0),
+            xoff: num(self, "xoff", 0, bytes),
+            xon_offset: num(self, "xon_offset", 0, 1 << 30).unwrap_or(0),
+            dynamic_th: num(self, "dynamic_th", -8, 7),
+            static_th: f.contains_key("static_th"),
+        }
+    }
+
+    /// BUFFER_PG by SONiC port: (PG bits, key, profile field).
+    fn pg_entries(&mut self, ports: &[PortIn]) -> BTreeMap<String, Vec<(u8, String, Option<String>)>> {
+        let mut out: BTreeMap<String, Vec<(u8, String, Option<String>)>> = BTreeMap::new();
+        let entries: Vec<(String, Option<String>)> = self
+            .db
+            .table("BUFFER_PG")
+            .map(|(k, f)| (k.clone(), f.get("profile").cloned()))
+            .collect();
+        for (key, profile) in entries {
+            let at = format!("BUFFER_PG|{key}");
+            let Some((names, range)) = split_port_key(&key) else {
+                self.error(at, "expected a key PORT|PGS (e.g. Ethernet0|3-4)");
+                continue;
+            };
+            let Some(bits) = range_bits(&range) else {
+                self.error(at, format!("expected priority groups 0-7 or a range like 3-4, got {range:?}"));
+                continue;
+            };
+            self.rest("BUFFER_PG", &key, &["profile"], "PG attribute this data plane does not have");
+            for n in names {
+                if self.db.get("PORT", &n).is_none() {
+                    self.error(at.clone(), format!("unknown port {n:?}: PORT has no such key"));
+                } else if ports.iter().any(|p| p.sonic == n) {
+                    out.entry(n).or_default().push((bits, key.clone(), profile.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// One port's PGs: its headroom from the lossless profile, and the
+    /// first lossless / lossy profile for the switch-wide values.
+    fn port_pgs(
+        &mut self,
+        p: &PortIn,
+        entries: &[(u8, String, Option<String>)],
+        dynamic: bool,
+        firsts: &mut Firsts,
+        cfg: &mut Config,
+    ) {
+        let lossless = crate::parse_pfc_enable(&cfg.ports[p.index].pfc_enable).unwrap_or(0);
+        let section = format!("port.{}", cfg.ports[p.index].name);
+        let mut covered = 0u8;
+        let mut headroom: Option<(i64, i64, String)> = None;
+        for (bits, key, profile) in entries {
+            let at = format!("BUFFER_PG|{key}");
+            self.source(&section, at.clone());
+            let name = match profile.as_deref() {
+                Some("NULL") | None if dynamic => {
+                    if bits & lossless != 0 {
+                        self.error(format!("{at}.profile"), DYNAMIC_REFUSAL);
+                    }
+                    continue;
+                }
+                None => {
+                    self.error(format!("{at}.profile"), "expected a BUFFER_PROFILE reference");
+                    continue;
+                }
+                Some(v) => match resolve(self.db, "BUFFER_PROFILE", v, &format!("{at}.profile")) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        self.errors.push(e);
+                        continue;
+                    }
+                },
+            };
+            let prof = self.prof(&name);
+            self.source("buffer", format!("BUFFER_PROFILE|{name}"));
+            if bits & lossless != 0 {
+                covered |= bits & lossless;
+                if bits & !lossless != 0 {
+                    self.unsupported(&at, "", format!("PGs {bits:#04x} mix lossless (pfc_enable) and lossy priorities: the lossy ones get the lossy thresholds here"));
+                }
+                let Some(xoff) = prof.xoff else {
+                    self.unsupported(&at, "profile", format!("{name} has no xoff for a lossless priority: the headroom is computed here"));
+                    continue;
+                };
+                match &headroom {
+                    None => headroom = Some((xoff, prof.xon, name.clone())),
+                    Some((x, n, first)) if (*x, *n) != (xoff, prof.xon) => {
+                        let msg = format!("one headroom per port here: xoff {x} xon {n} from BUFFER_PROFILE|{first}, not xoff {xoff} xon {}", prof.xon);
+                        self.unsupported(&at, "profile", msg);
+                    }
+                    _ => {}
+                }
+                self.keep_first(true, &name, prof, firsts);
+            } else {
+                if prof.xoff.is_some() {
+                    self.unsupported(&at, "profile", format!("{name} gives headroom to priorities without PFC: lossy PGs have none here"));
+                }
+                self.keep_first(false, &name, prof, firsts);
+            }
+        }
+        let missing = lossless & !covered;
+        if missing != 0 && !dynamic {
+            self.unsupported(
+                &format!("BUFFER_PG|{}", p.sonic),
+                "",
+                format!("no BUFFER_PG for lossless PGs {}: SONiC's buffermgrd takes them from the platform's pg_profile_lookup.ini (not in config_db.json); the headroom is computed here by SONiC's Mellanox formula with this data plane's response time", super::bits_ranges(missing).join(",")),
+            );
+        } else if missing != 0 {
+            self.error(format!("BUFFER_PG|{}", p.sonic), format!("lossless PGs {} have no profile: {DYNAMIC_REFUSAL}", super::bits_ranges(missing).join(",")));
+        }
+        if let Some((xoff, xon, _)) = headroom {
+            let port = &mut cfg.ports[p.index];
+            port.headroom_xoff = Some(xoff);
+            port.headroom_xon = Some(xon);
+        }
+    }
+
+    /// Keeps the first lossless (lossy) profile; a later one whose
+    /// switch-wide values differ is reported.
+    fn keep_first(&mut self, lossless: bool, name: &str, prof: Prof, firsts: &mut Firsts) {
+        let slot = if lossless { &mut firsts.lossless } else { &mut firsts.lossy };
+        let Some((first, fp)) = slot else {
+            *slot = Some((name.to_string(), prof));
+            return;
+        };
+        let fp = fp.clone();
+        let first = first.clone();
+        let at = format!("BUFFER_PROFILE|{name}");
+        let same_reserve = reserve_of(&prof) == reserve_of(&fp);
+        for (field, differs) in [
+            ("pool", prof.pool != fp.pool),
+            ("dynamic_th", prof.dynamic_th != fp.dynamic_th),
+            ("xon_offset", prof.xon_offset != fp.xon_offset),
+            ("size", !same_reserve),
+        ] {
+            if differs {
+                let kind = if lossless { "lossless" } else { "lossy" };
+                self.unsupported(&at, field, format!("one {field} for all {kind} PGs here: BUFFER_PROFILE|{first}'s"));
+            }
+        }
+    }
+
+    /// `[buffer]` from the first lossless and lossy profiles and the pool
+    /// they use.
+    fn switch_values(&mut self, firsts: &Firsts, dynamic: bool, b: &mut BufferSection) {
+        if let Some((name, p)) = &firsts.lossless {
+            let at = format!("BUFFER_PROFILE|{name}");
+            b.reserve = reserve_of(p);
+            b.xon_offset = p.xon_offset;
+            match (p.dynamic_th, p.static_th) {
+                (Some(t), _) => b.dynamic_th = t,
+                (None, true) => self.unsupported(&at, "static_th", "static thresholds: the model's lossless threshold is dynamic (dynamic_th 0 here)"),
+                (None, false) => self.error(format!("{at}.dynamic_th"), "expected dynamic_th (-8..7) for a lossless profile"),
+            }
+            self.rest("BUFFER_PROFILE", name, &["pool", "size", "xon", "xoff", "xon_offset", "dynamic_th"], "profile attribute this data plane does not have");
+        }
+        if let Some((name, p)) = &firsts.lossy {
+            let at = format!("BUFFER_PROFILE|{name}");
+            match (p.dynamic_th, p.static_th) {
+                (Some(t), _) => b.lossy_dynamic_th = t,
+                (None, true) => self.unsupported(&at, "static_th", "static thresholds: the model's lossy threshold is dynamic (dynamic_th 3 here)"),
+                (None, false) => {}
+            }
+            if p.size != b.reserve {
+                self.unsupported(&at, "size", format!("one reserve for every PG here: {} (from the lossless profile)", b.reserve));
+            }
+            if p.pool.is_some() && firsts.lossless.as_ref().is_some_and(|(_, l)| l.pool != p.pool) {
+                self.unsupported(&at, "pool", "one ingress pool here: the lossless profile's");
+            }
+            self.rest("BUFFER_PROFILE", name, &["pool", "size", "xon", "xoff", "xon_offset", "dynamic_th"], "profile attribute this data plane does not have");
+        }
+        let pool = firsts
+            .lossless
+            .as_ref()
+            .or(firsts.lossy.as_ref())
+            .and_then(|(_, p)| p.pool.clone())
+            .or_else(|| self.db.get("BUFFER_POOL", "ingress_lossless_pool").map(|_| "ingress_lossless_pool".to_string()));
+        let pools: Vec<String> = self.db.table("BUFFER_POOL").map(|(k, _)| k.clone()).collect();
+        for k in pools {
+            if Some(&k) == pool.as_ref() {
+                self.pool(&k, dynamic, b);
+            } else {
+                self.rest("BUFFER_POOL", &k, &[], "pool not used by any imported ingress PG: this data plane admits at the ingress PG from one shared pool (no egress or second pool)");
+            }
+        }
+    }
+
+    /// The shared pool's size; a shared headroom pool (xoff) is reported.
+    fn pool(&mut self, k: &str, dynamic: bool, b: &mut BufferSection) {
+        let at = format!("BUFFER_POOL|{k}");
+        self.source("buffer", at.clone());
+        let f = self.db.get("BUFFER_POOL", k).cloned().unwrap_or_default();
+        match f.get("size") {
+            Some(s) => {
+                if let Some(n) = int_field(self, &at, "size", s, 1, i64::from(u32::MAX)) {
+                    b.pool_size = n;
+                }
+            }
+            None if dynamic => self.error(format!("{at}.size"), DYNAMIC_REFUSAL),
+            None => self.error(format!("{at}.size"), "expected the pool size in bytes"),
+        }
+        if f.get("type").is_some_and(|t| t != "ingress") {
+            self.unsupported(&at, "type", "the model's shared pool is an ingress pool");
+        }
+        if f.get("mode").is_some_and(|m| m != "dynamic") {
+            self.unsupported(&at, "mode", "the model's thresholds are dynamic (alpha = 2^dynamic_th)");
+        }
+        if f.contains_key("xoff") {
+            self.unsupported(&at, "xoff", "shared headroom pool: each lossless PG has its own headroom here");
+        }
+        self.rest("BUFFER_POOL", k, &["size", "type", "mode", "xoff"], "pool attribute this data plane does not have");
+    }
+
+    /// `[buffer] mtu`: the largest MTU of the imported ports (one MTU for
+    /// the headroom formula here).
+    fn mtu(&mut self, ports: &[PortIn], b: &mut BufferSection) {
+        let max = ports.iter().filter_map(|p| p.mtu).max();
+        if let Some(m) = max {
+            b.mtu = m;
+            for p in ports.iter().filter(|p| p.mtu.is_some_and(|x| x != m)) {
+                self.note(&format!("PORT|{}", p.sonic), "mtu", format!("one MTU for the headroom formula here: {m}, the largest"));
+            }
+        }
+    }
+
+    /// CABLE_LENGTH: each port's cable, in metres.
+    fn cable_lengths(&mut self, ports: &[PortIn], cfg: &mut Config) {
+        let tables: Vec<(String, BTreeMap<String, String>)> =
+            self.db.table("CABLE_LENGTH").map(|(k, f)| (k.clone(), f.clone())).collect();
+        for (key, fields) in tables {
+            for (port, len) in fields {
+                let at = format!("CABLE_LENGTH|{key}");
+                let Some(p) = ports.iter().find(|p| p.sonic == port) else {
+                    if self.db.get("PORT", &port).is_none() {
+                        self.error(format!("{at}.{port}"), format!("unknown port {port:?}: PORT has no such key"));
+                    }
+                    continue;
+                };
+                match len.trim().strip_suffix('m').and_then(|n| n.parse::<i64>().ok()).filter(|n| (0..=100_000).contains(n)) {
+                    Some(m) => {
+                        let name = cfg.ports[p.index].name.clone();
+                        self.source(&format!("port.{name}"), at);
+                        cfg.ports[p.index].cable_length_m = Some(m);
+                    }
+                    None => self.error(format!("{at}.{port}"), format!("expected a length like \"5m\" (0-100000 metres), got {len:?}")),
+                }
+            }
+        }
+    }
+
+    /// DEFAULT_LOSSLESS_BUFFER_PARAMETER: read by SONiC's dynamic model
+    /// only; refused with it, a note without it.
+    fn default_lossless(&mut self, dynamic: bool) {
+        let keys: Vec<(String, Vec<String>)> = self
+            .db
+            .table("DEFAULT_LOSSLESS_BUFFER_PARAMETER")
+            .map(|(k, f)| (k.clone(), f.keys().cloned().collect()))
+            .collect();
+        for (k, fields) in keys {
+            let at = format!("DEFAULT_LOSSLESS_BUFFER_PARAMETER|{k}");
+            for f in fields {
+                if dynamic {
+                    self.unsupported(&at, &f, "parameter of SONiC's dynamic headroom computation, which is not done here");
+                } else {
+                    self.note(&at, &f, "read only by SONiC's dynamic buffer model; buffer_model is not dynamic, so SONiC ignores it too");
+                }
+            }
+        }
+    }
+
+    /// BUFFER_QUEUE: each port's queues -> profile, and the profiles'
+    /// packet_discard_action (egress thresholds are reported).
+    fn buffer_queues(&mut self, ports: &[PortIn], cfg: &mut Config) {
+        let entries: Vec<(String, Option<String>)> = self
+            .db
+            .table("BUFFER_QUEUE")
+            .map(|(k, f)| (k.clone(), f.get("profile").cloned()))
+            .collect();
+        for (key, profile) in entries {
+            let at = format!("BUFFER_QUEUE|{key}");
+            let Some((names, range)) = split_port_key(&key) else {
+                self.error(at, "expected a key PORT|QUEUES (e.g. Ethernet0|0-2)");
+                continue;
+            };
+            if range_bits(&range).is_none() {
+                self.error(at, format!("expected queues 0-7 or a range like 0-2, got {range:?}"));
+                continue;
+            }
+            let Some(v) = profile else {
+                self.error(format!("{at}.profile"), "expected a BUFFER_PROFILE reference");
+                continue;
+            };
+            let name = match resolve(self.db, "BUFFER_PROFILE", &v, &format!("{at}.profile")) {
+                Ok(k) => k,
+                Err(e) => {
+                    self.errors.push(e);
+                    continue;
+                }
+            };
+            for n in names {
+                if self.db.get("PORT", &n).is_none() {
+                    self.error(at.clone(), format!("unknown port {n:?}: PORT has no such key"));
+                    continue;
+                }
+                let Some(p) = ports.iter().find(|p| p.sonic == n) else { continue };
+                let port = &mut cfg.ports[p.index];
+                self.sources.entry(format!("port.{}", port.name)).or_default().insert(at.clone());
+                port.buffer_queue.insert(range.clone(), name.clone());
+            }
+            if !cfg.buffer_profile.contains_key(&name) {
+                self.queue_profile(&name, cfg);
+            }
+        }
+    }
+
+    /// `[buffer_profile.NAME]` from a queue's profile.
+    fn queue_profile(&mut self, name: &str, cfg: &mut Config) {
+        let f = self.db.get("BUFFER_PROFILE", name).cloned().unwrap_or_default();
+        let at = format!("BUFFER_PROFILE|{name}");
+        let action = f.get("packet_discard_action").cloned().unwrap_or_else(|| "drop".into());
+        if !matches!(action.as_str(), "drop" | "trim") {
+            self.error(format!("{at}.packet_discard_action"), format!("expected \"drop\" or \"trim\", got {action:?}"));
+        }
+        if let Some(p) = f.get("pool") {
+            if let Err(e) = resolve(self.db, "BUFFER_POOL", p, &format!("{at}.pool")) {
+                self.errors.push(e);
+            }
+        }
+        self.rest("BUFFER_PROFILE", name, &["packet_discard_action"], "queue (egress) thresholds are not modelled: from a queue's profile only packet_discard_action is taken");
+        self.source(&format!("buffer_profile.{name}"), at);
+        cfg.buffer_profile.insert(name.to_string(), BufferProfileSection { packet_discard_action: action });
+    }
+}
+
+/// A lossless profile's reserve under SONiC's two conventions: `size =
+/// xon + xoff` is Mellanox's headroom-sized PG (reserve 0), otherwise
+/// `size` is the reserve (Broadcom).
+fn reserve_of(p: &Prof) -> i64 {
+    match p.xoff {
+        Some(x) if p.size == x + p.xon => 0,
+        _ => p.size,
+    }
+}
