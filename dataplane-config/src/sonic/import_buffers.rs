@@ -57,6 +57,7 @@ impl Importer<'_> {
             self.handled.insert(t);
         }
         self.buffer_queues(ports, cfg);
+        self.unused_profiles();
         let dynamic = self
             .db
             .get("DEVICE_METADATA", "localhost")
@@ -90,6 +91,27 @@ impl Importer<'_> {
         self.mtu(ports, &mut b);
         self.cable_lengths(ports, cfg);
         cfg.buffer = Some(b);
+    }
+
+    /// BUFFER_PROFILE entries no PG, queue or port list names: SONiC
+    /// programs them to nothing either, so a note each.
+    fn unused_profiles(&mut self) {
+        let mut used = std::collections::BTreeSet::new();
+        for t in ["BUFFER_PG", "BUFFER_QUEUE", "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST"] {
+            for (_, f) in self.db.table(t) {
+                for v in f.get("profile").into_iter().chain(f.get("profile_list")) {
+                    for part in v.split(',') {
+                        let part = part.trim();
+                        let key = part.strip_prefix("[BUFFER_PROFILE|").and_then(|x| x.strip_suffix(']')).unwrap_or(part);
+                        used.insert(key.to_string());
+                    }
+                }
+            }
+        }
+        let unused: Vec<String> = self.db.table("BUFFER_PROFILE").map(|(k, _)| k.clone()).filter(|k| !used.contains(k)).collect();
+        for k in unused {
+            self.note(&format!("BUFFER_PROFILE|{k}"), "", "no PG or queue uses it: nothing to import");
+        }
     }
 
     /// A profile's values (errors name BUFFER_PROFILE|name.field).

@@ -238,6 +238,7 @@ impl Importer<'_> {
     /// priorities and trim DSCP map; `global` gives the DSCP map of ports
     /// that name none.
     pub(super) fn port_qos(&mut self, ports: &mut [PortIn], cfg: &mut Config) {
+        self.handled.insert("PORT_QOS_MAP");
         let mut by_port: BTreeMap<String, String> = BTreeMap::new();
         let keys: Vec<String> = self.db.table("PORT_QOS_MAP").map(|(k, _)| k.clone()).collect();
         for key in &keys {

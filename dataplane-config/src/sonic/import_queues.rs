@@ -63,6 +63,26 @@ impl Importer<'_> {
         if let Some((first, scheds)) = ets {
             cfg.dcbx = self.ets(&first, &scheds);
         }
+        self.schedulers(&refs, cfg.dcbx.is_some());
+    }
+
+    /// Every SCHEDULER: not scheduled here, so each one a queue uses is
+    /// reported (declared as ETS or not), the others noted.
+    fn schedulers(&mut self, refs: &BTreeMap<String, QueueRefs>, declared: bool) {
+        let used: std::collections::BTreeSet<String> =
+            refs.values().flat_map(|q| q.iter().filter_map(|(_, s)| s.clone())).collect();
+        let names: Vec<String> = self.db.table("SCHEDULER").map(|(k, _)| k.clone()).collect();
+        for name in names {
+            let at = format!("SCHEDULER|{name}");
+            if !used.contains(&name) {
+                self.note(&at, "", "no imported queue uses it");
+            } else if declared {
+                self.unsupported(&at, "type", "declared as DCBX ETS ([dcbx] ets_tsa, ets_bandwidth; dcbx off until you enable it), not scheduled: this data plane has no egress scheduler");
+            } else {
+                self.unsupported(&at, "type", "not scheduled (this data plane has no egress scheduler) and not declared as ETS (see the QUEUE finding)");
+            }
+            self.rest("SCHEDULER", &name, &["type", "weight"], "shaping is not done here");
+        }
     }
 
     /// One WRED_PROFILE in our fields; SAI's defaults where SONiC gives
@@ -153,12 +173,20 @@ impl Importer<'_> {
                     self.error(at.clone(), format!("unknown port {n:?}: PORT has no such key"));
                     continue;
                 }
-                let Some(p) = ports.iter().find(|p| p.sonic == n) else { continue };
-                let _ = p;
+                if !ports.iter().any(|p| p.sonic == n) {
+                    continue;
+                }
+                // overlapping keys set different fields of one queue, as
+                // SONiC applies each field to the queue object
                 let q = out.entry(n).or_default();
                 for (i, slot) in q.iter_mut().enumerate() {
                     if bits & (1 << i) != 0 {
-                        *slot = (wred.clone(), sched.clone());
+                        if wred.is_some() {
+                            slot.0 = wred.clone();
+                        }
+                        if sched.is_some() {
+                            slot.1 = sched.clone();
+                        }
                     }
                 }
             }
@@ -219,13 +247,13 @@ impl Importer<'_> {
     /// SCHEDULER of queues 0-7 as the DCBX ETS declaration (`[dcbx]`,
     /// off): not scheduled here, so each scheduler is reported.
     fn ets(&mut self, port: &str, scheds: &[Option<String>]) -> Option<DcbxSection> {
+        if let Some(q) = scheds.iter().position(Option::is_none) {
+            self.unsupported(&format!("QUEUE|{port}|{q}"), "scheduler", "no scheduler: the ETS declaration needs all 8 queues, none is written");
+            return None;
+        }
         let mut tsa = Vec::new();
         let mut weight = Vec::new();
-        for (q, s) in scheds.iter().enumerate() {
-            let Some(name) = s else {
-                self.unsupported(&format!("QUEUE|{port}|{q}"), "scheduler", "no scheduler: the ETS declaration needs all 8 queues, none is written");
-                return None;
-            };
+        for name in scheds.iter().flatten() {
             let f = self.db.get("SCHEDULER", name).cloned().unwrap_or_default();
             let at = format!("SCHEDULER|{name}");
             self.source("dcbx", at.clone());
@@ -238,8 +266,6 @@ impl Importer<'_> {
                 }
             };
             let w = if strict { 0 } else { f.get("weight").and_then(|v| int_field(self, &at, "weight", v, 0, 100)).unwrap_or(0) };
-            self.unsupported(&at, "type", "declared as DCBX ETS ([dcbx] ets_tsa, ets_bandwidth; dcbx off until you enable it), not scheduled: this data plane has no egress scheduler");
-            self.rest("SCHEDULER", name, &["type", "weight"], "shaping is not done here");
             tsa.push(if strict { "strict".to_string() } else { "ets".to_string() });
             weight.push(w);
         }
