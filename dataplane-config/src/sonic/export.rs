@@ -132,6 +132,14 @@ impl Exporter<'_> {
             if b.response_us.is_some() || b.pfc_tx != "auto" || b.tick_us != 200 {
                 self.lost("buffer", "response_us, pfc_tx, tick_us", none);
             }
+            let lossless = self.plan.ports.iter().any(|p| p.config.pfc_enable != 0);
+            if !lossless && (b.dynamic_th != 0 || b.xon_offset != 0) {
+                self.lost("buffer", "dynamic_th, xon_offset", "no lossless PG's profile to carry them");
+            }
+            let lossy = self.plan.ports.iter().any(|p| p.config.pfc_enable != 0xff);
+            if !lossy && b.lossy_dynamic_th != 3 {
+                self.lost("buffer", "lossy_dynamic_th", "every PG is lossless: no lossy PG's profile to carry it");
+            }
             if b.cable_length_m != 5 {
                 self.note("buffer", "cable_length_m", "exported per port in CABLE_LENGTH (it comes back on each port)");
             }
@@ -151,6 +159,12 @@ impl Exporter<'_> {
             }
             if p.trust == "dot1p" && p.dscp_to_tc_map != AZURE {
                 self.lost(&at, "dscp_to_tc_map", "a dot1p-trusting port's DSCP map has no place in PORT_QOS_MAP (naming one would trust DSCP)");
+            }
+            if self.plan.ports[i].config.pfc_enable == 0xff && p.lossy_wred_profile.is_some() {
+                self.lost(&at, "lossy_wred_profile", "every queue of the port is lossless: no queue to carry it");
+            }
+            if c.buffer.is_some() && p.cable_length_m.is_none() {
+                self.note(&at, "cable_length_m", "exported as [buffer]'s in CABLE_LENGTH (it comes back on the port)");
             }
             if self.plan.ports[i].config.pfc_enable == 0 && p.wred_profile.is_some() {
                 self.lost(&at, "wred_profile", "the port has no lossless queue to carry it");

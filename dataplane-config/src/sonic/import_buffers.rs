@@ -291,6 +291,10 @@ impl Importer<'_> {
         }
         if let Some((name, p)) = &firsts.lossy {
             let at = format!("BUFFER_PROFILE|{name}");
+            if firsts.lossless.is_none() {
+                // no lossless PG: the lossy profile's size is the reserve
+                b.reserve = p.size;
+            }
             match (p.dynamic_th, p.static_th) {
                 (Some(t), _) => b.lossy_dynamic_th = t,
                 (None, true) => self.unsupported(&at, "static_th", "static thresholds: the model's lossy threshold is dynamic (dynamic_th 3 here)"),
