@@ -175,7 +175,12 @@ fn dynamic_buffer_model_is_refused_with_the_reason() {
     let fields: Vec<&str> = e.errors.iter().map(|e| e.field.as_str()).collect();
     assert!(fields.contains(&"BUFFER_PG|Ethernet0|3-4.profile"), "{e}");
     assert!(fields.contains(&"BUFFER_POOL|ingress_lossless_pool.size"), "{e}");
-    assert!(e.to_string().contains("ASIC_TABLE"), "{e}");
+    assert!(fields.contains(&"BUFFER_PG|Ethernet4|3-4.profile"), "{e}");
+    // the reason once, on the field that chose the model
+    let why: Vec<_> = e.errors.iter().filter(|e| e.message.contains("ASIC_TABLE")).collect();
+    assert_eq!(why.len(), 1, "{e}");
+    assert_eq!(why[0].field, "DEVICE_METADATA|localhost.buffer_model");
+    assert_eq!(e.errors.len(), 4, "{e}");
 }
 
 #[test]

@@ -21,7 +21,7 @@ use super::{int_field, range_bits, Importer};
 use crate::{BufferProfileSection, BufferSection, Config};
 
 /// Why the dynamic buffer model's computed values are not imported.
-pub const DYNAMIC_REFUSAL: &str = "buffer_model is dynamic: SONiC's buffermgrd (buffer_mgr_dyn.cpp) computes this with the vendor's buffer_headroom_<vendor>.lua and buffer_pool_<vendor>.lua from ASIC_TABLE and PERIPHERAL_TABLE values (cell size, pipeline latency, MAC/PHY delay, peer response time) that live in STATE_DB, not in config_db.json, so it cannot be computed here as SONiC would; give the profiles the switch programs (APPL_DB BUFFER_PROFILE_TABLE, `mmuconfig -l`) as BUFFER_PROFILE entries with size, xon and xoff, and a size for each BUFFER_POOL";
+pub const DYNAMIC_REFUSAL: &str = "\"dynamic\" is refused where the file leaves a value to SONiC: its buffermgrd (sonic-swss cfgmgr/buffermgrdyn.cpp) computes headroom and pool sizes with the vendor's buffer_headroom_<vendor>.lua and buffer_pool_<vendor>.lua from ASIC_TABLE and PERIPHERAL_TABLE values (cell size, pipeline latency, MAC/PHY delay, peer response time) that live in STATE_DB, not in config_db.json, so it cannot be computed here as SONiC would; give the profiles the switch programs (APPL_DB BUFFER_PROFILE_TABLE, `mmuconfig -l`) as BUFFER_PROFILE entries with size, xon and xoff, and a size for each BUFFER_POOL";
 
 /// A BUFFER_PROFILE's values.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -91,6 +91,16 @@ impl Importer<'_> {
         self.mtu(ports, &mut b);
         self.cable_lengths(ports, cfg);
         cfg.buffer = Some(b);
+    }
+
+    /// An error for a value the dynamic model would compute, and once the
+    /// reason it is not computed here.
+    fn dynamic_refusal(&mut self, field: String, what: &str) {
+        let at = "DEVICE_METADATA|localhost.buffer_model";
+        if !self.errors.iter().any(|e| e.field == at) {
+            self.error(at, DYNAMIC_REFUSAL);
+        }
+        self.error(field, what);
     }
 
     /// BUFFER_PROFILE entries no PG, queue or port list names: SONiC
@@ -190,7 +200,8 @@ impl Importer<'_> {
             let name = match profile.as_deref() {
                 Some("NULL") | None if dynamic => {
                     if bits & lossless != 0 {
-                        self.error(format!("{at}.profile"), DYNAMIC_REFUSAL);
+                        covered |= bits & lossless;
+                        self.dynamic_refusal(format!("{at}.profile"), "no profile (NULL) for lossless PGs: SONiC's dynamic buffer model would compute it");
                     }
                     continue;
                 }
@@ -241,7 +252,8 @@ impl Importer<'_> {
                 format!("no BUFFER_PG for lossless PGs {}: SONiC's buffermgrd takes them from the platform's pg_profile_lookup.ini (not in config_db.json); the headroom is computed here by SONiC's Mellanox formula with this data plane's response time", super::bits_ranges(missing).join(",")),
             );
         } else if missing != 0 {
-            self.error(format!("BUFFER_PG|{}", p.sonic), format!("lossless PGs {} have no profile: {DYNAMIC_REFUSAL}", super::bits_ranges(missing).join(",")));
+            let msg = format!("no BUFFER_PG for lossless PGs {}: SONiC's dynamic buffer model would add and compute them", super::bits_ranges(missing).join(","));
+            self.dynamic_refusal(format!("BUFFER_PG|{}", p.sonic), &msg);
         }
         if let Some((xoff, xon, _)) = headroom {
             let port = &mut cfg.ports[p.index];
@@ -335,7 +347,7 @@ impl Importer<'_> {
                     b.pool_size = n;
                 }
             }
-            None if dynamic => self.error(format!("{at}.size"), DYNAMIC_REFUSAL),
+            None if dynamic => self.dynamic_refusal(format!("{at}.size"), "no size: SONiC's dynamic buffer model would compute it"),
             None => self.error(format!("{at}.size"), "expected the pool size in bytes"),
         }
         if f.get("type").is_some_and(|t| t != "ingress") {
