@@ -91,8 +91,8 @@ fn mellanox_static_leaf_takes_sonic_headroom_pool_and_thresholds() {
     assert!(has(&i, Kind::Unsupported, "BUFFER_POOL|egress_lossless_pool", "size"));
     assert!(has(&i, Kind::Unsupported, "BUFFER_PROFILE|egress_lossy_profile", "size"));
     // every output section names its source keys
-    assert!(i.toml.contains("# from BUFFER_PROFILE|pg_lossless_100000_5m_profile\n"));
-    assert!(i.toml.contains("# from PORT_QOS_MAP|Ethernet4\n"));
+    assert!(i.toml.contains("# from BUFFER_POOL|ingress_lossless_pool, BUFFER_PROFILE|ingress_lossy_profile,\n#   BUFFER_PROFILE|pg_lossless_100000_5m_profile\n[buffer]\n"), "{}", i.toml);
+    assert!(i.toml.contains("PORT_QOS_MAP|Ethernet4, PORT|Ethernet4"));
 }
 
 #[test]

@@ -88,6 +88,9 @@ impl Importer<'_> {
             tick_us: 200,
         };
         self.switch_values(&firsts, dynamic, &mut b);
+        if dynamic && !self.errors.iter().any(|e| e.field == "DEVICE_METADATA|localhost.buffer_model") {
+            self.note("DEVICE_METADATA|localhost", "buffer_model", "dynamic, but every lossless PG names a profile and every pool a size: imported as given (as SONiC programs them)");
+        }
         self.mtu(ports, &mut b);
         self.cable_lengths(ports, cfg);
         cfg.buffer = Some(b);

@@ -127,6 +127,7 @@ impl Importer<'_> {
                 continue;
             };
             if name == AZURE && t == AZURE_DSCP_TO_TC {
+                self.note("DSCP_TO_TC_MAP|AZURE", "", "equals the built-in AZURE map: no section, ports name \"AZURE\"");
                 continue;
             }
             let ours = self.our_map_name("DSCP_TO_TC_MAP", &name);
@@ -139,6 +140,7 @@ impl Importer<'_> {
                 continue;
             };
             if name == AZURE && t == [0, 1, 2, 3, 4, 5, 6, 7] {
+                self.note("DOT1P_TO_TC_MAP|AZURE", "", "equals the built-in AZURE map (identity): no section, ports name \"AZURE\"");
                 continue;
             }
             let ours = self.our_map_name("DOT1P_TO_TC_MAP", &name);

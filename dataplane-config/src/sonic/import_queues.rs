@@ -30,6 +30,7 @@ impl Importer<'_> {
             let w = self.wred(&name);
             if name == AZURE_LOSSLESS && w.as_ref() == Some(&azure_lossless()) {
                 builtin_equal = true;
+                self.note("WRED_PROFILE|AZURE_LOSSLESS", "", "equals the built-in AZURE_LOSSLESS: no section (a lossless queue without wred_profile uses it)");
                 continue;
             }
             let ours = if name == AZURE_LOSSLESS {
@@ -43,7 +44,7 @@ impl Importer<'_> {
                 cfg.wred_profile.insert(ours, w);
             }
         }
-        let refs = self.queue_refs(ports);
+        let refs = self.queue_refs(ports, cfg);
         let mut ets: Option<(String, Vec<Option<String>>)> = None;
         for p in ports {
             let q = refs.get(&p.sonic).cloned().unwrap_or_default();
@@ -142,7 +143,7 @@ impl Importer<'_> {
 
     /// QUEUE by SONiC port: each queue's resolved WRED profile and
     /// scheduler.
-    fn queue_refs(&mut self, ports: &[PortIn]) -> BTreeMap<String, QueueRefs> {
+    fn queue_refs(&mut self, ports: &[PortIn], cfg: &Config) -> BTreeMap<String, QueueRefs> {
         let mut out: BTreeMap<String, QueueRefs> = BTreeMap::new();
         let entries: Vec<(String, BTreeMap<String, String>)> =
             self.db.table("QUEUE").map(|(k, f)| (k.clone(), f.clone())).collect();
@@ -173,9 +174,10 @@ impl Importer<'_> {
                     self.error(at.clone(), format!("unknown port {n:?}: PORT has no such key"));
                     continue;
                 }
-                if !ports.iter().any(|p| p.sonic == n) {
+                let Some(p) = ports.iter().find(|p| p.sonic == n) else {
                     continue;
-                }
+                };
+                self.source(&format!("port.{}", cfg.ports[p.index].name), at.clone());
                 // overlapping keys set different fields of one queue, as
                 // SONiC applies each field to the queue object
                 let q = out.entry(n).or_default();
@@ -220,10 +222,6 @@ impl Importer<'_> {
         };
         let ll = pick(self, true);
         let ly = pick(self, false);
-        if q.iter().any(|(w, s)| w.is_some() || s.is_some()) {
-            let name = cfg.ports[p.index].name.clone();
-            self.source(&format!("port.{name}"), format!("QUEUE|{}|*", p.sonic));
-        }
         let port = &mut cfg.ports[p.index];
         port.lossy_wred_profile = ly.flatten();
         port.wred_profile = match ll {

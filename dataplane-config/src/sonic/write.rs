@@ -16,9 +16,7 @@ pub fn write(c: &Config, sources: &BTreeMap<String, BTreeSet<String>>, input: &s
     let _ = writeln!(o, "# Each section names the CONFIG_DB keys it was made from.\n");
     let from = |o: &mut String, section: &str| {
         if let Some(keys) = sources.get(section) {
-            for k in keys {
-                let _ = writeln!(o, "# from {k}");
-            }
+            comment_list(o, "from", keys);
         }
     };
     from(&mut o, "switch");
@@ -183,4 +181,20 @@ fn key(k: &str) -> String {
     } else {
         Value::String(k.to_string()).to_string()
     }
+}
+
+/// `# WORD a, b, c` wrapped at about 100 columns.
+fn comment_list(o: &mut String, word: &str, keys: &BTreeSet<String>) {
+    let mut line = format!("# {word}");
+    for (i, k) in keys.iter().enumerate() {
+        let sep = if i == 0 { " " } else { ", " };
+        if line.len() + sep.len() + k.len() > 100 && i > 0 {
+            let _ = writeln!(o, "{line},");
+            line = format!("#   {k}");
+        } else {
+            line.push_str(sep);
+            line.push_str(k);
+        }
+    }
+    let _ = writeln!(o, "{line}");
 }
