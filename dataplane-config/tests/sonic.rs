@@ -239,3 +239,32 @@ fn port_map_selects_and_names_ports() {
     assert!(parse_port_map("Ethernet0").is_err());
     assert!(parse_port_map("Ethernet0=a,Ethernet0=b").is_err());
 }
+
+#[test]
+fn static_model_lossless_pgs_get_the_profile_buffermgrd_puts_there() {
+    let json = |v: &serde_json::Value| v.to_string();
+    let mut v: serde_json::Value = serde_json::from_str(&read("plain_format.json")).unwrap();
+    v["BUFFER_PROFILE"]["custom_profile"] = serde_json::json!({"pool": "ingress_lossless_pool", "size": "2000", "xon": "1000", "xoff": "1000", "dynamic_th": "-4"});
+    v["BUFFER_PG"]["Ethernet0|3-4"]["profile"] = "custom_profile".into();
+    // PORT speed 40000 + CABLE_LENGTH 300m: buffermgrd replaces the named
+    // profile by pg_lossless_40000_300m_profile, which the file defines
+    let i = import(&json(&v), "t.json", &ImportOptions::default()).unwrap();
+    assert_eq!(i.config.ports[0].headroom_xoff, Some(37_936));
+    assert!(has(&i, Kind::Note, "BUFFER_PG|Ethernet0|3-4", "profile"), "{}", findings_text(&i));
+    // cable 0m: buffermgrd leaves the PG alone, the named profile stands
+    v["CABLE_LENGTH"]["AZURE"]["Ethernet0"] = "0m".into();
+    let i = import(&json(&v), "t.json", &ImportOptions::default()).unwrap();
+    assert_eq!((i.config.ports[0].headroom_xoff, i.config.ports[0].headroom_xon), (Some(1000), Some(1000)));
+    // no BUFFER_PG for the lossless PGs: buffermgrd creates it with the profile
+    v["BUFFER_PG"].as_object_mut().unwrap().remove("Ethernet4|3-4");
+    let i = import(&json(&v), "t.json", &ImportOptions::default()).unwrap();
+    assert_eq!(i.config.ports[1].headroom_xoff, Some(37_936));
+    assert!(has(&i, Kind::Note, "BUFFER_PG|Ethernet4|3-4", ""), "{}", findings_text(&i));
+    // and where buffermgrd would read the platform's ini: reported, computed here
+    v["BUFFER_PG"].as_object_mut().unwrap().remove("Ethernet0|3-4");
+    let i = import(&json(&v), "t.json", &ImportOptions::default()).unwrap();
+    assert_eq!(i.config.ports[0].headroom_xoff, None);
+    assert!(has(&i, Kind::Unsupported, "BUFFER_PG|Ethernet0", ""), "{}", findings_text(&i));
+    let p = plan(&i);
+    assert_eq!(p.buffer.unwrap().headroom[0].1, "computed");
+}

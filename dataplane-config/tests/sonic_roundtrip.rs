@@ -149,7 +149,8 @@ fn generate(g: &mut Gen) -> Config {
             p.lossy_wred_profile = Some(if wred_names.is_empty() || g.coin() { "AZURE_LOSSLESS".into() } else { g.pick(&wred_names).clone() });
         }
         if let Some(b) = &c.buffer {
-            p.cable_length_m = Some(g.int(0, 2000));
+            // a cable per port: SONiC names lossless profiles by speed and cable
+            p.cable_length_m = Some(10 * i as i64 + g.int(0, 9));
             if lossless != 0 {
                 let xoff = g.int(1000, b.pool_size / 4);
                 let xon = g.int(0, xoff);

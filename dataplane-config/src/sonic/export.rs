@@ -322,7 +322,7 @@ impl Exporter<'_> {
             ("dynamic_th".into(), b.lossy_dynamic_th.to_string()),
         ]));
         let mut cables = Fields::new();
-        let mut names: BTreeMap<(i64, i64), String> = BTreeMap::new();
+        let mut names: BTreeMap<String, (i64, i64)> = BTreeMap::new();
         for (i, p) in self.c.ports.iter().enumerate() {
             let port = sonic_port(i);
             let speed = self.plan.ports[i].config.speed_mbps;
@@ -340,17 +340,19 @@ impl Exporter<'_> {
             if b.reserve != 0 && b.reserve == xoff + xon {
                 self.lost(&format!("port[{i}] ({})", p.name), "", "reserve equals xoff + xon, which SONiC's profile reads as a headroom-sized PG (reserve 0)");
             }
-            let n = names.len();
-            let name = names
-                .entry((xoff, xon))
-                .or_insert_with(|| {
-                    if n == 0 {
-                        format!("pg_lossless_{speed}_{cable}m_profile")
-                    } else {
-                        format!("pg_lossless_{speed}_{cable}m_profile_{n}")
-                    }
-                })
-                .clone();
+            // SONiC's static buffermgrd puts pg_lossless_<speed>_<cable>
+            // on the lossless PGs of a port with a speed and a cable:
+            // two such ports with different headroom cannot both keep theirs
+            let base = format!("pg_lossless_{speed}_{cable}m_profile");
+            let name = match names.get(&base) {
+                Some(&h) if h != (xoff, xon) && p.speed.is_some() && cable != 0 => {
+                    self.lost(&format!("port[{i}] ({})", p.name), "headroom_xoff", &format!("SONiC's buffermgrd gives every port of this speed and cable length {base}, an earlier port's headroom"));
+                    format!("{base}_{i}")
+                }
+                Some(&h) if h != (xoff, xon) => format!("{base}_{i}"),
+                _ => base,
+            };
+            names.insert(name.clone(), (xoff, xon));
             let size = if b.reserve == 0 { xoff + xon } else { b.reserve };
             self.put("BUFFER_PROFILE", &name, Fields::from([
                 ("pool".into(), pool.into()),

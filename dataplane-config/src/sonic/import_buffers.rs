@@ -184,7 +184,9 @@ impl Importer<'_> {
     }
 
     /// One port's PGs: its headroom from the lossless profile, and the
-    /// first lossless / lossy profile for the switch-wide values.
+    /// first lossless / lossy profile for the switch-wide values. In the
+    /// static model the lossless PGs get the profile SONiC's buffermgrd
+    /// puts there (see [`Importer::generated_profile`]).
     fn port_pgs(
         &mut self,
         p: &PortIn,
@@ -195,12 +197,14 @@ impl Importer<'_> {
     ) {
         let lossless = crate::parse_pfc_enable(&cfg.ports[p.index].pfc_enable).unwrap_or(0);
         let section = format!("port.{}", cfg.ports[p.index].name);
+        let generated = if dynamic { None } else { self.generated_profile(&p.sonic) };
+        let exists = |im: &Self, n: &str| im.db.get("BUFFER_PROFILE", n).is_some();
         let mut covered = 0u8;
         let mut headroom: Option<(i64, i64, String)> = None;
         for (bits, key, profile) in entries {
             let at = format!("BUFFER_PG|{key}");
             self.source(&section, at.clone());
-            let name = match profile.as_deref() {
+            let named = match profile.as_deref() {
                 Some("NULL") | None if dynamic => {
                     if bits & lossless != 0 {
                         covered |= bits & lossless;
@@ -220,49 +224,86 @@ impl Importer<'_> {
                     }
                 },
             };
-            let prof = self.prof(&name);
-            self.source("buffer", format!("BUFFER_PROFILE|{name}"));
-            if bits & lossless != 0 {
-                covered |= bits & lossless;
-                if bits & !lossless != 0 {
-                    self.unsupported(&at, "", format!("PGs {bits:#04x} mix lossless (pfc_enable) and lossy priorities: the lossy ones get the lossy thresholds here"));
-                }
-                let Some(xoff) = prof.xoff else {
-                    self.unsupported(&at, "profile", format!("{name} has no xoff for a lossless priority: the headroom is computed here"));
-                    continue;
-                };
-                match &headroom {
-                    None => headroom = Some((xoff, prof.xon, name.clone())),
-                    Some((x, n, first)) if (*x, *n) != (xoff, prof.xon) => {
-                        let msg = format!("one headroom per port here: xoff {x} xon {n} from BUFFER_PROFILE|{first}, not xoff {xoff} xon {}", prof.xon);
-                        self.unsupported(&at, "profile", msg);
-                    }
-                    _ => {}
-                }
-                self.keep_first(true, &name, prof, firsts);
-            } else {
+            if bits & lossless == 0 {
+                let prof = self.prof(&named);
+                self.source("buffer", format!("BUFFER_PROFILE|{named}"));
                 if prof.xoff.is_some() {
-                    self.unsupported(&at, "profile", format!("{name} gives headroom to priorities without PFC: lossy PGs have none here"));
+                    self.unsupported(&at, "profile", format!("{named} gives headroom to priorities without PFC: lossy PGs have none here"));
                 }
-                self.keep_first(false, &name, prof, firsts);
+                self.keep_first(false, &named, prof, firsts);
+                continue;
             }
+            covered |= bits & lossless;
+            if bits & !lossless != 0 {
+                self.unsupported(&at, "", format!("PGs {bits:#04x} mix lossless (pfc_enable) and lossy priorities: the lossy ones get the lossy thresholds here"));
+            }
+            let name = match &generated {
+                Some(g) if *g != named && exists(self, g) => {
+                    self.note(&at, "profile", format!("SONiC's buffermgrd (cfgmgr/buffermgr.cpp) puts {g} on the lossless PGs instead of {named}: imported as it programs them"));
+                    g.clone()
+                }
+                Some(g) if *g != named => {
+                    self.unsupported(&at, "profile", format!("SONiC's buffermgrd (cfgmgr/buffermgr.cpp) would replace {named} by {g} made from the platform's pg_profile_lookup.ini, which config_db.json does not carry: {named} is imported"));
+                    named
+                }
+                _ => named,
+            };
+            self.lossless_pg(&at, &name, &mut headroom, firsts);
         }
         let missing = lossless & !covered;
-        if missing != 0 && !dynamic {
-            self.unsupported(
+        let ranges = super::bits_ranges(missing).join(",");
+        match &generated {
+            _ if missing == 0 => {}
+            _ if dynamic => {
+                let msg = format!("no BUFFER_PG for lossless PGs {ranges}: SONiC's dynamic buffer model would add and compute them");
+                self.dynamic_refusal(format!("BUFFER_PG|{}", p.sonic), &msg);
+            }
+            Some(g) if exists(self, g) => {
+                let at = format!("BUFFER_PG|{}|{ranges}", p.sonic);
+                self.note(&at, "", format!("not in the file: SONiC's buffermgrd (cfgmgr/buffermgr.cpp) creates it with {g}, as imported"));
+                self.lossless_pg(&at, &g.clone(), &mut headroom, firsts);
+            }
+            _ => self.unsupported(
                 &format!("BUFFER_PG|{}", p.sonic),
                 "",
-                format!("no BUFFER_PG for lossless PGs {}: SONiC's buffermgrd takes them from the platform's pg_profile_lookup.ini (not in config_db.json); the headroom is computed here by SONiC's Mellanox formula with this data plane's response time", super::bits_ranges(missing).join(",")),
-            );
-        } else if missing != 0 {
-            let msg = format!("no BUFFER_PG for lossless PGs {}: SONiC's dynamic buffer model would add and compute them", super::bits_ranges(missing).join(","));
-            self.dynamic_refusal(format!("BUFFER_PG|{}", p.sonic), &msg);
+                format!("no BUFFER_PG for lossless PGs {ranges}: SONiC's buffermgrd makes them from the platform's pg_profile_lookup.ini (not in config_db.json), and not at all without a speed and a cable length other than 0m; the headroom is computed here by SONiC's Mellanox formula with this data plane's response time"),
+            ),
         }
         if let Some((xoff, xon, _)) = headroom {
             let port = &mut cfg.ports[p.index];
             port.headroom_xoff = Some(xoff);
             port.headroom_xon = Some(xon);
         }
+    }
+
+    /// The profile SONiC's static buffermgrd puts on a port's lossless
+    /// PGs: `pg_lossless_<PORT speed>_<CABLE_LENGTH>_profile`, when the
+    /// port has both and the cable is not "0m" (cfgmgr/buffermgr.cpp,
+    /// doSpeedUpdateTask); it reuses a BUFFER_PROFILE of that name.
+    fn generated_profile(&self, sonic: &str) -> Option<String> {
+        let speed = self.db.get("PORT", sonic)?.get("speed")?;
+        let cable = self.db.table("CABLE_LENGTH").find_map(|(_, f)| f.get(sonic))?;
+        (cable != "0m").then(|| format!("pg_lossless_{speed}_{cable}_profile"))
+    }
+
+    /// A lossless PG's profile: the port's headroom (one per port) and
+    /// the switch-wide lossless values.
+    fn lossless_pg(&mut self, at: &str, name: &str, headroom: &mut Option<(i64, i64, String)>, firsts: &mut Firsts) {
+        let prof = self.prof(name);
+        self.source("buffer", format!("BUFFER_PROFILE|{name}"));
+        let Some(xoff) = prof.xoff else {
+            self.unsupported(at, "profile", format!("{name} has no xoff for a lossless priority: the headroom is computed here"));
+            return;
+        };
+        match headroom {
+            None => *headroom = Some((xoff, prof.xon, name.to_string())),
+            Some((x, n, first)) if (*x, *n) != (xoff, prof.xon) => {
+                let msg = format!("one headroom per port here: xoff {x} xon {n} from BUFFER_PROFILE|{first}, not xoff {xoff} xon {}", prof.xon);
+                self.unsupported(at, "profile", msg);
+            }
+            _ => {}
+        }
+        self.keep_first(true, name, prof, firsts);
     }
 
     /// Keeps the first lossless (lossy) profile; a later one whose
