@@ -37,7 +37,10 @@ fn refused(text: &str, o: &ImportOptions) -> SonicError {
 }
 
 fn plan(i: &Imported) -> Plan {
-    Config::parse(&i.toml, "out").unwrap().validate("out").unwrap()
+    Config::parse(&i.toml, "out")
+        .unwrap()
+        .validate("out")
+        .unwrap()
 }
 
 /// Compares with (or, with UPDATE_GOLDEN=1, writes) tests/sonic/`name`.
@@ -56,7 +59,9 @@ fn findings_text(i: &Imported) -> String {
 }
 
 fn has(i: &Imported, kind: Kind, at: &str, field: &str) -> bool {
-    i.findings.iter().any(|f| f.kind == kind && f.at == at && f.field == field)
+    i.findings
+        .iter()
+        .any(|f| f.kind == kind && f.at == at && f.field == field)
 }
 
 #[test]
@@ -74,22 +79,48 @@ fn mellanox_static_leaf_takes_sonic_headroom_pool_and_thresholds() {
         assert_eq!((h.xoff, h.xon, *how), (27_648, 19_456, "configured"));
         assert_eq!(port.config.pfc_enable, 0b0001_1000);
         assert_eq!(port.config.speed_mbps, 100_000);
-        assert_eq!(port.config.dscp_to_tc, dataplane_common::maps::AZURE_DSCP_TO_TC);
+        assert_eq!(
+            port.config.dscp_to_tc,
+            dataplane_common::maps::AZURE_DSCP_TO_TC
+        );
     }
     let pb = &b.ports[0];
     // lossless PG 3: SONiC's profile (size = xon + xoff, so no reserve)
-    assert_eq!((pb.pg_profile[3].dynamic_th, pb.pg_profile[3].size, pb.pg_profile[3].xon_offset), (1, 0, 0));
+    assert_eq!(
+        (
+            pb.pg_profile[3].dynamic_th,
+            pb.pg_profile[3].size,
+            pb.pg_profile[3].xon_offset
+        ),
+        (1, 0, 0)
+    );
     // lossy PG 0: ingress_lossy_profile's dynamic_th 7
     assert_eq!(pb.pg_profile[0].dynamic_th, 7);
-    assert_eq!(pb.wred[3], dataplane_common::lossless::WredProfile::AZURE_LOSSLESS);
+    assert_eq!(
+        pb.wred[3],
+        dataplane_common::lossless::WredProfile::AZURE_LOSSLESS
+    );
     let (wd, poll) = p.pfcwd.unwrap();
-    assert_eq!((wd.detection_time_ms, wd.restoration_time_ms, poll), (200, 200, 200));
+    assert_eq!(
+        (wd.detection_time_ms, wd.restoration_time_ms, poll),
+        (200, 200, 200)
+    );
     // queue 7 has no scheduler: no ETS declaration, and that is reported
     assert!(p.dcbx.is_none());
     assert!(has(&i, Kind::Unsupported, "QUEUE|Ethernet0|7", "scheduler"));
     assert!(has(&i, Kind::Unsupported, "PORT|Ethernet0", "lanes"));
-    assert!(has(&i, Kind::Unsupported, "BUFFER_POOL|egress_lossless_pool", "size"));
-    assert!(has(&i, Kind::Unsupported, "BUFFER_PROFILE|egress_lossy_profile", "size"));
+    assert!(has(
+        &i,
+        Kind::Unsupported,
+        "BUFFER_POOL|egress_lossless_pool",
+        "size"
+    ));
+    assert!(has(
+        &i,
+        Kind::Unsupported,
+        "BUFFER_PROFILE|egress_lossy_profile",
+        "size"
+    ));
     // every output section names its source keys
     assert!(i.toml.contains("# from BUFFER_POOL|ingress_lossless_pool, BUFFER_PROFILE|ingress_lossy_profile,\n#   BUFFER_PROFILE|pg_lossless_100000_5m_profile\n[buffer]\n"), "{}", i.toml);
     assert!(i.toml.contains("PORT_QOS_MAP|Ethernet4, PORT|Ethernet4"));
@@ -99,8 +130,14 @@ fn mellanox_static_leaf_takes_sonic_headroom_pool_and_thresholds() {
 fn broadcom_dynamic_thresholds_keep_reserve_xoff_and_alpha() {
     // the aliases (hundredGigE1/1) cannot name interfaces: refused without a map
     let e = refused(&read("broadcom_dynamic_th.json"), &ImportOptions::default());
-    assert!(e.errors.iter().any(|e| e.field == "PORT|Ethernet0.alias"), "{e}");
-    let i = ok("broadcom_dynamic_th.json", &opts("Ethernet0=eth1,Ethernet8=eth2", false));
+    assert!(
+        e.errors.iter().any(|e| e.field == "PORT|Ethernet0.alias"),
+        "{e}"
+    );
+    let i = ok(
+        "broadcom_dynamic_th.json",
+        &opts("Ethernet0=eth1,Ethernet8=eth2", false),
+    );
     golden("broadcom_dynamic_th.toml", &i.toml);
     golden("broadcom_dynamic_th.findings", &findings_text(&i));
     let p = plan(&i);
@@ -113,16 +150,36 @@ fn broadcom_dynamic_thresholds_keep_reserve_xoff_and_alpha() {
     assert_eq!(p.ports[0].config.dscp_to_tc[26], 3);
     assert_eq!(p.ports[0].config.dscp_to_tc[0], 0);
     let roce = b.ports[0].wred[3];
-    assert_eq!((roce.green_min_threshold, roce.green_max_threshold, roce.green_drop_probability), (153_600, 1_536_000, 20));
+    assert_eq!(
+        (
+            roce.green_min_threshold,
+            roce.green_max_threshold,
+            roce.green_drop_probability
+        ),
+        (153_600, 1_536_000, 20)
+    );
     // the lossy profile's size 0 is not the lossless reserve: reported
-    assert!(has(&i, Kind::Unsupported, "BUFFER_PROFILE|ingress_lossy_profile", "size"));
+    assert!(has(
+        &i,
+        Kind::Unsupported,
+        "BUFFER_PROFILE|ingress_lossy_profile",
+        "size"
+    ));
     // yellow/red thresholds: no colouring, a note
-    assert!(has(&i, Kind::Note, "WRED_PROFILE|AZURE_LOSSLESS", "yellow_min_threshold"));
+    assert!(has(
+        &i,
+        Kind::Note,
+        "WRED_PROFILE|AZURE_LOSSLESS",
+        "yellow_min_threshold"
+    ));
     // one MTU for the formula: the largest
     assert!(has(&i, Kind::Note, "PORT|Ethernet8", "mtu"));
     let t = p.trim.unwrap();
     assert_eq!(t.queues, [0b0000_0111, 0]);
-    assert_eq!((t.config.size, t.config.queue, t.from_tc), (128, 6, Some(0)));
+    assert_eq!(
+        (t.config.size, t.config.queue, t.from_tc),
+        (128, 6, Some(0))
+    );
     assert_eq!(t.dscp[0], 8);
 }
 
@@ -156,12 +213,25 @@ fn unsupported_tables_and_fields_are_each_reported_and_strict_refuses() {
         ("PFC_WD|Ethernet4", ""),
         ("PORT_QOS_MAP|Ethernet0", "pfcwd_sw_enable"),
     ] {
-        assert!(has(&i, Kind::Unsupported, at, field), "{at} {field} not reported:\n{}", findings_text(&i));
+        assert!(
+            has(&i, Kind::Unsupported, at, field),
+            "{at} {field} not reported:\n{}",
+            findings_text(&i)
+        );
     }
     let e = refused(&read("unsupported.json"), &opts("", true));
-    let n = i.findings.iter().filter(|f| f.kind == Kind::Unsupported).count();
+    let n = i
+        .findings
+        .iter()
+        .filter(|f| f.kind == Kind::Unsupported)
+        .count();
     assert_eq!(e.errors.len(), n, "{e}");
-    assert!(e.errors.iter().any(|e| e.field == "BUFFER_POOL|ingress_lossless_pool.xoff"), "{e}");
+    assert!(
+        e.errors
+            .iter()
+            .any(|e| e.field == "BUFFER_POOL|ingress_lossless_pool.xoff"),
+        "{e}"
+    );
     assert!(e.to_string().contains("nothing written"));
     // strict accepts a file with notes only
     let plain = read("plain_format.json");
@@ -174,10 +244,17 @@ fn dynamic_buffer_model_is_refused_with_the_reason() {
     let e = refused(&read("dynamic.json"), &ImportOptions::default());
     let fields: Vec<&str> = e.errors.iter().map(|e| e.field.as_str()).collect();
     assert!(fields.contains(&"BUFFER_PG|Ethernet0|3-4.profile"), "{e}");
-    assert!(fields.contains(&"BUFFER_POOL|ingress_lossless_pool.size"), "{e}");
+    assert!(
+        fields.contains(&"BUFFER_POOL|ingress_lossless_pool.size"),
+        "{e}"
+    );
     assert!(fields.contains(&"BUFFER_PG|Ethernet4|3-4.profile"), "{e}");
     // the reason once, on the field that chose the model
-    let why: Vec<_> = e.errors.iter().filter(|e| e.message.contains("ASIC_TABLE")).collect();
+    let why: Vec<_> = e
+        .errors
+        .iter()
+        .filter(|e| e.message.contains("ASIC_TABLE"))
+        .collect();
     assert_eq!(why.len(), 1, "{e}");
     assert_eq!(why[0].field, "DEVICE_METADATA|localhost.buffer_model");
     assert_eq!(e.errors.len(), 4, "{e}");
@@ -185,28 +262,64 @@ fn dynamic_buffer_model_is_refused_with_the_reason() {
 
 #[test]
 fn malformed_json_names_line_and_column() {
-    let e = refused("{\n  \"PORT\": {\n    \"Ethernet0\": {\"alias\": \"eth1\",}\n  }\n}\n", &ImportOptions::default());
+    let e = refused(
+        "{\n  \"PORT\": {\n    \"Ethernet0\": {\"alias\": \"eth1\",}\n  }\n}\n",
+        &ImportOptions::default(),
+    );
     assert_eq!(e.errors.len(), 1);
-    assert!(e.errors[0].message.starts_with("malformed JSON at line 3 column"), "{e}");
-    let e = refused(r#"{"PORT": {"Ethernet0": {"alias": {"x": 1}}}}"#, &ImportOptions::default());
+    assert!(
+        e.errors[0]
+            .message
+            .starts_with("malformed JSON at line 3 column"),
+        "{e}"
+    );
+    let e = refused(
+        r#"{"PORT": {"Ethernet0": {"alias": {"x": 1}}}}"#,
+        &ImportOptions::default(),
+    );
     assert_eq!(e.errors[0].field, "PORT|Ethernet0.alias");
 }
 
 #[test]
 fn unknown_and_mistyped_references_name_the_key() {
     let plain = read("plain_format.json");
-    let bad = plain.replacen("\"profile\": \"pg_lossless_40000_300m_profile\"", "\"profile\": \"pg_lossless_nope\"", 1);
+    let bad = plain.replacen(
+        "\"profile\": \"pg_lossless_40000_300m_profile\"",
+        "\"profile\": \"pg_lossless_nope\"",
+        1,
+    );
     assert_ne!(bad, plain);
     let e = refused(&bad, &ImportOptions::default());
     assert_eq!(e.errors.len(), 1, "{e}");
     assert_eq!(e.errors[0].field, "BUFFER_PG|Ethernet0|3-4.profile");
-    assert!(e.errors[0].message.contains("unknown reference \"pg_lossless_nope\""), "{e}");
-    let bad = plain.replacen("\"profile\": \"pg_lossless_40000_300m_profile\"", "\"profile\": \"[BUFFER_POOL|ingress_lossless_pool]\"", 1);
+    assert!(
+        e.errors[0]
+            .message
+            .contains("unknown reference \"pg_lossless_nope\""),
+        "{e}"
+    );
+    let bad = plain.replacen(
+        "\"profile\": \"pg_lossless_40000_300m_profile\"",
+        "\"profile\": \"[BUFFER_POOL|ingress_lossless_pool]\"",
+        1,
+    );
     let e = refused(&bad, &ImportOptions::default());
-    assert!(e.errors[0].message.contains("expected a reference to BUFFER_PROFILE"), "{e}");
-    let bad = plain.replacen("\"dscp_to_tc_map\": \"AZURE\"", "\"dscp_to_tc_map\": \"ROCE\"", 1);
+    assert!(
+        e.errors[0]
+            .message
+            .contains("expected a reference to BUFFER_PROFILE"),
+        "{e}"
+    );
+    let bad = plain.replacen(
+        "\"dscp_to_tc_map\": \"AZURE\"",
+        "\"dscp_to_tc_map\": \"ROCE\"",
+        1,
+    );
     let e = refused(&bad, &ImportOptions::default());
-    assert_eq!(e.errors[0].field, "PORT_QOS_MAP|Ethernet0.dscp_to_tc_map", "{e}");
+    assert_eq!(
+        e.errors[0].field, "PORT_QOS_MAP|Ethernet0.dscp_to_tc_map",
+        "{e}"
+    );
 }
 
 #[test]
@@ -219,7 +332,11 @@ fn reference_cycles_are_refused_naming_the_loop() {
         "\"pool\": \"ingress_lossless_pool\",\n            \"size\": \"56368\"",
         "\"pool\": \"[BUFFER_PROFILE|ingress_lossy_profile]\",\n            \"size\": \"56368\"",
     );
-    assert_eq!(bad.matches("[BUFFER_PROFILE|").count(), 2, "the edit did not apply");
+    assert_eq!(
+        bad.matches("[BUFFER_PROFILE|").count(),
+        2,
+        "the edit did not apply"
+    );
     let e = refused(&bad, &ImportOptions::default());
     assert_eq!(e.errors.len(), 1, "{e}");
     assert_eq!(
@@ -250,21 +367,45 @@ fn static_model_lossless_pgs_get_the_profile_buffermgrd_puts_there() {
     // profile by pg_lossless_40000_300m_profile, which the file defines
     let i = import(&json(&v), "t.json", &ImportOptions::default()).unwrap();
     assert_eq!(i.config.ports[0].headroom_xoff, Some(37_936));
-    assert!(has(&i, Kind::Note, "BUFFER_PG|Ethernet0|3-4", "profile"), "{}", findings_text(&i));
+    assert!(
+        has(&i, Kind::Note, "BUFFER_PG|Ethernet0|3-4", "profile"),
+        "{}",
+        findings_text(&i)
+    );
     // cable 0m: buffermgrd leaves the PG alone, the named profile stands
     v["CABLE_LENGTH"]["AZURE"]["Ethernet0"] = "0m".into();
     let i = import(&json(&v), "t.json", &ImportOptions::default()).unwrap();
-    assert_eq!((i.config.ports[0].headroom_xoff, i.config.ports[0].headroom_xon), (Some(1000), Some(1000)));
+    assert_eq!(
+        (
+            i.config.ports[0].headroom_xoff,
+            i.config.ports[0].headroom_xon
+        ),
+        (Some(1000), Some(1000))
+    );
     // no BUFFER_PG for the lossless PGs: buffermgrd creates it with the profile
-    v["BUFFER_PG"].as_object_mut().unwrap().remove("Ethernet4|3-4");
+    v["BUFFER_PG"]
+        .as_object_mut()
+        .unwrap()
+        .remove("Ethernet4|3-4");
     let i = import(&json(&v), "t.json", &ImportOptions::default()).unwrap();
     assert_eq!(i.config.ports[1].headroom_xoff, Some(37_936));
-    assert!(has(&i, Kind::Note, "BUFFER_PG|Ethernet4|3-4", ""), "{}", findings_text(&i));
+    assert!(
+        has(&i, Kind::Note, "BUFFER_PG|Ethernet4|3-4", ""),
+        "{}",
+        findings_text(&i)
+    );
     // and where buffermgrd would read the platform's ini: reported, computed here
-    v["BUFFER_PG"].as_object_mut().unwrap().remove("Ethernet0|3-4");
+    v["BUFFER_PG"]
+        .as_object_mut()
+        .unwrap()
+        .remove("Ethernet0|3-4");
     let i = import(&json(&v), "t.json", &ImportOptions::default()).unwrap();
     assert_eq!(i.config.ports[0].headroom_xoff, None);
-    assert!(has(&i, Kind::Unsupported, "BUFFER_PG|Ethernet0", ""), "{}", findings_text(&i));
+    assert!(
+        has(&i, Kind::Unsupported, "BUFFER_PG|Ethernet0", ""),
+        "{}",
+        findings_text(&i)
+    );
     let p = plan(&i);
     assert_eq!(p.buffer.unwrap().headroom[0].1, "computed");
 }

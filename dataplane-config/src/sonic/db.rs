@@ -99,10 +99,8 @@ fn text_of(v: &serde_json::Value) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
         Value::Array(a) => {
-            let parts: Option<Vec<String>> = a
-                .iter()
-                .map(|x| x.as_str().map(str::to_string))
-                .collect();
+            let parts: Option<Vec<String>> =
+                a.iter().map(|x| x.as_str().map(str::to_string)).collect();
             Some(parts?.join(","))
         }
         _ => None,

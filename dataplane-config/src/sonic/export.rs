@@ -82,7 +82,10 @@ impl Exporter<'_> {
     }
 
     fn put(&mut self, table: &str, key: &str, f: Fields) {
-        self.t.entry(table.into()).or_default().insert(key.into(), f);
+        self.t
+            .entry(table.into())
+            .or_default()
+            .insert(key.into(), f);
     }
 
     fn lost(&mut self, at: &str, field: &str, message: &str) {
@@ -134,18 +137,39 @@ impl Exporter<'_> {
             }
             let lossless = self.plan.ports.iter().any(|p| p.config.pfc_enable != 0);
             if !lossless && (b.dynamic_th != 0 || b.xon_offset != 0) {
-                self.lost("buffer", "dynamic_th, xon_offset", "no lossless PG's profile to carry them");
+                self.lost(
+                    "buffer",
+                    "dynamic_th, xon_offset",
+                    "no lossless PG's profile to carry them",
+                );
             }
             let lossy = self.plan.ports.iter().any(|p| p.config.pfc_enable != 0xff);
             if !lossy && b.lossy_dynamic_th != 3 {
-                self.lost("buffer", "lossy_dynamic_th", "every PG is lossless: no lossy PG's profile to carry it");
+                self.lost(
+                    "buffer",
+                    "lossy_dynamic_th",
+                    "every PG is lossless: no lossy PG's profile to carry it",
+                );
             }
             if b.cable_length_m != 5 {
-                self.note("buffer", "cable_length_m", "exported per port in CABLE_LENGTH (it comes back on each port)");
+                self.note(
+                    "buffer",
+                    "cable_length_m",
+                    "exported per port in CABLE_LENGTH (it comes back on each port)",
+                );
             }
         }
         if let Some(d) = &c.dcbx {
-            if d.enable || d.tx_interval_s != 30 || d.tx_hold != 4 || d.fast_tx_count != 4 || d.willing || d.roce_priority.is_some() || d.app_dscp != "lossless" || d.reco_bandwidth.is_some() || d.reco_tsa.is_some() {
+            if d.enable
+                || d.tx_interval_s != 30
+                || d.tx_hold != 4
+                || d.fast_tx_count != 4
+                || d.willing
+                || d.roce_priority.is_some()
+                || d.app_dscp != "lossless"
+                || d.reco_bandwidth.is_some()
+                || d.reco_tsa.is_some()
+            {
                 self.lost("dcbx", "", "only the ETS tables are exported (as SCHEDULER); LLDP/DCBX settings have no CONFIG_DB field here");
             }
         }
@@ -161,16 +185,32 @@ impl Exporter<'_> {
                 self.lost(&at, "dscp_to_tc_map", "a dot1p-trusting port's DSCP map has no place in PORT_QOS_MAP (naming one would trust DSCP)");
             }
             if self.plan.ports[i].config.pfc_enable == 0xff && p.lossy_wred_profile.is_some() {
-                self.lost(&at, "lossy_wred_profile", "every queue of the port is lossless: no queue to carry it");
+                self.lost(
+                    &at,
+                    "lossy_wred_profile",
+                    "every queue of the port is lossless: no queue to carry it",
+                );
             }
             if c.buffer.is_some() && p.cable_length_m.is_none() {
-                self.note(&at, "cable_length_m", "exported as [buffer]'s in CABLE_LENGTH (it comes back on the port)");
+                self.note(
+                    &at,
+                    "cable_length_m",
+                    "exported as [buffer]'s in CABLE_LENGTH (it comes back on the port)",
+                );
             }
             if self.plan.ports[i].config.pfc_enable == 0 && p.wred_profile.is_some() {
-                self.lost(&at, "wred_profile", "the port has no lossless queue to carry it");
+                self.lost(
+                    &at,
+                    "wred_profile",
+                    "the port has no lossless queue to carry it",
+                );
             }
             if c.buffer.is_some() && p.headroom_xoff.is_none() {
-                self.note(&at, "headroom_xoff", "the computed headroom is exported as its numbers (it comes back configured)");
+                self.note(
+                    &at,
+                    "headroom_xoff",
+                    "the computed headroom is exported as its numbers (it comes back configured)",
+                );
             }
         }
     }
@@ -216,7 +256,10 @@ impl Exporter<'_> {
             let mut f = Fields::new();
             f.insert("alias".into(), p.name.clone());
             if p.speed.is_some() {
-                f.insert("speed".into(), self.plan.ports[i].config.speed_mbps.to_string());
+                f.insert(
+                    "speed".into(),
+                    self.plan.ports[i].config.speed_mbps.to_string(),
+                );
             }
             if let Some(b) = &self.c.buffer {
                 f.insert("mtu".into(), b.mtu.to_string());
@@ -246,9 +289,18 @@ impl Exporter<'_> {
         for (n, w) in &self.c.wred_profile {
             let mut f = Fields::new();
             f.insert("ecn".into(), w.ecn.clone());
-            f.insert("green_min_threshold".into(), w.green_min_threshold.to_string());
-            f.insert("green_max_threshold".into(), w.green_max_threshold.to_string());
-            f.insert("green_drop_probability".into(), w.green_drop_probability.to_string());
+            f.insert(
+                "green_min_threshold".into(),
+                w.green_min_threshold.to_string(),
+            );
+            f.insert(
+                "green_max_threshold".into(),
+                w.green_max_threshold.to_string(),
+            );
+            f.insert(
+                "green_drop_probability".into(),
+                w.green_drop_probability.to_string(),
+            );
             f.insert("wred_green_enable".into(), w.wred_green_enable.to_string());
             self.put("WRED_PROFILE", n, f);
         }
@@ -256,15 +308,30 @@ impl Exporter<'_> {
             d.ets_tsa
                 .iter()
                 .zip(&d.ets_bandwidth)
-                .map(|(t, w)| if t == "strict" { "scheduler.strict".to_string() } else { format!("scheduler.dwrr{w}") })
+                .map(|(t, w)| {
+                    if t == "strict" {
+                        "scheduler.strict".to_string()
+                    } else {
+                        format!("scheduler.dwrr{w}")
+                    }
+                })
                 .collect()
         });
         if let Some(d) = &self.c.dcbx {
             for (t, w) in d.ets_tsa.iter().zip(&d.ets_bandwidth) {
                 let (name, f) = if t == "strict" {
-                    ("scheduler.strict".to_string(), Fields::from([("type".into(), "STRICT".into())]))
+                    (
+                        "scheduler.strict".to_string(),
+                        Fields::from([("type".into(), "STRICT".into())]),
+                    )
                 } else {
-                    (format!("scheduler.dwrr{w}"), Fields::from([("type".into(), "DWRR".into()), ("weight".into(), w.to_string())]))
+                    (
+                        format!("scheduler.dwrr{w}"),
+                        Fields::from([
+                            ("type".into(), "DWRR".into()),
+                            ("weight".into(), w.to_string()),
+                        ]),
+                    )
                 };
                 self.put("SCHEDULER", &name, f);
             }
@@ -274,7 +341,10 @@ impl Exporter<'_> {
             for q in 0..8usize {
                 let mut f = Fields::new();
                 if lossless & (1 << q) != 0 {
-                    let w = p.wred_profile.clone().unwrap_or_else(|| "AZURE_LOSSLESS".into());
+                    let w = p
+                        .wred_profile
+                        .clone()
+                        .unwrap_or_else(|| "AZURE_LOSSLESS".into());
                     used_azure |= w == "AZURE_LOSSLESS";
                     f.insert("wred_profile".into(), w);
                 } else if let Some(w) = &p.lossy_wred_profile {
@@ -305,22 +375,34 @@ impl Exporter<'_> {
     fn buffers(&mut self) {
         let (Some(b), Some(bp)) = (&self.c.buffer, &self.plan.buffer) else {
             if self.c.ports.iter().any(|p| !p.buffer_queue.is_empty()) {
-                self.lost("port", "buffer_queue", "no [buffer]: queue profiles are exported with the buffer tables only");
+                self.lost(
+                    "port",
+                    "buffer_queue",
+                    "no [buffer]: queue profiles are exported with the buffer tables only",
+                );
             }
             return;
         };
         let pool = "ingress_lossless_pool";
-        self.put("BUFFER_POOL", pool, Fields::from([
-            ("size".into(), b.pool_size.to_string()),
-            ("type".into(), "ingress".into()),
-            ("mode".into(), "dynamic".into()),
-        ]));
+        self.put(
+            "BUFFER_POOL",
+            pool,
+            Fields::from([
+                ("size".into(), b.pool_size.to_string()),
+                ("type".into(), "ingress".into()),
+                ("mode".into(), "dynamic".into()),
+            ]),
+        );
         let lossy = "ingress_lossy_profile";
-        self.put("BUFFER_PROFILE", lossy, Fields::from([
-            ("pool".into(), pool.into()),
-            ("size".into(), b.reserve.to_string()),
-            ("dynamic_th".into(), b.lossy_dynamic_th.to_string()),
-        ]));
+        self.put(
+            "BUFFER_PROFILE",
+            lossy,
+            Fields::from([
+                ("pool".into(), pool.into()),
+                ("size".into(), b.reserve.to_string()),
+                ("dynamic_th".into(), b.lossy_dynamic_th.to_string()),
+            ]),
+        );
         let mut cables = Fields::new();
         let mut names: BTreeMap<String, (i64, i64)> = BTreeMap::new();
         for (i, p) in self.c.ports.iter().enumerate() {
@@ -330,7 +412,11 @@ impl Exporter<'_> {
             cables.insert(port.clone(), format!("{cable}m"));
             let lossless = self.plan.ports[i].config.pfc_enable;
             for r in bits_ranges(!lossless) {
-                self.put("BUFFER_PG", &format!("{port}|{r}"), Fields::from([("profile".into(), lossy.into())]));
+                self.put(
+                    "BUFFER_PG",
+                    &format!("{port}|{r}"),
+                    Fields::from([("profile".into(), lossy.into())]),
+                );
             }
             if lossless == 0 {
                 continue;
@@ -353,17 +439,29 @@ impl Exporter<'_> {
                 _ => base,
             };
             names.insert(name.clone(), (xoff, xon));
-            let size = if b.reserve == 0 { xoff + xon } else { b.reserve };
-            self.put("BUFFER_PROFILE", &name, Fields::from([
-                ("pool".into(), pool.into()),
-                ("size".into(), size.to_string()),
-                ("xoff".into(), xoff.to_string()),
-                ("xon".into(), xon.to_string()),
-                ("xon_offset".into(), b.xon_offset.to_string()),
-                ("dynamic_th".into(), b.dynamic_th.to_string()),
-            ]));
+            let size = if b.reserve == 0 {
+                xoff + xon
+            } else {
+                b.reserve
+            };
+            self.put(
+                "BUFFER_PROFILE",
+                &name,
+                Fields::from([
+                    ("pool".into(), pool.into()),
+                    ("size".into(), size.to_string()),
+                    ("xoff".into(), xoff.to_string()),
+                    ("xon".into(), xon.to_string()),
+                    ("xon_offset".into(), b.xon_offset.to_string()),
+                    ("dynamic_th".into(), b.dynamic_th.to_string()),
+                ]),
+            );
             for r in bits_ranges(lossless) {
-                self.put("BUFFER_PG", &format!("{port}|{r}"), Fields::from([("profile".into(), name.clone())]));
+                self.put(
+                    "BUFFER_PG",
+                    &format!("{port}|{r}"),
+                    Fields::from([("profile".into(), name.clone())]),
+                );
             }
         }
         self.put("CABLE_LENGTH", AZURE, cables);
@@ -374,37 +472,71 @@ impl Exporter<'_> {
     /// egress pool the size of the shared pool.
     fn queue_profiles(&mut self) {
         let Some(b) = &self.c.buffer else { return };
-        let used: std::collections::BTreeSet<&String> = self.c.ports.iter().flat_map(|p| p.buffer_queue.values()).collect();
+        let used: std::collections::BTreeSet<&String> = self
+            .c
+            .ports
+            .iter()
+            .flat_map(|p| p.buffer_queue.values())
+            .collect();
         for name in self.c.buffer_profile.keys() {
             if !used.contains(name) {
-                self.lost(&format!("buffer_profile.{name}"), "", "no port's buffer_queue uses it: an unused profile is not exported");
+                self.lost(
+                    &format!("buffer_profile.{name}"),
+                    "",
+                    "no port's buffer_queue uses it: an unused profile is not exported",
+                );
             }
         }
         if used.is_empty() {
             return;
         }
         let egress = "egress_lossy_pool";
-        self.put("BUFFER_POOL", egress, Fields::from([
-            ("size".into(), b.pool_size.to_string()),
-            ("type".into(), "egress".into()),
-            ("mode".into(), "dynamic".into()),
-        ]));
+        self.put(
+            "BUFFER_POOL",
+            egress,
+            Fields::from([
+                ("size".into(), b.pool_size.to_string()),
+                ("type".into(), "egress".into()),
+                ("mode".into(), "dynamic".into()),
+            ]),
+        );
         for name in used {
-            if self.t.get("BUFFER_PROFILE").is_some_and(|t| t.contains_key(name)) {
-                self.lost(&format!("buffer_profile.{name}"), "", "its name is taken by an exported PG profile");
+            if self
+                .t
+                .get("BUFFER_PROFILE")
+                .is_some_and(|t| t.contains_key(name))
+            {
+                self.lost(
+                    &format!("buffer_profile.{name}"),
+                    "",
+                    "its name is taken by an exported PG profile",
+                );
                 continue;
             }
-            let action = self.c.buffer_profile.get(name).map(|p| p.packet_discard_action.clone()).unwrap_or_else(|| "drop".into());
-            self.put("BUFFER_PROFILE", name, Fields::from([
-                ("pool".into(), egress.into()),
-                ("size".into(), "0".into()),
-                ("dynamic_th".into(), "3".into()),
-                ("packet_discard_action".into(), action),
-            ]));
+            let action = self
+                .c
+                .buffer_profile
+                .get(name)
+                .map(|p| p.packet_discard_action.clone())
+                .unwrap_or_else(|| "drop".into());
+            self.put(
+                "BUFFER_PROFILE",
+                name,
+                Fields::from([
+                    ("pool".into(), egress.into()),
+                    ("size".into(), "0".into()),
+                    ("dynamic_th".into(), "3".into()),
+                    ("packet_discard_action".into(), action),
+                ]),
+            );
         }
         for (i, p) in self.c.ports.iter().enumerate() {
             for (range, prof) in &p.buffer_queue {
-                self.put("BUFFER_QUEUE", &format!("{}|{range}", sonic_port(i)), Fields::from([("profile".into(), prof.clone())]));
+                self.put(
+                    "BUFFER_QUEUE",
+                    &format!("{}|{range}", sonic_port(i)),
+                    Fields::from([("profile".into(), prof.clone())]),
+                );
             }
         }
     }
@@ -413,19 +545,30 @@ impl Exporter<'_> {
     fn pfcwd(&mut self) {
         let Some(w) = &self.c.pfcwd else { return };
         for i in 0..self.c.ports.len() {
-            self.put("PFC_WD", &sonic_port(i), Fields::from([
-                ("action".into(), w.action.clone()),
-                ("detection_time".into(), w.detection_time_ms.to_string()),
-                ("restoration_time".into(), w.restoration_time_ms.to_string()),
-            ]));
+            self.put(
+                "PFC_WD",
+                &sonic_port(i),
+                Fields::from([
+                    ("action".into(), w.action.clone()),
+                    ("detection_time".into(), w.detection_time_ms.to_string()),
+                    ("restoration_time".into(), w.restoration_time_ms.to_string()),
+                ]),
+            );
         }
-        self.put("PFC_WD", "GLOBAL", Fields::from([("POLL_INTERVAL".into(), w.poll_interval_ms.to_string())]));
+        self.put(
+            "PFC_WD",
+            "GLOBAL",
+            Fields::from([("POLL_INTERVAL".into(), w.poll_interval_ms.to_string())]),
+        );
     }
 }
 
 /// A table as `"codepoint": "class"` for every codepoint.
 fn numbered<const N: usize>(t: &[u8; N]) -> Fields {
-    t.iter().enumerate().map(|(i, c)| (i.to_string(), c.to_string())).collect()
+    t.iter()
+        .enumerate()
+        .map(|(i, c)| (i.to_string(), c.to_string()))
+        .collect()
 }
 
 /// A TOML value as SONiC's text.

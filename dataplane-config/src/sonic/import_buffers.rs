@@ -88,7 +88,12 @@ impl Importer<'_> {
             tick_us: 200,
         };
         self.switch_values(&firsts, dynamic, &mut b);
-        if dynamic && !self.errors.iter().any(|e| e.field == "DEVICE_METADATA|localhost.buffer_model") {
+        if dynamic
+            && !self
+                .errors
+                .iter()
+                .any(|e| e.field == "DEVICE_METADATA|localhost.buffer_model")
+        {
             self.note("DEVICE_METADATA|localhost", "buffer_model", "dynamic, but every lossless PG names a profile and every pool a size: imported as given (as SONiC programs them)");
         }
         self.mtu(ports, &mut b);
@@ -110,36 +115,60 @@ impl Importer<'_> {
     /// programs them to nothing either, so a note each.
     fn unused_profiles(&mut self) {
         let mut used = std::collections::BTreeSet::new();
-        for t in ["BUFFER_PG", "BUFFER_QUEUE", "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST"] {
+        for t in [
+            "BUFFER_PG",
+            "BUFFER_QUEUE",
+            "BUFFER_PORT_INGRESS_PROFILE_LIST",
+            "BUFFER_PORT_EGRESS_PROFILE_LIST",
+        ] {
             for (_, f) in self.db.table(t) {
                 for v in f.get("profile").into_iter().chain(f.get("profile_list")) {
                     for part in v.split(',') {
                         let part = part.trim();
-                        let key = part.strip_prefix("[BUFFER_PROFILE|").and_then(|x| x.strip_suffix(']')).unwrap_or(part);
+                        let key = part
+                            .strip_prefix("[BUFFER_PROFILE|")
+                            .and_then(|x| x.strip_suffix(']'))
+                            .unwrap_or(part);
                         used.insert(key.to_string());
                     }
                 }
             }
         }
-        let unused: Vec<String> = self.db.table("BUFFER_PROFILE").map(|(k, _)| k.clone()).filter(|k| !used.contains(k)).collect();
+        let unused: Vec<String> = self
+            .db
+            .table("BUFFER_PROFILE")
+            .map(|(k, _)| k.clone())
+            .filter(|k| !used.contains(k))
+            .collect();
         for k in unused {
-            self.note(&format!("BUFFER_PROFILE|{k}"), "", "no PG or queue uses it: nothing to import");
+            self.note(
+                &format!("BUFFER_PROFILE|{k}"),
+                "",
+                "no PG or queue uses it: nothing to import",
+            );
         }
     }
 
     /// A profile's values (errors name BUFFER_PROFILE|name.field).
     fn prof(&mut self, name: &str) -> Prof {
-        let f = self.db.get("BUFFER_PROFILE", name).cloned().unwrap_or_default();
+        let f = self
+            .db
+            .get("BUFFER_PROFILE", name)
+            .cloned()
+            .unwrap_or_default();
         let at = format!("BUFFER_PROFILE|{name}");
         let num = |im: &mut Self, field: &str, lo: i64, hi: i64| {
-            f.get(field).and_then(|v| int_field(im, &at, field, v, lo, hi))
+            f.get(field)
+                .and_then(|v| int_field(im, &at, field, v, lo, hi))
         };
         let bytes = i64::from(u32::MAX);
-        let pool = f.get("pool").and_then(|v| match resolve(self.db, "BUFFER_POOL", v, &format!("{at}.pool")) {
-            Ok(k) => Some(k),
-            Err(e) => {
-                self.errors.push(e);
-                None
+        let pool = f.get("pool").and_then(|v| {
+            match resolve(self.db, "BUFFER_POOL", v, &format!("{at}.pool")) {
+                Ok(k) => Some(k),
+                Err(e) => {
+                    self.errors.push(e);
+                    None
+                }
             }
         });
         Prof {
@@ -154,7 +183,10 @@ impl Importer<'_> {
     }
 
     /// BUFFER_PG by SONiC port: (PG bits, key, profile field).
-    fn pg_entries(&mut self, ports: &[PortIn]) -> BTreeMap<String, Vec<(u8, String, Option<String>)>> {
+    fn pg_entries(
+        &mut self,
+        ports: &[PortIn],
+    ) -> BTreeMap<String, Vec<(u8, String, Option<String>)>> {
         let mut out: BTreeMap<String, Vec<(u8, String, Option<String>)>> = BTreeMap::new();
         let entries: Vec<(String, Option<String>)> = self
             .db
@@ -168,15 +200,28 @@ impl Importer<'_> {
                 continue;
             };
             let Some(bits) = range_bits(&range) else {
-                self.error(at, format!("expected priority groups 0-7 or a range like 3-4, got {range:?}"));
+                self.error(
+                    at,
+                    format!("expected priority groups 0-7 or a range like 3-4, got {range:?}"),
+                );
                 continue;
             };
-            self.rest("BUFFER_PG", &key, &["profile"], "PG attribute this data plane does not have");
+            self.rest(
+                "BUFFER_PG",
+                &key,
+                &["profile"],
+                "PG attribute this data plane does not have",
+            );
             for n in names {
                 if self.db.get("PORT", &n).is_none() {
-                    self.error(at.clone(), format!("unknown port {n:?}: PORT has no such key"));
+                    self.error(
+                        at.clone(),
+                        format!("unknown port {n:?}: PORT has no such key"),
+                    );
                 } else if ports.iter().any(|p| p.sonic == n) {
-                    out.entry(n).or_default().push((bits, key.clone(), profile.clone()));
+                    out.entry(n)
+                        .or_default()
+                        .push((bits, key.clone(), profile.clone()));
                 }
             }
         }
@@ -197,7 +242,11 @@ impl Importer<'_> {
     ) {
         let lossless = crate::parse_pfc_enable(&cfg.ports[p.index].pfc_enable).unwrap_or(0);
         let section = format!("port.{}", cfg.ports[p.index].name);
-        let generated = if dynamic { None } else { self.generated_profile(&p.sonic) };
+        let generated = if dynamic {
+            None
+        } else {
+            self.generated_profile(&p.sonic)
+        };
         let exists = |im: &Self, n: &str| im.db.get("BUFFER_PROFILE", n).is_some();
         let mut covered = 0u8;
         let mut headroom: Option<(i64, i64, String)> = None;
@@ -213,7 +262,10 @@ impl Importer<'_> {
                     continue;
                 }
                 None => {
-                    self.error(format!("{at}.profile"), "expected a BUFFER_PROFILE reference");
+                    self.error(
+                        format!("{at}.profile"),
+                        "expected a BUFFER_PROFILE reference",
+                    );
                     continue;
                 }
                 Some(v) => match resolve(self.db, "BUFFER_PROFILE", v, &format!("{at}.profile")) {
@@ -282,17 +334,32 @@ impl Importer<'_> {
     /// doSpeedUpdateTask); it reuses a BUFFER_PROFILE of that name.
     fn generated_profile(&self, sonic: &str) -> Option<String> {
         let speed = self.db.get("PORT", sonic)?.get("speed")?;
-        let cable = self.db.table("CABLE_LENGTH").find_map(|(_, f)| f.get(sonic))?;
+        let cable = self
+            .db
+            .table("CABLE_LENGTH")
+            .find_map(|(_, f)| f.get(sonic))?;
         (cable != "0m").then(|| format!("pg_lossless_{speed}_{cable}_profile"))
     }
 
     /// A lossless PG's profile: the port's headroom (one per port) and
     /// the switch-wide lossless values.
-    fn lossless_pg(&mut self, at: &str, name: &str, headroom: &mut Option<(i64, i64, String)>, firsts: &mut Firsts) {
+    fn lossless_pg(
+        &mut self,
+        at: &str,
+        name: &str,
+        headroom: &mut Option<(i64, i64, String)>,
+        firsts: &mut Firsts,
+    ) {
         let prof = self.prof(name);
         self.source("buffer", format!("BUFFER_PROFILE|{name}"));
         let Some(xoff) = prof.xoff else {
-            self.unsupported(at, "profile", format!("{name} has no xoff for a lossless priority: the headroom is computed here"));
+            self.unsupported(
+                at,
+                "profile",
+                format!(
+                    "{name} has no xoff for a lossless priority: the headroom is computed here"
+                ),
+            );
             return;
         };
         match headroom {
@@ -309,7 +376,11 @@ impl Importer<'_> {
     /// Keeps the first lossless (lossy) profile; a later one whose
     /// switch-wide values differ is reported.
     fn keep_first(&mut self, lossless: bool, name: &str, prof: Prof, firsts: &mut Firsts) {
-        let slot = if lossless { &mut firsts.lossless } else { &mut firsts.lossy };
+        let slot = if lossless {
+            &mut firsts.lossless
+        } else {
+            &mut firsts.lossy
+        };
         let Some((first, fp)) = slot else {
             *slot = Some((name.to_string(), prof));
             return;
@@ -326,7 +397,11 @@ impl Importer<'_> {
         ] {
             if differs {
                 let kind = if lossless { "lossless" } else { "lossy" };
-                self.unsupported(&at, field, format!("one {field} for all {kind} PGs here: BUFFER_PROFILE|{first}'s"));
+                self.unsupported(
+                    &at,
+                    field,
+                    format!("one {field} for all {kind} PGs here: BUFFER_PROFILE|{first}'s"),
+                );
             }
         }
     }
@@ -343,7 +418,12 @@ impl Importer<'_> {
                 (None, true) => self.unsupported(&at, "static_th", "static thresholds: the model's lossless threshold is dynamic (dynamic_th 0 here)"),
                 (None, false) => self.error(format!("{at}.dynamic_th"), "expected dynamic_th (-8..7) for a lossless profile"),
             }
-            self.rest("BUFFER_PROFILE", name, &["pool", "size", "xon", "xoff", "xon_offset", "dynamic_th"], "profile attribute this data plane does not have");
+            self.rest(
+                "BUFFER_PROFILE",
+                name,
+                &["pool", "size", "xon", "xoff", "xon_offset", "dynamic_th"],
+                "profile attribute this data plane does not have",
+            );
         }
         if let Some((name, p)) = &firsts.lossy {
             let at = format!("BUFFER_PROFILE|{name}");
@@ -353,24 +433,53 @@ impl Importer<'_> {
             }
             match (p.dynamic_th, p.static_th) {
                 (Some(t), _) => b.lossy_dynamic_th = t,
-                (None, true) => self.unsupported(&at, "static_th", "static thresholds: the model's lossy threshold is dynamic (dynamic_th 3 here)"),
+                (None, true) => self.unsupported(
+                    &at,
+                    "static_th",
+                    "static thresholds: the model's lossy threshold is dynamic (dynamic_th 3 here)",
+                ),
                 (None, false) => {}
             }
             if p.size != b.reserve {
-                self.unsupported(&at, "size", format!("one reserve for every PG here: {} (from the lossless profile)", b.reserve));
+                self.unsupported(
+                    &at,
+                    "size",
+                    format!(
+                        "one reserve for every PG here: {} (from the lossless profile)",
+                        b.reserve
+                    ),
+                );
             }
-            if p.pool.is_some() && firsts.lossless.as_ref().is_some_and(|(_, l)| l.pool != p.pool) {
+            if p.pool.is_some()
+                && firsts
+                    .lossless
+                    .as_ref()
+                    .is_some_and(|(_, l)| l.pool != p.pool)
+            {
                 self.unsupported(&at, "pool", "one ingress pool here: the lossless profile's");
             }
-            self.rest("BUFFER_PROFILE", name, &["pool", "size", "xon", "xoff", "xon_offset", "dynamic_th"], "profile attribute this data plane does not have");
+            self.rest(
+                "BUFFER_PROFILE",
+                name,
+                &["pool", "size", "xon", "xoff", "xon_offset", "dynamic_th"],
+                "profile attribute this data plane does not have",
+            );
         }
         let pool = firsts
             .lossless
             .as_ref()
             .or(firsts.lossy.as_ref())
             .and_then(|(_, p)| p.pool.clone())
-            .or_else(|| self.db.get("BUFFER_POOL", "ingress_lossless_pool").map(|_| "ingress_lossless_pool".to_string()));
-        let pools: Vec<String> = self.db.table("BUFFER_POOL").map(|(k, _)| k.clone()).collect();
+            .or_else(|| {
+                self.db
+                    .get("BUFFER_POOL", "ingress_lossless_pool")
+                    .map(|_| "ingress_lossless_pool".to_string())
+            });
+        let pools: Vec<String> = self
+            .db
+            .table("BUFFER_POOL")
+            .map(|(k, _)| k.clone())
+            .collect();
         for k in pools {
             if Some(&k) == pool.as_ref() {
                 self.pool(&k, dynamic, b);
@@ -391,19 +500,35 @@ impl Importer<'_> {
                     b.pool_size = n;
                 }
             }
-            None if dynamic => self.dynamic_refusal(format!("{at}.size"), "no size: SONiC's dynamic buffer model would compute it"),
+            None if dynamic => self.dynamic_refusal(
+                format!("{at}.size"),
+                "no size: SONiC's dynamic buffer model would compute it",
+            ),
             None => self.error(format!("{at}.size"), "expected the pool size in bytes"),
         }
         if f.get("type").is_some_and(|t| t != "ingress") {
             self.unsupported(&at, "type", "the model's shared pool is an ingress pool");
         }
         if f.get("mode").is_some_and(|m| m != "dynamic") {
-            self.unsupported(&at, "mode", "the model's thresholds are dynamic (alpha = 2^dynamic_th)");
+            self.unsupported(
+                &at,
+                "mode",
+                "the model's thresholds are dynamic (alpha = 2^dynamic_th)",
+            );
         }
         if f.contains_key("xoff") {
-            self.unsupported(&at, "xoff", "shared headroom pool: each lossless PG has its own headroom here");
+            self.unsupported(
+                &at,
+                "xoff",
+                "shared headroom pool: each lossless PG has its own headroom here",
+            );
         }
-        self.rest("BUFFER_POOL", k, &["size", "type", "mode", "xoff"], "pool attribute this data plane does not have");
+        self.rest(
+            "BUFFER_POOL",
+            k,
+            &["size", "type", "mode", "xoff"],
+            "pool attribute this data plane does not have",
+        );
     }
 
     /// `[buffer] mtu`: the largest MTU of the imported ports (one MTU for
@@ -413,31 +538,49 @@ impl Importer<'_> {
         if let Some(m) = max {
             b.mtu = m;
             for p in ports.iter().filter(|p| p.mtu.is_some_and(|x| x != m)) {
-                self.note(&format!("PORT|{}", p.sonic), "mtu", format!("one MTU for the headroom formula here: {m}, the largest"));
+                self.note(
+                    &format!("PORT|{}", p.sonic),
+                    "mtu",
+                    format!("one MTU for the headroom formula here: {m}, the largest"),
+                );
             }
         }
     }
 
     /// CABLE_LENGTH: each port's cable, in metres.
     fn cable_lengths(&mut self, ports: &[PortIn], cfg: &mut Config) {
-        let tables: Vec<(String, BTreeMap<String, String>)> =
-            self.db.table("CABLE_LENGTH").map(|(k, f)| (k.clone(), f.clone())).collect();
+        let tables: Vec<(String, BTreeMap<String, String>)> = self
+            .db
+            .table("CABLE_LENGTH")
+            .map(|(k, f)| (k.clone(), f.clone()))
+            .collect();
         for (key, fields) in tables {
             for (port, len) in fields {
                 let at = format!("CABLE_LENGTH|{key}");
                 let Some(p) = ports.iter().find(|p| p.sonic == port) else {
                     if self.db.get("PORT", &port).is_none() {
-                        self.error(format!("{at}.{port}"), format!("unknown port {port:?}: PORT has no such key"));
+                        self.error(
+                            format!("{at}.{port}"),
+                            format!("unknown port {port:?}: PORT has no such key"),
+                        );
                     }
                     continue;
                 };
-                match len.trim().strip_suffix('m').and_then(|n| n.parse::<i64>().ok()).filter(|n| (0..=100_000).contains(n)) {
+                match len
+                    .trim()
+                    .strip_suffix('m')
+                    .and_then(|n| n.parse::<i64>().ok())
+                    .filter(|n| (0..=100_000).contains(n))
+                {
                     Some(m) => {
                         let name = cfg.ports[p.index].name.clone();
                         self.source(&format!("port.{name}"), at);
                         cfg.ports[p.index].cable_length_m = Some(m);
                     }
-                    None => self.error(format!("{at}.{port}"), format!("expected a length like \"5m\" (0-100000 metres), got {len:?}")),
+                    None => self.error(
+                        format!("{at}.{port}"),
+                        format!("expected a length like \"5m\" (0-100000 metres), got {len:?}"),
+                    ),
                 }
             }
         }
@@ -455,7 +598,11 @@ impl Importer<'_> {
             let at = format!("DEFAULT_LOSSLESS_BUFFER_PARAMETER|{k}");
             for f in fields {
                 if dynamic {
-                    self.unsupported(&at, &f, "parameter of SONiC's dynamic headroom computation, which is not done here");
+                    self.unsupported(
+                        &at,
+                        &f,
+                        "parameter of SONiC's dynamic headroom computation, which is not done here",
+                    );
                 } else {
                     self.note(&at, &f, "read only by SONiC's dynamic buffer model; buffer_model is not dynamic, so SONiC ignores it too");
                 }
@@ -478,11 +625,17 @@ impl Importer<'_> {
                 continue;
             };
             if range_bits(&range).is_none() {
-                self.error(at, format!("expected queues 0-7 or a range like 0-2, got {range:?}"));
+                self.error(
+                    at,
+                    format!("expected queues 0-7 or a range like 0-2, got {range:?}"),
+                );
                 continue;
             }
             let Some(v) = profile else {
-                self.error(format!("{at}.profile"), "expected a BUFFER_PROFILE reference");
+                self.error(
+                    format!("{at}.profile"),
+                    "expected a BUFFER_PROFILE reference",
+                );
                 continue;
             };
             let name = match resolve(self.db, "BUFFER_PROFILE", &v, &format!("{at}.profile")) {
@@ -494,12 +647,20 @@ impl Importer<'_> {
             };
             for n in names {
                 if self.db.get("PORT", &n).is_none() {
-                    self.error(at.clone(), format!("unknown port {n:?}: PORT has no such key"));
+                    self.error(
+                        at.clone(),
+                        format!("unknown port {n:?}: PORT has no such key"),
+                    );
                     continue;
                 }
-                let Some(p) = ports.iter().find(|p| p.sonic == n) else { continue };
+                let Some(p) = ports.iter().find(|p| p.sonic == n) else {
+                    continue;
+                };
                 let port = &mut cfg.ports[p.index];
-                self.sources.entry(format!("port.{}", port.name)).or_default().insert(at.clone());
+                self.sources
+                    .entry(format!("port.{}", port.name))
+                    .or_default()
+                    .insert(at.clone());
                 port.buffer_queue.insert(range.clone(), name.clone());
             }
             if !cfg.buffer_profile.contains_key(&name) {
@@ -510,11 +671,21 @@ impl Importer<'_> {
 
     /// `[buffer_profile.NAME]` from a queue's profile.
     fn queue_profile(&mut self, name: &str, cfg: &mut Config) {
-        let f = self.db.get("BUFFER_PROFILE", name).cloned().unwrap_or_default();
+        let f = self
+            .db
+            .get("BUFFER_PROFILE", name)
+            .cloned()
+            .unwrap_or_default();
         let at = format!("BUFFER_PROFILE|{name}");
-        let action = f.get("packet_discard_action").cloned().unwrap_or_else(|| "drop".into());
+        let action = f
+            .get("packet_discard_action")
+            .cloned()
+            .unwrap_or_else(|| "drop".into());
         if !matches!(action.as_str(), "drop" | "trim") {
-            self.error(format!("{at}.packet_discard_action"), format!("expected \"drop\" or \"trim\", got {action:?}"));
+            self.error(
+                format!("{at}.packet_discard_action"),
+                format!("expected \"drop\" or \"trim\", got {action:?}"),
+            );
         }
         if let Some(p) = f.get("pool") {
             if let Err(e) = resolve(self.db, "BUFFER_POOL", p, &format!("{at}.pool")) {
@@ -523,7 +694,12 @@ impl Importer<'_> {
         }
         self.rest("BUFFER_PROFILE", name, &["packet_discard_action"], "queue (egress) thresholds are not modelled: from a queue's profile only packet_discard_action is taken");
         self.source(&format!("buffer_profile.{name}"), at);
-        cfg.buffer_profile.insert(name.to_string(), BufferProfileSection { packet_discard_action: action });
+        cfg.buffer_profile.insert(
+            name.to_string(),
+            BufferProfileSection {
+                packet_discard_action: action,
+            },
+        );
     }
 }
 

@@ -121,36 +121,65 @@ impl Importer<'_> {
         ] {
             self.handled.insert(t);
         }
-        let dscp: Vec<String> = self.db.table("DSCP_TO_TC_MAP").map(|(k, _)| k.clone()).collect();
+        let dscp: Vec<String> = self
+            .db
+            .table("DSCP_TO_TC_MAP")
+            .map(|(k, _)| k.clone())
+            .collect();
         for name in dscp {
             let Some(t) = self.map_table::<64>("DSCP_TO_TC_MAP", &name, 7) else {
                 continue;
             };
             if name == AZURE && t == AZURE_DSCP_TO_TC {
-                self.note("DSCP_TO_TC_MAP|AZURE", "", "equals the built-in AZURE map: no section, ports name \"AZURE\"");
+                self.note(
+                    "DSCP_TO_TC_MAP|AZURE",
+                    "",
+                    "equals the built-in AZURE map: no section, ports name \"AZURE\"",
+                );
                 continue;
             }
             let ours = self.our_map_name("DSCP_TO_TC_MAP", &name);
-            self.source(&format!("dscp_to_tc_map.{ours}"), format!("DSCP_TO_TC_MAP|{name}"));
+            self.source(
+                &format!("dscp_to_tc_map.{ours}"),
+                format!("DSCP_TO_TC_MAP|{name}"),
+            );
             cfg.dscp_to_tc_map.insert(ours, compress(&t));
         }
-        let pcp: Vec<String> = self.db.table("DOT1P_TO_TC_MAP").map(|(k, _)| k.clone()).collect();
+        let pcp: Vec<String> = self
+            .db
+            .table("DOT1P_TO_TC_MAP")
+            .map(|(k, _)| k.clone())
+            .collect();
         for name in pcp {
             let Some(t) = self.map_table::<8>("DOT1P_TO_TC_MAP", &name, 7) else {
                 continue;
             };
             if name == AZURE && t == [0, 1, 2, 3, 4, 5, 6, 7] {
-                self.note("DOT1P_TO_TC_MAP|AZURE", "", "equals the built-in AZURE map (identity): no section, ports name \"AZURE\"");
+                self.note(
+                    "DOT1P_TO_TC_MAP|AZURE",
+                    "",
+                    "equals the built-in AZURE map (identity): no section, ports name \"AZURE\"",
+                );
                 continue;
             }
             let ours = self.our_map_name("DOT1P_TO_TC_MAP", &name);
-            self.source(&format!("dot1p_to_tc_map.{ours}"), format!("DOT1P_TO_TC_MAP|{name}"));
+            self.source(
+                &format!("dot1p_to_tc_map.{ours}"),
+                format!("DOT1P_TO_TC_MAP|{name}"),
+            );
             cfg.dot1p_to_tc_map.insert(ours, full(&t));
         }
-        let tcd: Vec<String> = self.db.table("TC_TO_DSCP_MAP").map(|(k, _)| k.clone()).collect();
+        let tcd: Vec<String> = self
+            .db
+            .table("TC_TO_DSCP_MAP")
+            .map(|(k, _)| k.clone())
+            .collect();
         for name in tcd {
             let entries = self.tc_to_dscp(&name);
-            self.source(&format!("tc_to_dscp_map.{name}"), format!("TC_TO_DSCP_MAP|{name}"));
+            self.source(
+                &format!("tc_to_dscp_map.{name}"),
+                format!("TC_TO_DSCP_MAP|{name}"),
+            );
             cfg.tc_to_dscp_map.insert(name, entries);
         }
     }
@@ -183,15 +212,25 @@ impl Importer<'_> {
         let mut ok = true;
         for (k, v) in &entries {
             let key = k.trim().parse::<usize>().ok().filter(|&c| c < N);
-            let val = v.trim().parse::<i64>().ok().filter(|x| (0..=max).contains(x));
+            let val = v
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|x| (0..=max).contains(x));
             match (key, val) {
                 (Some(c), Some(x)) => t[c] = x as u8,
                 (None, _) => {
-                    self.error(format!("{at}.{k}"), format!("expected a codepoint 0-{} as the key", N - 1));
+                    self.error(
+                        format!("{at}.{k}"),
+                        format!("expected a codepoint 0-{} as the key", N - 1),
+                    );
                     ok = false;
                 }
                 (_, None) => {
-                    self.error(format!("{at}.{k}"), format!("expected a value 0-{max}, got {v:?}"));
+                    self.error(
+                        format!("{at}.{k}"),
+                        format!("expected a value 0-{max}, got {v:?}"),
+                    );
                     ok = false;
                 }
             }
@@ -201,18 +240,32 @@ impl Importer<'_> {
 
     /// TC_TO_DSCP_MAP|name: listed classes only (unlisted: none).
     fn tc_to_dscp(&mut self, name: &str) -> BTreeMap<String, toml::Value> {
-        let entries = self.db.get("TC_TO_DSCP_MAP", name).cloned().unwrap_or_default();
+        let entries = self
+            .db
+            .get("TC_TO_DSCP_MAP", name)
+            .cloned()
+            .unwrap_or_default();
         let at = format!("TC_TO_DSCP_MAP|{name}");
         let mut out = BTreeMap::new();
         for (k, v) in &entries {
             let tc = k.trim().parse::<u8>().ok().filter(|&c| c < 8);
-            let dscp = v.trim().parse::<i64>().ok().filter(|x| (0..=63).contains(x));
+            let dscp = v
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|x| (0..=63).contains(x));
             match (tc, dscp) {
                 (Some(tc), Some(d)) => {
                     out.insert(tc.to_string(), toml::Value::Integer(d));
                 }
-                (None, _) => self.error(format!("{at}.{k}"), "expected a traffic class 0-7 as the key"),
-                (_, None) => self.error(format!("{at}.{k}"), format!("expected a DSCP 0-63, got {v:?}")),
+                (None, _) => self.error(
+                    format!("{at}.{k}"),
+                    "expected a traffic class 0-7 as the key",
+                ),
+                (_, None) => self.error(
+                    format!("{at}.{k}"),
+                    format!("expected a DSCP 0-63, got {v:?}"),
+                ),
             }
         }
         out
@@ -222,14 +275,21 @@ impl Importer<'_> {
     /// reported (the PG, queue = the class / priority).
     fn identity_map(&mut self, table: &str, name: &str, what: &str) {
         if let Some(t) = self.map_table::<8>(table, name, 7) {
-            let listed: Vec<String> = self.db.get(table, name).map(|f| f.keys().cloned().collect()).unwrap_or_default();
+            let listed: Vec<String> = self
+                .db
+                .get(table, name)
+                .map(|f| f.keys().cloned().collect())
+                .unwrap_or_default();
             for k in listed {
                 let c: usize = k.trim().parse().unwrap_or(0);
                 if usize::from(t[c]) != c {
                     self.unsupported(
                         &format!("{table}|{name}"),
                         &k,
-                        format!("{c} -> {}: this data plane keeps {what} = class (identity)", t[c]),
+                        format!(
+                            "{c} -> {}: this data plane keeps {what} = class (identity)",
+                            t[c]
+                        ),
                     );
                 }
             }
@@ -242,17 +302,27 @@ impl Importer<'_> {
     pub(super) fn port_qos(&mut self, ports: &mut [PortIn], cfg: &mut Config) {
         self.handled.insert("PORT_QOS_MAP");
         let mut by_port: BTreeMap<String, String> = BTreeMap::new();
-        let keys: Vec<String> = self.db.table("PORT_QOS_MAP").map(|(k, _)| k.clone()).collect();
+        let keys: Vec<String> = self
+            .db
+            .table("PORT_QOS_MAP")
+            .map(|(k, _)| k.clone())
+            .collect();
         for key in &keys {
             if key == "global" {
                 continue;
             }
             for p in key.split(',').map(str::trim) {
                 if let Some(prev) = by_port.insert(p.to_string(), key.clone()) {
-                    self.error(format!("PORT_QOS_MAP|{key}"), format!("port {p} is also configured by PORT_QOS_MAP|{prev}"));
+                    self.error(
+                        format!("PORT_QOS_MAP|{key}"),
+                        format!("port {p} is also configured by PORT_QOS_MAP|{prev}"),
+                    );
                 }
                 if self.db.get("PORT", p).is_none() {
-                    self.error(format!("PORT_QOS_MAP|{key}"), format!("unknown port {p:?}: PORT has no such key"));
+                    self.error(
+                        format!("PORT_QOS_MAP|{key}"),
+                        format!("unknown port {p:?}: PORT has no such key"),
+                    );
                 }
             }
         }
@@ -260,12 +330,19 @@ impl Importer<'_> {
         let mut identity_seen = std::collections::BTreeSet::new();
         for p in ports.iter_mut() {
             let key = by_port.get(&p.sonic).cloned();
-            let fields = key.as_ref().and_then(|k| self.db.get("PORT_QOS_MAP", k)).cloned().unwrap_or_default();
+            let fields = key
+                .as_ref()
+                .and_then(|k| self.db.get("PORT_QOS_MAP", k))
+                .cloned()
+                .unwrap_or_default();
             let at = format!("PORT_QOS_MAP|{}", key.clone().unwrap_or_default());
             let port = &mut cfg.ports[p.index];
             let section = format!("port.{}", port.name);
             if let Some(k) = &key {
-                self.sources.entry(section.clone()).or_default().insert(format!("PORT_QOS_MAP|{k}"));
+                self.sources
+                    .entry(section.clone())
+                    .or_default()
+                    .insert(format!("PORT_QOS_MAP|{k}"));
             }
             let map_of = |im: &mut Self, field: &str, table: &str| -> Option<String> {
                 let v = fields.get(field)?;
@@ -308,8 +385,16 @@ impl Importer<'_> {
             for (field, table, what) in [
                 ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP", "priority group"),
                 ("tc_to_queue_map", "TC_TO_QUEUE_MAP", "queue"),
-                ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE", "queue paused by a priority"),
-                ("pfc_to_pg_map", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "priority group of a priority"),
+                (
+                    "pfc_to_queue_map",
+                    "MAP_PFC_PRIORITY_TO_QUEUE",
+                    "queue paused by a priority",
+                ),
+                (
+                    "pfc_to_pg_map",
+                    "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+                    "priority group of a priority",
+                ),
             ] {
                 if let Some(m) = map_of(self, field, table) {
                     if identity_seen.insert((table, m.clone())) {
@@ -323,30 +408,67 @@ impl Importer<'_> {
                 self.rest(
                     "PORT_QOS_MAP",
                     k,
-                    &["dscp_to_tc_map", "dot1p_to_tc_map", "pfc_enable", "pfcwd_sw_enable", "tc_to_dscp_map", "tc_to_pg_map", "tc_to_queue_map", "pfc_to_queue_map", "pfc_to_pg_map"],
+                    &[
+                        "dscp_to_tc_map",
+                        "dot1p_to_tc_map",
+                        "pfc_enable",
+                        "pfcwd_sw_enable",
+                        "tc_to_dscp_map",
+                        "tc_to_pg_map",
+                        "tc_to_queue_map",
+                        "pfc_to_queue_map",
+                        "pfc_to_pg_map",
+                    ],
                     "per-port QoS attribute this data plane does not have",
                 );
             }
         }
-        let uses_tc0 = |c: &Config, f: fn(&PortSection) -> &String| c.ports.iter().any(|p| f(p) == TC0_MAP);
+        let uses_tc0 =
+            |c: &Config, f: fn(&PortSection) -> &String| c.ports.iter().any(|p| f(p) == TC0_MAP);
         if uses_tc0(cfg, |p| &p.dscp_to_tc_map) {
             self.taken_name("DSCP_TO_TC_MAP");
-            cfg.dscp_to_tc_map.insert(TC0_MAP.into(), BTreeMap::from([("default".into(), toml::Value::Integer(0))]));
-            self.source(&format!("dscp_to_tc_map.{TC0_MAP}"), "PORT_QOS_MAP (ports naming no dscp_to_tc_map: SAI leaves every DSCP on TC 0)".into());
+            cfg.dscp_to_tc_map.insert(
+                TC0_MAP.into(),
+                BTreeMap::from([("default".into(), toml::Value::Integer(0))]),
+            );
+            self.source(
+                &format!("dscp_to_tc_map.{TC0_MAP}"),
+                "PORT_QOS_MAP (ports naming no dscp_to_tc_map: SAI leaves every DSCP on TC 0)"
+                    .into(),
+            );
         }
         if uses_tc0(cfg, |p| &p.dot1p_to_tc_map) {
             self.taken_name("DOT1P_TO_TC_MAP");
-            cfg.dot1p_to_tc_map.insert(TC0_MAP.into(), (0..8).map(|i| (i.to_string(), toml::Value::Integer(0))).collect());
-            self.source(&format!("dot1p_to_tc_map.{TC0_MAP}"), "PORT_QOS_MAP (ports naming no dot1p_to_tc_map: SAI leaves every priority on TC 0)".into());
+            cfg.dot1p_to_tc_map.insert(
+                TC0_MAP.into(),
+                (0..8)
+                    .map(|i| (i.to_string(), toml::Value::Integer(0)))
+                    .collect(),
+            );
+            self.source(
+                &format!("dot1p_to_tc_map.{TC0_MAP}"),
+                "PORT_QOS_MAP (ports naming no dot1p_to_tc_map: SAI leaves every priority on TC 0)"
+                    .into(),
+            );
         }
     }
 
     /// PORT_QOS_MAP|global's DSCP map (202205+), its other fields reported.
     fn global_dscp_map(&mut self) -> Option<String> {
         let fields = self.db.get("PORT_QOS_MAP", "global")?.clone();
-        self.rest("PORT_QOS_MAP", "global", &["dscp_to_tc_map"], "switch-wide QoS attribute this data plane does not have");
+        self.rest(
+            "PORT_QOS_MAP",
+            "global",
+            &["dscp_to_tc_map"],
+            "switch-wide QoS attribute this data plane does not have",
+        );
         let v = fields.get("dscp_to_tc_map")?;
-        match resolve(self.db, "DSCP_TO_TC_MAP", v, "PORT_QOS_MAP|global.dscp_to_tc_map") {
+        match resolve(
+            self.db,
+            "DSCP_TO_TC_MAP",
+            v,
+            "PORT_QOS_MAP|global.dscp_to_tc_map",
+        ) {
             Ok(k) => Some(k),
             Err(e) => {
                 self.errors.push(e);
@@ -373,7 +495,9 @@ impl Importer<'_> {
     }
 
     fn map_equal_builtin_dscp(&self) -> bool {
-        let Some(f) = self.db.get("DSCP_TO_TC_MAP", AZURE) else { return false };
+        let Some(f) = self.db.get("DSCP_TO_TC_MAP", AZURE) else {
+            return false;
+        };
         let mut t = [0u8; 64];
         for (k, v) in f {
             if let (Ok(c), Ok(x)) = (k.trim().parse::<usize>(), v.trim().parse::<u8>()) {
@@ -386,7 +510,9 @@ impl Importer<'_> {
     }
 
     fn map_equal_identity_pcp(&self) -> bool {
-        let Some(f) = self.db.get("DOT1P_TO_TC_MAP", AZURE) else { return false };
+        let Some(f) = self.db.get("DOT1P_TO_TC_MAP", AZURE) else {
+            return false;
+        };
         let mut t = [0u8; 8];
         for (k, v) in f {
             if let (Ok(c), Ok(x)) = (k.trim().parse::<usize>(), v.trim().parse::<u8>()) {
@@ -438,7 +564,9 @@ pub fn compress(t: &[u8; 64]) -> BTreeMap<String, toml::Value> {
     for &c in t {
         count[usize::from(c & 7)] += 1;
     }
-    let default = (0..8).max_by_key(|&c| (count[c], std::cmp::Reverse(c))).unwrap_or(0) as u8;
+    let default = (0..8)
+        .max_by_key(|&c| (count[c], std::cmp::Reverse(c)))
+        .unwrap_or(0) as u8;
     let mut out = BTreeMap::from([("default".to_string(), toml::Value::Integer(default.into()))]);
     for (cp, &c) in t.iter().enumerate() {
         if c != default {
@@ -450,7 +578,10 @@ pub fn compress(t: &[u8; 64]) -> BTreeMap<String, toml::Value> {
 
 /// A dot1p table with every priority listed.
 pub fn full(t: &[u8; 8]) -> BTreeMap<String, toml::Value> {
-    t.iter().enumerate().map(|(i, &c)| (i.to_string(), toml::Value::Integer(c.into()))).collect()
+    t.iter()
+        .enumerate()
+        .map(|(i, &c)| (i.to_string(), toml::Value::Integer(c.into())))
+        .collect()
 }
 
 /// `Ethernet0,Ethernet4|3-4` to (ports, range).
@@ -459,5 +590,8 @@ pub fn split_port_key(key: &str) -> Option<(Vec<String>, String)> {
     if parts.len() != 2 {
         return None;
     }
-    Some((parts[0].split(',').map(|s| s.trim().to_string()).collect(), parts[1].to_string()))
+    Some((
+        parts[0].split(',').map(|s| s.trim().to_string()).collect(),
+        parts[1].to_string(),
+    ))
 }

@@ -24,7 +24,11 @@ impl Importer<'_> {
         for t in ["WRED_PROFILE", "QUEUE", "SCHEDULER"] {
             self.handled.insert(t);
         }
-        let names: Vec<String> = self.db.table("WRED_PROFILE").map(|(k, _)| k.clone()).collect();
+        let names: Vec<String> = self
+            .db
+            .table("WRED_PROFILE")
+            .map(|(k, _)| k.clone())
+            .collect();
         let mut builtin_equal = false;
         for name in names {
             let w = self.wred(&name);
@@ -40,7 +44,10 @@ impl Importer<'_> {
                 name.clone()
             };
             if let Some(w) = w {
-                self.source(&format!("wred_profile.{ours}"), format!("WRED_PROFILE|{name}"));
+                self.source(
+                    &format!("wred_profile.{ours}"),
+                    format!("WRED_PROFILE|{name}"),
+                );
                 cfg.wred_profile.insert(ours, w);
             }
         }
@@ -56,7 +63,11 @@ impl Importer<'_> {
             match &ets {
                 None => ets = Some((p.sonic.clone(), scheds)),
                 Some((first, s)) if *s != scheds => {
-                    self.unsupported(&format!("QUEUE|{}", p.sonic), "scheduler", format!("one ETS declaration for all ports here: QUEUE|{first}'s"));
+                    self.unsupported(
+                        &format!("QUEUE|{}", p.sonic),
+                        "scheduler",
+                        format!("one ETS declaration for all ports here: QUEUE|{first}'s"),
+                    );
                 }
                 _ => {}
             }
@@ -70,8 +81,10 @@ impl Importer<'_> {
     /// Every SCHEDULER: not scheduled here, so each one a queue uses is
     /// reported (declared as ETS or not), the others noted.
     fn schedulers(&mut self, refs: &BTreeMap<String, QueueRefs>, declared: bool) {
-        let used: std::collections::BTreeSet<String> =
-            refs.values().flat_map(|q| q.iter().filter_map(|(_, s)| s.clone())).collect();
+        let used: std::collections::BTreeSet<String> = refs
+            .values()
+            .flat_map(|q| q.iter().filter_map(|(_, s)| s.clone()))
+            .collect();
         let names: Vec<String> = self.db.table("SCHEDULER").map(|(k, _)| k.clone()).collect();
         for name in names {
             let at = format!("SCHEDULER|{name}");
@@ -82,14 +95,23 @@ impl Importer<'_> {
             } else {
                 self.unsupported(&at, "type", "not scheduled (this data plane has no egress scheduler) and not declared as ETS (see the QUEUE finding)");
             }
-            self.rest("SCHEDULER", &name, &["type", "weight"], "shaping is not done here");
+            self.rest(
+                "SCHEDULER",
+                &name,
+                &["type", "weight"],
+                "shaping is not done here",
+            );
         }
     }
 
     /// One WRED_PROFILE in our fields; SAI's defaults where SONiC gives
     /// none (ecn_none, drop probability 100, WRED off).
     fn wred(&mut self, name: &str) -> Option<WredSection> {
-        let f = self.db.get("WRED_PROFILE", name).cloned().unwrap_or_default();
+        let f = self
+            .db
+            .get("WRED_PROFILE", name)
+            .cloned()
+            .unwrap_or_default();
         let at = format!("WRED_PROFILE|{name}");
         let bytes = i64::from(u32::MAX);
         let need = |im: &mut Self, field: &str| match f.get(field) {
@@ -109,24 +131,47 @@ impl Importer<'_> {
             None | Some("false") => false,
             Some("true") => true,
             Some(v) => {
-                self.error(format!("{at}.wred_green_enable"), format!("expected \"true\" or \"false\", got {v:?}"));
+                self.error(
+                    format!("{at}.wred_green_enable"),
+                    format!("expected \"true\" or \"false\", got {v:?}"),
+                );
                 false
             }
         };
         let ecn = f.get("ecn").cloned().unwrap_or_else(|| "ecn_none".into());
         if dataplane_common::lossless::ecn_mode_from_name(&ecn).is_none() {
-            self.error(format!("{at}.ecn"), format!("expected a SONiC ecn mode (ecn_none, ecn_green, ..., ecn_all), got {ecn:?}"));
+            self.error(
+                format!("{at}.ecn"),
+                format!(
+                    "expected a SONiC ecn mode (ecn_none, ecn_green, ..., ecn_all), got {ecn:?}"
+                ),
+            );
         }
         for field in f.keys() {
-            let coloured = field.starts_with("yellow_") || field.starts_with("red_") || field == "wred_yellow_enable" || field == "wred_red_enable";
+            let coloured = field.starts_with("yellow_")
+                || field.starts_with("red_")
+                || field == "wred_yellow_enable"
+                || field == "wred_red_enable";
             if coloured {
                 self.note(&at, field, "no packet colouring here (every packet is green, as in SONiC without a policer)");
             }
         }
-        let known = ["green_min_threshold", "green_max_threshold", "green_drop_probability", "wred_green_enable", "ecn"];
+        let known = [
+            "green_min_threshold",
+            "green_max_threshold",
+            "green_drop_probability",
+            "wred_green_enable",
+            "ecn",
+        ];
         let other: Vec<String> = f
             .keys()
-            .filter(|k| !known.contains(&k.as_str()) && !(k.starts_with("yellow_") || k.starts_with("red_") || k.as_str() == "wred_yellow_enable" || k.as_str() == "wred_red_enable"))
+            .filter(|k| {
+                !known.contains(&k.as_str())
+                    && !(k.starts_with("yellow_")
+                        || k.starts_with("red_")
+                        || k.as_str() == "wred_yellow_enable"
+                        || k.as_str() == "wred_red_enable")
+            })
             .cloned()
             .collect();
         for k in other {
@@ -145,8 +190,11 @@ impl Importer<'_> {
     /// scheduler.
     fn queue_refs(&mut self, ports: &[PortIn], cfg: &Config) -> BTreeMap<String, QueueRefs> {
         let mut out: BTreeMap<String, QueueRefs> = BTreeMap::new();
-        let entries: Vec<(String, BTreeMap<String, String>)> =
-            self.db.table("QUEUE").map(|(k, f)| (k.clone(), f.clone())).collect();
+        let entries: Vec<(String, BTreeMap<String, String>)> = self
+            .db
+            .table("QUEUE")
+            .map(|(k, f)| (k.clone(), f.clone()))
+            .collect();
         for (key, f) in entries {
             let at = format!("QUEUE|{key}");
             let Some((names, range)) = split_port_key(&key) else {
@@ -154,24 +202,37 @@ impl Importer<'_> {
                 continue;
             };
             let Some(bits) = range_bits(&range) else {
-                self.error(at, format!("expected queues 0-7 or a range like 3-4, got {range:?}"));
+                self.error(
+                    at,
+                    format!("expected queues 0-7 or a range like 3-4, got {range:?}"),
+                );
                 continue;
             };
             let get = |im: &mut Self, field: &str, table: &str| {
-                f.get(field).and_then(|v| match resolve(im.db, table, v, &format!("{at}.{field}")) {
-                    Ok(k) => Some(k),
-                    Err(e) => {
-                        im.errors.push(e);
-                        None
+                f.get(field).and_then(|v| {
+                    match resolve(im.db, table, v, &format!("{at}.{field}")) {
+                        Ok(k) => Some(k),
+                        Err(e) => {
+                            im.errors.push(e);
+                            None
+                        }
                     }
                 })
             };
             let wred = get(self, "wred_profile", "WRED_PROFILE");
             let sched = get(self, "scheduler", "SCHEDULER");
-            self.rest("QUEUE", &key, &["wred_profile", "scheduler"], "queue attribute this data plane does not have");
+            self.rest(
+                "QUEUE",
+                &key,
+                &["wred_profile", "scheduler"],
+                "queue attribute this data plane does not have",
+            );
             for n in names {
                 if self.db.get("PORT", &n).is_none() {
-                    self.error(at.clone(), format!("unknown port {n:?}: PORT has no such key"));
+                    self.error(
+                        at.clone(),
+                        format!("unknown port {n:?}: PORT has no such key"),
+                    );
                     continue;
                 }
                 let Some(p) = ports.iter().find(|p| p.sonic == n) else {
@@ -200,7 +261,13 @@ impl Importer<'_> {
     fn port_wred(&mut self, p: &PortIn, q: &QueueRefs, builtin_equal: bool, cfg: &mut Config) {
         let lossless = crate::parse_pfc_enable(&cfg.ports[p.index].pfc_enable).unwrap_or(0);
         let our = |n: &Option<String>| -> Option<String> {
-            n.as_ref().map(|n| if n == AZURE_LOSSLESS && !builtin_equal { RENAMED_AZURE_LOSSLESS.to_string() } else { n.clone() })
+            n.as_ref().map(|n| {
+                if n == AZURE_LOSSLESS && !builtin_equal {
+                    RENAMED_AZURE_LOSSLESS.to_string()
+                } else {
+                    n.clone()
+                }
+            })
         };
         let at = format!("QUEUE|{}", p.sonic);
         let pick = |im: &mut Self, want_lossless: bool| -> Option<Option<String>> {
@@ -229,14 +296,19 @@ impl Importer<'_> {
             Some(Some(n)) if n == AZURE_LOSSLESS => None,
             Some(Some(n)) => Some(n),
             Some(None) => {
-                cfg.wred_profile.entry(NO_WRED.into()).or_insert(WredSection {
-                    ecn: "ecn_none".into(),
-                    green_min_threshold: i64::from(u32::MAX),
-                    green_max_threshold: i64::from(u32::MAX),
-                    green_drop_probability: 0,
-                    wred_green_enable: false,
-                });
-                self.source(&format!("wred_profile.{NO_WRED}"), "QUEUE (lossless queues naming no wred_profile: no WRED, no ECN)".into());
+                cfg.wred_profile
+                    .entry(NO_WRED.into())
+                    .or_insert(WredSection {
+                        ecn: "ecn_none".into(),
+                        green_min_threshold: i64::from(u32::MAX),
+                        green_max_threshold: i64::from(u32::MAX),
+                        green_drop_probability: 0,
+                        wred_green_enable: false,
+                    });
+                self.source(
+                    &format!("wred_profile.{NO_WRED}"),
+                    "QUEUE (lossless queues naming no wred_profile: no WRED, no ECN)".into(),
+                );
                 Some(NO_WRED.into())
             }
         };
@@ -246,7 +318,11 @@ impl Importer<'_> {
     /// off): not scheduled here, so each scheduler is reported.
     fn ets(&mut self, port: &str, scheds: &[Option<String>]) -> Option<DcbxSection> {
         if let Some(q) = scheds.iter().position(Option::is_none) {
-            self.unsupported(&format!("QUEUE|{port}|{q}"), "scheduler", "no scheduler: the ETS declaration needs all 8 queues, none is written");
+            self.unsupported(
+                &format!("QUEUE|{port}|{q}"),
+                "scheduler",
+                "no scheduler: the ETS declaration needs all 8 queues, none is written",
+            );
             return None;
         }
         let mut tsa = Vec::new();
@@ -259,17 +335,34 @@ impl Importer<'_> {
                 Some("STRICT") => true,
                 Some("DWRR" | "WRR") => false,
                 other => {
-                    self.error(format!("{at}.type"), format!("expected STRICT, DWRR or WRR, got {other:?}"));
+                    self.error(
+                        format!("{at}.type"),
+                        format!("expected STRICT, DWRR or WRR, got {other:?}"),
+                    );
                     false
                 }
             };
-            let w = if strict { 0 } else { f.get("weight").and_then(|v| int_field(self, &at, "weight", v, 0, 100)).unwrap_or(0) };
-            tsa.push(if strict { "strict".to_string() } else { "ets".to_string() });
+            let w = if strict {
+                0
+            } else {
+                f.get("weight")
+                    .and_then(|v| int_field(self, &at, "weight", v, 0, 100))
+                    .unwrap_or(0)
+            };
+            tsa.push(if strict {
+                "strict".to_string()
+            } else {
+                "ets".to_string()
+            });
             weight.push(w);
         }
         let bw = percentages(&weight);
         if bw != weight {
-            self.note(&format!("QUEUE|{port}"), "scheduler", format!("ETS weights {weight:?} scaled to percentages {bw:?}"));
+            self.note(
+                &format!("QUEUE|{port}"),
+                "scheduler",
+                format!("ETS weights {weight:?} scaled to percentages {bw:?}"),
+            );
         }
         Some(DcbxSection {
             enable: false,
@@ -293,17 +386,33 @@ impl Importer<'_> {
         let mut poll = 200;
         if let Some(g) = self.db.get("PFC_WD", "GLOBAL").cloned() {
             if let Some(v) = g.get("POLL_INTERVAL") {
-                poll = int_field(self, "PFC_WD|GLOBAL", "POLL_INTERVAL", v, 1, 60_000).unwrap_or(200);
+                poll =
+                    int_field(self, "PFC_WD|GLOBAL", "POLL_INTERVAL", v, 1, 60_000).unwrap_or(200);
             }
             if g.get("BIG_RED_SWITCH").is_some_and(|v| v == "enable") {
-                self.unsupported("PFC_WD|GLOBAL", "BIG_RED_SWITCH", "the big red switch (drop on every lossless queue at once) is not done here");
+                self.unsupported(
+                    "PFC_WD|GLOBAL",
+                    "BIG_RED_SWITCH",
+                    "the big red switch (drop on every lossless queue at once) is not done here",
+                );
             }
-            self.rest("PFC_WD", "GLOBAL", &["POLL_INTERVAL", "BIG_RED_SWITCH"], "watchdog attribute this data plane does not have");
+            self.rest(
+                "PFC_WD",
+                "GLOBAL",
+                &["POLL_INTERVAL", "BIG_RED_SWITCH"],
+                "watchdog attribute this data plane does not have",
+            );
         }
         for p in ports {
-            let Some(f) = self.db.get("PFC_WD", &p.sonic).cloned() else { continue };
+            let Some(f) = self.db.get("PFC_WD", &p.sonic).cloned() else {
+                continue;
+            };
             let at = format!("PFC_WD|{}", p.sonic);
-            let ms = |im: &mut Self, field: &str| f.get(field).and_then(|v| int_field(im, &at, field, v, 1, 60_000)).unwrap_or(200);
+            let ms = |im: &mut Self, field: &str| {
+                f.get(field)
+                    .and_then(|v| int_field(im, &at, field, v, 1, 60_000))
+                    .unwrap_or(200)
+            };
             let s = PfcwdSection {
                 detection_time_ms: ms(self, "detection_time"),
                 restoration_time_ms: ms(self, "restoration_time"),
@@ -311,13 +420,25 @@ impl Importer<'_> {
                 action: f.get("action").cloned().unwrap_or_else(|| "drop".into()),
             };
             if !matches!(s.action.as_str(), "drop" | "forward" | "alert") {
-                self.error(format!("{at}.action"), format!("expected drop, forward or alert, got {:?}", s.action));
+                self.error(
+                    format!("{at}.action"),
+                    format!("expected drop, forward or alert, got {:?}", s.action),
+                );
             }
-            self.rest("PFC_WD", &p.sonic, &["detection_time", "restoration_time", "action"], "watchdog attribute this data plane does not have");
+            self.rest(
+                "PFC_WD",
+                &p.sonic,
+                &["detection_time", "restoration_time", "action"],
+                "watchdog attribute this data plane does not have",
+            );
             self.source("pfcwd", at.clone());
             match &wd {
                 None => wd = Some((p.sonic.clone(), s)),
-                Some((first, w)) if *w != s => self.unsupported(&at, "", format!("one watchdog setting for all ports here: PFC_WD|{first}'s")),
+                Some((first, w)) if *w != s => self.unsupported(
+                    &at,
+                    "",
+                    format!("one watchdog setting for all ports here: PFC_WD|{first}'s"),
+                ),
                 _ => {}
             }
         }
@@ -328,9 +449,16 @@ impl Importer<'_> {
         }
         for p in ports {
             let lossless = crate::parse_pfc_enable(&cfg.ports[p.index].pfc_enable).unwrap_or(0);
-            let at = format!("PORT_QOS_MAP|{}", p.qos_key.clone().unwrap_or(p.sonic.clone()));
+            let at = format!(
+                "PORT_QOS_MAP|{}",
+                p.qos_key.clone().unwrap_or(p.sonic.clone())
+            );
             if lossless != 0 && self.db.get("PFC_WD", &p.sonic).is_none() {
-                self.unsupported(&format!("PFC_WD|{}", p.sonic), "", "no entry, but the watchdog watches every lossless queue of every port here");
+                self.unsupported(
+                    &format!("PFC_WD|{}", p.sonic),
+                    "",
+                    "no entry, but the watchdog watches every lossless queue of every port here",
+                );
             }
             if let Some(sw) = &p.pfcwd_sw_enable {
                 if crate::parse_pfc_enable(sw).map_or(true, |b| b != lossless) {
@@ -344,14 +472,22 @@ impl Importer<'_> {
     /// SWITCH_TRIMMING|GLOBAL to `[switch_trimming]`.
     pub(super) fn trimming(&mut self, cfg: &mut Config) {
         self.handled.insert("SWITCH_TRIMMING");
-        let keys: Vec<String> = self.db.table("SWITCH_TRIMMING").map(|(k, _)| k.clone()).collect();
+        let keys: Vec<String> = self
+            .db
+            .table("SWITCH_TRIMMING")
+            .map(|(k, _)| k.clone())
+            .collect();
         for k in keys {
             let at = format!("SWITCH_TRIMMING|{k}");
             if k != "GLOBAL" {
                 self.error(at, "expected the key GLOBAL");
                 continue;
             }
-            let f = self.db.get("SWITCH_TRIMMING", &k).cloned().unwrap_or_default();
+            let f = self
+                .db
+                .get("SWITCH_TRIMMING", &k)
+                .cloned()
+                .unwrap_or_default();
             let value = |v: &String, word: &str| -> toml::Value {
                 match v.trim().parse::<i64>() {
                     Ok(n) => toml::Value::Integer(n),
@@ -360,18 +496,29 @@ impl Importer<'_> {
                 }
             };
             let Some(dscp) = f.get("dscp_value") else {
-                self.error(format!("{at}.dscp_value"), "expected a DSCP 0-63 or \"from-tc\"");
+                self.error(
+                    format!("{at}.dscp_value"),
+                    "expected a DSCP 0-63 or \"from-tc\"",
+                );
                 continue;
             };
             let Some(queue) = f.get("queue_index") else {
-                self.error(format!("{at}.queue_index"), "expected a queue 0-7 or \"dynamic\"");
+                self.error(
+                    format!("{at}.queue_index"),
+                    "expected a queue 0-7 or \"dynamic\"",
+                );
                 continue;
             };
             let size = match f.get("size") {
                 Some(v) => int_field(self, &at, "size", v, 0, 65535).unwrap_or(128),
                 None => 128,
             };
-            self.rest("SWITCH_TRIMMING", &k, &["size", "dscp_value", "tc_value", "queue_index"], "trimming attribute this data plane does not have");
+            self.rest(
+                "SWITCH_TRIMMING",
+                &k,
+                &["size", "dscp_value", "tc_value", "queue_index"],
+                "trimming attribute this data plane does not have",
+            );
             self.source("switch_trimming", at);
             cfg.switch_trimming = Some(SwitchTrimmingSection {
                 size,
@@ -402,7 +549,11 @@ pub fn percentages(w: &[i64]) -> Vec<i64> {
         return w.to_vec();
     }
     let mut out: Vec<i64> = w.iter().map(|&x| x * 100 / sum).collect();
-    let mut rem: Vec<(i64, usize)> = w.iter().enumerate().map(|(i, &x)| (-(x * 100 % sum), i)).collect();
+    let mut rem: Vec<(i64, usize)> = w
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (-(x * 100 % sum), i))
+        .collect();
     rem.sort();
     let short = 100 - out.iter().sum::<i64>();
     for &(_, i) in rem.iter().take(short as usize) {

@@ -15,9 +15,10 @@ pub fn target_table(table: &str, field: &str) -> Option<&'static str> {
     Some(match (table, field) {
         ("BUFFER_PROFILE", "pool") => "BUFFER_POOL",
         ("BUFFER_PG" | "BUFFER_QUEUE", "profile") => "BUFFER_PROFILE",
-        ("BUFFER_PORT_INGRESS_PROFILE_LIST" | "BUFFER_PORT_EGRESS_PROFILE_LIST", "profile_list") => {
-            "BUFFER_PROFILE"
-        }
+        (
+            "BUFFER_PORT_INGRESS_PROFILE_LIST" | "BUFFER_PORT_EGRESS_PROFILE_LIST",
+            "profile_list",
+        ) => "BUFFER_PROFILE",
         ("PORT_QOS_MAP", "dscp_to_tc_map") => "DSCP_TO_TC_MAP",
         ("PORT_QOS_MAP", "dot1p_to_tc_map") => "DOT1P_TO_TC_MAP",
         ("PORT_QOS_MAP", "tc_to_pg_map") => "TC_TO_PRIORITY_GROUP_MAP",
@@ -122,10 +123,7 @@ fn walk(
     done: &mut BTreeSet<String>,
 ) -> Option<Vec<String>> {
     if let Some(i) = path.iter().position(|(n, _)| n == node) {
-        let mut out: Vec<String> = path[i..]
-            .iter()
-            .map(|(n, f)| format!("{n}.{f}"))
-            .collect();
+        let mut out: Vec<String> = path[i..].iter().map(|(n, f)| format!("{n}.{f}")).collect();
         out.push(node.to_string());
         return Some(out);
     }
@@ -157,9 +155,15 @@ mod tests {
     fn both_formats_resolve_and_wrong_table_is_refused() {
         let d = db(r#"{"BUFFER_POOL":{"p":{"size":"1"}},"BUFFER_PROFILE":{"x":{"pool":"p"}}}"#);
         assert_eq!(resolve(&d, "BUFFER_POOL", "p", "f").unwrap(), "p");
-        assert_eq!(resolve(&d, "BUFFER_POOL", "[BUFFER_POOL|p]", "f").unwrap(), "p");
+        assert_eq!(
+            resolve(&d, "BUFFER_POOL", "[BUFFER_POOL|p]", "f").unwrap(),
+            "p"
+        );
         let e = resolve(&d, "BUFFER_POOL", "[BUFFER_PROFILE|x]", "f").unwrap_err();
-        assert!(e.message.contains("expected a reference to BUFFER_POOL"), "{e}");
+        assert!(
+            e.message.contains("expected a reference to BUFFER_POOL"),
+            "{e}"
+        );
         let e = resolve(&d, "BUFFER_POOL", "q", "BUFFER_PROFILE|x.pool").unwrap_err();
         assert_eq!(e.field, "BUFFER_PROFILE|x.pool");
         assert!(e.message.contains("no key \"q\""), "{e}");
@@ -167,14 +171,18 @@ mod tests {
 
     #[test]
     fn a_loop_is_named_and_a_chain_is_not_a_loop() {
-        let d = db(r#"{"BUFFER_PROFILE":{"a":{"pool":"[BUFFER_PROFILE|b]"},"b":{"pool":"[BUFFER_PROFILE|a]"}}}"#);
+        let d = db(
+            r#"{"BUFFER_PROFILE":{"a":{"pool":"[BUFFER_PROFILE|b]"},"b":{"pool":"[BUFFER_PROFILE|a]"}}}"#,
+        );
         let e = check_cycles(&d).unwrap_err();
         assert_eq!(e.len(), 1);
         assert_eq!(
             e[0].message,
             "reference cycle: BUFFER_PROFILE|a.pool -> BUFFER_PROFILE|b.pool -> BUFFER_PROFILE|a"
         );
-        let d = db(r#"{"BUFFER_POOL":{"p":{}},"BUFFER_PROFILE":{"a":{"pool":"p"}},"BUFFER_PG":{"E|3":{"profile":"a"}}}"#);
+        let d = db(
+            r#"{"BUFFER_POOL":{"p":{}},"BUFFER_PROFILE":{"a":{"pool":"p"}},"BUFFER_PG":{"E|3":{"profile":"a"}}}"#,
+        );
         assert!(check_cycles(&d).is_ok());
     }
 }

@@ -12,8 +12,14 @@ use crate::Config;
 /// (`buffer`, `port.eth1`, `wred_profile.X`) to its CONFIG_DB keys.
 pub fn write(c: &Config, sources: &BTreeMap<String, BTreeSet<String>>, input: &str) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "# Imported from {input} by `dataplane config import-sonic`.");
-    let _ = writeln!(o, "# Each section names the CONFIG_DB keys it was made from.\n");
+    let _ = writeln!(
+        o,
+        "# Imported from {input} by `dataplane config import-sonic`."
+    );
+    let _ = writeln!(
+        o,
+        "# Each section names the CONFIG_DB keys it was made from.\n"
+    );
     let from = |o: &mut String, section: &str| {
         if let Some(keys) = sources.get(section) {
             comment_list(o, "from", keys);
@@ -32,10 +38,26 @@ pub fn write(c: &Config, sources: &BTreeMap<String, BTreeSet<String>>, input: &s
         from(&mut o, &format!("wred_profile.{name}"));
         let _ = writeln!(o, "[wred_profile.{}]", key(name));
         kv(&mut o, "ecn", &Value::String(w.ecn.clone()));
-        kv(&mut o, "green_min_threshold", &Value::Integer(w.green_min_threshold));
-        kv(&mut o, "green_max_threshold", &Value::Integer(w.green_max_threshold));
-        kv(&mut o, "green_drop_probability", &Value::Integer(w.green_drop_probability));
-        kv(&mut o, "wred_green_enable", &Value::Boolean(w.wred_green_enable));
+        kv(
+            &mut o,
+            "green_min_threshold",
+            &Value::Integer(w.green_min_threshold),
+        );
+        kv(
+            &mut o,
+            "green_max_threshold",
+            &Value::Integer(w.green_max_threshold),
+        );
+        kv(
+            &mut o,
+            "green_drop_probability",
+            &Value::Integer(w.green_drop_probability),
+        );
+        kv(
+            &mut o,
+            "wred_green_enable",
+            &Value::Boolean(w.wred_green_enable),
+        );
         o.push('\n');
     }
     if let Some(b) = &c.buffer {
@@ -62,15 +84,31 @@ pub fn write(c: &Config, sources: &BTreeMap<String, BTreeSet<String>>, input: &s
     for (name, p) in &c.buffer_profile {
         from(&mut o, &format!("buffer_profile.{name}"));
         let _ = writeln!(o, "[buffer_profile.{}]", key(name));
-        kv(&mut o, "packet_discard_action", &Value::String(p.packet_discard_action.clone()));
+        kv(
+            &mut o,
+            "packet_discard_action",
+            &Value::String(p.packet_discard_action.clone()),
+        );
         o.push('\n');
     }
     if let Some(w) = &c.pfcwd {
         from(&mut o, "pfcwd");
         o.push_str("[pfcwd]\n");
-        kv(&mut o, "detection_time_ms", &Value::Integer(w.detection_time_ms));
-        kv(&mut o, "restoration_time_ms", &Value::Integer(w.restoration_time_ms));
-        kv(&mut o, "poll_interval_ms", &Value::Integer(w.poll_interval_ms));
+        kv(
+            &mut o,
+            "detection_time_ms",
+            &Value::Integer(w.detection_time_ms),
+        );
+        kv(
+            &mut o,
+            "restoration_time_ms",
+            &Value::Integer(w.restoration_time_ms),
+        );
+        kv(
+            &mut o,
+            "poll_interval_ms",
+            &Value::Integer(w.poll_interval_ms),
+        );
         kv(&mut o, "action", &Value::String(w.action.clone()));
         o.push('\n');
     }
@@ -87,11 +125,14 @@ pub fn write(c: &Config, sources: &BTreeMap<String, BTreeSet<String>>, input: &s
     }
     if let Some(d) = &c.dcbx {
         from(&mut o, "dcbx");
-        o.push_str("# SONiC's schedulers, declared in DCBX ETS: this data plane does not schedule\n");
+        o.push_str(
+            "# SONiC's schedulers, declared in DCBX ETS: this data plane does not schedule\n",
+        );
         o.push_str("[dcbx]\n");
         kv(&mut o, "enable", &Value::Boolean(d.enable));
         let ints = |v: &[i64]| Value::Array(v.iter().map(|&x| Value::Integer(x)).collect());
-        let strs = |v: &[String]| Value::Array(v.iter().map(|x| Value::String(x.clone())).collect());
+        let strs =
+            |v: &[String]| Value::Array(v.iter().map(|x| Value::String(x.clone())).collect());
         kv(&mut o, "ets_bandwidth", &ints(&d.ets_bandwidth));
         kv(&mut o, "ets_tsa", &strs(&d.ets_tsa));
         o.push('\n');
@@ -104,8 +145,16 @@ pub fn write(c: &Config, sources: &BTreeMap<String, BTreeSet<String>>, input: &s
             kv(&mut o, "speed", s);
         }
         kv(&mut o, "trust", &Value::String(p.trust.clone()));
-        kv(&mut o, "dscp_to_tc_map", &Value::String(p.dscp_to_tc_map.clone()));
-        kv(&mut o, "dot1p_to_tc_map", &Value::String(p.dot1p_to_tc_map.clone()));
+        kv(
+            &mut o,
+            "dscp_to_tc_map",
+            &Value::String(p.dscp_to_tc_map.clone()),
+        );
+        kv(
+            &mut o,
+            "dot1p_to_tc_map",
+            &Value::String(p.dot1p_to_tc_map.clone()),
+        );
         kv(&mut o, "pfc_enable", &Value::String(p.pfc_enable.clone()));
         let opt_s = |o: &mut String, k: &str, v: &Option<String>| {
             if let Some(v) = v {
@@ -164,7 +213,10 @@ fn kv(o: &mut String, k: &str, v: &Value) {
 fn inline(v: &Value) -> String {
     match v {
         Value::Table(t) => {
-            let parts: Vec<String> = t.iter().map(|(k, v)| format!("{} = {}", key(k), inline(v))).collect();
+            let parts: Vec<String> = t
+                .iter()
+                .map(|(k, v)| format!("{} = {}", key(k), inline(v)))
+                .collect();
             format!("{{ {} }}", parts.join(", "))
         }
         other => other.to_string(),
@@ -174,7 +226,8 @@ fn inline(v: &Value) -> String {
 /// A key, quoted unless bare (letters, digits, `_`, `-`, not all digits).
 fn key(k: &str) -> String {
     let bare = !k.is_empty()
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         && !k.chars().all(|c| c.is_ascii_digit());
     if bare {
         k.to_string()
