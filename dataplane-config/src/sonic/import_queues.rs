@@ -147,15 +147,6 @@ impl Importer<'_> {
                 ),
             );
         }
-        for field in f.keys() {
-            let coloured = field.starts_with("yellow_")
-                || field.starts_with("red_")
-                || field == "wred_yellow_enable"
-                || field == "wred_red_enable";
-            if coloured {
-                self.note(&at, field, "no packet colouring here (every packet is green, as in SONiC without a policer)");
-            }
-        }
         let known = [
             "green_min_threshold",
             "green_max_threshold",
@@ -163,19 +154,12 @@ impl Importer<'_> {
             "wred_green_enable",
             "ecn",
         ];
-        let other: Vec<String> = f
-            .keys()
-            .filter(|k| {
-                !known.contains(&k.as_str())
-                    && !(k.starts_with("yellow_")
-                        || k.starts_with("red_")
-                        || k.as_str() == "wred_yellow_enable"
-                        || k.as_str() == "wred_red_enable")
-            })
-            .cloned()
-            .collect();
-        for k in other {
-            self.unsupported(&at, &k, "WRED attribute this data plane does not have");
+        for field in f.keys().filter(|k| !known.contains(&k.as_str())) {
+            if coloured(field) {
+                self.note(&at, field, "no packet colouring here (every packet is green, as in SONiC without a policer)");
+            } else {
+                self.unsupported(&at, field, "WRED attribute this data plane does not have");
+            }
         }
         Some(WredSection {
             ecn,
@@ -461,7 +445,7 @@ impl Importer<'_> {
                 );
             }
             if let Some(sw) = &p.pfcwd_sw_enable {
-                if crate::parse_pfc_enable(sw).map_or(true, |b| b != lossless) {
+                if !crate::parse_pfc_enable(sw).is_ok_and(|b| b == lossless) {
                     self.unsupported(&at, "pfcwd_sw_enable", format!("{sw:?}: the watchdog watches exactly the lossless priorities (pfc_enable) here"));
                 }
             }
@@ -560,4 +544,12 @@ pub fn percentages(w: &[i64]) -> Vec<i64> {
         out[i] += 1;
     }
     out
+}
+
+/// A WRED field of the yellow or red colour.
+fn coloured(field: &str) -> bool {
+    field.starts_with("yellow_")
+        || field.starts_with("red_")
+        || field == "wred_yellow_enable"
+        || field == "wred_red_enable"
 }
