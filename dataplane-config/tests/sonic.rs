@@ -320,6 +320,17 @@ fn unknown_and_mistyped_references_name_the_key() {
         e.errors[0].field, "PORT_QOS_MAP|Ethernet0.dscp_to_tc_map",
         "{e}"
     );
+    // keys naming a port PORT does not have
+    let mut v: serde_json::Value = serde_json::from_str(&plain).unwrap();
+    v["PFC_WD"] = serde_json::json!({"Ethernet99": {"action": "drop"}});
+    v["CABLE_LENGTH"]["AZURE"]["Ethernet98"] = "5m".into();
+    let e = refused(&v.to_string(), &ImportOptions::default());
+    let fields: Vec<&str> = e.errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        ["CABLE_LENGTH|AZURE.Ethernet98", "PFC_WD|Ethernet99"],
+        "{e}"
+    );
 }
 
 #[test]

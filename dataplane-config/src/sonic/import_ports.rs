@@ -423,6 +423,22 @@ impl Importer<'_> {
                 );
             }
         }
+        for table in [
+            "TC_TO_PRIORITY_GROUP_MAP",
+            "TC_TO_QUEUE_MAP",
+            "MAP_PFC_PRIORITY_TO_QUEUE",
+            "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+        ] {
+            let unused: Vec<String> = self
+                .db
+                .table(table)
+                .map(|(k, _)| k.clone())
+                .filter(|k| !identity_seen.contains(&(table, k.clone())))
+                .collect();
+            for k in unused {
+                self.note(&format!("{table}|{k}"), "", "no imported port uses it");
+            }
+        }
         let uses_tc0 =
             |c: &Config, f: fn(&PortSection) -> &String| c.ports.iter().any(|p| f(p) == TC0_MAP);
         if uses_tc0(cfg, |p| &p.dscp_to_tc_map) {

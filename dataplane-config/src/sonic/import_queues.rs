@@ -366,6 +366,15 @@ impl Importer<'_> {
     /// PFC_WD: one watchdog on every lossless queue here.
     pub(super) fn pfcwd(&mut self, ports: &[PortIn], cfg: &mut Config) {
         self.handled.insert("PFC_WD");
+        let keys: Vec<String> = self.db.table("PFC_WD").map(|(k, _)| k.clone()).collect();
+        for k in keys {
+            if k != "GLOBAL" && self.db.get("PORT", &k).is_none() {
+                self.error(
+                    format!("PFC_WD|{k}"),
+                    format!("unknown port {k:?}: PORT has no such key"),
+                );
+            }
+        }
         let mut wd: Option<(String, PfcwdSection)> = None;
         let mut poll = 200;
         if let Some(g) = self.db.get("PFC_WD", "GLOBAL").cloned() {

@@ -277,6 +277,19 @@ impl<'a> Importer<'a> {
     /// DEVICE_METADATA|localhost: the hostname names the instance.
     fn device_metadata(&mut self, cfg: &mut Config) {
         self.handled.insert("DEVICE_METADATA");
+        let others: Vec<String> = self
+            .db
+            .table("DEVICE_METADATA")
+            .map(|(k, _)| k.clone())
+            .filter(|k| k != "localhost")
+            .collect();
+        for k in others {
+            self.note(
+                &format!("DEVICE_METADATA|{k}"),
+                "",
+                "device description, no data-plane behaviour to carry",
+            );
+        }
         let Some(md) = self.db.get("DEVICE_METADATA", "localhost") else {
             return;
         };
