@@ -157,6 +157,21 @@ impl Importer<'_> {
             .cloned()
             .unwrap_or_default();
         let at = format!("BUFFER_PROFILE|{name}");
+        // static_th is reported where it would be the threshold
+        self.rest(
+            "BUFFER_PROFILE",
+            name,
+            &[
+                "pool",
+                "size",
+                "xon",
+                "xoff",
+                "xon_offset",
+                "dynamic_th",
+                "static_th",
+            ],
+            "PG profile attribute this data plane does not have",
+        );
         let num = |im: &mut Self, field: &str, lo: i64, hi: i64| {
             f.get(field)
                 .and_then(|v| int_field(im, &at, field, v, lo, hi))
@@ -418,12 +433,6 @@ impl Importer<'_> {
                 (None, true) => self.unsupported(&at, "static_th", "static thresholds: the model's lossless threshold is dynamic (dynamic_th 0 here)"),
                 (None, false) => self.error(format!("{at}.dynamic_th"), "expected dynamic_th (-8..7) for a lossless profile"),
             }
-            self.rest(
-                "BUFFER_PROFILE",
-                name,
-                &["pool", "size", "xon", "xoff", "xon_offset", "dynamic_th"],
-                "profile attribute this data plane does not have",
-            );
         }
         if let Some((name, p)) = &firsts.lossy {
             let at = format!("BUFFER_PROFILE|{name}");
@@ -458,12 +467,6 @@ impl Importer<'_> {
             {
                 self.unsupported(&at, "pool", "one ingress pool here: the lossless profile's");
             }
-            self.rest(
-                "BUFFER_PROFILE",
-                name,
-                &["pool", "size", "xon", "xoff", "xon_offset", "dynamic_th"],
-                "profile attribute this data plane does not have",
-            );
         }
         let pool = firsts
             .lossless
@@ -631,6 +634,12 @@ impl Importer<'_> {
                 );
                 continue;
             }
+            self.rest(
+                "BUFFER_QUEUE",
+                &key,
+                &["profile"],
+                "queue attribute this data plane does not have",
+            );
             let Some(v) = profile else {
                 self.error(
                     format!("{at}.profile"),
