@@ -364,6 +364,15 @@ fn port_map_selects_and_names_ports() {
     assert!(has(&i, Kind::Unsupported, "PORT|Ethernet0", ""));
     let e = refused(&read("plain_format.json"), &opts("Ethernet12=dp9", false));
     assert_eq!(e.errors[0].field, "--ports Ethernet12");
+    let e = refused(
+        &read("plain_format.json"),
+        &opts("Ethernet0=dp9,Ethernet4=dp9", false),
+    );
+    assert_eq!(e.errors[0].field, "--ports Ethernet4", "{e}");
+    assert!(
+        e.errors[0].message.contains("already PORT|Ethernet0's"),
+        "{e}"
+    );
     assert!(parse_port_map("Ethernet0").is_err());
     assert!(parse_port_map("Ethernet0=a,Ethernet0=b").is_err());
 }
@@ -419,4 +428,35 @@ fn static_model_lossless_pgs_get_the_profile_buffermgrd_puts_there() {
     );
     let p = plan(&i);
     assert_eq!(p.buffer.unwrap().headroom[0].1, "computed");
+}
+
+#[test]
+fn ports_naming_no_dscp_map_take_the_global_one_or_tc0() {
+    let mut v: serde_json::Value = serde_json::from_str(&read("plain_format.json")).unwrap();
+    v["PORT_QOS_MAP"]["Ethernet0"]
+        .as_object_mut()
+        .unwrap()
+        .remove("dscp_to_tc_map");
+    // no map anywhere: SAI leaves every DSCP (and every dot1p) on TC 0
+    let i = import(&v.to_string(), "t.json", &ImportOptions::default()).unwrap();
+    assert_eq!(i.config.ports[0].dscp_to_tc_map, "SONIC_TC0");
+    assert_eq!(i.config.ports[0].dot1p_to_tc_map, "SONIC_TC0");
+    assert_eq!(i.config.ports[1].dscp_to_tc_map, "AZURE");
+    let p = plan(&i);
+    assert_eq!(p.ports[0].config.dscp_to_tc, [0; 64]);
+    assert_eq!(p.ports[0].config.pcp_to_tc, [0; 8]);
+    // PORT_QOS_MAP|global (202205+) gives its DSCP map to ports naming none
+    v["DSCP_TO_TC_MAP"]["ROCE"] = serde_json::json!({"26": "3", "48": "6"});
+    v["PORT_QOS_MAP"]["global"] = serde_json::json!({"dscp_to_tc_map": "ROCE"});
+    let i = import(&v.to_string(), "t.json", &ImportOptions::default()).unwrap();
+    assert_eq!(i.config.ports[0].dscp_to_tc_map, "ROCE");
+    assert_eq!(i.config.ports[1].dscp_to_tc_map, "AZURE");
+    let p = plan(&i);
+    assert_eq!(
+        (
+            p.ports[0].config.dscp_to_tc[26],
+            p.ports[0].config.dscp_to_tc[0]
+        ),
+        (3, 0)
+    );
 }

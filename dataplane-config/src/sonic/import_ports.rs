@@ -74,6 +74,21 @@ impl Importer<'_> {
                     }
                 }
             };
+            if let Some(other) = out
+                .iter()
+                .find(|p: &&PortIn| cfg.ports[p.index].name == ifname)
+            {
+                let field = if opts.ports.is_empty() {
+                    format!("{at}.alias")
+                } else {
+                    format!("--ports {sonic}")
+                };
+                self.error(
+                    field,
+                    format!("interface {ifname:?} is already PORT|{}'s", other.sonic),
+                );
+                continue;
+            }
             if ifname.is_empty() || ifname.len() > IFNAME_MAX || ifname.contains(['/', ' ']) {
                 self.error(
                     format!("{at}.alias"),
