@@ -34,11 +34,13 @@
 //! | [`values`] | value parsers (MAC, speed, prefix, PFC list, maps) |
 //! | [`error`] | errors that name their field |
 //! | `group` | next-hop group values computed from the plan |
+//! | [`sonic`] | SONiC CONFIG_DB (`config_db.json`) import and export |
 
 mod error;
 mod group;
 mod plan;
 mod schema;
+pub mod sonic;
 mod validate;
 mod values;
 

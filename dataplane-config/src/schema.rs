@@ -8,7 +8,7 @@ use serde::Deserialize;
 /// Name of the built-in maps (SONiC's default).
 pub const AZURE: &str = "AZURE";
 
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
@@ -58,7 +58,7 @@ pub struct Config {
 
 /// `[dcbx]`: what the controller advertises in LLDP on every port and how
 /// often (LLDP's defaults).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DcbxSection {
     #[serde(default = "default_true")]
@@ -118,7 +118,7 @@ fn default_ets_tsa() -> Vec<String> {
 }
 
 /// `[switch_trimming]` with SONiC's field names.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchTrimmingSection {
     /// Bytes a trimmed packet keeps (SONiC's default 128).
@@ -140,7 +140,7 @@ fn default_trim_size() -> i64 {
 
 /// `[buffer_profile.NAME]`: the fields of SONiC's BUFFER_PROFILE this data
 /// plane takes from a profile.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BufferProfileSection {
     /// What a queue with this profile does with a packet the shared buffer
@@ -154,7 +154,7 @@ fn default_discard() -> String {
 }
 
 /// `[uet]`: UET classification beside RoCEv2.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UetSection {
     /// Class of UET feedback (PDS ACK, NACK, control), as `switch.cnp_tc` is
@@ -163,7 +163,7 @@ pub struct UetSection {
 }
 
 /// `[routing]`: where routes come from and the policy of learned groups.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingSection {
     /// `kernel` (follow the kernel FIB over netlink) or `static`.
@@ -192,7 +192,7 @@ pub struct RoutingSection {
     pub uet_entropy: bool,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingPolicySection {
     pub prefix: String,
@@ -216,7 +216,7 @@ fn default_max_v6() -> i64 {
 }
 
 /// `[pfcwd]` with SONiC's defaults.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PfcwdSection {
     #[serde(default = "default_wd_ms")]
@@ -237,7 +237,7 @@ fn default_wd_action() -> String {
 }
 
 /// `[buffer]`: the shared pool and how headroom is sized.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BufferSection {
     /// Shared pool bytes (SONiC ingress_lossless_pool, shared part).
@@ -297,7 +297,7 @@ fn default_tick_us() -> i64 {
 }
 
 /// `[wred_profile.NAME]` with SONiC's field names.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WredSection {
     #[serde(default = "default_ecn")]
@@ -318,7 +318,7 @@ fn default_prob() -> i64 {
 }
 
 /// A static neighbour: `[[nexthop]] name, port, mac`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NextHopSection {
     pub name: String,
@@ -327,7 +327,7 @@ pub struct NextHopSection {
 }
 
 /// A next-hop group: `[[group]] name, mode, members, flowlet_timeout_us`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupSection {
     pub name: String,
@@ -343,7 +343,7 @@ pub struct GroupSection {
     pub members: Vec<MemberSection>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemberSection {
     pub nexthop: String,
@@ -352,7 +352,7 @@ pub struct MemberSection {
 }
 
 /// A route: `[[route]] prefix` and one of `nexthop`, `group`, `local`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RouteSection {
     pub prefix: String,
@@ -372,7 +372,7 @@ fn default_weight() -> i64 {
     1
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchSection {
     #[serde(default = "default_instance")]
@@ -407,7 +407,7 @@ fn default_malformed() -> String {
     "pass".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PortSection {
     pub name: String,

@@ -226,6 +226,33 @@ pub enum ConfigCmd {
         #[arg(long)]
         resolve: bool,
     },
+    /// Import SONiC's CONFIG_DB (config_db.json): QoS maps, buffers,
+    /// WRED, schedulers (as DCBX ETS), PFC watchdog, trimming. Every field
+    /// not honoured is reported by table, key and field; on any error
+    /// nothing is written.
+    ImportSonic {
+        /// The config_db.json to read.
+        input: PathBuf,
+        /// SONiC port -> interface: "Ethernet0=eth1,Ethernet4=eth2" (only
+        /// these ports are imported); default: each PORT's alias.
+        #[arg(long)]
+        ports: Option<String>,
+        /// Any field not honoured is an error.
+        #[arg(long)]
+        strict: bool,
+        /// The TOML configuration to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Export a configuration as SONiC CONFIG_DB tables (config_db.json);
+    /// what SONiC cannot express is reported.
+    ExportSonic {
+        /// The TOML configuration (must pass `config check`).
+        config: PathBuf,
+        /// Where to write the JSON (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 /// What `up` and `upgrade` run with.

@@ -7,6 +7,7 @@ mod deploy;
 mod p4;
 mod routes;
 mod show;
+mod sonic;
 mod up;
 
 use anyhow::Result;
@@ -91,6 +92,18 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Config {
             cmd: ConfigCmd::Check { config, resolve },
         } => config::check(&config, resolve),
+        Cmd::Config {
+            cmd:
+                ConfigCmd::ImportSonic {
+                    input,
+                    ports,
+                    strict,
+                    output,
+                },
+        } => sonic::import(&input, ports.as_deref(), strict, &output),
+        Cmd::Config {
+            cmd: ConfigCmd::ExportSonic { config, output },
+        } => sonic::export(&config, output.as_deref()),
     }
 }
 
