@@ -92,7 +92,10 @@ fn a_results_file_that_does_not_parse_stops_the_bench() {
     let o = bench(&out, "one");
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("results.json") && err.contains("line 2"), "{err}");
+    assert!(
+        err.contains("results.json") && err.contains("line 2"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&out).unwrap(), bad, "the file was changed");
     std::fs::remove_dir_all(&d).unwrap();
 }

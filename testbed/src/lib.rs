@@ -20,6 +20,7 @@ pub mod lbfabric;
 pub mod mapdump;
 pub mod netns;
 pub mod plot;
+pub mod progstats;
 pub mod raw;
 
 pub mod config_text;

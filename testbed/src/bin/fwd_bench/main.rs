@@ -72,6 +72,7 @@ use testbed::config_text::mac_str as mac;
 use testbed::controller::Controller;
 use testbed::fabric::{check_interrupt, install_interrupt_handler};
 use testbed::netns::{veth, Netns};
+use testbed::progstats::{self, RunStats};
 
 mod rig;
 use rig::{Generator, Limit, Sink};
@@ -143,6 +144,13 @@ impl PfcTx {
     }
 }
 
+/// The minimal forwarder's program.
+const LIMIT_PROG: &str = "xdp_bench_forward";
+/// The pipeline's programs with statistics of their own: the ingress
+/// program (its time includes the stages it tail-calls, the egress stage
+/// among them) and the devmap program run on each redirected frame.
+const PIPELINE_PROGS: [&str; 2] = [names::prog::XDP_FORWARD, "xdp_devmap_pfc"];
+
 /// Flows (RoCEv2 QPs, each with its own UDP source port).
 const FLOWS: u16 = 8;
 /// Frame length without FCS: 64 bytes on the wire.
@@ -173,6 +181,9 @@ struct Measure {
     /// the ring was full (veth's peer_tq_xdp_xmit / _err, read on g0).
     accepted: u64,
     refused: u64,
+    /// The kernel's run-time statistics of the forwarder's programs over
+    /// the window (`progstats`), by program name.
+    progs: Vec<(&'static str, RunStats)>,
 }
 
 impl Measure {
@@ -248,6 +259,7 @@ fn measure_2cpu(
         secs,
         accepted: (a1.0 - a0.0) + (b1.0 - b0.0),
         refused: (a1.1 - a0.1) + (b1.1 - b0.1),
+        progs: Vec::new(),
     };
     eprintln!(
         "[pipeline 2 CPUs] offered {:.3} Mpps, delivered {:.3} Mpps",
@@ -282,22 +294,35 @@ fn run_on_cpu(
     generator.run(Duration::from_secs_f64(secs))
 }
 
-/// Warm-up, then the measured window.
+/// The run-time statistics of each of `progs` (a name and the ids loaded
+/// under it).
+fn prog_stats(progs: &[(&'static str, Vec<u32>)]) -> Result<Vec<(&'static str, RunStats)>> {
+    progs
+        .iter()
+        .map(|(name, ids)| Ok((*name, progstats::read(ids)?)))
+        .collect()
+}
+
+/// Warm-up, then the measured window; `progs`: the forwarder's programs
+/// whose kernel statistics the window records.
 fn measure(
     label: &str,
     gen_ns: &Netns,
     generator: &Generator,
     sinks: &[Sink],
     args: &Args,
+    progs: &[(&'static str, Vec<u32>)],
 ) -> Result<Measure> {
     let _in = gen_ns.enter()?;
     eprintln!("[{label}] warm-up {:.1} s", args.warmup);
     run_pinned(gen_ns, generator, args.warmup)?;
     let x0 = xdp_xmit(gen_ns, "g0")?;
     let before = read_sinks(sinks)?;
+    let p0 = prog_stats(progs)?;
     let t0 = Instant::now();
     eprintln!("[{label}] measuring {:.1} s", args.seconds);
     let (offered, took) = run_pinned(gen_ns, generator, args.seconds)?;
+    let p1 = prog_stats(progs)?;
     let after = read_sinks(sinks)?;
     let secs = t0.elapsed().as_secs_f64();
     let x1 = xdp_xmit(gen_ns, "g0")?;
@@ -309,7 +334,19 @@ fn measure(
         secs,
         accepted: x1.0 - x0.0,
         refused: x1.1 - x0.1,
+        progs: p1
+            .iter()
+            .zip(&p0)
+            .map(|((name, a), (_, b))| (*name, a.since(b)))
+            .collect(),
     };
+    for (name, r) in &m.progs {
+        eprintln!(
+            "[{label}] {name}: {} runs, {:.1} ns a run (the kernel's run-time statistics)",
+            r.runs,
+            r.ns_per_run().unwrap_or(f64::NAN)
+        );
+    }
     let split: Vec<String> = sinks
         .iter()
         .zip(&m.delivered)
@@ -517,13 +554,17 @@ fn main() -> Result<()> {
 
     // Linux first: no XDP program in sw.
     sw.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=1"])?;
-    let linux = measure("linux", &gen, &generator, &sinks, &args)?;
+    // the programs' own cost, free of the generator's share of the CPU
+    let _stats = progstats::enable()?;
+    let linux = measure("linux", &gen, &generator, &sinks, &args, &[])?;
     sw.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=0"])?;
 
     // The limit: the minimal forwarder alone on sw0, kernel forwarding off.
     let limit = {
+        let since = std::time::SystemTime::now();
         let _limit = Limit::attach(&sw)?;
-        measure("limit", &gen, &generator, &sinks, &args)?
+        let progs = [(LIMIT_PROG, progstats::ids(LIMIT_PROG, since)?)];
+        measure("limit", &gen, &generator, &sinks, &args, &progs)?
     };
 
     // Then the pipeline; the kernel no longer forwards, so only frames the
@@ -535,6 +576,7 @@ fn main() -> Result<()> {
         sw.name
     );
     let (pipeline, pipeline2, counters, pipe_total) = {
+        let since = std::time::SystemTime::now();
         let ctl = Controller::start(
             &args.paths.dataplane,
             &sw,
@@ -542,8 +584,12 @@ fn main() -> Result<()> {
             &pipeline_config(&instance, args.pfc_tx),
             "pipeline",
         )?;
+        let progs: Vec<(&'static str, Vec<u32>)> = PIPELINE_PROGS
+            .iter()
+            .map(|&p| Ok((p, progstats::ids(p, since)?)))
+            .collect::<Result<_>>()?;
         let start = read_sinks(&sinks)?;
-        let m = measure("pipeline", &gen, &generator, &sinks, &args)?;
+        let m = measure("pipeline", &gen, &generator, &sinks, &args, &progs)?;
         let end = read_sinks(&sinks)?;
         let total: u64 = end.iter().zip(&start).map(|(a, b)| a - b).sum();
         let two = measure_2cpu(&gen, [&generator, &generator2], &sinks, &args)?;
@@ -656,6 +702,9 @@ fn main() -> Result<()> {
         },
     ];
 
+    let mut records = records;
+    records.extend(prog_records(&limit, &pipeline, &sfx, &m, &note));
+
     println!(
         "{:<10} {:>14} {:>14} {:>9} {:>10} {:>10} {:>8}",
         "forwarder", "offered pps", "delivered pps", "delivered", "s1", "s2", "vs linux"
@@ -701,4 +750,46 @@ fn main() -> Result<()> {
     drop(sinks);
     drop(generator);
     Ok(())
+}
+
+/// `fwd.prog_ns.<program>`: each program's own ns a run over the measured
+/// window, the pipeline's against the minimal forwarder's in the same run.
+fn prog_records(
+    limit: &Measure,
+    pipeline: &Measure,
+    sfx: &str,
+    m: &str,
+    note: &str,
+) -> Vec<Record> {
+    let base_name = format!("fwd.prog_ns.{LIMIT_PROG}");
+    let Some(base) = limit.progs.first().and_then(|(_, r)| r.ns_per_run()) else {
+        eprintln!("[limit] no run-time statistics for {LIMIT_PROG}: no fwd.prog_ns figures");
+        return Vec::new();
+    };
+    let how = "the kernel's run-time statistics (BPF_ENABLE_STATS): run_time_ns / run_cnt over the measured window";
+    let mut out = vec![Record::new(
+        base_name.clone(),
+        base,
+        "ns",
+        m,
+        format!(
+            "{how}, the minimal forwarder ({} runs); {note}",
+            limit.progs[0].1.runs
+        ),
+    )];
+    for (name, r) in &pipeline.progs {
+        let Some(ns) = r.ns_per_run() else {
+            eprintln!("[pipeline] {name} did not run: no figure");
+            continue;
+        };
+        out.push(Record::against(
+            format!("fwd.prog_ns.{name}{sfx}"),
+            ns,
+            "ns",
+            (&base_name, base),
+            m,
+            format!("{how} ({} runs; the ingress program's time includes the stages it tail-calls); {note}", r.runs),
+        ));
+    }
+    out
 }
