@@ -436,6 +436,46 @@ fn link_down_is_local_repair_and_the_withdraw_converges() {
     assert!(m.groups[&r.id].members[..2].iter().all(|x| x.live == 1));
 }
 
+/// Local repair alone (`repair_links`, what the controller runs on a
+/// link change before re-reading the kernel): the groups holding the
+/// port are rewritten with its member not live, nothing else is written,
+/// and the full sync that follows finds the groups as it wants them.
+#[test]
+fn repair_links_rewrites_only_the_groups_of_the_port() {
+    let mut s = engine();
+    s.handle(&all_events());
+    let mut m = Model::default();
+    s.sync(&mut m).unwrap();
+    let gid = m.routes[&pfx("198.18.2.0/24")].id;
+    let buckets = m.groups[&gid].buckets;
+    let (routes, nexthops) = (m.routes.clone(), m.nexthops.clone());
+    let before = m.writes;
+    s.set_port_up(&[true, false]);
+    let n = s.repair_links(&mut m).unwrap();
+    assert!(n >= 1 && n <= m.groups.len(), "{n} groups rewritten");
+    assert_eq!(
+        m.writes - before,
+        n,
+        "only the repaired groups were written"
+    );
+    assert_eq!(m.groups[&gid].members[1].live, 0);
+    assert_eq!(m.groups[&gid].members[0].live, 1);
+    for (a, b) in buckets.iter().zip(m.groups[&gid].buckets.iter()) {
+        if *a == 0 {
+            assert_eq!(*b, 0, "a live member's bucket moved");
+        }
+    }
+    assert_eq!((&m.routes, &m.nexthops), (&routes, &nexthops));
+    // nothing left to repair; the full sync rewrites no group
+    assert_eq!(s.repair_links(&mut m).unwrap(), 0);
+    let rep = s.sync(&mut m).unwrap();
+    assert_eq!(rep.groups, 0, "{rep:?}");
+    // back up: repaired again, both live
+    s.set_port_up(&[true, true]);
+    assert!(s.repair_links(&mut m).unwrap() >= 1);
+    assert!(m.groups[&gid].members[..2].iter().all(|x| x.live == 1));
+}
+
 #[test]
 fn a_failed_write_leaves_a_consistent_table_and_the_next_sync_finishes() {
     for fail_after in [0, 1, 3, 7, 12, 20] {

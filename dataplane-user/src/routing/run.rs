@@ -186,11 +186,13 @@ impl KernelRoutes {
     pub fn on_links(&mut self, up: &[bool]) {
         self.sync.set_port_up(up);
         if self.sync.dirty() {
-            if let Some(rep) = self.write() {
-                crate::log::info(&format!(
-                    "routing: link change: {} group(s) rewritten at once (local repair); reading the kernel tables again",
-                    rep.groups
-                ));
+            let t0 = Instant::now();
+            match self.sync.repair_links(&mut self.writer) {
+                Ok(n) => crate::log::info(&format!(
+                    "routing: link change: {n} group(s) rewritten at once (local repair, {} us); reading the kernel tables again",
+                    t0.elapsed().as_micros()
+                )),
+                Err(e) => crate::log::error(&format!("{e:#}")),
             }
             // the kernel flushes the routes of a device that went down
             // without a notification for each (IPv4): read them all again

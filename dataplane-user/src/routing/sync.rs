@@ -143,6 +143,41 @@ impl RouteSync {
         }
     }
 
+    /// Local repair: rewrites, at once and alone, the written groups whose
+    /// members' live bits differ from the ports' states (a port went down
+    /// or up), keeping their buckets but the changed members' (only those
+    /// flows move). Costs one write a changed group, whatever the size of
+    /// the table: the full [`RouteSync::sync`] that follows recomputes
+    /// every route and finds these groups as it wants them. Returns how
+    /// many groups were rewritten.
+    pub fn repair_links(&mut self, w: &mut dyn Writer) -> Result<usize> {
+        let mut changed = Vec::new();
+        for (id, spec) in &self.have.groups {
+            let live: Vec<u8> = spec
+                .members
+                .iter()
+                .map(|m| u8::from(self.port_up.get(m.2).copied().unwrap_or(false)))
+                .collect();
+            let written = self.values.get(id).map(|v| {
+                v.members[..v.n_members as usize]
+                    .iter()
+                    .map(|m| m.live)
+                    .collect::<Vec<_>>()
+            });
+            if written.as_ref() != Some(&live) {
+                changed.push(Op::SetGroup(*id, spec.clone()));
+            }
+        }
+        for op in &changed {
+            if let Err(e) = self.write(w, op) {
+                self.counters.write_errors += 1;
+                return Err(e.context(format!("routing: local repair of {}", describe(op))));
+            }
+            self.counters.writes += 1;
+        }
+        Ok(changed.len())
+    }
+
     /// Takes over the learned entries an earlier controller left in the
     /// maps (routes not in the config, next hops and groups above the
     /// config's ids): the first sync rewrites what differs and removes the

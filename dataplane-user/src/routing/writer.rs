@@ -91,6 +91,11 @@ impl MapWriter {
             .collect()
     }
 
+    /// Group `id` as loaded (one lookup), `None` when there is none.
+    pub fn group(&self, id: u16) -> Option<Group> {
+        self.groups.get(&u32::from(id), 0).ok()
+    }
+
     pub fn loaded_groups(&self) -> Vec<(u16, Group)> {
         self.groups
             .iter()
