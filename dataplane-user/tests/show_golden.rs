@@ -27,7 +27,7 @@ use dataplane_user::telemetry::stats::{KindMarks, PortStats, PortWatermarks, Sna
 /// and `.json`.
 fn golden(name: &str, out: &Output) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let json = format!("{}\n", serde_json::to_string_pretty(&out.json).unwrap());
+    let json = out.json_string();
     for (ext, got) in [("txt", &out.text), ("json", &json)] {
         let path = dir.join(format!("{name}.{ext}"));
         if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
@@ -99,6 +99,8 @@ fn snapshot() -> Snapshot {
         unknown_port: 0,
         bad_port_id: 0,
         lb_evictions: 0,
+        drop_events_posted: 0,
+        drop_events_suppressed: 0,
         pfc_tx_path: "dataplane".into(),
     }
 }
@@ -107,7 +109,7 @@ fn snapshot() -> Snapshot {
 /// none: shown whole).
 fn baseline(s: &Snapshot) -> Baseline {
     Baseline {
-        time: "2026-11-26 22:00:00.123456".into(),
+        time: "2026-11-26T22:00:00.123456".into(),
         dataplane: 1,
         ports: s
             .ports
@@ -135,17 +137,51 @@ fn pfc_counters() {
     );
 }
 
+/// queuestat's view: all ports, now fixed.
+fn all_ports(cached: Option<&str>, nonzero: bool) -> queue_counters::View<'_> {
+    queue_counters::View {
+        now: "2026-11-27T08:30:00",
+        cached,
+        one_port: false,
+        nonzero,
+    }
+}
+
 #[test]
 fn queue_counters() {
     let s = snapshot();
+    let rows = queue_counters::rows(&s, None);
     golden(
         "queue_counters",
-        &queue_counters::render(&queue_counters::rows(&s, None), None),
+        &queue_counters::render(&rows, &all_ports(None, false)),
+    );
+    // -nz: Ethernet0's UC0 sent nothing... give it nothing at all
+    let mut quiet = rows.clone();
+    quiet[0].queues[0] = queue_counters::QueueRow::default();
+    quiet[1].queues = [queue_counters::QueueRow::default(); 8];
+    golden(
+        "queue_counters_nonzero",
+        &queue_counters::render(&quiet, &all_ports(None, true)),
     );
     let b = baseline(&s);
+    let since = queue_counters::rows(&s, Some(&b));
+    // Ethernet4 is not in the baseline: shown whole, as without a cache
+    assert_eq!(
+        since.iter().map(|p| p.cached).collect::<Vec<_>>(),
+        [true, false, true]
+    );
     golden(
         "queue_counters_since_clear",
-        &queue_counters::render(&queue_counters::rows(&s, Some(&b)), Some(&b.time)),
+        &queue_counters::render(&since, &all_ports(Some(&b.time), false)),
+    );
+    // queuestat -p PORT after a clear: two cached-time lines
+    let one = queue_counters::View {
+        one_port: true,
+        ..all_ports(Some(&b.time), false)
+    };
+    golden(
+        "queue_counters_port_since_clear",
+        &queue_counters::render(&since[2..], &one),
     );
 }
 

@@ -26,9 +26,11 @@ pub fn show(
     target: &[String],
     json: bool,
     empty: bool,
+    nonzero: bool,
 ) -> Result<()> {
     let mut ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
     ctx.empty = empty;
+    ctx.nonzero = nonzero;
     print!("{}", dataplane_user::show::show(&ctx, target, json)?);
     Ok(())
 }

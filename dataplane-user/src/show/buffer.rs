@@ -105,11 +105,11 @@ fn profile_fields(p: &BufferProfile) -> Vec<(String, String)> {
 /// available" lines when no port is in the buffer model).
 pub fn render(t: &BufferTables) -> Output {
     if t.ports.is_empty() {
-        return Output {
-            text: "No buffer pool information available\nNo buffer profile information available\n"
+        return Output::new(
+            "No buffer pool information available\nNo buffer profile information available\n"
                 .into(),
-            json: json!({}),
-        };
+            json!({}),
+        );
     }
     let pool = vec![
         ("mode".to_string(), "dynamic".to_string()),
@@ -149,10 +149,7 @@ pub fn render_blocks(blocks: &[(String, Vec<(String, String)>)]) -> Output {
         let m: Map<String, Value> = fields.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         json.insert(name.to_string(), Value::Object(m));
     }
-    Output {
-        text,
-        json: Value::Object(json),
-    }
+    Output::new(text, Value::Object(json))
 }
 
 fn show(ctx: &Ctx) -> Result<Output> {

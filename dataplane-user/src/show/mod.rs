@@ -15,6 +15,7 @@
 //! folded marks (`telemetry::watermarks`).
 
 pub mod baseline;
+pub mod pyjson;
 pub mod table;
 
 use std::path::PathBuf;
@@ -29,6 +30,33 @@ use crate::telemetry::stats::Snapshot;
 pub struct Output {
     pub text: String,
     pub json: serde_json::Value,
+    /// The JSON as the target prints it, when its layout is not
+    /// [`Output::json_string`]'s default (sonic-utilities' `json_dump`:
+    /// keys sorted, indent 2): e.g. watermarkstat's `json.dumps(indent=4)`
+    /// in the order of its columns.
+    pub json_text: Option<String>,
+}
+
+impl Output {
+    /// Text and JSON, the JSON printed with sorted keys and indent 2.
+    pub fn new(text: String, json: serde_json::Value) -> Output {
+        Output {
+            text,
+            json,
+            json_text: None,
+        }
+    }
+
+    /// The JSON as `--json` prints it (ending in a newline).
+    pub fn json_string(&self) -> String {
+        match &self.json_text {
+            Some(t) => t.clone(),
+            None => format!(
+                "{}\n",
+                serde_json::to_string_pretty(&self.json).expect("a Value always serialises")
+            ),
+        }
+    }
 }
 
 /// Where a target reads from: a running instance.
@@ -41,6 +69,8 @@ pub struct Ctx {
     pub args: Vec<String>,
     /// Also rows whose counters are all zero (`-e`).
     pub empty: bool,
+    /// Only rows with a counter other than zero (`-nz`, `--nonzero`).
+    pub nonzero: bool,
 }
 
 impl Ctx {
@@ -50,6 +80,7 @@ impl Ctx {
             config,
             args: Vec::new(),
             empty: false,
+            nonzero: false,
         }
     }
 
@@ -60,6 +91,7 @@ impl Ctx {
             config: self.config.clone(),
             args: args.to_vec(),
             empty: self.empty,
+            nonzero: self.nonzero,
         }
     }
 
@@ -148,7 +180,7 @@ pub fn show(ctx: &Ctx, words: &[String], json: bool) -> Result<String> {
     let (t, rest) = find(words, false)?;
     let out = (t.show)(&ctx.with_args(rest))?;
     Ok(if json {
-        format!("{}\n", serde_json::to_string_pretty(&out.json)?)
+        out.json_string()
     } else {
         out.text
     })

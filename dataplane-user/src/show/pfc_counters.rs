@@ -87,10 +87,7 @@ pub fn render(rows: &[PfcRow], cached: Option<&str>) -> Output {
     if let Some(t) = cached {
         json.insert("cached_time".into(), json!(t));
     }
-    Output {
-        text,
-        json: Value::Object(json),
-    }
+    Output::new(text, Value::Object(json))
 }
 
 fn show(ctx: &Ctx) -> Result<Output> {

@@ -44,19 +44,19 @@ fn show_config(ctx: &Ctx) -> Result<Output> {
             path.display()
         ),
     };
-    Ok(Output {
-        text: config_text(&view, &ctx.args),
-        json: config_json(&view, &ctx.args),
-    })
+    Ok(Output::new(
+        config_text(&view, &ctx.args),
+        config_json(&view, &ctx.args),
+    ))
 }
 
 /// `show pfcwd stats`: per-queue watchdog counters of the data plane.
 fn show_stats(ctx: &Ctx) -> Result<Output> {
     let rows = crate::lossless::watchdog::stats_view(&ctx.snapshot()?);
-    Ok(Output {
-        text: stats_text(&rows, ctx.empty, &ctx.args),
-        json: stats_json(&rows, ctx.empty, &ctx.args),
-    })
+    Ok(Output::new(
+        stats_text(&rows, ctx.empty, &ctx.args),
+        stats_json(&rows, ctx.empty, &ctx.args),
+    ))
 }
 
 /// `show pfcwd config` headers (sonic-utilities CONFIG_HEADER).
