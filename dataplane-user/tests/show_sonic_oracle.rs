@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use dataplane_user::show::buffer;
 use dataplane_user::show::queue_counters::{self, PortQueues, QueueRow, View};
 use dataplane_user::show::watermark::{self, WmRow};
 
@@ -151,4 +152,57 @@ fn queue_unicast_watermark_first_eight_queues() {
         want_json.push('\n');
     }
     assert_eq!(got.json_string(), want_json);
+}
+
+/// ecnconfig/mmuconfig blocks of their text: (title, dash line, rows).
+fn blocks(text: &str) -> Vec<(String, String, Vec<String>)> {
+    text.split("\n\n")
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| {
+            let l: Vec<&str> = b.lines().collect();
+            assert_eq!(l[1], l[l.len() - 1], "{b}");
+            let rows = l[2..l.len() - 1].iter().map(|s| s.to_string()).collect();
+            (l[0].to_string(), l[1].to_string(), rows)
+        })
+        .collect()
+}
+
+/// Each of their blocks, its fields given to our renderer backwards, comes
+/// out as theirs with the rows in byte order (CONFIG_DB's sorted hash;
+/// their mock DB keeps the file's order): same title, same widths.
+fn blocks_as_theirs(fixture_name: &str) {
+    let want = fixture(fixture_name);
+    for (title, dashes, rows) in blocks(&want) {
+        let fields: Vec<(String, String)> = rows
+            .iter()
+            .rev()
+            .map(|r| {
+                let mut f = r.split_whitespace();
+                (f.next().unwrap().to_string(), f.next().unwrap().to_string())
+            })
+            .collect();
+        let got = buffer::render_blocks(&[(title.clone(), fields)]);
+        let mut sorted = rows.clone();
+        sorted.sort();
+        let block = format!("{title}\n{dashes}\n{}\n{dashes}\n\n", sorted.join("\n"));
+        assert_eq!(got.text, block, "{fixture_name}: {title}");
+    }
+}
+
+#[test]
+fn ecn_and_mmu_blocks_field_by_field() {
+    blocks_as_theirs("ecn_show_config_output.txt");
+    blocks_as_theirs("show_mmu_config.txt");
+    // their mock's blocks already in byte order come out byte for byte
+    let mmu = fixture("show_mmu_config.txt");
+    let pattern = blocks(&mmu).into_iter().next().unwrap();
+    assert_eq!(pattern.0, "Lossless traffic pattern:");
+    let got = buffer::render_blocks(&[(
+        pattern.0.clone(),
+        vec![
+            ("over_subscribe_ratio".into(), "2".into()),
+            ("default_dynamic_th".into(), "0".into()),
+        ],
+    )]);
+    assert!(mmu.starts_with(&got.text), "{}", got.text);
 }
