@@ -206,3 +206,15 @@ fn ecn_and_mmu_blocks_field_by_field() {
     )]);
     assert!(mmu.starts_with(&got.text), "{}", got.text);
 }
+
+#[test]
+fn multicast_watermark_without_multicast_queues() {
+    let want = fixture("show_queue_wm_multicast_neg_output.txt");
+    let got = watermark::no_multicast();
+    assert_eq!(got.text, want);
+    assert_eq!(got.json_string(), want, "watermarkstat prints the line, not JSON");
+    for name in ["queue watermark multicast", "queue persistent-watermark multicast"] {
+        let words: Vec<String> = name.split(' ').map(String::from).collect();
+        assert_eq!(dataplane_user::show::find(&words, false).unwrap().0.name, name);
+    }
+}

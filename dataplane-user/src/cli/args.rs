@@ -94,7 +94,10 @@ pub enum Cmd {
     Show {
         #[command(flatten)]
         which: Instance,
-        /// JSON instead of SONiC's text (`-j` as sonic-utilities).
+        /// JSON instead of SONiC's text (`-j` as sonic-utilities). `queue
+        /// counters` and the watermarks print sonic-utilities' JSON;
+        /// `pfc counters`, `ecn`, `buffer configuration`, `pfcwd` and
+        /// `dcbx` have none on SONiC: their JSON is this project's own.
         #[arg(short, long)]
         json: bool,
         /// Also rows whose counters are all zero (`pfcwd stats`, as
@@ -115,6 +118,11 @@ pub enum Cmd {
     Clear {
         #[command(flatten)]
         which: Instance,
+        /// Delete the saved baseline instead (`pfc counters`, `queue
+        /// counters`; as pfcstat -d / queuestat -d): show prints the
+        /// counters whole again.
+        #[arg(short, long)]
+        delete: bool,
         /// The target's words, e.g. `queue watermark unicast`.
         #[arg(required = true, num_args = 1..)]
         target: Vec<String>,

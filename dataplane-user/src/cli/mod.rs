@@ -45,7 +45,11 @@ pub fn run(cli: Cli) -> Result<()> {
             nonzero,
             target,
         } => show::show(&which, &target, json, empty, nonzero),
-        Cmd::Clear { which, target } => show::clear(&which, &target),
+        Cmd::Clear {
+            which,
+            delete,
+            target,
+        } => show::clear(&which, &target, delete),
         Cmd::Watch { which, interval } => show::watch(&which.name()?, interval),
         Cmd::Down { which } => show::down(&which.name()?),
         Cmd::Events {

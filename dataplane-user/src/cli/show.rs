@@ -36,8 +36,9 @@ pub fn show(
 }
 
 /// `dataplane clear TARGET`.
-pub fn clear(which: &super::args::Instance, target: &[String]) -> Result<()> {
-    let ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
+pub fn clear(which: &super::args::Instance, target: &[String], delete: bool) -> Result<()> {
+    let mut ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
+    ctx.delete = delete;
     print!("{}", dataplane_user::show::clear(&ctx, target)?);
     Ok(())
 }

@@ -99,6 +99,17 @@ pub fn load(ctx: &Ctx, name: &str) -> Option<Baseline> {
         .filter(|b| b.dataplane == id)
 }
 
+/// `clear --delete` (pfcstat -d, queuestat -d): removes the baseline
+/// `name`, so `show` prints the counters whole again; says what it did.
+pub fn delete(ctx: &Ctx, name: &str, what: &str) -> Result<String> {
+    let p = path(ctx, name);
+    match std::fs::remove_file(&p) {
+        Ok(()) => Ok(format!("Deleted the saved {what}\n")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(format!("No saved {what}\n")),
+        Err(e) => Err(e).with_context(|| format!("removing {}", p.display())),
+    }
+}
+
 /// Stores the counters of `snap` that `keep` selects as baseline `name`.
 pub fn save(ctx: &Ctx, name: &str, snap: &Snapshot, keep: impl Fn(&str) -> bool) -> Result<()> {
     let b = Baseline {

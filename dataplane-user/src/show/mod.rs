@@ -71,6 +71,9 @@ pub struct Ctx {
     pub empty: bool,
     /// Only rows with a counter other than zero (`-nz`, `--nonzero`).
     pub nonzero: bool,
+    /// `clear --delete`: remove the stored baseline (pfcstat -d,
+    /// queuestat -d) instead of storing one.
+    pub delete: bool,
 }
 
 impl Ctx {
@@ -81,6 +84,7 @@ impl Ctx {
             args: Vec::new(),
             empty: false,
             nonzero: false,
+            delete: false,
         }
     }
 
@@ -92,6 +96,7 @@ impl Ctx {
             args: args.to_vec(),
             empty: self.empty,
             nonzero: self.nonzero,
+            delete: self.delete,
         }
     }
 

@@ -95,6 +95,9 @@ fn show(ctx: &Ctx) -> Result<Output> {
 }
 
 fn clear(ctx: &Ctx) -> Result<String> {
+    if ctx.delete {
+        return baseline::delete(ctx, BASELINE, "PFC counters");
+    }
     let snap = ctx.snapshot()?;
     baseline::save(ctx, BASELINE, &snap, |k| {
         k.starts_with("rx_pfc[") || k.starts_with("tx_pfc[")

@@ -177,6 +177,9 @@ fn show(ctx: &Ctx) -> Result<Output> {
 }
 
 fn clear(ctx: &Ctx) -> Result<String> {
+    if ctx.delete {
+        return baseline::delete(ctx, BASELINE, "queue counters");
+    }
     let snap = ctx.snapshot()?;
     baseline::save(ctx, BASELINE, &snap, |k| {
         let base = k.split('[').next().unwrap_or(k);

@@ -67,7 +67,53 @@ pub const TARGETS: &[Target] = &[
     window!(3),
     window!(4),
     window!(5),
+    Target {
+        name: "queue watermark multicast",
+        args: None,
+        about: "watermarkstat -t q_shared_multi: the data plane has no multicast queues",
+        show: |_| Ok(no_multicast()),
+        clear: None,
+    },
+    Target {
+        name: "queue persistent-watermark multicast",
+        args: None,
+        about: "the same (no multicast queues)",
+        show: |_| Ok(no_multicast()),
+        clear: None,
+    },
+    Target {
+        name: "queue watermark all",
+        args: None,
+        about: "watermarkstat -t q_shared_all: the data plane has no queues of type ALL",
+        show: |_| no_all_queues(),
+        clear: None,
+    },
+    Target {
+        name: "queue persistent-watermark all",
+        args: None,
+        about: "the same (no queues of type ALL)",
+        show: |_| no_all_queues(),
+        clear: None,
+    },
 ];
+
+/// watermarkstat's line (and exit 0) when no multicast queue is
+/// configured: the data plane's queues are the eight unicast ones.
+pub fn no_multicast() -> Output {
+    let line = "Object map from the COUNTERS_DB is empty because the multicast queues are not configured in the CONFIG_DB!\n";
+    Output {
+        text: line.into(),
+        json: Value::String(line.trim_end().into()),
+        json_text: Some(line.into()),
+    }
+}
+
+/// watermarkstat's error (exit 1) when no queue is of SAI type ALL.
+fn no_all_queues() -> Result<Output> {
+    anyhow::bail!(
+        "Object map is empty! (the data plane's queues are unicast only: show queue watermark unicast)"
+    )
+}
 
 /// A port's marks of one kind per TC; `None`: not in the buffer model.
 pub type WmRow = (String, Option<[u32; 8]>);
@@ -138,6 +184,9 @@ fn show(ctx: &Ctx, k: &WmType) -> Result<Output> {
 }
 
 fn clear(ctx: &Ctx, k: &WmType) -> Result<String> {
+    if ctx.delete {
+        anyhow::bail!("--delete: a watermark window has no saved baseline to delete (clear without --delete restarts it)");
+    }
     let kinds = [k.kind];
     let reset = if k.persistent {
         Reset::Persistent(&kinds)
