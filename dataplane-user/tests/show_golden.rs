@@ -20,7 +20,7 @@ use dataplane_common::lossless::{
     BufferProfile, SharedPool, WredProfile, ECN_GREEN, TH_DYNAMIC, TH_STATIC,
 };
 use dataplane_user::show::{self, baseline::Baseline, buffer, ecn, pfc_counters, queue_counters};
-use dataplane_user::show::{watermark, Output};
+use dataplane_user::show::{pfc_history, watermark, Output};
 use dataplane_user::telemetry::stats::{KindMarks, PortStats, PortWatermarks, Snapshot};
 
 /// Compares (or, with UPDATE_GOLDEN=1, writes) `tests/golden/<name>.txt`
@@ -73,6 +73,9 @@ fn snapshot() -> Snapshot {
             c.insert(format!("drop_headroom[{i}]"), if i == 3 { k } else { 0 });
             c.insert(format!("wd_drop[{i}]"), if i == 4 { 5 * k } else { 0 });
             c.insert(format!("queue_drop_bytes[{i}]"), k * 1500 * (3 * i + 1));
+            if modelled {
+                c.insert(format!("rx_pause_ns[{i}]"), k * 1_234_567_891 * i + 999);
+            }
         }
         PortStats {
             name: name.into(),
@@ -134,6 +137,16 @@ fn pfc_counters() {
     golden(
         "pfc_counters_since_clear",
         &pfc_counters::render(&pfc_counters::rows(&s, Some(&b)), Some(&b.time)),
+    );
+    // --history: Ethernet4 is outside the buffer model (N/A), the others
+    // keep their paused time; since the baseline, Ethernet4 is whole
+    golden(
+        "pfc_counters_history",
+        &pfc_history::render(&pfc_history::rows(&s, None), None),
+    );
+    golden(
+        "pfc_counters_history_since_clear",
+        &pfc_history::render(&pfc_history::rows(&s, Some(&b)), Some(&b.time)),
     );
 }
 

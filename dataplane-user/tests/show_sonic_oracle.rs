@@ -218,3 +218,52 @@ fn multicast_watermark_without_multicast_queues() {
         assert_eq!(dataplane_user::show::find(&words, false).unwrap().0.name, name);
     }
 }
+
+/// The fields of a pfcstat history line (its timestamp has one space).
+fn hist_fields(l: &str) -> Vec<String> {
+    l.split("  ")
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn pfc_history_field_by_field() {
+    use dataplane_user::show::pfc_history::{self, HistRow};
+    let want = fixture("show_pfc_counters_history_output.txt");
+    let wl: Vec<&str> = want.lines().collect();
+    let mut rows: Vec<HistRow> = Vec::new();
+    for l in &wl[2..] {
+        let f = hist_fields(l);
+        if f.is_empty() {
+            continue;
+        }
+        if rows.last().map(|r| r.port.as_str()) != Some(f[0].as_str()) {
+            rows.push(HistRow {
+                port: f[0].clone(),
+                pause_us: Some([0; 8]),
+            });
+        }
+        let i: usize = f[1][3..].parse().unwrap();
+        rows.last_mut().unwrap().pause_us.as_mut().unwrap()[i] =
+            f[3].replace(',', "").parse().unwrap();
+    }
+    assert_eq!(rows.len(), 3);
+    let got = pfc_history::render(&rows, None);
+    let gl: Vec<&str> = got.text.lines().collect();
+    assert_eq!(gl.len(), wl.len());
+    // same header and rule: the widths agree
+    assert_eq!(gl[..2], wl[..2]);
+    for (g, w) in gl[2..].iter().zip(&wl[2..]) {
+        let (g, w) = (hist_fields(g), hist_fields(w));
+        assert_eq!(g.is_empty(), w.is_empty(), "an empty row after each port");
+        if g.is_empty() {
+            continue;
+        }
+        // port, priority and total pause time as theirs; the counters the
+        // data plane does not keep are N/A
+        assert_eq!((&g[0], &g[1], &g[3]), (&w[0], &w[1], &w[3]));
+        assert_eq!((g[2].as_str(), g[4].as_str(), g[5].as_str()), ("N/A", "N/A", "N/A"));
+    }
+}

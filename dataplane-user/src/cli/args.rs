@@ -108,6 +108,10 @@ pub enum Cmd {
         /// `-nz` as sonic-utilities is accepted too).
         #[arg(long)]
         nonzero: bool,
+        /// `pfc counters`: the pause history per priority (pfcstat
+        /// --history).
+        #[arg(long)]
+        history: bool,
         /// The target's words, e.g. `pfc counters`.
         #[arg(required = true, num_args = 1..)]
         target: Vec<String>,

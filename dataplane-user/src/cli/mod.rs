@@ -43,8 +43,9 @@ pub fn run(cli: Cli) -> Result<()> {
             json,
             empty,
             nonzero,
+            history,
             target,
-        } => show::show(&which, &target, json, empty, nonzero),
+        } => show::show(&which, &target, json, (empty, nonzero, history)),
         Cmd::Clear {
             which,
             delete,

@@ -25,12 +25,12 @@ pub fn show(
     which: &super::args::Instance,
     target: &[String],
     json: bool,
-    empty: bool,
-    nonzero: bool,
+    (empty, nonzero, history): (bool, bool, bool),
 ) -> Result<()> {
     let mut ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
     ctx.empty = empty;
     ctx.nonzero = nonzero;
+    ctx.history = history;
     print!("{}", dataplane_user::show::show(&ctx, target, json)?);
     Ok(())
 }

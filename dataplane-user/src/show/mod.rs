@@ -15,6 +15,7 @@
 //! folded marks (`telemetry::watermarks`).
 
 pub mod baseline;
+pub mod pfc_history;
 pub mod pyjson;
 pub mod table;
 
@@ -71,6 +72,8 @@ pub struct Ctx {
     pub empty: bool,
     /// Only rows with a counter other than zero (`-nz`, `--nonzero`).
     pub nonzero: bool,
+    /// `pfc counters --history`: pause history instead of frames.
+    pub history: bool,
     /// `clear --delete`: remove the stored baseline (pfcstat -d,
     /// queuestat -d) instead of storing one.
     pub delete: bool,
@@ -84,6 +87,7 @@ impl Ctx {
             args: Vec::new(),
             empty: false,
             nonzero: false,
+            history: false,
             delete: false,
         }
     }
@@ -96,6 +100,7 @@ impl Ctx {
             args: args.to_vec(),
             empty: self.empty,
             nonzero: self.nonzero,
+            history: self.history,
             delete: self.delete,
         }
     }
@@ -180,9 +185,21 @@ pub fn find(words: &[String], clearing: bool) -> Result<(&'static Target, &[Stri
     )
 }
 
+/// The flags of one target: whether set, the flag, the target.
+type Flag = (fn(&Ctx) -> bool, &'static str, &'static str);
+const FLAGS: [Flag; 2] = [
+    (|c| c.nonzero, "--nonzero", "queue counters"),
+    (|c| c.history, "--history", "pfc counters"),
+];
+
 /// `dataplane show WORDS`: the target's text, or its JSON.
 pub fn show(ctx: &Ctx, words: &[String], json: bool) -> Result<String> {
     let (t, rest) = find(words, false)?;
+    for (set, flag, target) in FLAGS {
+        if set(ctx) && t.name != target {
+            bail!("{flag} is for show {target}, not show {}", t.name);
+        }
+    }
     let out = (t.show)(&ctx.with_args(rest))?;
     Ok(if json {
         out.json_string()
