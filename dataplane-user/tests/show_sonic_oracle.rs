@@ -77,7 +77,14 @@ fn queue_counters_of_one_port_field_by_field() {
     assert_eq!(want.lines().next(), Some("For namespace :"));
     assert_eq!(rows_of(&got.text, "UC"), rows_of(&want, "UC"));
     assert_eq!(rows_of(&got.text, "UC").len(), 8);
-    let header = |t: &str| t.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    let header = |t: &str| {
+        t.lines()
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     assert_eq!(header(&got.text), header(&want));
     assert!(got.text.ends_with("\n\n") && want.ends_with("\n\n"));
 
@@ -99,7 +106,9 @@ fn queue_counters_of_one_port_field_by_field() {
     }
     assert_eq!(got_json["Ethernet8"]["time"], "2026-11-26T22:00:00.123456");
     // sorted keys, indent 2 (json_dump)
-    assert!(got.json_string().starts_with("{\n  \"Ethernet8\": {\n    \"UC0\": {\n      \"dropbytes\": \"0\",\n"));
+    assert!(got
+        .json_string()
+        .starts_with("{\n  \"Ethernet8\": {\n    \"UC0\": {\n      \"dropbytes\": \"0\",\n"));
 }
 
 /// watermarkstat rows (PORT V0..V7) of their text.
@@ -108,7 +117,10 @@ fn wm_rows(text: &str) -> Vec<WmRow> {
         .skip(3)
         .map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f[0].to_string(), Some(std::array::from_fn(|i| f[1 + i].parse().unwrap())))
+            (
+                f[0].to_string(),
+                Some(std::array::from_fn(|i| f[1 + i].parse().unwrap())),
+            )
         })
         .collect()
 }
@@ -120,19 +132,34 @@ fn pg_shared_watermark_byte_for_byte() {
     assert_eq!(watermark::WINDOWS[2].0, "priority-group watermark shared");
     let got = watermark::render(&wm_rows(&want), k);
     assert_eq!(got.text, want);
-    assert_eq!(got.json_string(), fixture("show_pg_wm_shared_output_json.txt"));
+    assert_eq!(
+        got.json_string(),
+        fixture("show_pg_wm_shared_output_json.txt")
+    );
 }
 
 #[test]
 fn queue_unicast_watermark_first_eight_queues() {
     // theirs has UC0..UC9: keep the columns of UC0..UC7
     let full = fixture("show_queue_wm_unicast_output.txt");
-    let dashes: Vec<usize> = full.lines().nth(2).unwrap().split("  ").map(str::len).collect();
+    let dashes: Vec<usize> = full
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split("  ")
+        .map(str::len)
+        .collect();
     let keep: usize = dashes[..9].iter().sum::<usize>() + 2 * 8;
     let want: String = full
         .lines()
         .enumerate()
-        .map(|(i, l)| if i == 0 { format!("{l}\n") } else { format!("{}\n", &l[..keep]) })
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("{l}\n")
+            } else {
+                format!("{}\n", &l[..keep])
+            }
+        })
         .collect();
     let k = &watermark::WINDOWS[0].2;
     assert_eq!(watermark::WINDOWS[0].0, "queue watermark unicast");
@@ -146,8 +173,14 @@ fn queue_unicast_watermark_first_eight_queues() {
         .collect();
     let mut want_json = String::new();
     for (i, l) in lines.iter().enumerate() {
-        let next_closes = lines.get(i + 1).is_some_and(|n| n.trim_start().starts_with('}'));
-        let l = if next_closes { l.trim_end_matches(',') } else { l };
+        let next_closes = lines
+            .get(i + 1)
+            .is_some_and(|n| n.trim_start().starts_with('}'));
+        let l = if next_closes {
+            l.trim_end_matches(',')
+        } else {
+            l
+        };
         want_json.push_str(l);
         want_json.push('\n');
     }
@@ -212,10 +245,20 @@ fn multicast_watermark_without_multicast_queues() {
     let want = fixture("show_queue_wm_multicast_neg_output.txt");
     let got = watermark::no_multicast();
     assert_eq!(got.text, want);
-    assert_eq!(got.json_string(), want, "watermarkstat prints the line, not JSON");
-    for name in ["queue watermark multicast", "queue persistent-watermark multicast"] {
+    assert_eq!(
+        got.json_string(),
+        want,
+        "watermarkstat prints the line, not JSON"
+    );
+    for name in [
+        "queue watermark multicast",
+        "queue persistent-watermark multicast",
+    ] {
         let words: Vec<String> = name.split(' ').map(String::from).collect();
-        assert_eq!(dataplane_user::show::find(&words, false).unwrap().0.name, name);
+        assert_eq!(
+            dataplane_user::show::find(&words, false).unwrap().0.name,
+            name
+        );
     }
 }
 
@@ -264,6 +307,9 @@ fn pfc_history_field_by_field() {
         // port, priority and total pause time as theirs; the counters the
         // data plane does not keep are N/A
         assert_eq!((&g[0], &g[1], &g[3]), (&w[0], &w[1], &w[3]));
-        assert_eq!((g[2].as_str(), g[4].as_str(), g[5].as_str()), ("N/A", "N/A", "N/A"));
+        assert_eq!(
+            (g[2].as_str(), g[4].as_str(), g[5].as_str()),
+            ("N/A", "N/A", "N/A")
+        );
     }
 }

@@ -33,13 +33,10 @@ impl Cli {
     /// sonic-utilities' two-letter short flag `-nz` for `--nonzero` (clap's
     /// short flags are one letter: `-nz` would read as `-n -z`).
     pub fn parse_sonic<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Cli {
-        Cli::parse_from(args.into_iter().map(|a| {
-            if a == "-nz" {
-                "--nonzero".into()
-            } else {
-                a
-            }
-        }))
+        Cli::parse_from(
+            args.into_iter()
+                .map(|a| if a == "-nz" { "--nonzero".into() } else { a }),
+        )
     }
 }
 

@@ -201,11 +201,7 @@ pub fn show(ctx: &Ctx, words: &[String], json: bool) -> Result<String> {
         }
     }
     let out = (t.show)(&ctx.with_args(rest))?;
-    Ok(if json {
-        out.json_string()
-    } else {
-        out.text
-    })
+    Ok(if json { out.json_string() } else { out.text })
 }
 
 /// `dataplane clear WORDS`: what the target cleared.

@@ -88,13 +88,19 @@ mod tests {
     fn as_python_prints() {
         assert_eq!(List(vec![]).dumps(4), "[]\n");
         let v = List(vec![
-            Obj(vec![("Port".into(), Str("E0".into())), ("UC0".into(), Str("1".into()))]),
+            Obj(vec![
+                ("Port".into(), Str("E0".into())),
+                ("UC0".into(), Str("1".into())),
+            ]),
             Obj(vec![]),
         ]);
         assert_eq!(
             v.dumps(4),
             "[\n    {\n        \"Port\": \"E0\",\n        \"UC0\": \"1\"\n    },\n    {}\n]\n"
         );
-        assert_eq!(Str("é\"\u{1F600}\x7f".into()).dumps(2), "\"\\u00e9\\\"\\ud83d\\ude00\\u007f\"\n");
+        assert_eq!(
+            Str("é\"\u{1F600}\x7f".into()).dumps(2),
+            "\"\\u00e9\\\"\\ud83d\\ude00\\u007f\"\n"
+        );
     }
 }
