@@ -366,9 +366,15 @@ fn target_flags_are_refused_elsewhere() {
     let mut ctx = show::Ctx::new("no-such-instance", None);
     ctx.nonzero = true;
     let e = msg_of(show::show(&ctx, &words("pfc counters"), false));
-    assert_eq!(e, "--nonzero is for show queue counters, not show pfc counters");
+    assert_eq!(
+        e,
+        "--nonzero is for show queue counters, not show pfc counters"
+    );
     ctx.nonzero = false;
     ctx.history = true;
     let e = msg_of(show::show(&ctx, &words("queue counters"), false));
-    assert_eq!(e, "--history is for show pfc counters, not show queue counters");
+    assert_eq!(
+        e,
+        "--history is for show pfc counters, not show queue counters"
+    );
 }
