@@ -5,10 +5,8 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let args = cli::args::Cli::parse();
+    let args = cli::args::Cli::parse_sonic(std::env::args_os());
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -20,14 +20,14 @@ use dataplane_common::lossless::{
     BufferProfile, SharedPool, WredProfile, ECN_GREEN, TH_DYNAMIC, TH_STATIC,
 };
 use dataplane_user::show::{self, baseline::Baseline, buffer, ecn, pfc_counters, queue_counters};
-use dataplane_user::show::{watermark, Output};
+use dataplane_user::show::{pfc_history, watermark, Output};
 use dataplane_user::telemetry::stats::{KindMarks, PortStats, PortWatermarks, Snapshot};
 
 /// Compares (or, with UPDATE_GOLDEN=1, writes) `tests/golden/<name>.txt`
 /// and `.json`.
 fn golden(name: &str, out: &Output) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let json = format!("{}\n", serde_json::to_string_pretty(&out.json).unwrap());
+    let json = out.json_string();
     for (ext, got) in [("txt", &out.text), ("json", &json)] {
         let path = dir.join(format!("{name}.{ext}"));
         if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
@@ -73,6 +73,9 @@ fn snapshot() -> Snapshot {
             c.insert(format!("drop_headroom[{i}]"), if i == 3 { k } else { 0 });
             c.insert(format!("wd_drop[{i}]"), if i == 4 { 5 * k } else { 0 });
             c.insert(format!("queue_drop_bytes[{i}]"), k * 1500 * (3 * i + 1));
+            if modelled {
+                c.insert(format!("rx_pause_ns[{i}]"), k * 1_234_567_891 * i + 999);
+            }
         }
         PortStats {
             name: name.into(),
@@ -99,6 +102,8 @@ fn snapshot() -> Snapshot {
         unknown_port: 0,
         bad_port_id: 0,
         lb_evictions: 0,
+        drop_events_posted: 0,
+        drop_events_suppressed: 0,
         pfc_tx_path: "dataplane".into(),
     }
 }
@@ -107,7 +112,7 @@ fn snapshot() -> Snapshot {
 /// none: shown whole).
 fn baseline(s: &Snapshot) -> Baseline {
     Baseline {
-        time: "2026-11-26 22:00:00.123456".into(),
+        time: "2026-11-26T22:00:00.123456".into(),
         dataplane: 1,
         ports: s
             .ports
@@ -133,19 +138,63 @@ fn pfc_counters() {
         "pfc_counters_since_clear",
         &pfc_counters::render(&pfc_counters::rows(&s, Some(&b)), Some(&b.time)),
     );
+    // --history: Ethernet4 is outside the buffer model (N/A), the others
+    // keep their paused time; since the baseline, Ethernet4 is whole
+    golden(
+        "pfc_counters_history",
+        &pfc_history::render(&pfc_history::rows(&s, None), None),
+    );
+    golden(
+        "pfc_counters_history_since_clear",
+        &pfc_history::render(&pfc_history::rows(&s, Some(&b)), Some(&b.time)),
+    );
+}
+
+/// queuestat's view: all ports, now fixed.
+fn all_ports(cached: Option<&str>, nonzero: bool) -> queue_counters::View<'_> {
+    queue_counters::View {
+        now: "2026-11-27T08:30:00",
+        cached,
+        one_port: false,
+        nonzero,
+    }
 }
 
 #[test]
 fn queue_counters() {
     let s = snapshot();
+    let rows = queue_counters::rows(&s, None);
     golden(
         "queue_counters",
-        &queue_counters::render(&queue_counters::rows(&s, None), None),
+        &queue_counters::render(&rows, &all_ports(None, false)),
+    );
+    // -nz: Ethernet0's UC0 sent nothing... give it nothing at all
+    let mut quiet = rows.clone();
+    quiet[0].queues[0] = queue_counters::QueueRow::default();
+    quiet[1].queues = [queue_counters::QueueRow::default(); 8];
+    golden(
+        "queue_counters_nonzero",
+        &queue_counters::render(&quiet, &all_ports(None, true)),
     );
     let b = baseline(&s);
+    let since = queue_counters::rows(&s, Some(&b));
+    // Ethernet4 is not in the baseline: shown whole, as without a cache
+    assert_eq!(
+        since.iter().map(|p| p.cached).collect::<Vec<_>>(),
+        [true, false, true]
+    );
     golden(
         "queue_counters_since_clear",
-        &queue_counters::render(&queue_counters::rows(&s, Some(&b)), Some(&b.time)),
+        &queue_counters::render(&since, &all_ports(Some(&b.time), false)),
+    );
+    // queuestat -p PORT after a clear: two cached-time lines
+    let one = queue_counters::View {
+        one_port: true,
+        ..all_ports(Some(&b.time), false)
+    };
+    golden(
+        "queue_counters_port_since_clear",
+        &queue_counters::render(&since[2..], &one),
     );
 }
 
@@ -309,4 +358,23 @@ fn unknown_targets_list_the_valid_ones() {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), n);
+}
+
+#[test]
+fn target_flags_are_refused_elsewhere() {
+    let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+    let mut ctx = show::Ctx::new("no-such-instance", None);
+    ctx.nonzero = true;
+    let e = msg_of(show::show(&ctx, &words("pfc counters"), false));
+    assert_eq!(
+        e,
+        "--nonzero is for show queue counters, not show pfc counters"
+    );
+    ctx.nonzero = false;
+    ctx.history = true;
+    let e = msg_of(show::show(&ctx, &words("queue counters"), false));
+    assert_eq!(
+        e,
+        "--history is for show pfc counters, not show queue counters"
+    );
 }

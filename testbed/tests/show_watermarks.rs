@@ -94,14 +94,22 @@ fn show_json(ns: &str, instance: &str, target: &str) -> Value {
     serde_json::from_str(&run(ns, &args)).expect("show --json")
 }
 
-/// `port`'s `col` in a watermarkstat JSON list.
+/// `port`'s `col` in a watermarkstat JSON list (string values).
 fn wm(v: &Value, port: &str, col: &str) -> u64 {
     v.as_array()
         .unwrap()
         .iter()
         .find(|r| r["Port"] == port)
-        .and_then(|r| r[col].as_u64())
+        .and_then(|r| r[col].as_str()?.parse().ok())
         .unwrap_or_else(|| panic!("no {port} {col} in {v}"))
+}
+
+/// A queuestat JSON value: a string, with thousands separators since a
+/// clear.
+fn n(v: &Value) -> u64 {
+    v.as_str()
+        .and_then(|s| s.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("not a queuestat number: {v}"))
 }
 
 fn metric(text: &str, name_labels: &str) -> u64 {
@@ -209,7 +217,8 @@ fn watermarks_show_clear_and_metrics() {
         ns,
         &["show", "--instance", &instance, "buffer", "configuration"],
     );
-    assert!(buf.starts_with("Pool: ingress_lossless_pool\n"), "{buf}");
+    assert!(buf.starts_with("Lossless traffic pattern:\n"), "{buf}");
+    assert!(buf.contains("\n\nPool: ingress_lossless_pool\n"), "{buf}");
     assert!(
         buf.contains("Profile: pg_lossless_100000_profile")
             && buf.contains("Profile: pg_lossless_10_profile"),
@@ -236,8 +245,8 @@ fn watermarks_show_clear_and_metrics() {
     assert!(!ok && err.contains("Port doesn't exist! sw-p9"), "{err}");
 
     let qc = show_json(ns, &instance, "queue counters");
-    let sent = qc["sw-p1"]["UC3"]["totalpacket"].as_u64().unwrap();
-    let dropped = qc["sw-p1"]["UC3"]["droppacket"].as_u64().unwrap();
+    let sent = n(&qc["sw-p1"]["UC3"]["totalpacket"]);
+    let dropped = n(&qc["sw-p1"]["UC3"]["droppacket"]);
     assert_eq!(sent + dropped, 80, "{qc}");
     let pfc = show_json(ns, &instance, "pfc counters");
     let xoff_sent = pfc["Port Tx"]["sw-p0"]["PFC3"].as_u64().unwrap();
@@ -291,8 +300,10 @@ fn watermarks_show_clear_and_metrics() {
     let hr = show_json(ns, &instance, "priority-group watermark headroom");
     assert_eq!(wm(&hr, "sw-p0", "PG3"), 0, "after clear: {hr}");
     let qc = show_json(ns, &instance, "queue counters");
-    assert_eq!(qc["sw-p1"]["UC3"]["totalpacket"], 0, "after clear: {qc}");
-    assert!(qc["sw-p1"]["cached_time"].is_string(), "{qc}");
+    assert_eq!(qc["sw-p1"]["UC3"]["totalpacket"], "0", "after clear: {qc}");
+    assert!(qc["sw-p1"]["time"].is_string(), "{qc}");
+    let text = run(ns, &["show", "--instance", &instance, "queue", "counters"]);
+    assert!(text.contains("sw-p1 Last cached time was "), "{text}");
     let pfc = show_json(ns, &instance, "pfc counters");
     assert_eq!(pfc["Port Tx"]["sw-p0"]["PFC3"], 0, "after clear: {pfc}");
     let text = run(ns, &["show", "--instance", &instance, "pfc", "counters"]);
@@ -314,15 +325,14 @@ fn watermarks_show_clear_and_metrics() {
     let qc = loop {
         let qc = show_json(ns, &instance, "queue counters");
         let u = &qc["sw-p1"]["UC3"];
-        let n = u["totalpacket"].as_u64().unwrap() + u["droppacket"].as_u64().unwrap();
-        if n >= 10 || Instant::now() > deadline {
+        if n(&u["totalpacket"]) + n(&u["droppacket"]) >= 10 || Instant::now() > deadline {
             break qc;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     let u = &qc["sw-p1"]["UC3"];
-    let sent2 = u["totalpacket"].as_u64().unwrap();
-    assert_eq!(sent2 + u["droppacket"].as_u64().unwrap(), 10, "{qc}");
+    let sent2 = n(&u["totalpacket"]);
+    assert_eq!(sent2 + n(&u["droppacket"]), 10, "{qc}");
     let q = show_json(ns, &instance, "queue watermark unicast");
     let q2 = wm(&q, "sw-p1", "UC3");
     assert!(

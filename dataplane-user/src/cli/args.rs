@@ -28,6 +28,18 @@ pub struct Cli {
     pub cmd: Cmd,
 }
 
+impl Cli {
+    /// Parses `args` (with the program's name first), accepting
+    /// sonic-utilities' two-letter short flag `-nz` for `--nonzero` (clap's
+    /// short flags are one letter: `-nz` would read as `-n -z`).
+    pub fn parse_sonic<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Cli {
+        Cli::parse_from(
+            args.into_iter()
+                .map(|a| if a == "-nz" { "--nonzero".into() } else { a }),
+        )
+    }
+}
+
 #[derive(Subcommand)]
 pub enum Cmd {
     /// Validate the config, attach the programs to its ports, load the
@@ -79,13 +91,24 @@ pub enum Cmd {
     Show {
         #[command(flatten)]
         which: Instance,
-        /// JSON instead of SONiC's text.
-        #[arg(long)]
+        /// JSON instead of SONiC's text (`-j` as sonic-utilities). `queue
+        /// counters` and the watermarks print sonic-utilities' JSON;
+        /// `pfc counters`, `ecn`, `buffer configuration`, `pfcwd` and
+        /// `dcbx` have none on SONiC: their JSON is this project's own.
+        #[arg(short, long)]
         json: bool,
         /// Also rows whose counters are all zero (`pfcwd stats`, as
         /// sonic-utilities' `pfcwd show stats -e`).
         #[arg(short, long)]
         empty: bool,
+        /// Only queues with a counter other than zero (`queue counters`;
+        /// `-nz` as sonic-utilities is accepted too).
+        #[arg(long)]
+        nonzero: bool,
+        /// `pfc counters`: the pause history per priority (pfcstat
+        /// --history).
+        #[arg(long)]
+        history: bool,
         /// The target's words, e.g. `pfc counters`.
         #[arg(required = true, num_args = 1..)]
         target: Vec<String>,
@@ -96,6 +119,11 @@ pub enum Cmd {
     Clear {
         #[command(flatten)]
         which: Instance,
+        /// Delete the saved baseline instead (`pfc counters`, `queue
+        /// counters`; as pfcstat -d / queuestat -d): show prints the
+        /// counters whole again.
+        #[arg(short, long)]
+        delete: bool,
         /// The target's words, e.g. `queue watermark unicast`.
         #[arg(required = true, num_args = 1..)]
         target: Vec<String>,

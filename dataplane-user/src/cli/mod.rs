@@ -43,9 +43,15 @@ pub fn run(cli: Cli) -> Result<()> {
             which,
             json,
             empty,
+            nonzero,
+            history,
             target,
-        } => show::show(&which, &target, json, empty),
-        Cmd::Clear { which, target } => show::clear(&which, &target),
+        } => show::show(&which, &target, json, (empty, nonzero, history)),
+        Cmd::Clear {
+            which,
+            delete,
+            target,
+        } => show::clear(&which, &target, delete),
         Cmd::Watch { which, interval } => show::watch(&which.name()?, interval),
         Cmd::Down { which } => show::down(&which.name()?),
         Cmd::Events {

@@ -25,17 +25,20 @@ pub fn show(
     which: &super::args::Instance,
     target: &[String],
     json: bool,
-    empty: bool,
+    (empty, nonzero, history): (bool, bool, bool),
 ) -> Result<()> {
     let mut ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
     ctx.empty = empty;
+    ctx.nonzero = nonzero;
+    ctx.history = history;
     print!("{}", dataplane_user::show::show(&ctx, target, json)?);
     Ok(())
 }
 
 /// `dataplane clear TARGET`.
-pub fn clear(which: &super::args::Instance, target: &[String]) -> Result<()> {
-    let ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
+pub fn clear(which: &super::args::Instance, target: &[String], delete: bool) -> Result<()> {
+    let mut ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
+    ctx.delete = delete;
     print!("{}", dataplane_user::show::clear(&ctx, target)?);
     Ok(())
 }

@@ -99,6 +99,17 @@ pub fn load(ctx: &Ctx, name: &str) -> Option<Baseline> {
         .filter(|b| b.dataplane == id)
 }
 
+/// `clear --delete` (pfcstat -d, queuestat -d): removes the baseline
+/// `name`, so `show` prints the counters whole again; says what it did.
+pub fn delete(ctx: &Ctx, name: &str, what: &str) -> Result<String> {
+    let p = path(ctx, name);
+    match std::fs::remove_file(&p) {
+        Ok(()) => Ok(format!("Deleted the saved {what}\n")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(format!("No saved {what}\n")),
+        Err(e) => Err(e).with_context(|| format!("removing {}", p.display())),
+    }
+}
+
 /// Stores the counters of `snap` that `keep` selects as baseline `name`.
 pub fn save(ctx: &Ctx, name: &str, snap: &Snapshot, keep: impl Fn(&str) -> bool) -> Result<()> {
     let b = Baseline {
@@ -127,19 +138,65 @@ pub fn save(ctx: &Ctx, name: &str, snap: &Snapshot, keep: impl Fn(&str) -> bool)
     std::fs::rename(&tmp, &p).with_context(|| format!("writing {}", p.display()))
 }
 
-/// Now (UTC) as Python prints a `datetime`: `2024-05-01 12:34:56.789012`.
+/// Now as sonic-utilities stores and prints a cache's time: Python's
+/// `datetime.now().isoformat()`, local time (`2026-11-26T22:00:00.123456`,
+/// no fraction when the microseconds are zero).
 pub fn now_string() -> String {
     let d = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    format_utc(d.as_secs(), d.subsec_micros())
+    format_local(d.as_secs() as i64, d.subsec_micros())
 }
 
-/// Seconds since the epoch and microseconds as `YYYY-MM-DD HH:MM:SS.ffffff`
-/// (UTC; days to the civil date by Howard Hinnant's algorithm).
-pub fn format_utc(secs: u64, micros: u32) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
+/// Seconds since the epoch and microseconds in the local time zone (the
+/// process's `TZ`, else /etc/localtime, through `localtime_r`), as
+/// `datetime.isoformat()` prints them.
+pub fn format_local(secs: i64, micros: u32) -> String {
+    extern "C" {
+        // POSIX <time.h>; the libc crate does not declare it. localtime_r
+        // need not re-read TZ, tzset does.
+        fn tzset();
+    }
+    // SAFETY: tzset reads TZ; localtime_r writes only into `tm`.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let t: libc::time_t = secs as libc::time_t;
+    let ok = unsafe {
+        tzset();
+        !libc::localtime_r(&t, &mut tm).is_null()
+    };
+    if !ok {
+        return isoformat(&civil_utc(secs), micros);
+    }
+    let civil = [
+        i64::from(tm.tm_year) + 1900,
+        i64::from(tm.tm_mon) + 1,
+        i64::from(tm.tm_mday),
+        i64::from(tm.tm_hour),
+        i64::from(tm.tm_min),
+        i64::from(tm.tm_sec),
+    ];
+    isoformat(&civil, micros)
+}
+
+/// `[year, month, day, hour, minute, second]` as `datetime.isoformat()`
+/// prints them: `YYYY-MM-DDTHH:MM:SS[.ffffff]`.
+pub fn isoformat(c: &[i64; 6], micros: u32) -> String {
+    let mut s = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        c[0], c[1], c[2], c[3], c[4], c[5]
+    );
+    if micros != 0 {
+        s.push_str(&format!(".{micros:06}"));
+    }
+    s
+}
+
+/// Seconds since the epoch as UTC `[year, month, day, hour, minute,
+/// second]` (days to the civil date by Howard Hinnant's algorithm): the
+/// fallback when the C library cannot convert.
+pub fn civil_utc(secs: i64) -> [i64; 6] {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -149,12 +206,7 @@ pub fn format_utc(secs: u64, micros: u32) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{micros:06}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    [year, month, day, rem / 3600, rem % 3600 / 60, rem % 60]
 }
 
 #[cfg(test)]
@@ -163,11 +215,13 @@ mod tests {
 
     #[test]
     fn utc_dates() {
-        assert_eq!(format_utc(0, 0), "1970-01-01 00:00:00.000000");
+        let iso = |s, us| isoformat(&civil_utc(s), us);
+        assert_eq!(iso(0, 0), "1970-01-01T00:00:00");
         // date -u -d @1709251199: Thu Feb 29 23:59:59 UTC 2024 (leap day)
-        assert_eq!(format_utc(1_709_251_199, 42), "2024-02-29 23:59:59.000042");
-        assert_eq!(format_utc(1_709_251_200, 0), "2024-03-01 00:00:00.000000");
-        assert_eq!(format_utc(951_782_400, 0), "2000-02-29 00:00:00.000000");
+        assert_eq!(iso(1_709_251_199, 42), "2024-02-29T23:59:59.000042");
+        assert_eq!(iso(1_709_251_200, 0), "2024-03-01T00:00:00");
+        assert_eq!(iso(951_782_400, 0), "2000-02-29T00:00:00");
+        assert_eq!(iso(-1, 0), "1969-12-31T23:59:59");
     }
 
     #[test]

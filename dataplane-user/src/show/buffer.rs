@@ -1,6 +1,7 @@
-//! `show buffer configuration` (mmuconfig -l): the shared pool and the
-//! buffer profiles of the priority groups in force in the data plane
-//! (read from its tables), each as a headerless field/value table.
+//! `show buffer configuration` (mmuconfig -l): the lossless traffic
+//! pattern, the shared pool and the buffer profiles of the priority groups
+//! in force in the data plane (read from its tables), each as a headerless
+//! field/value table, in byte order.
 //!
 //! The tables carry values, not SONiC's profile names: profiles are named
 //! as SONiC's buffer manager names them, `pg_lossless_<speed>_profile`
@@ -101,22 +102,48 @@ fn profile_fields(p: &BufferProfile) -> Vec<(String, String)> {
     v
 }
 
-/// mmuconfig -l of the pool and the PG profiles (its "No ... information
-/// available" lines when no port is in the buffer model).
+/// The `default_dynamic_th` the lossless profiles were made with (SONiC's
+/// DEFAULT_LOSSLESS_BUFFER_PARAMETER; ours `[buffer].dynamic_th`): their
+/// dynamic_th when every lossless PG in dynamic mode has the same one.
+fn default_dynamic_th(t: &BufferTables) -> Option<i8> {
+    let mut ths = t.ports.iter().flat_map(|(_, pb)| {
+        pb.pg_profile
+            .iter()
+            .filter(|p| p.lossless != 0 && p.mode != TH_STATIC)
+            .map(|p| p.dynamic_th)
+    });
+    let first = ths.next()?;
+    ths.all(|th| th == first).then_some(first)
+}
+
+/// mmuconfig -l: the lossless traffic pattern, the pool and the PG
+/// profiles, names and fields in byte order as CONFIG_DB returns them (its
+/// "No ... information available" lines when no port is in the buffer
+/// model). The model has one pool, the ingress shared pool; queues draw
+/// on it and have no egress pool or profile of their own, so none is
+/// shown.
 pub fn render(t: &BufferTables) -> Output {
     if t.ports.is_empty() {
-        return Output {
-            text: "No buffer pool information available\nNo buffer profile information available\n"
+        return Output::new(
+            "No buffer pool information available\nNo buffer profile information available\n"
                 .into(),
-            json: json!({}),
-        };
+            json!({}),
+        );
+    }
+    let mut blocks = Vec::new();
+    if let Some(th) = default_dynamic_th(t) {
+        blocks.push((
+            "Lossless traffic pattern:".to_string(),
+            vec![("default_dynamic_th".to_string(), th.to_string())],
+        ));
     }
     let pool = vec![
         ("mode".to_string(), "dynamic".to_string()),
         ("size".to_string(), t.pool.size.to_string()),
         ("type".to_string(), "ingress".to_string()),
     ];
-    let profiles = distinct(
+    blocks.push(("Pool: ingress_lossless_pool".to_string(), pool));
+    let mut profiles = distinct(
         t,
         |pb, tc| Some(pb.pg_profile[tc]),
         |pb, p| {
@@ -127,32 +154,35 @@ pub fn render(t: &BufferTables) -> Output {
             }
         },
     );
-    let mut blocks = vec![("Pool: ingress_lossless_pool".to_string(), pool)];
+    profiles.sort_by(|a, b| a.0.cmp(&b.0));
     for (name, p) in &profiles {
         blocks.push((format!("Profile: {name}"), profile_fields(p)));
     }
     render_blocks(&blocks)
 }
 
-/// `Title:` lines each followed by a headerless table and a blank line,
-/// as ecnconfig and mmuconfig print them; JSON: {name: {field: value}}.
+/// `Title:` lines each followed by a headerless table of its fields in
+/// byte order (a CONFIG_DB hash through swss-common) and a blank line, as
+/// ecnconfig and mmuconfig print them; JSON: {name: {field: value}}.
 pub fn render_blocks(blocks: &[(String, Vec<(String, String)>)]) -> Output {
     let mut text = String::new();
     let mut json = Map::new();
     for (title, fields) in blocks {
+        let mut fields = fields.clone();
+        fields.sort();
         let rows: Vec<Vec<String>> = fields
             .iter()
             .map(|(k, v)| vec![k.clone(), v.clone()])
             .collect();
         text.push_str(&format!("{title}\n{}\n\n", plain(&rows)));
-        let name = title.split_once(": ").map(|x| x.1).unwrap_or(title);
+        let name = match title.split_once(": ") {
+            Some((_, name)) => name,
+            None => title.trim_end_matches(':'),
+        };
         let m: Map<String, Value> = fields.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         json.insert(name.to_string(), Value::Object(m));
     }
-    Output {
-        text,
-        json: Value::Object(json),
-    }
+    Output::new(text, Value::Object(json))
 }
 
 fn show(ctx: &Ctx) -> Result<Output> {

@@ -35,10 +35,7 @@ fn show(ctx: &Ctx) -> anyhow::Result<Output> {
             ctx.instance
         );
     }
-    Ok(Output {
-        text: table(&s),
-        json: json(&s),
-    })
+    Ok(Output::new(table(&s), json(&s)))
 }
 
 /// Columns in SONiC's `tabulate` "simple" style: a dashed rule under the

@@ -3,7 +3,8 @@
 //! WRED_PROFILE field names (green only: the model colours every packet
 //! green). A profile equal to SONiC's AZURE_LOSSLESS is named so; others
 //! take their `[wred_profile.NAME]` from the configuration when `-c` gives
-//! it, else `WRED_PROFILE` (`_<n>` when several).
+//! it, else `WRED_PROFILE` (`_<n>` when several). Profiles and fields in
+//! byte order, as CONFIG_DB returns them through swss-common.
 
 use anyhow::Result;
 use dataplane_common::lossless::{ecn_mode_from_name, WredProfile};
@@ -70,6 +71,9 @@ pub fn render(t: &BufferTables, named: &dyn Fn(&WredProfile) -> Option<String>) 
             }
         },
     );
+    let mut profiles = profiles;
+    // CONFIG_DB's WRED_PROFILE table comes back sorted by name
+    profiles.sort_by(|a, b| a.0.cmp(&b.0));
     let blocks: Vec<_> = profiles
         .iter()
         .map(|(name, w)| (format!("Profile: {name}"), fields(w)))

@@ -15,6 +15,8 @@
 //! folded marks (`telemetry::watermarks`).
 
 pub mod baseline;
+pub mod pfc_history;
+pub mod pyjson;
 pub mod table;
 
 use std::path::PathBuf;
@@ -29,6 +31,33 @@ use crate::telemetry::stats::Snapshot;
 pub struct Output {
     pub text: String,
     pub json: serde_json::Value,
+    /// The JSON as the target prints it, when its layout is not
+    /// [`Output::json_string`]'s default (sonic-utilities' `json_dump`:
+    /// keys sorted, indent 2): e.g. watermarkstat's `json.dumps(indent=4)`
+    /// in the order of its columns.
+    pub json_text: Option<String>,
+}
+
+impl Output {
+    /// Text and JSON, the JSON printed with sorted keys and indent 2.
+    pub fn new(text: String, json: serde_json::Value) -> Output {
+        Output {
+            text,
+            json,
+            json_text: None,
+        }
+    }
+
+    /// The JSON as `--json` prints it (ending in a newline).
+    pub fn json_string(&self) -> String {
+        match &self.json_text {
+            Some(t) => t.clone(),
+            None => format!(
+                "{}\n",
+                serde_json::to_string_pretty(&self.json).expect("a Value always serialises")
+            ),
+        }
+    }
 }
 
 /// Where a target reads from: a running instance.
@@ -41,6 +70,13 @@ pub struct Ctx {
     pub args: Vec<String>,
     /// Also rows whose counters are all zero (`-e`).
     pub empty: bool,
+    /// Only rows with a counter other than zero (`-nz`, `--nonzero`).
+    pub nonzero: bool,
+    /// `pfc counters --history`: pause history instead of frames.
+    pub history: bool,
+    /// `clear --delete`: remove the stored baseline (pfcstat -d,
+    /// queuestat -d) instead of storing one.
+    pub delete: bool,
 }
 
 impl Ctx {
@@ -50,6 +86,9 @@ impl Ctx {
             config,
             args: Vec::new(),
             empty: false,
+            nonzero: false,
+            history: false,
+            delete: false,
         }
     }
 
@@ -60,6 +99,9 @@ impl Ctx {
             config: self.config.clone(),
             args: args.to_vec(),
             empty: self.empty,
+            nonzero: self.nonzero,
+            history: self.history,
+            delete: self.delete,
         }
     }
 
@@ -143,15 +185,23 @@ pub fn find(words: &[String], clearing: bool) -> Result<(&'static Target, &[Stri
     )
 }
 
+/// The flags of one target: whether set, the flag, the target.
+type Flag = (fn(&Ctx) -> bool, &'static str, &'static str);
+const FLAGS: [Flag; 2] = [
+    (|c| c.nonzero, "--nonzero", "queue counters"),
+    (|c| c.history, "--history", "pfc counters"),
+];
+
 /// `dataplane show WORDS`: the target's text, or its JSON.
 pub fn show(ctx: &Ctx, words: &[String], json: bool) -> Result<String> {
     let (t, rest) = find(words, false)?;
+    for (set, flag, target) in FLAGS {
+        if set(ctx) && t.name != target {
+            bail!("{flag} is for show {target}, not show {}", t.name);
+        }
+    }
     let out = (t.show)(&ctx.with_args(rest))?;
-    Ok(if json {
-        format!("{}\n", serde_json::to_string_pretty(&out.json)?)
-    } else {
-        out.text
-    })
+    Ok(if json { out.json_string() } else { out.text })
 }
 
 /// `dataplane clear WORDS`: what the target cleared.

@@ -13,7 +13,7 @@ use crate::telemetry::stats::Snapshot;
 pub const TARGETS: &[Target] = &[Target {
     name: "pfc counters",
     args: None,
-    about: "PFC frames received and sent per priority (pfcstat)",
+    about: "PFC frames received and sent per priority (pfcstat; --history: paused time)",
     show,
     clear: Some(clear),
 }];
@@ -87,20 +87,24 @@ pub fn render(rows: &[PfcRow], cached: Option<&str>) -> Output {
     if let Some(t) = cached {
         json.insert("cached_time".into(), json!(t));
     }
-    Output {
-        text,
-        json: Value::Object(json),
-    }
+    Output::new(text, Value::Object(json))
 }
 
 fn show(ctx: &Ctx) -> Result<Output> {
+    if ctx.history {
+        let h = super::pfc_history::render;
+        return baseline::show_since(ctx, BASELINE, super::pfc_history::rows, h);
+    }
     baseline::show_since(ctx, BASELINE, rows, render)
 }
 
 fn clear(ctx: &Ctx) -> Result<String> {
+    if ctx.delete {
+        return baseline::delete(ctx, BASELINE, "PFC counters");
+    }
     let snap = ctx.snapshot()?;
     baseline::save(ctx, BASELINE, &snap, |k| {
-        k.starts_with("rx_pfc[") || k.starts_with("tx_pfc[")
+        k.starts_with("rx_pfc[") || k.starts_with("tx_pfc[") || k.starts_with("rx_pause_ns[")
     })?;
     Ok("Clear saved PFC counters and history\n".into())
 }

@@ -5,6 +5,14 @@
 //! names (CONFIG_DB `PFC_WD`, COUNTERS_DB `PFC_WD_*`), so scripts written
 //! against SONiC's databases read the same names.
 //!
+//! Port names: ours are the host's names of the interfaces the data plane
+//! is attached to (`eth0`, `enp1s0f0`, a veth's name ...), not SONiC's
+//! `EthernetN`. Without a port, SONiC lists only the COUNTERS_PORT_NAME_MAP
+//! entries whose name starts with `Ethernet` (its front-panel ports); every
+//! port of ours is such a port whatever its name, so all are listed, in
+//! natural order. JSON: SONiC's `pfcwd show` has no `--json`; ours is this
+//! project's own.
+//!
 //! Pure renderers: data in, text and JSON out. Reading a running instance
 //! is `crate::lossless::watchdog::{config_view, stats_view}`.
 
@@ -44,19 +52,19 @@ fn show_config(ctx: &Ctx) -> Result<Output> {
             path.display()
         ),
     };
-    Ok(Output {
-        text: config_text(&view, &ctx.args),
-        json: config_json(&view, &ctx.args),
-    })
+    Ok(Output::new(
+        config_text(&view, &ctx.args),
+        config_json(&view, &ctx.args),
+    ))
 }
 
 /// `show pfcwd stats`: per-queue watchdog counters of the data plane.
 fn show_stats(ctx: &Ctx) -> Result<Output> {
     let rows = crate::lossless::watchdog::stats_view(&ctx.snapshot()?);
-    Ok(Output {
-        text: stats_text(&rows, ctx.empty, &ctx.args),
-        json: stats_json(&rows, ctx.empty, &ctx.args),
-    })
+    Ok(Output::new(
+        stats_text(&rows, ctx.empty, &ctx.args),
+        stats_json(&rows, ctx.empty, &ctx.args),
+    ))
 }
 
 /// `show pfcwd config` headers (sonic-utilities CONFIG_HEADER).

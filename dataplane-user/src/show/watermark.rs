@@ -4,7 +4,9 @@
 //! of that window. Ports outside the buffer model have no buffer: N/A.
 
 use anyhow::Result;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+
+use super::pyjson::PyJson;
 
 use super::table::simple;
 use super::{Ctx, Output, Target};
@@ -65,7 +67,53 @@ pub const TARGETS: &[Target] = &[
     window!(3),
     window!(4),
     window!(5),
+    Target {
+        name: "queue watermark multicast",
+        args: None,
+        about: "watermarkstat -t q_shared_multi: the data plane has no multicast queues",
+        show: |_| Ok(no_multicast()),
+        clear: None,
+    },
+    Target {
+        name: "queue persistent-watermark multicast",
+        args: None,
+        about: "the same (no multicast queues)",
+        show: |_| Ok(no_multicast()),
+        clear: None,
+    },
+    Target {
+        name: "queue watermark all",
+        args: None,
+        about: "watermarkstat -t q_shared_all: the data plane has no queues of type ALL",
+        show: |_| no_all_queues(),
+        clear: None,
+    },
+    Target {
+        name: "queue persistent-watermark all",
+        args: None,
+        about: "the same (no queues of type ALL)",
+        show: |_| no_all_queues(),
+        clear: None,
+    },
 ];
+
+/// watermarkstat's line (and exit 0) when no multicast queue is
+/// configured: the data plane's queues are the eight unicast ones.
+pub fn no_multicast() -> Output {
+    let line = "Object map from the COUNTERS_DB is empty because the multicast queues are not configured in the CONFIG_DB!\n";
+    Output {
+        text: line.into(),
+        json: Value::String(line.trim_end().into()),
+        json_text: Some(line.into()),
+    }
+}
+
+/// watermarkstat's error (exit 1) when no queue is of SAI type ALL.
+fn no_all_queues() -> Result<Output> {
+    anyhow::bail!(
+        "Object map is empty! (the data plane's queues are unicast only: show queue watermark unicast)"
+    )
+}
 
 /// A port's marks of one kind per TC; `None`: not in the buffer model.
 pub type WmRow = (String, Option<[u32; 8]>);
@@ -86,42 +134,47 @@ pub fn rows(snap: &Snapshot, k: &WmType) -> Vec<WmRow> {
         .collect()
 }
 
-/// watermarkstat's title and table; JSON: its list of `{Port, UC0..}`.
+/// watermarkstat's title and table; JSON: its list of `{Port, UC0..}`
+/// with string values, printed as `json.dumps(indent=4)` in column order.
 pub fn render(rows: &[WmRow], k: &WmType) -> Output {
     let headers: Vec<String> = std::iter::once("Port".to_string())
         .chain((0..8).map(|i| format!("{}{i}", k.prefix)))
         .collect();
     let h: Vec<&str> = headers.iter().map(String::as_str).collect();
-    let cells = |v: &Option<[u32; 8]>| -> Vec<String> {
-        (0..8)
-            .map(|i| match v {
-                Some(v) => v[i].to_string(),
-                None => "N/A".to_string(),
-            })
-            .collect()
-    };
     let table: Vec<Vec<String>> = rows
         .iter()
-        .map(|(port, v)| std::iter::once(port.clone()).chain(cells(v)).collect())
-        .collect();
-    let json: Vec<Value> = rows
-        .iter()
         .map(|(port, v)| {
-            let mut m = Map::new();
-            m.insert("Port".into(), json!(port));
-            for (i, c) in cells(v).into_iter().enumerate() {
-                let val = match v {
-                    Some(v) => json!(v[i]),
-                    None => json!(c),
-                };
-                m.insert(headers[i + 1].clone(), val);
-            }
-            Value::Object(m)
+            std::iter::once(port.clone())
+                .chain((0..8).map(|i| match v {
+                    Some(v) => v[i].to_string(),
+                    None => "N/A".to_string(),
+                }))
+                .collect()
         })
         .collect();
+    let objects = || {
+        table.iter().map(|row| {
+            headers
+                .iter()
+                .zip(row)
+                .map(|(h, c)| (h.clone(), c.clone()))
+                .collect::<Vec<_>>()
+        })
+    };
+    let json = Value::Array(
+        objects()
+            .map(|o| Value::Object(o.into_iter().map(|(h, c)| (h, Value::String(c))).collect()))
+            .collect(),
+    );
+    let py = PyJson::List(
+        objects()
+            .map(|o| PyJson::Obj(o.into_iter().map(|(h, c)| (h, PyJson::Str(c))).collect()))
+            .collect(),
+    );
     Output {
         text: format!("{}\n{}\n", k.message, simple(&h, &table)),
-        json: Value::Array(json),
+        json,
+        json_text: Some(py.dumps(4)),
     }
 }
 
@@ -131,6 +184,9 @@ fn show(ctx: &Ctx, k: &WmType) -> Result<Output> {
 }
 
 fn clear(ctx: &Ctx, k: &WmType) -> Result<String> {
+    if ctx.delete {
+        anyhow::bail!("--delete: a watermark window has no saved baseline to delete (clear without --delete restarts it)");
+    }
     let kinds = [k.kind];
     let reset = if k.persistent {
         Reset::Persistent(&kinds)

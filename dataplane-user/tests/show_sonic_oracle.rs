@@ -1,0 +1,315 @@
+//! sonic-utilities' own expected outputs as the oracle of our renderers
+//! (tests/fixtures/sonic-utilities/, copied from its tests; README there
+//! names each file's source). Their values go through our renderers and
+//! the result must be theirs: byte for byte where the shapes agree,
+//! field by field where their mock switch has more queues (UC8, UC9, MC,
+//! ALL) than our eight unicast ones.
+
+use std::path::PathBuf;
+
+use dataplane_user::show::buffer;
+use dataplane_user::show::queue_counters::{self, PortQueues, QueueRow, View};
+use dataplane_user::show::watermark::{self, WmRow};
+
+fn fixture(name: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sonic-utilities")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The whitespace-separated fields of a table's rows whose second field
+/// starts with `prefix` and whose index is below 8 (UC0..UC7, PG0..PG7).
+fn rows_of(text: &str, prefix: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+        .filter(|f| {
+            f.len() > 1
+                && f[1]
+                    .strip_prefix(prefix)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .is_some_and(|n| n < 8)
+        })
+        .collect()
+}
+
+/// queuestat rows of `port` (UC0..UC7 of their text) as our PortQueues.
+fn queues_from(text: &str, port: &str) -> PortQueues {
+    let rows: Vec<_> = rows_of(text, "UC")
+        .into_iter()
+        .filter(|f| f[0] == port)
+        .collect();
+    let mut queues = [QueueRow::default(); 8];
+    for f in &rows {
+        let i: usize = f[1][2..].parse().unwrap();
+        let n = |k: usize| f[k].replace(',', "").parse::<u64>().unwrap();
+        queues[i] = QueueRow {
+            pkts: n(2),
+            bytes: n(3),
+            drop_pkts: n(4),
+            drop_bytes: n(5),
+        };
+    }
+    PortQueues {
+        port: port.into(),
+        queues,
+        cached: false,
+    }
+}
+
+fn view(nonzero: bool) -> View<'static> {
+    View {
+        now: "2026-11-26T22:00:00.123456",
+        cached: None,
+        one_port: true,
+        nonzero,
+    }
+}
+
+#[test]
+fn queue_counters_of_one_port_field_by_field() {
+    // show_queue_counters_port: Ethernet8 has UC0 all zero
+    let want = fixture("show_queue_counters_port.txt");
+    let q = queues_from(&want, "Ethernet8");
+    assert_eq!(q.queues[0], QueueRow::default());
+    let got = queue_counters::render(std::slice::from_ref(&q), &view(false));
+    assert_eq!(got.text.lines().next(), want.lines().next());
+    assert_eq!(want.lines().next(), Some("For namespace :"));
+    assert_eq!(rows_of(&got.text, "UC"), rows_of(&want, "UC"));
+    assert_eq!(rows_of(&got.text, "UC").len(), 8);
+    let header = |t: &str| {
+        t.lines()
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(header(&got.text), header(&want));
+    assert!(got.text.ends_with("\n\n") && want.ends_with("\n\n"));
+
+    // -nz drops UC0, keeps the rest
+    let want_nz = fixture("show_queue_counters_port_nz.txt");
+    let got_nz = queue_counters::render(std::slice::from_ref(&q), &view(true));
+    assert_eq!(rows_of(&got_nz.text, "UC"), rows_of(&want_nz, "UC"));
+    assert_eq!(rows_of(&got_nz.text, "UC").len(), 7);
+    assert_eq!(got_nz.text.lines().next(), Some("For namespace :"));
+
+    // --json: string values, a "time" key per port (their test deletes it)
+    let want_json: serde_json::Value =
+        serde_json::from_str(&fixture("show_queue_counters_port_json.txt")).unwrap();
+    let got_json: serde_json::Value = serde_json::from_str(&got.json_string()).unwrap();
+    for i in 0..8 {
+        let k = format!("UC{i}");
+        assert_eq!(got_json["Ethernet8"][&k], want_json["Ethernet8"][&k], "{k}");
+        assert!(got_json["Ethernet8"][&k]["totalpacket"].is_string());
+    }
+    assert_eq!(got_json["Ethernet8"]["time"], "2026-11-26T22:00:00.123456");
+    // sorted keys, indent 2 (json_dump)
+    assert!(got
+        .json_string()
+        .starts_with("{\n  \"Ethernet8\": {\n    \"UC0\": {\n      \"dropbytes\": \"0\",\n"));
+}
+
+/// watermarkstat rows (PORT V0..V7) of their text.
+fn wm_rows(text: &str) -> Vec<WmRow> {
+    text.lines()
+        .skip(3)
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                f[0].to_string(),
+                Some(std::array::from_fn(|i| f[1 + i].parse().unwrap())),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn pg_shared_watermark_byte_for_byte() {
+    let want = fixture("show_pg_wm_shared_output.txt");
+    let k = &watermark::WINDOWS[2].2;
+    assert_eq!(watermark::WINDOWS[2].0, "priority-group watermark shared");
+    let got = watermark::render(&wm_rows(&want), k);
+    assert_eq!(got.text, want);
+    assert_eq!(
+        got.json_string(),
+        fixture("show_pg_wm_shared_output_json.txt")
+    );
+}
+
+#[test]
+fn queue_unicast_watermark_first_eight_queues() {
+    // theirs has UC0..UC9: keep the columns of UC0..UC7
+    let full = fixture("show_queue_wm_unicast_output.txt");
+    let dashes: Vec<usize> = full
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split("  ")
+        .map(str::len)
+        .collect();
+    let keep: usize = dashes[..9].iter().sum::<usize>() + 2 * 8;
+    let want: String = full
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("{l}\n")
+            } else {
+                format!("{}\n", &l[..keep])
+            }
+        })
+        .collect();
+    let k = &watermark::WINDOWS[0].2;
+    assert_eq!(watermark::WINDOWS[0].0, "queue watermark unicast");
+    let got = watermark::render(&wm_rows(&want), k);
+    assert_eq!(got.text, want);
+    // their JSON less the lines of UC8 and UC9 (and the comma they left)
+    let json = fixture("show_queue_wm_unicast_output_json.txt");
+    let lines: Vec<&str> = json
+        .lines()
+        .filter(|l| !l.contains("\"UC8\"") && !l.contains("\"UC9\""))
+        .collect();
+    let mut want_json = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        let next_closes = lines
+            .get(i + 1)
+            .is_some_and(|n| n.trim_start().starts_with('}'));
+        let l = if next_closes {
+            l.trim_end_matches(',')
+        } else {
+            l
+        };
+        want_json.push_str(l);
+        want_json.push('\n');
+    }
+    assert_eq!(got.json_string(), want_json);
+}
+
+/// ecnconfig/mmuconfig blocks of their text: (title, dash line, rows).
+fn blocks(text: &str) -> Vec<(String, String, Vec<String>)> {
+    text.split("\n\n")
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| {
+            let l: Vec<&str> = b.lines().collect();
+            assert_eq!(l[1], l[l.len() - 1], "{b}");
+            let rows = l[2..l.len() - 1].iter().map(|s| s.to_string()).collect();
+            (l[0].to_string(), l[1].to_string(), rows)
+        })
+        .collect()
+}
+
+/// Each of their blocks, its fields given to our renderer backwards, comes
+/// out as theirs with the rows in byte order (CONFIG_DB's sorted hash;
+/// their mock DB keeps the file's order): same title, same widths.
+fn blocks_as_theirs(fixture_name: &str) {
+    let want = fixture(fixture_name);
+    for (title, dashes, rows) in blocks(&want) {
+        let fields: Vec<(String, String)> = rows
+            .iter()
+            .rev()
+            .map(|r| {
+                let mut f = r.split_whitespace();
+                (f.next().unwrap().to_string(), f.next().unwrap().to_string())
+            })
+            .collect();
+        let got = buffer::render_blocks(&[(title.clone(), fields)]);
+        let mut sorted = rows.clone();
+        sorted.sort();
+        let block = format!("{title}\n{dashes}\n{}\n{dashes}\n\n", sorted.join("\n"));
+        assert_eq!(got.text, block, "{fixture_name}: {title}");
+    }
+}
+
+#[test]
+fn ecn_and_mmu_blocks_field_by_field() {
+    blocks_as_theirs("ecn_show_config_output.txt");
+    blocks_as_theirs("show_mmu_config.txt");
+    // their mock's blocks already in byte order come out byte for byte
+    let mmu = fixture("show_mmu_config.txt");
+    let pattern = blocks(&mmu).into_iter().next().unwrap();
+    assert_eq!(pattern.0, "Lossless traffic pattern:");
+    let got = buffer::render_blocks(&[(
+        pattern.0.clone(),
+        vec![
+            ("over_subscribe_ratio".into(), "2".into()),
+            ("default_dynamic_th".into(), "0".into()),
+        ],
+    )]);
+    assert!(mmu.starts_with(&got.text), "{}", got.text);
+}
+
+#[test]
+fn multicast_watermark_without_multicast_queues() {
+    let want = fixture("show_queue_wm_multicast_neg_output.txt");
+    let got = watermark::no_multicast();
+    assert_eq!(got.text, want);
+    assert_eq!(
+        got.json_string(),
+        want,
+        "watermarkstat prints the line, not JSON"
+    );
+    for name in [
+        "queue watermark multicast",
+        "queue persistent-watermark multicast",
+    ] {
+        let words: Vec<String> = name.split(' ').map(String::from).collect();
+        assert_eq!(
+            dataplane_user::show::find(&words, false).unwrap().0.name,
+            name
+        );
+    }
+}
+
+/// The fields of a pfcstat history line (its timestamp has one space).
+fn hist_fields(l: &str) -> Vec<String> {
+    l.split("  ")
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn pfc_history_field_by_field() {
+    use dataplane_user::show::pfc_history::{self, HistRow};
+    let want = fixture("show_pfc_counters_history_output.txt");
+    let wl: Vec<&str> = want.lines().collect();
+    let mut rows: Vec<HistRow> = Vec::new();
+    for l in &wl[2..] {
+        let f = hist_fields(l);
+        if f.is_empty() {
+            continue;
+        }
+        if rows.last().map(|r| r.port.as_str()) != Some(f[0].as_str()) {
+            rows.push(HistRow {
+                port: f[0].clone(),
+                pause_us: Some([0; 8]),
+            });
+        }
+        let i: usize = f[1][3..].parse().unwrap();
+        rows.last_mut().unwrap().pause_us.as_mut().unwrap()[i] =
+            f[3].replace(',', "").parse().unwrap();
+    }
+    assert_eq!(rows.len(), 3);
+    let got = pfc_history::render(&rows, None);
+    let gl: Vec<&str> = got.text.lines().collect();
+    assert_eq!(gl.len(), wl.len());
+    // same header and rule: the widths agree
+    assert_eq!(gl[..2], wl[..2]);
+    for (g, w) in gl[2..].iter().zip(&wl[2..]) {
+        let (g, w) = (hist_fields(g), hist_fields(w));
+        assert_eq!(g.is_empty(), w.is_empty(), "an empty row after each port");
+        if g.is_empty() {
+            continue;
+        }
+        // port, priority and total pause time as theirs; the counters the
+        // data plane does not keep are N/A
+        assert_eq!((&g[0], &g[1], &g[3]), (&w[0], &w[1], &w[3]));
+        assert_eq!(
+            (g[2].as_str(), g[4].as_str(), g[5].as_str()),
+            ("N/A", "N/A", "N/A")
+        );
+    }
+}
