@@ -436,15 +436,7 @@ pub fn records(runs: &[&UetIncastRun], machine: &str, note: &str) -> Vec<Record>
                 Some(b) if r.action != "drop" => {
                     Record::against(figure, value, unit, (&baseline, b), machine, note.into())
                 }
-                _ => Record {
-                    figure,
-                    value,
-                    unit: unit.into(),
-                    baseline: None,
-                    ratio: None,
-                    machine: machine.into(),
-                    note: Some(note.into()),
-                },
+                _ => Record::new(figure, value, unit, machine, note.into()),
             });
         }
     }

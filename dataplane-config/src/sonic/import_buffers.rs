@@ -15,9 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use super::import_ports::{split_port_key, PortIn};
+use super::import_ports::PortIn;
 use super::refs::resolve;
-use super::{int_field, range_bits, Importer};
+use super::{int_field, Importer};
 use crate::{BufferProfileSection, BufferSection, Config};
 
 /// Why the dynamic buffer model's computed values are not imported.
@@ -210,15 +210,9 @@ impl Importer<'_> {
             .collect();
         for (key, profile) in entries {
             let at = format!("BUFFER_PG|{key}");
-            let Some((names, range)) = split_port_key(&key) else {
-                self.error(at, "expected a key PORT|PGS (e.g. Ethernet0|3-4)");
-                continue;
-            };
-            let Some(bits) = range_bits(&range) else {
-                self.error(
-                    at,
-                    format!("expected priority groups 0-7 or a range like 3-4, got {range:?}"),
-                );
+            let Some((names, _, bits)) =
+                self.port_range_key("BUFFER_PG", &key, ("PGS", "priority groups", "3-4"))
+            else {
                 continue;
             };
             self.rest(
@@ -623,17 +617,11 @@ impl Importer<'_> {
             .collect();
         for (key, profile) in entries {
             let at = format!("BUFFER_QUEUE|{key}");
-            let Some((names, range)) = split_port_key(&key) else {
-                self.error(at, "expected a key PORT|QUEUES (e.g. Ethernet0|0-2)");
+            let Some((names, range, _)) =
+                self.port_range_key("BUFFER_QUEUE", &key, ("QUEUES", "queues", "0-2"))
+            else {
                 continue;
             };
-            if range_bits(&range).is_none() {
-                self.error(
-                    at,
-                    format!("expected queues 0-7 or a range like 0-2, got {range:?}"),
-                );
-                continue;
-            }
             self.rest(
                 "BUFFER_QUEUE",
                 &key,

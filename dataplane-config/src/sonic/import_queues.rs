@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::import_ports::{split_port_key, PortIn};
+use super::import_ports::PortIn;
 use super::refs::resolve;
-use super::{int_field, range_bits, Importer};
+use super::{int_field, Importer};
 use crate::{Config, DcbxSection, PfcwdSection, SwitchTrimmingSection, WredSection};
 
 /// Our name of the profile of lossless queues SONiC gives no WRED
@@ -181,15 +181,9 @@ impl Importer<'_> {
             .collect();
         for (key, f) in entries {
             let at = format!("QUEUE|{key}");
-            let Some((names, range)) = split_port_key(&key) else {
-                self.error(at, "expected a key PORT|QUEUES (e.g. Ethernet0|3-4)");
-                continue;
-            };
-            let Some(bits) = range_bits(&range) else {
-                self.error(
-                    at,
-                    format!("expected queues 0-7 or a range like 3-4, got {range:?}"),
-                );
+            let Some((names, _, bits)) =
+                self.port_range_key("QUEUE", &key, ("QUEUES", "queues", "3-4"))
+            else {
                 continue;
             };
             let get = |im: &mut Self, field: &str, table: &str| {

@@ -226,6 +226,34 @@ impl<'a> Importer<'a> {
         cfg
     }
 
+    /// A `PORT[,PORT]|RANGE` key of `table` (BUFFER_PG, BUFFER_QUEUE,
+    /// QUEUE): its ports, the range as written and its bits; an error naming the key
+    /// and what was expected otherwise. `(short, what, example)`: e.g.
+    /// `("PGS", "priority groups", "3-4")`.
+    pub fn port_range_key(
+        &mut self,
+        table: &str,
+        key: &str,
+        (short, what, example): (&str, &str, &str),
+    ) -> Option<(Vec<String>, String, u8)> {
+        let at = format!("{table}|{key}");
+        let Some((names, range)) = import_ports::split_port_key(key) else {
+            self.error(
+                at,
+                format!("expected a key PORT|{short} (e.g. Ethernet0|{example})"),
+            );
+            return None;
+        };
+        let Some(bits) = range_bits(&range) else {
+            self.error(
+                at,
+                format!("expected {what} 0-7 or a range like {example}, got {range:?}"),
+            );
+            return None;
+        };
+        Some((names, range, bits))
+    }
+
     pub fn error(&mut self, field: impl Into<String>, message: impl Into<String>) {
         self.errors.push(FieldError {
             field: field.into(),
