@@ -36,7 +36,7 @@ pub struct Key {
 }
 
 pub const SECTIONS: &[Section] = &[
-    Section { id: "switch", header: "[switch]", sonic: "DEVICE_METADATA (partly)", about: "The instance and switch-wide classification settings.", free_form: false },
+    Section { id: "switch", header: "[switch]", sonic: "- (not in CONFIG_DB)", about: "The instance and switch-wide classification settings.", free_form: false },
     Section { id: "dscp_to_tc_map.NAME", header: "[dscp_to_tc_map.NAME]", sonic: "DSCP_TO_TC_MAP", about: "A DSCP to traffic class map: `\"DSCP\" = TC` entries (DSCP 0-63, TC 0-7) and `default = TC` for DSCPs not listed. `AZURE` (SONiC's default map) is built in.", free_form: true },
     Section { id: "dot1p_to_tc_map.NAME", header: "[dot1p_to_tc_map.NAME]", sonic: "DOT1P_TO_TC_MAP", about: "An 802.1p priority to traffic class map: `\"PCP\" = TC` (0-7). `AZURE` is built in.", free_form: true },
     Section { id: "tc_to_dscp_map.NAME", header: "[tc_to_dscp_map.NAME]", sonic: "TC_TO_DSCP_MAP", about: "A traffic class to DSCP map: `\"TC\" = DSCP`; used only by trimming's `dscp_value = \"from-tc\"` through `[[port]] tc_to_dscp_map`.", free_form: true },
@@ -65,7 +65,7 @@ pub const KEYS: &[Key] = &[
     Key { section: "switch", key: "name", ty: S, default: "\"default\"", range: "an interface-like name (no `/`, no spaces)", sonic: "-", meaning: "The instance: pin directory `/sys/fs/bpf/dataplane/NAME`, lock, state directory, `--instance`." },
     Key { section: "switch", key: "cnp_tc", ty: I, default: "6", range: "0-7", sonic: "-", meaning: "Class of RoCEv2 CNPs (BTH opcode 0x81)." },
     Key { section: "switch", key: "malformed", ty: S, default: "\"pass\"", range: "`pass` (to the kernel) or `drop`", sonic: "-", meaning: "What happens to malformed frames (per port: `[[port]] malformed`)." },
-    Key { section: "switch", key: "hash_seed", ty: I, default: "(derived from `name`)", range: "0-4294967295", sonic: "ECMP_HASH_SEED (SAI)", meaning: "Seed of the flow hash; the default differs per switch name, so tiers hash differently." },
+    Key { section: "switch", key: "hash_seed", ty: I, default: "(derived from `name`)", range: "0-4294967295", sonic: "-", meaning: "Seed of the flow hash; the default differs per switch name, so tiers hash differently." },
     // [[port]]
     Key { section: "port", key: "name", ty: S, default: "(required)", range: "an existing interface, 1-15 characters", sonic: "PORT key / alias", meaning: "The Linux interface." },
     Key { section: "port", key: "trust", ty: S, default: "\"dscp\"", range: "`dscp` or `dot1p`", sonic: "PORT_QOS_MAP (which map is set)", meaning: "Which header field classifies received frames." },
@@ -75,7 +75,7 @@ pub const KEYS: &[Key] = &[
     Key { section: "port", key: "default_tc", ty: I, default: "0", range: "0-7", sonic: "-", meaning: "Class of frames the trusted field does not give one (e.g. untagged on a `dot1p` port)." },
     Key { section: "port", key: "malformed", ty: S, default: "(`switch.malformed`)", range: "`pass` or `drop`", sonic: "-", meaning: "Per-port override of `switch.malformed`." },
     Key { section: "port", key: "xdp_mode", ty: S, default: "\"auto\"", range: "`auto`, `native` or `generic`", sonic: "-", meaning: "XDP attach mode; `auto` falls back to generic where native is refused." },
-    Key { section: "port", key: "mac", ty: S, default: "(read from the interface)", range: "a unicast MAC like \"02:00:00:00:00:01\"", sonic: "PORT (device MAC)", meaning: "Source MAC of routed frames and of PFC frames sent on the port." },
+    Key { section: "port", key: "mac", ty: S, default: "(read from the interface)", range: "a unicast MAC like \"02:00:00:00:00:01\"", sonic: "-", meaning: "Source MAC of routed frames and of PFC frames sent on the port." },
     Key { section: "port", key: "speed", ty: "string or integer", default: "(100G)", range: "\"100G\", \"25G\", \"400M\" or Mb/s as an integer; 1 Mb/s to 1.6 Tb/s", sonic: "PORT speed", meaning: "Line rate: the model's drain rate, pause time, utilisation. On a real NIC set it slightly below line rate (e.g. 95 %)." },
     Key { section: "port", key: "wred_profile", ty: S, default: "(\"AZURE_LOSSLESS\")", range: "a `[wred_profile.NAME]` or `AZURE_LOSSLESS`", sonic: "QUEUE wred_profile (lossless queues)", meaning: "ECN/WRED profile of the port's lossless queues." },
     Key { section: "port", key: "lossy_wred_profile", ty: S, default: "(none)", range: "a `[wred_profile.NAME]` or `AZURE_LOSSLESS`", sonic: "QUEUE wred_profile (lossy queues)", meaning: "ECN/WRED profile of the port's lossy queues." },

@@ -3,6 +3,7 @@
 //! Every command first runs `setup`, which installs what is missing and is
 //! quick when everything is present, so a fresh clone needs nothing else.
 
+mod docs;
 mod fuzz;
 mod p4;
 mod setup;
@@ -29,8 +30,12 @@ enum Cmd {
     Build,
     /// Set up, then run every test: host unit tests, the eBPF fixture
     /// table (TestRun) with the scapy cross-check, the netns integration
-    /// test. Needs root.
+    /// test, then the user guide (`mdbook build docs`) and its links.
+    /// Needs root.
     Test,
+    /// Build the user guide (`mdbook build docs`) and check that every
+    /// relative link in docs/src and the READMEs resolves.
+    Docs,
     /// Set up, then run the benchmarks; figures go to
     /// target/bench/results.json.
     Bench {
@@ -254,6 +259,7 @@ fn main() -> Result<()> {
             // the lab's tests run the controller binary (testbed::dataplane_bin)
             run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
             run(cargo().args(["test", "--workspace", "--", "--test-threads=1"]))?;
+            docs::check()?;
             println!("xtask test: all tests passed");
             Ok(())
         }
@@ -334,6 +340,7 @@ fn main() -> Result<()> {
             println!("\nall figures: {out}");
             Ok(())
         }
+        Cmd::Docs => docs::check(),
         Cmd::P4 { cmd: P4Cmd::Test } => p4::test(),
         Cmd::Soak { seconds } => {
             setup::setup()?;

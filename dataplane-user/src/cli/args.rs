@@ -244,6 +244,10 @@ pub enum ConfigCmd {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Print the configuration reference (every key with its type,
+    /// default, range and SONiC name) as Markdown: the guide's page
+    /// docs/src/reference/config.md.
+    Reference,
     /// Export a configuration as SONiC CONFIG_DB tables (config_db.json);
     /// what SONiC cannot express is reported.
     ExportSonic {

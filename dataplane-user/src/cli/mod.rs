@@ -102,6 +102,12 @@ pub fn run(cli: Cli) -> Result<()> {
                 },
         } => sonic::import(&input, ports.as_deref(), strict, &output),
         Cmd::Config {
+            cmd: ConfigCmd::Reference,
+        } => {
+            print!("{}", dataplane_config::reference::markdown());
+            Ok(())
+        }
+        Cmd::Config {
             cmd: ConfigCmd::ExportSonic { config, output },
         } => sonic::export(&config, output.as_deref()),
     }
