@@ -34,7 +34,7 @@ const APT_PACKAGES: &[&str] = &[
     "lldpad",
 ];
 const SCAPY: &str = "scapy==2.8.0";
-const MDBOOK_VERSION: &str = "0.5.1";
+const MDBOOK_VERSION: &str = "0.5.4";
 
 fn output(cmd: &mut Command) -> Option<String> {
     let o = cmd.output().ok()?;
