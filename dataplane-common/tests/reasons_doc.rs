@@ -6,7 +6,10 @@ use dataplane_common::reason::code_name;
 
 #[test]
 fn the_glossary_lists_every_reason_and_nothing_else() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/reference/reasons.md");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/src/reference/reasons.md"
+    );
     let page = std::fs::read_to_string(path).expect("the glossary page");
     let mut problems = Vec::new();
     for code in 0..=u8::MAX {
@@ -24,7 +27,9 @@ fn the_glossary_lists_every_reason_and_nothing_else() {
         if cells.len() < 3 {
             continue;
         }
-        let Ok(code) = cells[1].parse::<u8>() else { continue };
+        let Ok(code) = cells[1].parse::<u8>() else {
+            continue;
+        };
         let name = cells[2].trim_matches('`');
         if code_name(code) != name {
             problems.push(format!(

@@ -57,10 +57,14 @@ fn every_schema_key_is_documented_and_every_documented_key_exists() {
     let schema: BTreeSet<String> = accepted(&format!("{PROBE} = 1\n"));
     let documented: BTreeSet<String> = top_level_keys().into_iter().map(str::to_string).collect();
     for k in schema.difference(&documented) {
-        problems.push(format!("top-level key `{k}` is in the schema but has no section in the reference"));
+        problems.push(format!(
+            "top-level key `{k}` is in the schema but has no section in the reference"
+        ));
     }
     for k in documented.difference(&schema) {
-        problems.push(format!("section `{k}` is in the reference but not in the schema"));
+        problems.push(format!(
+            "section `{k}` is in the reference but not in the schema"
+        ));
     }
     for s in SECTIONS.iter().filter(|s| !s.free_form) {
         let schema = accepted(&probe_doc(s.id));
@@ -70,15 +74,24 @@ fn every_schema_key_is_documented_and_every_documented_key_exists() {
             .map(|k| k.key.to_string())
             .collect();
         for k in schema.difference(&documented) {
-            problems.push(format!("{}: `{k}` is in the schema but not in the reference", s.header));
+            problems.push(format!(
+                "{}: `{k}` is in the schema but not in the reference",
+                s.header
+            ));
         }
         for k in documented.difference(&schema) {
-            problems.push(format!("{}: `{k}` is in the reference but not in the schema", s.header));
+            problems.push(format!(
+                "{}: `{k}` is in the reference but not in the schema",
+                s.header
+            ));
         }
     }
     for k in KEYS {
         if !SECTIONS.iter().any(|s| s.id == k.section && !s.free_form) {
-            problems.push(format!("key `{}` names an unknown section `{}`", k.key, k.section));
+            problems.push(format!(
+                "key `{}` names an unknown section `{}`",
+                k.key, k.section
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -95,7 +108,9 @@ fn minimal(id: &str) -> Option<String> {
         "route" => "[[route]]\nprefix = \"198.18.0.0/15\"\n".into(),
         "routing" => "[routing]\n".into(),
         "buffer" => "[buffer]\n".into(),
-        "wred_profile.NAME" => "[wred_profile.X]\ngreen_min_threshold = 1\ngreen_max_threshold = 2\n".into(),
+        "wred_profile.NAME" => {
+            "[wred_profile.X]\ngreen_min_threshold = 1\ngreen_max_threshold = 2\n".into()
+        }
         "buffer_profile.NAME" => "[buffer_profile.X]\n".into(),
         "switch_trimming" => "[switch_trimming]\ndscp_value = 48\nqueue_index = 6\n".into(),
         "pfcwd" => "[pfcwd]\n".into(),
@@ -109,14 +124,20 @@ fn documented_defaults_are_the_schema_defaults() {
     let mut problems = Vec::new();
     for k in KEYS.iter().filter(|k| !k.default.starts_with('(')) {
         let Some(doc) = minimal(k.section) else {
-            problems.push(format!("{}.{}: no minimal document to check its default", k.section, k.key));
+            problems.push(format!(
+                "{}.{}: no minimal document to check its default",
+                k.section, k.key
+            ));
             continue;
         };
         let cfg: Config = toml::from_str(&doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
         let debug = format!("{cfg:?}");
         let want = format!("{}: {}", k.key, k.default);
         if !debug.contains(&want) {
-            problems.push(format!("{}.{}: documented default {} not found in the parsed minimal section ({debug})", k.section, k.key, k.default));
+            problems.push(format!(
+                "{}.{}: documented default {} not found in the parsed minimal section ({debug})",
+                k.section, k.key, k.default
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

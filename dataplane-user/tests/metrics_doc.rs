@@ -19,9 +19,17 @@ fn code_names() -> BTreeSet<String> {
     // each arm: "a" | "b" => ( "help", "kind" ),
     for arm in body.split("),").filter(|a| a.contains("=>")) {
         let (pat, rest) = arm.split_once("=>").unwrap();
-        let kind = if rest.contains("\"gauge\"") { "gauge" } else { "counter" };
+        let kind = if rest.contains("\"gauge\"") {
+            "gauge"
+        } else {
+            "counter"
+        };
         for base in pat.split('"').skip(1).step_by(2) {
-            if base.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit()) && !base.is_empty() {
+            if base
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())
+                && !base.is_empty()
+            {
                 names.insert(if kind == "counter" {
                     format!("dataplane_{base}_total")
                 } else {
@@ -59,7 +67,10 @@ fn page_names() -> BTreeSet<String> {
 fn every_metric_in_the_code_is_on_the_page_and_back() {
     let code = code_names();
     let page = page_names();
-    assert!(code.len() > 30, "too few names read from the code: {code:?}");
+    assert!(
+        code.len() > 30,
+        "too few names read from the code: {code:?}"
+    );
     let missing: Vec<_> = code.difference(&page).collect();
     let unknown: Vec<_> = page.difference(&code).collect();
     assert!(

@@ -10,7 +10,9 @@ use anyhow::{bail, Result};
 /// READMEs.
 fn markdown_files(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -93,7 +95,10 @@ pub fn check() -> Result<()> {
     let root = crate::root();
     let broken = broken_links(&root);
     if !broken.is_empty() {
-        bail!("broken links in the documentation:\n  {}", broken.join("\n  "));
+        bail!(
+            "broken links in the documentation:\n  {}",
+            broken.join("\n  ")
+        );
     }
     println!("docs: every relative link resolves");
     if !crate::setup::on_path("mdbook") {

@@ -249,7 +249,9 @@ pub fn setup() -> Result<()> {
     if output(Command::new(&mdbook).arg("--version")).is_some() {
         step("mdbook present");
     } else {
-        step(&format!("installing mdbook {MDBOOK_VERSION} (cargo install, a few minutes)"));
+        step(&format!(
+            "installing mdbook {MDBOOK_VERSION} (cargo install, a few minutes)"
+        ));
         crate::run(Command::new("cargo").args([
             "install",
             "mdbook",
