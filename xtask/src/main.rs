@@ -36,6 +36,9 @@ enum Cmd {
     /// Build the user guide (`mdbook build docs`) and check that every
     /// relative link in docs/src and the READMEs resolves.
     Docs,
+    /// Man pages and shell completions of `dataplane`, generated from its
+    /// clap definition, into target/dist/man and target/dist/completions.
+    Man,
     /// Set up, then run the benchmarks; figures go to
     /// target/bench/results.json.
     Bench {
@@ -341,6 +344,13 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Docs => docs::check(),
+        Cmd::Man => {
+            let out = root().join("target/dist");
+            run(cargo()
+                .args(["run", "-p", "dataplane-user", "--bin", "dataplane", "--"])
+                .args(["generate-docs", "--out"])
+                .arg(&out))
+        }
         Cmd::P4 { cmd: P4Cmd::Test } => p4::test(),
         Cmd::Soak { seconds } => {
             setup::setup()?;

@@ -30,6 +30,13 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Cmd {
+    /// Write the man pages (dataplane.1, dataplane-SUBCOMMAND.1) and shell
+    /// completions (bash, zsh, fish) into OUT, for packaging.
+    #[command(hide = true)]
+    GenerateDocs {
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Validate the config, attach the programs to its ports, load the
     /// tables and run until interrupted (Ctrl-C / SIGTERM detaches).
     Up(Run),
