@@ -6,6 +6,7 @@
 mod docs;
 mod fuzz;
 mod p4;
+mod package;
 mod setup;
 
 use std::path::PathBuf;
@@ -36,6 +37,14 @@ enum Cmd {
     /// Build the user guide (`mdbook build docs`) and check that every
     /// relative link in docs/src and the READMEs resolves.
     Docs,
+    /// A Debian package of the controller (dpkg-deb): binary, systemd unit,
+    /// man pages, completions, examples, in target/. `--check` (root)
+    /// installs it, runs `dataplane --version`, `dataplane doctor` and
+    /// `systemd-analyze verify` on the installed unit, and removes it.
+    Package {
+        #[arg(long)]
+        check: bool,
+    },
     /// Man pages and shell completions of `dataplane`, generated from its
     /// clap definition, into target/dist/man and target/dist/completions.
     Man,
@@ -344,6 +353,13 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Docs => docs::check(),
+        Cmd::Package { check } => {
+            let deb = package::package()?;
+            if check {
+                package::check(&deb)?;
+            }
+            Ok(())
+        }
         Cmd::Man => {
             let out = root().join("target/dist");
             run(cargo()
