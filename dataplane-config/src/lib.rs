@@ -35,10 +35,12 @@
 //! | [`error`] | errors that name their field |
 //! | `group` | next-hop group values computed from the plan |
 //! | [`sonic`] | SONiC CONFIG_DB (`config_db.json`) import and export |
+//! | [`reference`] | every key documented: the guide's configuration reference |
 
 mod error;
 mod group;
 mod plan;
+pub mod reference;
 mod schema;
 pub mod sonic;
 mod validate;

@@ -3,8 +3,10 @@
 //! Every command first runs `setup`, which installs what is missing and is
 //! quick when everything is present, so a fresh clone needs nothing else.
 
+mod docs;
 mod fuzz;
 mod p4;
+mod package;
 mod setup;
 
 use std::path::PathBuf;
@@ -29,8 +31,23 @@ enum Cmd {
     Build,
     /// Set up, then run every test: host unit tests, the eBPF fixture
     /// table (TestRun) with the scapy cross-check, the netns integration
-    /// test. Needs root.
+    /// test, then the user guide (`mdbook build docs`) and its links.
+    /// Needs root.
     Test,
+    /// Build the user guide (`mdbook build docs`) and check that every
+    /// relative link in docs/src and the READMEs resolves.
+    Docs,
+    /// A Debian package of the controller (dpkg-deb): binary, systemd unit,
+    /// man pages, completions, examples, in target/. `--check` (root)
+    /// installs it, runs `dataplane --version`, `dataplane doctor` and
+    /// `systemd-analyze verify` on the installed unit, and removes it.
+    Package {
+        #[arg(long)]
+        check: bool,
+    },
+    /// Man pages and shell completions of `dataplane`, generated from its
+    /// clap definition, into target/dist/man and target/dist/completions.
+    Man,
     /// Set up, then run the benchmarks; figures go to
     /// target/bench/results.json.
     Bench {
@@ -254,6 +271,7 @@ fn main() -> Result<()> {
             // the lab's tests run the controller binary (testbed::dataplane_bin)
             run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
             run(cargo().args(["test", "--workspace", "--", "--test-threads=1"]))?;
+            docs::check()?;
             println!("xtask test: all tests passed");
             Ok(())
         }
@@ -333,6 +351,21 @@ fn main() -> Result<()> {
             }
             println!("\nall figures: {out}");
             Ok(())
+        }
+        Cmd::Docs => docs::check(),
+        Cmd::Package { check } => {
+            let deb = package::package()?;
+            if check {
+                package::check(&deb)?;
+            }
+            Ok(())
+        }
+        Cmd::Man => {
+            let out = root().join("target/dist");
+            run(cargo()
+                .args(["run", "-p", "dataplane-user", "--bin", "dataplane", "--"])
+                .args(["generate-docs", "--out"])
+                .arg(&out))
         }
         Cmd::P4 { cmd: P4Cmd::Test } => p4::test(),
         Cmd::Soak { seconds } => {

@@ -11,6 +11,7 @@
 //! | python3-tabulate             | sonic-utilities' table drawing, to check `show`'s |
 //! | rust-src for `nightly`       | build-std=core for bpfel-unknown-none|
 //! | bpf-linker 0.13 (LLVM 22)    | links the eBPF object                |
+//! | mdbook (crates.io)           | builds the user guide (docs/)        |
 //!
 //! Each step checks first and only installs what is missing. nightly's LLVM
 //! major and bpf-linker's must match: that is checked at the end.
@@ -33,6 +34,7 @@ const APT_PACKAGES: &[&str] = &[
     "lldpad",
 ];
 const SCAPY: &str = "scapy==2.8.0";
+const MDBOOK_VERSION: &str = "0.5.4";
 
 fn output(cmd: &mut Command) -> Option<String> {
     let o = cmd.output().ok()?;
@@ -240,6 +242,23 @@ pub fn setup() -> Result<()> {
                     .env("PIP_ROOT_USER_ACTION", "ignore"),
             )
         })?;
+    }
+
+    // 5. mdbook, for the user guide
+    let mdbook = which("mdbook").unwrap_or_else(|| cargo_bin().join("mdbook"));
+    if output(Command::new(&mdbook).arg("--version")).is_some() {
+        step("mdbook present");
+    } else {
+        step(&format!(
+            "installing mdbook {MDBOOK_VERSION} (cargo install, a few minutes)"
+        ));
+        crate::run(Command::new("cargo").args([
+            "install",
+            "mdbook",
+            "--locked",
+            "--version",
+            MDBOOK_VERSION,
+        ]))?;
     }
     Ok(())
 }

@@ -42,6 +42,13 @@ impl Cli {
 
 #[derive(Subcommand)]
 pub enum Cmd {
+    /// Write the man pages (dataplane.1, dataplane-SUBCOMMAND.1) and shell
+    /// completions (bash, zsh, fish) into OUT, for packaging.
+    #[command(hide = true)]
+    GenerateDocs {
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Validate the config, attach the programs to its ports, load the
     /// tables and run until interrupted (Ctrl-C / SIGTERM detaches).
     Up(Run),
@@ -272,6 +279,10 @@ pub enum ConfigCmd {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Print the configuration reference (every key with its type,
+    /// default, range and SONiC name) as Markdown: the guide's page
+    /// docs/src/reference/config.md.
+    Reference,
     /// Export a configuration as SONiC CONFIG_DB tables (config_db.json);
     /// what SONiC cannot express is reported.
     ExportSonic {

@@ -10,7 +10,12 @@ use super::args::plan_of;
 
 /// Validates a file (and resolves its ports when asked) and summarises it.
 pub fn check(config: &Path, resolve: bool) -> Result<()> {
-    let plan = plan_of(config)?;
+    let plan = plan_of(config).map_err(|e| {
+        anyhow::anyhow!(
+            "{e:#}\nevery key with its type, default and range: `dataplane config reference` \
+             (the guide's page docs/src/reference/config.md)"
+        )
+    })?;
     if resolve {
         ports::resolve_ports(&plan)?;
     }

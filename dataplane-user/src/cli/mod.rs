@@ -34,6 +34,7 @@ pub fn run(cli: Cli) -> Result<()> {
         sys::enter_netns(ns)?;
     }
     match cli.cmd {
+        Cmd::GenerateDocs { out } => generate_docs(&out),
         Cmd::Up(run) => up::up(up_plan.expect("validated above"), run),
         Cmd::Upgrade(run) => up::upgrade(up_plan.expect("validated above"), run),
         Cmd::Reload { config } => up::request_reload(&config),
@@ -108,6 +109,12 @@ pub fn run(cli: Cli) -> Result<()> {
                 },
         } => sonic::import(&input, ports.as_deref(), strict, &output),
         Cmd::Config {
+            cmd: ConfigCmd::Reference,
+        } => {
+            print!("{}", dataplane_config::reference::markdown());
+            Ok(())
+        }
+        Cmd::Config {
             cmd: ConfigCmd::ExportSonic { config, output },
         } => sonic::export(&config, output.as_deref()),
     }
@@ -117,4 +124,28 @@ pub fn run(cli: Cli) -> Result<()> {
 /// not an error for a long-running controller.
 fn say(line: &str) {
     dataplane_user::log::info(line);
+}
+
+/// Man pages and shell completions from the clap definition.
+fn generate_docs(out: &std::path::Path) -> Result<()> {
+    use clap::CommandFactory;
+    let man = out.join("man");
+    let completions = out.join("completions");
+    std::fs::create_dir_all(&man)?;
+    std::fs::create_dir_all(&completions)?;
+    let cmd = Cli::command();
+    clap_mangen::generate_to(cmd.clone(), &man)?;
+    for shell in [
+        clap_complete::Shell::Bash,
+        clap_complete::Shell::Zsh,
+        clap_complete::Shell::Fish,
+    ] {
+        clap_complete::generate_to(shell, &mut cmd.clone(), "dataplane", &completions)?;
+    }
+    println!(
+        "man pages in {}, completions in {}",
+        man.display(),
+        completions.display()
+    );
+    Ok(())
 }
