@@ -86,9 +86,10 @@ fn forward_live_n(bpf: &aya::Ebpf, frame: &[u8], ifindex: u32, n: u32) {
     .expect("xdp_forward in live-frames mode");
 }
 
-/// The next frame of EtherType `et` received on `s` within a second.
+/// The next frame of EtherType `et` received on `s` within a second
+/// (times the slow-machine factor, `testbed::slow`).
 fn next_frame(s: &RawSocket, et: u16) -> Option<Vec<u8>> {
-    let deadline = Instant::now() + Duration::from_secs(1);
+    let deadline = Instant::now() + testbed::slow::scaled(Duration::from_secs(1));
     let mut buf = [0u8; 2048];
     while Instant::now() < deadline {
         while let Some(rx) = s.recv(&mut buf).unwrap() {

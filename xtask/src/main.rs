@@ -4,6 +4,7 @@
 //! quick when everything is present, so a fresh clone needs nothing else.
 
 mod fuzz;
+mod kernels;
 mod p4;
 mod setup;
 
@@ -30,7 +31,15 @@ enum Cmd {
     /// Set up, then run every test: host unit tests, the eBPF fixture
     /// table (TestRun) with the scapy cross-check, the netns integration
     /// test. Needs root.
-    Test,
+    Test {
+        /// Instead: boot this kernel (`6.1`: Debian's image in /boot, or
+        /// a path to a kernel image) under virtme-ng (TCG) and run the
+        /// kernel-dependent tests inside it (`cargo xtask kernels` lists them).
+        #[arg(long)]
+        kernel: Option<String>,
+    },
+    /// The kernel images `test --kernel` can boot and the tests it runs.
+    Kernels,
     /// Set up, then run the benchmarks; figures go to
     /// target/bench/results.json.
     Bench {
@@ -246,7 +255,13 @@ fn main() -> Result<()> {
             setup::setup()?;
             run(cargo().args(["build", "--release", "--workspace"]))
         }
-        Cmd::Test => {
+        Cmd::Kernels => kernels::list(),
+        Cmd::Test { kernel: Some(k) } => {
+            setup::setup()?;
+            setup::require_root("the tests load eBPF programs and create network namespaces")?;
+            kernels::test(&k)
+        }
+        Cmd::Test { kernel: None } => {
             setup::setup()?;
             setup::require_root("the tests load eBPF programs and create network namespaces")?;
             // one thread per test binary: the namespace tests move threads

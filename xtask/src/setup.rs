@@ -241,6 +241,11 @@ pub fn setup() -> Result<()> {
             )
         })?;
     }
+
+    // 5. qemu, Debian's 6.1 and virtme-ng for `test --kernel`
+    if is_debian() {
+        crate::kernels::setup()?;
+    }
     Ok(())
 }
 

@@ -348,8 +348,12 @@ struct Lossless {
 
 impl Lossless {
     fn start(plan: &Plan, running: &mut attach::Running) -> Result<Lossless> {
-        let path = lossless::pfc_path::select(&mut running.bpf, plan, &running.ports)?;
-        say(&path.describe());
+        let (path, why) =
+            lossless::pfc_path::select_explained(&mut running.bpf, plan, &running.ports)?;
+        say(&match why.is_empty() {
+            true => path.describe(),
+            false => format!("{}; {why}", path.describe()),
+        });
         let timer_tx = match path {
             lossless::pfc_path::PfcPath::DataPlane => Some(lossless::pfc_path::TimerTx::open(
                 &running.bpf,
