@@ -165,7 +165,12 @@ fn data_plane_pfc_frames_on_the_wire() {
     // XOFF: b0's PG in headroom; the packet goes on to b1
     set_row(&mut bpf, |r| r.pg[0].headroom_used = 1000);
     forward_live(&bpf, &frame, ix[0].ifindex);
-    let got = next_frame(&tap0, 0x8808).expect("no PFC frame on b0's peer after the XOFF decision");
+    let got = next_frame(&tap0, 0x8808).unwrap_or_else(|| {
+        panic!(
+            "no PFC frame on b0's peer after the XOFF decision (the data plane counted {} PFC frames sent)",
+            pfc_sent_dp(&bpf)
+        )
+    });
     assert_eq!(got, xoff, "XOFF bytes");
     seen.push(got);
     let data = next_frame(&tap1, 0x0800).expect("the packet did not reach b1's peer");

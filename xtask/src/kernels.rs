@@ -188,11 +188,11 @@ pub fn list() -> Result<()> {
 }
 
 /// Builds the matrix's test binaries; returns (target, executable).
-fn build_tests() -> Result<Vec<(String, PathBuf)>> {
+fn build_tests(cases: &[&Case]) -> Result<Vec<(String, PathBuf)>> {
     crate::run(crate::cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
     let mut cmd = crate::cargo();
     cmd.args(["test", "-p", "testbed", "--no-run", "--message-format=json"]);
-    for c in CASES {
+    for c in cases {
         cmd.args(["--test", c.target]);
     }
     let out = cmd
@@ -215,7 +215,7 @@ fn build_tests() -> Result<Vec<(String, PathBuf)>> {
             bins.push((name.to_string(), PathBuf::from(exe)));
         }
     }
-    for c in CASES {
+    for c in cases {
         if !bins.iter().any(|(n, _)| n == c.target) {
             bail!("cargo built no executable for testbed --test {}", c.target);
         }
@@ -225,7 +225,12 @@ fn build_tests() -> Result<Vec<(String, PathBuf)>> {
 
 /// The script the guest runs: every case, its exit code and seconds
 /// appended to `results`.
-fn guest_script(bins: &[(String, PathBuf)], results: &Path, dataplane: &Path) -> String {
+fn guest_script(
+    cases: &[&Case],
+    bins: &[(String, PathBuf)],
+    results: &Path,
+    dataplane: &Path,
+) -> String {
     let path = std::env::var("PATH").unwrap_or_default();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let mut s = format!(
@@ -241,32 +246,43 @@ fn guest_script(bins: &[(String, PathBuf)], results: &Path, dataplane: &Path) ->
         "DATAPLANE_TEST_SLOW",
         crate::root().join("testbed").display()
     );
-    for c in CASES {
+    for c in cases {
         let exe = &bins.iter().find(|(n, _)| n == c.target).expect("built").1;
         let args = match c.filter {
             Some(f) => format!("--exact {f} --test-threads=1"),
             None if c.target == "fixtures" => String::new(),
             None => "--test-threads=1".into(),
         };
+        // the output goes to the console and to <dir>/<target>.log
+        let dir = results.parent().expect("results in a directory");
         s += &format!(
             "echo '== {t}: {why}'\n\
              t0=$(date +%s)\n\
-             '{exe}' {args}\n\
-             rc=$?\n\
-             echo \"{t} $rc $(( $(date +%s) - t0 ))\" >> '{res}'\n",
+             {{ '{exe}' {args} 2>&1; echo $? > '{dir}/{t}.rc'; }} | tee '{dir}/{t}.log'\n\
+             echo \"{t} $(cat '{dir}/{t}.rc') $(( $(date +%s) - t0 ))\" >> '{res}'\n",
             t = c.target,
             why = c.why,
             exe = exe.display(),
+            dir = dir.display(),
             res = results.display(),
         );
     }
     s
 }
 
-/// `cargo xtask test --kernel SPEC`.
-pub fn test(spec: &str) -> Result<()> {
+/// `cargo xtask test --kernel SPEC [--only a,b]`: `only` names test
+/// targets of the matrix (every one when empty).
+pub fn test(spec: &str, only: &[String]) -> Result<()> {
     let kernel = resolve(spec)?;
-    let bins = build_tests()?;
+    if let Some(o) = only.iter().find(|o| !CASES.iter().any(|c| c.target == o.as_str())) {
+        let known: Vec<&str> = CASES.iter().map(|c| c.target).collect();
+        bail!("--only: {o:?} is not in the kernel matrix (expected some of {known:?})");
+    }
+    let cases: Vec<&Case> = CASES
+        .iter()
+        .filter(|c| only.is_empty() || only.iter().any(|o| o == c.target))
+        .collect();
+    let bins = build_tests(&cases)?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::root().join("target"));
@@ -277,7 +293,7 @@ pub fn test(spec: &str) -> Result<()> {
     let _ = std::fs::remove_file(&results);
     std::fs::write(&results, "")?;
     let script = dir.join("run.sh");
-    std::fs::write(&script, guest_script(&bins, &results, &dataplane))?;
+    std::fs::write(&script, guest_script(&cases, &bins, &results, &dataplane))?;
     println!("== kernel matrix: {} (virtme-ng, TCG)", kernel.display());
     let t0 = Instant::now();
     let status = Command::new("vng")
@@ -295,7 +311,7 @@ pub fn test(spec: &str) -> Result<()> {
     let got = std::fs::read_to_string(&results).unwrap_or_default();
     let mut failed = Vec::new();
     println!("== kernel matrix on {} ({wall} s in all, boot included):", kernel.display());
-    for c in CASES {
+    for c in &cases {
         let line = got
             .lines()
             .find(|l| l.split_whitespace().next() == Some(c.target));

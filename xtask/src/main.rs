@@ -37,6 +37,9 @@ enum Cmd {
         /// kernel-dependent tests inside it (`cargo xtask kernels` lists them).
         #[arg(long)]
         kernel: Option<String>,
+        /// With --kernel: only these test targets of the matrix (comma list).
+        #[arg(long, value_delimiter = ',', requires = "kernel")]
+        only: Vec<String>,
     },
     /// The kernel images `test --kernel` can boot and the tests it runs.
     Kernels,
@@ -256,12 +259,15 @@ fn main() -> Result<()> {
             run(cargo().args(["build", "--release", "--workspace"]))
         }
         Cmd::Kernels => kernels::list(),
-        Cmd::Test { kernel: Some(k) } => {
+        Cmd::Test {
+            kernel: Some(k),
+            only,
+        } => {
             setup::setup()?;
             setup::require_root("the tests load eBPF programs and create network namespaces")?;
-            kernels::test(&k)
+            kernels::test(&k, &only)
         }
-        Cmd::Test { kernel: None } => {
+        Cmd::Test { kernel: None, .. } => {
             setup::setup()?;
             setup::require_root("the tests load eBPF programs and create network namespaces")?;
             // one thread per test binary: the namespace tests move threads

@@ -81,15 +81,28 @@ pub fn select_explained(
             };
             match enabled {
                 Ok(()) => (PfcPath::DataPlane, format!("self-test passed: {}", test.detail)),
-                Err(e) if want == PfcTx::Auto => (
-                    PfcPath::Userspace(format!("the data plane's path {e}")),
-                    String::new(),
-                ),
+                Err(e) if want == PfcTx::Auto => {
+                    (PfcPath::Userspace(format!("the data plane's path {e}")), String::new())
+                }
                 Err(e) => bail!(
                     "buffer.pfc_tx = \"dataplane\" refused: the data plane's path {e}"
                 ),
             }
         }
+    };
+    // the controller's path, too, is only used after its own self-test
+    let (path, why) = match path {
+        PfcPath::Userspace(reason) => {
+            let test = crate::lossless::selftest::pfc_controller();
+            if !test.passed {
+                bail!(
+                    "no PFC path passed its self-test: the controller's: {}; and the data plane's was not used: {reason}",
+                    test.detail
+                );
+            }
+            (PfcPath::Userspace(reason), format!("self-test passed: {}", test.detail))
+        }
+        p => (p, why),
     };
     set_path(bpf, &path)?;
     Ok((path, why))

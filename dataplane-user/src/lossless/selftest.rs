@@ -70,9 +70,49 @@ pub struct Outcome {
 /// Runs the self-test with `xdp_forward` attached in `mode` (in a thread
 /// of its own, in a namespace of its own).
 pub fn pfc_dataplane(mode: XdpMode) -> Outcome {
+    in_own_netns(move || run(mode))
+}
+
+/// The controller's path (AF_PACKET, `lossless::pfc::PfcPort`): one XOFF
+/// sent on a veth of its own must arrive on its peer, byte for byte.
+pub fn pfc_controller() -> Outcome {
+    in_own_netns(|| {
+        veths(&["st0"])?;
+        let tap = Tap::open("st0p")?;
+        let port = crate::lossless::pfc::PfcPort::open("st0", MAC0)
+            .context("opening the controller's PFC sender (AF_PACKET)")?;
+        let t0 = Instant::now();
+        port.xoff(1 << 3, 0xffff).context("sending an XOFF (AF_PACKET)")?;
+        let want = build::pfc_frame(MAC0, 1 << 3, [0, 0, 0, 0xffff, 0, 0, 0, 0]);
+        match tap.wait_for(&want, WAIT)? {
+            (true, _) => Ok(format!(
+                "an XOFF sent with AF_PACKET on a veth arrived on its peer in {} us",
+                t0.elapsed().as_micros()
+            )),
+            (false, others) => bail!(
+                "the XOFF sent with AF_PACKET did not arrive on the veth's peer within {} ms (got {})",
+                WAIT.as_millis(),
+                if others.is_empty() { "nothing".into() } else { others.join(", ") }
+            ),
+        }
+    })
+}
+
+/// Runs `f` in a thread that first moves into a new network namespace
+/// (gone, with its veths, when the thread ends).
+fn in_own_netns(f: impl FnOnce() -> Result<String> + Send + 'static) -> Outcome {
     let t = std::thread::Builder::new()
         .name("pfc-selftest".into())
-        .spawn(move || run(mode));
+        .spawn(move || {
+            // SAFETY: unshare on this thread only; it ends with the thread.
+            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                bail!(
+                    "unshare(CLONE_NEWNET): {} (the self-test needs a namespace of its own)",
+                    std::io::Error::last_os_error()
+                );
+            }
+            f()
+        });
     let r = match t {
         Ok(h) => h
             .join()
@@ -106,21 +146,21 @@ fn sh(args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn run(mode: XdpMode) -> Result<String> {
-    // SAFETY: unshare on this thread only; it ends with the thread.
-    if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-        bail!(
-            "unshare(CLONE_NEWNET): {} (the self-test needs a namespace of its own)",
-            std::io::Error::last_os_error()
-        );
-    }
-    for p in ["st0", "st1"] {
+/// veth pairs `p`/`p`p, up, the peers with GRO on (NAPI: they take
+/// redirected frames).
+fn veths(names: &[&str]) -> Result<()> {
+    for p in names {
         let peer = format!("{p}p");
         sh(&["ip", "link", "add", p, "type", "veth", "peer", "name", &peer])?;
         sh(&["ip", "link", "set", p, "up"])?;
         sh(&["ip", "link", "set", &peer, "up"])?;
         sh(&["ethtool", "-K", &peer, "gro", "on"])?;
     }
+    Ok(())
+}
+
+fn run(mode: XdpMode) -> Result<String> {
+    veths(&["st0", "st1"])?;
     let mut bpf = crate::object::load_object().context("loading a private copy of the eBPF object")?;
     let (_, ix) = crate::tables::apply_config_text(&mut bpf, CONFIG, "pfc-selftest")?;
     crate::lossless::pfc_path::enable_dataplane_untested(&mut bpf, &ix)
@@ -158,7 +198,7 @@ fn run(mode: XdpMode) -> Result<String> {
     let want = build::pfc_frame(MAC0, 1 << 3, [0, 0, 0, 0xffff, 0, 0, 0, 0]);
     let t0 = Instant::now();
     crate::sys::packet_send(tap.fd(), tap.ifindex, &frame).context("sending the test frame")?;
-    let got = tap.wait_for(&want, WAIT)?;
+    let (got, others) = tap.wait_for(&want, WAIT)?;
     let sent = counter(&bpf, |c| c.pfc_sent_dp);
     let fail = counter(&bpf, |c| c.pfc_send_fail);
     if got {
@@ -169,8 +209,13 @@ fn run(mode: XdpMode) -> Result<String> {
     } else {
         bail!(
             "no PFC frame left the port within {} ms of the XOFF decision ({how} XDP, devmap broadcast + \
-             xdp_devmap_pfc): the data plane counted {sent} sent, {fail} failed",
-            WAIT.as_millis()
+             xdp_devmap_pfc): the data plane counted {sent} sent, {fail} failed; the port's peer got {}",
+            WAIT.as_millis(),
+            if others.is_empty() {
+                "nothing".to_string()
+            } else {
+                others.join(", ")
+            }
         )
     }
 }
@@ -230,8 +275,9 @@ impl Tap {
     }
 
     /// Whether a received (not outgoing) frame equal to `want` arrives
-    /// within `wait`.
-    fn wait_for(&self, want: &[u8], wait: Duration) -> Result<bool> {
+    /// within `wait`, and what else arrived (length and EtherType).
+    fn wait_for(&self, want: &[u8], wait: Duration) -> Result<(bool, Vec<String>)> {
+        let mut others = Vec::new();
         let deadline = Instant::now() + wait;
         let mut buf = [0u8; 2048];
         while Instant::now() < deadline {
@@ -264,10 +310,17 @@ impl Tap {
                 continue;
             }
             let f = &buf[..n as usize];
-            if pkttype != libc::PACKET_OUTGOING as u8 && f == want {
-                return Ok(true);
+            if pkttype == libc::PACKET_OUTGOING as u8 {
+                continue;
             }
+            if f == want {
+                return Ok((true, others));
+            }
+            others.push(match f.get(12..14) {
+                Some(et) => format!("a {}-byte frame of EtherType {:02x}{:02x}", f.len(), et[0], et[1]),
+                None => format!("a {}-byte frame", f.len()),
+            });
         }
-        Ok(false)
+        Ok((false, others))
     }
 }
