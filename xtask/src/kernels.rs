@@ -39,14 +39,14 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
-        target: "fixtures",
-        filter: None,
-        why: "the fixture table (BPF_PROG_TEST_RUN, scapy cross-check)",
-    },
-    Case {
         target: "pfc_dataplane",
         filter: None,
         why: "PFC frames the data plane sends (devmap broadcast, XDP metadata)",
+    },
+    Case {
+        target: "fixtures",
+        filter: None,
+        why: "the fixture table (BPF_PROG_TEST_RUN, scapy cross-check)",
     },
     Case {
         target: "p4_corpus",
