@@ -348,8 +348,14 @@ struct Lossless {
 
 impl Lossless {
     fn start(plan: &Plan, running: &mut attach::Running) -> Result<Lossless> {
+        // the self-test in the mode the ports got (generic if any did)
+        let mode = if running.attached.iter().any(|(_, m)| *m == "generic") {
+            aya::programs::XdpMode::Skb
+        } else {
+            aya::programs::XdpMode::Driver
+        };
         let (path, why) =
-            lossless::pfc_path::select_explained(&mut running.bpf, plan, &running.ports)?;
+            lossless::pfc_path::select_explained(&mut running.bpf, plan, &running.ports, mode)?;
         say(&match why.is_empty() {
             true => path.describe(),
             false => format!("{}; {why}", path.describe()),

@@ -50,16 +50,20 @@ impl PfcPath {
 /// `PFC_BCAST` with `xdp_devmap_pfc`, but only after the path passed its
 /// self-test ([`crate::lossless::selftest`]). `Auto` falls back to the
 /// controller, saying why; `DataPlane` fails instead.
+/// The self-test runs in the XDP mode the plan's first port asks for.
 pub fn select(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<PfcPath> {
-    select_explained(bpf, plan, ports).map(|(p, _)| p)
+    select_explained(bpf, plan, ports, selftest_mode(plan)).map(|(p, _)| p)
 }
 
-/// [`select`], with the self-test's one line on the data plane's path
-/// (empty when the config chose the controller).
+/// [`select`], the self-test in `mode` (`up`: generic when any port was
+/// attached in generic mode: the broadcast copies lose their metadata
+/// there, measured on 6.18, so that path must not be trusted untested),
+/// with the self-test's one line.
 pub fn select_explained(
     bpf: &mut Ebpf,
     plan: &Plan,
     ports: &[Resolved],
+    mode: aya::programs::XdpMode,
 ) -> Result<(PfcPath, String)> {
     write_port_macs(bpf, ports)?;
     let want = plan
@@ -73,7 +77,7 @@ pub fn select_explained(
             String::new(),
         ),
         PfcTx::Auto | PfcTx::DataPlane => {
-            let test = crate::lossless::selftest::pfc_dataplane(selftest_mode(plan));
+            let test = crate::lossless::selftest::pfc_dataplane(mode);
             let enabled = if test.passed {
                 enable_dataplane(bpf, ports).map_err(|e| format!("{e:#}"))
             } else {
