@@ -77,7 +77,7 @@ pub fn select_explained(
             String::new(),
         ),
         PfcTx::Auto | PfcTx::DataPlane => {
-            let test = crate::lossless::selftest::pfc_dataplane(mode);
+            let test = crate::lossless::selftest::pfc_dataplane_once_per_boot(mode);
             let enabled = if test.passed {
                 enable_dataplane(bpf, ports).map_err(|e| format!("{e:#}"))
             } else {
