@@ -264,7 +264,10 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
     } else {
         None
     };
-    select_packet(g, hash, p.uet, flowlet, now, rand, || member_bands(group_id, now)).map(|pick| pick.id)
+    select_packet(g, hash, p.uet, flowlet, now, rand, || {
+        member_bands(group_id, now)
+    })
+    .map(|pick| pick.id)
 }
 
 /// Accounts `len` bytes sent on `port_id` at `now` in its rate estimator.

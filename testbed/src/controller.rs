@@ -121,7 +121,10 @@ impl Controller {
                 }
             }
             if Instant::now() > deadline {
-                bail!("the controller did not print `ready:` within {} s", ready_in.as_secs());
+                bail!(
+                    "the controller did not print `ready:` within {} s",
+                    ready_in.as_secs()
+                );
             }
         }
     }

@@ -1,8 +1,8 @@
-//! The slow-machine factor: `DATAPLANE_TEST_SLOW` (a number >= 1, default
-//! 1) scales the waits of timing-sensitive tests. `cargo xtask test
-//! --kernel` sets it inside the emulated guest (TCG runs the kernel and
-//! the tests several times slower than the host), so a test waits longer
-//! there instead of being skipped; the checks themselves do not change.
+//! The slow-machine factor: `DATAPLANE_TEST_SLOW` (a number of at least
+//! 1, default 1) scales the waits of timing-sensitive tests. `cargo xtask
+//! test --kernel` sets it inside the emulated guest (TCG runs the kernel
+//! and the tests several times slower than the host), so a test waits
+//! longer there instead of being skipped; the checks do not change.
 
 use std::time::Duration;
 

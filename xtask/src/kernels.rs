@@ -108,7 +108,10 @@ pub fn setup() -> Result<()> {
                 .env("PIP_ROOT_USER_ACTION", "ignore"),
         )?;
         if !crate::setup::on_path("vng") {
-            bail!("pip installed {VIRTME_NG} but `vng` is not on PATH ({:?})", std::env::var("PATH"));
+            bail!(
+                "pip installed {VIRTME_NG} but `vng` is not on PATH ({:?})",
+                std::env::var("PATH")
+            );
         }
     }
     Ok(())
@@ -274,7 +277,10 @@ fn guest_script(
 /// targets of the matrix (every one when empty).
 pub fn test(spec: &str, only: &[String]) -> Result<()> {
     let kernel = resolve(spec)?;
-    if let Some(o) = only.iter().find(|o| !CASES.iter().any(|c| c.target == o.as_str())) {
+    if let Some(o) = only
+        .iter()
+        .find(|o| !CASES.iter().any(|c| c.target == o.as_str()))
+    {
         let known: Vec<&str> = CASES.iter().map(|c| c.target).collect();
         bail!("--only: {o:?} is not in the kernel matrix (expected some of {known:?})");
     }
@@ -299,7 +305,15 @@ pub fn test(spec: &str, only: &[String]) -> Result<()> {
     let status = Command::new("vng")
         .arg("--run")
         .arg(&kernel)
-        .args(["--disable-kvm", "--cpus", "2", "--memory", "3G", "--user", "root"])
+        .args([
+            "--disable-kvm",
+            "--cpus",
+            "2",
+            "--memory",
+            "3G",
+            "--user",
+            "root",
+        ])
         .arg("--rwdir")
         .arg(&dir)
         .arg("--exec")
@@ -310,7 +324,10 @@ pub fn test(spec: &str, only: &[String]) -> Result<()> {
     let wall = t0.elapsed().as_secs();
     let got = std::fs::read_to_string(&results).unwrap_or_default();
     let mut failed = Vec::new();
-    println!("== kernel matrix on {} ({wall} s in all, boot included):", kernel.display());
+    println!(
+        "== kernel matrix on {} ({wall} s in all, boot included):",
+        kernel.display()
+    );
     for c in &cases {
         let line = got
             .lines()
@@ -318,7 +335,12 @@ pub fn test(spec: &str, only: &[String]) -> Result<()> {
         match line.map(|l| l.split_whitespace().collect::<Vec<_>>()) {
             Some(f) if f.len() == 3 => {
                 let ok = f[1] == "0";
-                println!("  {:<14} {} ({} s)", c.target, if ok { "pass" } else { "FAIL" }, f[2]);
+                println!(
+                    "  {:<14} {} ({} s)",
+                    c.target,
+                    if ok { "pass" } else { "FAIL" },
+                    f[2]
+                );
                 if !ok {
                     failed.push(format!("{} (exit {})", c.target, f[1]));
                 }

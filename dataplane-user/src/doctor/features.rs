@@ -40,7 +40,8 @@ pub fn run(euid: u32) -> Vec<Check> {
             format!("{e:#} (the data plane cannot run on this kernel)"),
         ),
     }];
-    let paths: [(&str, Box<dyn Fn() -> Outcome>); 3] = [
+    type SelfTest = Box<dyn Fn() -> Outcome>;
+    let paths: [(&str, SelfTest); 3] = [
         (
             "pfc_tx dataplane, native XDP",
             Box::new(|| selftest::pfc_dataplane(XdpMode::Driver)),

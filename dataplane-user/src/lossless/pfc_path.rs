@@ -84,13 +84,15 @@ pub fn select_explained(
                 Err(format!("failed its self-test: {}", test.detail))
             };
             match enabled {
-                Ok(()) => (PfcPath::DataPlane, format!("self-test passed: {}", test.detail)),
-                Err(e) if want == PfcTx::Auto => {
-                    (PfcPath::Userspace(format!("the data plane's path {e}")), String::new())
-                }
-                Err(e) => bail!(
-                    "buffer.pfc_tx = \"dataplane\" refused: the data plane's path {e}"
+                Ok(()) => (
+                    PfcPath::DataPlane,
+                    format!("self-test passed: {}", test.detail),
                 ),
+                Err(e) if want == PfcTx::Auto => (
+                    PfcPath::Userspace(format!("the data plane's path {e}")),
+                    String::new(),
+                ),
+                Err(e) => bail!("buffer.pfc_tx = \"dataplane\" refused: the data plane's path {e}"),
             }
         }
     };
@@ -104,7 +106,10 @@ pub fn select_explained(
                     test.detail
                 );
             }
-            (PfcPath::Userspace(reason), format!("self-test passed: {}", test.detail))
+            (
+                PfcPath::Userspace(reason),
+                format!("self-test passed: {}", test.detail),
+            )
         }
         p => (p, why),
     };

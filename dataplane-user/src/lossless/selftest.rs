@@ -124,7 +124,8 @@ pub fn pfc_controller() -> Outcome {
         let port = crate::lossless::pfc::PfcPort::open("st0", MAC0)
             .context("opening the controller's PFC sender (AF_PACKET)")?;
         let t0 = Instant::now();
-        port.xoff(1 << 3, 0xffff).context("sending an XOFF (AF_PACKET)")?;
+        port.xoff(1 << 3, 0xffff)
+            .context("sending an XOFF (AF_PACKET)")?;
         let want = build::pfc_frame(MAC0, 1 << 3, [0, 0, 0, 0xffff, 0, 0, 0, 0]);
         match tap.wait_for(&want, WAIT)? {
             (true, _) => Ok(format!(
@@ -177,7 +178,12 @@ fn sh(args: &[&str]) -> Result<()> {
     let out = Command::new(args[0])
         .args(&args[1..])
         .output()
-        .with_context(|| format!("running {} (needed for the self-test's veth pairs)", args[0]))?;
+        .with_context(|| {
+            format!(
+                "running {} (needed for the self-test's veth pairs)",
+                args[0]
+            )
+        })?;
     if !out.status.success() {
         bail!(
             "{}: {}",
@@ -193,7 +199,9 @@ fn sh(args: &[&str]) -> Result<()> {
 fn veths(names: &[&str]) -> Result<()> {
     for p in names {
         let peer = format!("{p}p");
-        sh(&["ip", "link", "add", p, "type", "veth", "peer", "name", &peer])?;
+        sh(&[
+            "ip", "link", "add", p, "type", "veth", "peer", "name", &peer,
+        ])?;
         sh(&["ip", "link", "set", p, "up"])?;
         sh(&["ip", "link", "set", &peer, "up"])?;
         sh(&["ethtool", "-K", &peer, "gro", "on"])?;
@@ -203,7 +211,8 @@ fn veths(names: &[&str]) -> Result<()> {
 
 fn run(mode: XdpMode) -> Result<String> {
     veths(&["st0", "st1"])?;
-    let mut bpf = crate::object::load_object().context("loading a private copy of the eBPF object")?;
+    let mut bpf =
+        crate::object::load_object().context("loading a private copy of the eBPF object")?;
     let (_, ix) = crate::tables::apply_config_text(&mut bpf, CONFIG, "pfc-selftest")?;
     crate::lossless::pfc_path::enable_dataplane_untested(&mut bpf, &ix)
         .context("devmap egress programs (xdp_devmap_pfc in PFC_BCAST and TX_PORTS)")?;
@@ -269,9 +278,7 @@ fn counter(bpf: &aya::Ebpf, f: impl Fn(&LosslessCounters) -> u64) -> u64 {
     let Ok(c) = PerCpuArray::<&MapData, LosslessCounters>::try_from(m) else {
         return 0;
     };
-    c.get(&0, 0)
-        .map(|v| v.iter().map(&f).sum())
-        .unwrap_or(0)
+    c.get(&0, 0).map(|v| v.iter().map(&f).sum()).unwrap_or(0)
 }
 
 /// An AF_PACKET socket on one interface, every EtherType.
@@ -283,7 +290,8 @@ struct Tap {
 impl Tap {
     fn open(ifname: &str) -> Result<Tap> {
         use std::os::fd::FromRawFd;
-        let ifindex = crate::sys::ifindex(ifname).ok_or_else(|| anyhow!("no interface {ifname}"))? as i32;
+        let ifindex =
+            crate::sys::ifindex(ifname).ok_or_else(|| anyhow!("no interface {ifname}"))? as i32;
         let proto = (libc::ETH_P_ALL as u16).to_be();
         // SAFETY: plain syscalls with checked results; the fd is owned at once.
         unsafe {
@@ -306,7 +314,10 @@ impl Tap {
                 std::mem::size_of::<libc::sockaddr_ll>() as u32,
             ) != 0
             {
-                bail!("binding AF_PACKET to {ifname}: {}", std::io::Error::last_os_error());
+                bail!(
+                    "binding AF_PACKET to {ifname}: {}",
+                    std::io::Error::last_os_error()
+                );
             }
             Ok(Tap { fd, ifindex })
         }
@@ -352,14 +363,19 @@ impl Tap {
                 continue;
             }
             let f = &buf[..n as usize];
-            if pkttype == libc::PACKET_OUTGOING as u8 {
+            if pkttype == libc::PACKET_OUTGOING {
                 continue;
             }
             if f == want {
                 return Ok((true, others));
             }
             others.push(match f.get(12..14) {
-                Some(et) => format!("a {}-byte frame of EtherType {:02x}{:02x}", f.len(), et[0], et[1]),
+                Some(et) => format!(
+                    "a {}-byte frame of EtherType {:02x}{:02x}",
+                    f.len(),
+                    et[0],
+                    et[1]
+                ),
                 None => format!("a {}-byte frame", f.len()),
             });
         }
