@@ -2,7 +2,8 @@
 //! on the packet path; on the timer path the tick queues its decisions and
 //! the timer thread sends them at once; see `dataplane-ebpf/src/pfc_tx.rs`),
 //! or the controller's emitter thread (ring buffer, AF_PACKET) as the
-//! fallback where the kernel lacks devmap programs.
+//! fallback where the data plane's path fails its self-test
+//! (`lossless::selftest`); each path is used only after its self-test.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
