@@ -90,9 +90,81 @@ fn rate_of(id: u16) -> Option<*mut PortRate> {
     PORT_RATE.get_ptr_mut(u32::from(nh.port_id))
 }
 
+/// `member_level`'s context: which group, which level, when.
+#[repr(C)]
+struct Levels {
+    group_id: u32,
+    /// 1: place keys, 0: load bands
+    place: u32,
+    now: u64,
+}
+
+/// bpf_loop callback: member slot `i`'s level (its egress port's place key
+/// or load band; `u32::MAX` / the worst band for an empty slot) into this
+/// CPU's `MEMBER_KEYS[i]`. A loop of `bpf_loop`, not an unrolled one: the
+/// verifier walks the callback once, where 16 unrolled slots with their
+/// branches took kernel 6.1's verifier past its 1M-instruction limit
+/// (issue 30; 6.18's pruning kept it under).
+extern "C" fn member_level(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
+    // SAFETY: ctx is the Levels `levels` passed.
+    let l = unsafe { &*(ctx as *const Levels) };
+    let i = (i as usize) & (MAX_MEMBERS - 1);
+    let Some(k) = MEMBER_KEYS.get_ptr_mut(0) else {
+        return 1;
+    };
+    let mut v = if l.place != 0 {
+        u32::MAX
+    } else {
+        u32::from(NUM_BANDS - 1)
+    };
+    // SAFETY: read-only; hash-map updates replace groups whole.
+    if let Some(g) = unsafe { GROUPS.get(&l.group_id) } {
+        if i < g.n_members as usize {
+            if let Some(r) = rate_of(g.members[i].id) {
+                // SAFETY: an array slot lives as long as the map.
+                let r = unsafe { &*r };
+                v = if l.place != 0 {
+                    r.place_key(l.now)
+                } else {
+                    u32::from(r.band(l.now))
+                };
+            }
+        }
+    }
+    // SAFETY: `i < MAX_MEMBERS`, an element of this CPU's entry.
+    unsafe { (*k)[i] = v };
+    0
+}
+
+/// Every member slot's level (see `member_level`) in this CPU's
+/// `MEMBER_KEYS` entry.
+#[inline(always)]
+fn levels(group_id: u16, place: bool, now: u64) -> Option<&'static [u32; MAX_MEMBERS]> {
+    let mut l = Levels {
+        group_id: u32::from(group_id),
+        place: u32::from(place),
+        now,
+    };
+    // SAFETY: callback and context follow bpf_loop's contract.
+    let n = unsafe {
+        aya_ebpf::helpers::generated::bpf_loop(
+            MAX_MEMBERS as u32,
+            member_level as *mut core::ffi::c_void,
+            &mut l as *mut Levels as *mut core::ffi::c_void,
+            0,
+        )
+    };
+    if n != MAX_MEMBERS as i64 {
+        return None;
+    }
+    // SAFETY: this CPU's entry, written above.
+    MEMBER_KEYS.get_ptr_mut(0).map(|k| unsafe { &*k })
+}
+
 /// Load band of every member slot's egress port at `now`.
 #[inline(always)]
-fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
+fn member_bands(group_id: u16, now: u64) -> [u8; MAX_MEMBERS] {
+    let k = levels(group_id, false, now);
     // not `[NUM_BANDS - 1; MAX_MEMBERS]` then overwritten: LLVM makes that
     // a `memset` call, compiler_builtins' byte loop; each slot is written
     // once, volatile so the stores are not merged back into one
@@ -100,13 +172,10 @@ fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
     let b = bands.as_mut_ptr() as *mut u8;
     let mut i = 0;
     while i < MAX_MEMBERS {
-        let mut band = NUM_BANDS - 1;
-        if i < g.n_members as usize {
-            if let Some(r) = rate_of(g.members[i].id) {
-                // SAFETY: an array slot lives as long as the map.
-                band = unsafe { &*r }.band(now);
-            }
-        }
+        let band = match k {
+            Some(k) => k[i] as u8,
+            None => NUM_BANDS - 1,
+        };
         // SAFETY: `i < MAX_MEMBERS`, a byte of `bands`.
         unsafe { core::ptr::write_volatile(b.add(i), band) };
         i += 1;
@@ -117,23 +186,8 @@ fn member_bands(g: &Group, now: u64) -> [u8; MAX_MEMBERS] {
 
 /// The members' place keys at `now`, in this CPU's `MEMBER_KEYS` entry.
 #[inline(always)]
-fn member_keys(g: &Group, now: u64) -> Option<&'static [u32; MAX_MEMBERS]> {
-    let k = MEMBER_KEYS.get_ptr_mut(0)? as *mut u32;
-    let mut i = 0;
-    while i < MAX_MEMBERS {
-        let mut key = u32::MAX;
-        if i < g.n_members as usize {
-            if let Some(r) = rate_of(g.members[i].id) {
-                // SAFETY: an array slot lives as long as the map.
-                key = unsafe { &*r }.place_key(now);
-            }
-        }
-        // SAFETY: `i < MAX_MEMBERS`, an element of this CPU's entry.
-        unsafe { core::ptr::write_volatile(k.add(i), key) };
-        i += 1;
-    }
-    // SAFETY: this CPU's entry, written above.
-    Some(unsafe { &*(k as *const [u32; MAX_MEMBERS]) })
+fn member_keys(group_id: u16, now: u64) -> Option<&'static [u32; MAX_MEMBERS]> {
+    levels(group_id, true, now)
 }
 
 /// The DMA length of a RoCEv2 RDMA WRITE first / only packet's RETH
@@ -184,7 +238,7 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
             crate::bump_global(|c| c.lb_evictions += 1);
         }
         let (c, ev) = place_next(e, g, now, |n| {
-            pick_least_loaded(g, member_keys(g, now)?, flowlet_hash(hash, n))
+            pick_least_loaded(g, member_keys(group_id, now)?, flowlet_hash(hash, n))
         })?;
         let pick = Pick {
             slot: c.slot,
@@ -210,7 +264,10 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
     } else {
         None
     };
-    select_packet(g, hash, p.uet, flowlet, now, rand, || member_bands(g, now)).map(|pick| pick.id)
+    select_packet(g, hash, p.uet, flowlet, now, rand, || {
+        member_bands(group_id, now)
+    })
+    .map(|pick| pick.id)
 }
 
 /// Accounts `len` bytes sent on `port_id` at `now` in its rate estimator.

@@ -22,8 +22,8 @@
 //! XDP sender per tick was tried: on a loaded 2-CPU machine its set-up held
 //! the timer thread, and the CPU's softirq work behind it, for 4-12 ms.)
 //!
-//! `PFC_PATH` (written by the controller after it checked the kernel takes
-//! devmap programs and live frames) selects this path; otherwise, and for a
+//! `PFC_PATH` (written by the controller after this path passed its
+//! self-test, `dataplane-user/src/lossless/selftest.rs`) selects this path; otherwise, and for a
 //! decision this path cannot carry (a hairpin: the packet leaves by its own
 //! ingress port; a frame that cannot be resized), the decision goes to the
 //! controller's AF_PACKET sender through the `PFC_EVENTS` ring.

@@ -103,7 +103,10 @@ impl Controller {
             history,
             eof,
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
+        // the first `up` of a boot also self-tests the PFC path (a second
+        // object load); TCG is slower still: scaled by DATAPLANE_TEST_SLOW
+        let ready_in = crate::slow::scaled(Duration::from_secs(30));
+        let deadline = Instant::now() + ready_in;
         loop {
             match ctl.lines.recv_timeout(Duration::from_millis(100)) {
                 Ok(line) => {
@@ -118,7 +121,10 @@ impl Controller {
                 }
             }
             if Instant::now() > deadline {
-                bail!("the controller did not print `ready:` within 30 s");
+                bail!(
+                    "the controller did not print `ready:` within {} s",
+                    ready_in.as_secs()
+                );
             }
         }
     }

@@ -27,6 +27,7 @@ pub mod config_text;
 pub mod scenario;
 pub mod scenes;
 pub mod seqflows;
+pub mod slow;
 pub mod testrun;
 pub mod topo;
 pub mod uetincast;

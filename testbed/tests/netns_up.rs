@@ -142,7 +142,9 @@ fn controller_counts_real_frames_on_veth_ports() {
     let stdout = child.stdout.take().unwrap();
     let mut ctl = Controller(Some(child), Some(instance.clone()));
     let mut lines = BufReader::new(stdout).lines();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // as testbed::controller: 30 s (the first `up` of a boot self-tests
+    // the PFC path), scaled by DATAPLANE_TEST_SLOW
+    let deadline = Instant::now() + testbed::slow::scaled(Duration::from_secs(30));
     loop {
         let line = lines
             .next()

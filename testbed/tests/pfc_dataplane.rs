@@ -86,9 +86,10 @@ fn forward_live_n(bpf: &aya::Ebpf, frame: &[u8], ifindex: u32, n: u32) {
     .expect("xdp_forward in live-frames mode");
 }
 
-/// The next frame of EtherType `et` received on `s` within a second.
+/// The next frame of EtherType `et` received on `s` within a second
+/// (times the slow-machine factor, `testbed::slow`).
 fn next_frame(s: &RawSocket, et: u16) -> Option<Vec<u8>> {
-    let deadline = Instant::now() + Duration::from_secs(1);
+    let deadline = Instant::now() + testbed::slow::scaled(Duration::from_secs(1));
     let mut buf = [0u8; 2048];
     while Instant::now() < deadline {
         while let Some(rx) = s.recv(&mut buf).unwrap() {
@@ -164,7 +165,12 @@ fn data_plane_pfc_frames_on_the_wire() {
     // XOFF: b0's PG in headroom; the packet goes on to b1
     set_row(&mut bpf, |r| r.pg[0].headroom_used = 1000);
     forward_live(&bpf, &frame, ix[0].ifindex);
-    let got = next_frame(&tap0, 0x8808).expect("no PFC frame on b0's peer after the XOFF decision");
+    let got = next_frame(&tap0, 0x8808).unwrap_or_else(|| {
+        panic!(
+            "no PFC frame on b0's peer after the XOFF decision (the data plane counted {} PFC frames sent)",
+            pfc_sent_dp(&bpf)
+        )
+    });
     assert_eq!(got, xoff, "XOFF bytes");
     seen.push(got);
     let data = next_frame(&tap1, 0x0800).expect("the packet did not reach b1's peer");

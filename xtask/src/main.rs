@@ -5,6 +5,7 @@
 
 mod docs;
 mod fuzz;
+mod kernels;
 mod p4;
 mod package;
 mod setup;
@@ -33,7 +34,18 @@ enum Cmd {
     /// table (TestRun) with the scapy cross-check, the netns integration
     /// test, then the user guide (`mdbook build docs`) and its links.
     /// Needs root.
-    Test,
+    Test {
+        /// Instead: boot this kernel (`6.1`: Debian's image in /boot, or
+        /// a path to a kernel image) under virtme-ng (TCG) and run the
+        /// kernel-dependent tests inside it (`cargo xtask kernels` lists them).
+        #[arg(long)]
+        kernel: Option<String>,
+        /// With --kernel: only these test targets of the matrix (comma list).
+        #[arg(long, value_delimiter = ',', requires = "kernel")]
+        only: Vec<String>,
+    },
+    /// The kernel images `test --kernel` can boot and the tests it runs.
+    Kernels,
     /// Build the user guide (`mdbook build docs`) and check that every
     /// relative link in docs/src and the READMEs resolves.
     Docs,
@@ -263,7 +275,18 @@ fn main() -> Result<()> {
             setup::setup()?;
             run(cargo().args(["build", "--release", "--workspace"]))
         }
-        Cmd::Test => {
+        Cmd::Kernels => kernels::list(),
+        Cmd::Test {
+            kernel: Some(k),
+            only,
+        } => {
+            setup::setup()?;
+            setup::require_root("the tests load eBPF programs and create network namespaces")?;
+            // qemu, Debian's 6.1 and virtme-ng: only for the matrix
+            kernels::setup()?;
+            kernels::test(&k, &only)
+        }
+        Cmd::Test { kernel: None, .. } => {
             setup::setup()?;
             setup::require_root("the tests load eBPF programs and create network namespaces")?;
             // one thread per test binary: the namespace tests move threads

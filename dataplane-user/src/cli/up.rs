@@ -348,8 +348,18 @@ struct Lossless {
 
 impl Lossless {
     fn start(plan: &Plan, running: &mut attach::Running) -> Result<Lossless> {
-        let path = lossless::pfc_path::select(&mut running.bpf, plan, &running.ports)?;
-        say(&path.describe());
+        // the self-test in the mode the ports got (generic if any did)
+        let mode = if running.attached.iter().any(|(_, m)| *m == "generic") {
+            aya::programs::XdpMode::Skb
+        } else {
+            aya::programs::XdpMode::Driver
+        };
+        let (path, why) =
+            lossless::pfc_path::select_explained(&mut running.bpf, plan, &running.ports, mode)?;
+        say(&match why.is_empty() {
+            true => path.describe(),
+            false => format!("{}; {why}", path.describe()),
+        });
         let timer_tx = match path {
             lossless::pfc_path::PfcPath::DataPlane => Some(lossless::pfc_path::TimerTx::open(
                 &running.bpf,

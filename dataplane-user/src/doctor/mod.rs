@@ -16,9 +16,11 @@
 //! | port: link | RTM_GETLINK | - / down, no carrier |
 //! | port: dcb | RTM_GETDCB, DCB_CMD_IEEE_GET; ETHTOOL_GPAUSEPARAM | - / PFC vector differs, no DCB ops, shared NIC buffers, link-level pause on |
 //! | port: queues | ETHTOOL_GCHANNELS (else rtnetlink) | - / fewer than CPUs |
+//! | feature, self-test, pfc_tx auto | loading the object; each PFC path's self-test (`features`) | the object does not load, no PFC path passes / a data-plane path fails its self-test |
 
 pub mod checks;
 pub mod dcb;
+pub mod features;
 pub mod read;
 
 use std::path::Path;
@@ -111,6 +113,8 @@ pub fn run(config: Option<&Path>) -> Vec<Check> {
         // SAFETY: geteuid has no preconditions.
         checks::privileges(unsafe { libc::geteuid() }),
     ];
+    // SAFETY: geteuid has no preconditions.
+    out.extend(features::run(unsafe { libc::geteuid() }));
     let Some(path) = config else {
         return out;
     };

@@ -5,4 +5,5 @@ pub mod buffer;
 pub mod emitter;
 pub mod pfc;
 pub mod pfc_path;
+pub mod selftest;
 pub mod watchdog;

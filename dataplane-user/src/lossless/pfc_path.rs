@@ -2,7 +2,8 @@
 //! on the packet path; on the timer path the tick queues its decisions and
 //! the timer thread sends them at once; see `dataplane-ebpf/src/pfc_tx.rs`),
 //! or the controller's emitter thread (ring buffer, AF_PACKET) as the
-//! fallback where the kernel lacks devmap programs.
+//! fallback where the data plane's path fails its self-test
+//! (`lossless::selftest`); each path is used only after its self-test.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
@@ -47,25 +48,86 @@ impl PfcPath {
 
 /// Writes each port's MAC (`PORT_MACS`, the frames' source) and selects
 /// the path `plan` asks for: for the data plane, every model port goes into
-/// `PFC_BCAST` with `xdp_devmap_pfc`. `Auto` falls back to the controller,
-/// saying why; `DataPlane` fails instead.
+/// `PFC_BCAST` with `xdp_devmap_pfc`, but only after the path passed its
+/// self-test ([`crate::lossless::selftest`]). `Auto` falls back to the
+/// controller, saying why; `DataPlane` fails instead.
+/// The self-test runs in the XDP mode the plan's first port asks for.
 pub fn select(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<PfcPath> {
+    select_explained(bpf, plan, ports, selftest_mode(plan)).map(|(p, _)| p)
+}
+
+/// [`select`], the self-test in `mode` (`up`: generic when any port was
+/// attached in generic mode: the broadcast copies lose their metadata
+/// there, measured on 6.18, so that path must not be trusted untested),
+/// with the self-test's one line.
+pub fn select_explained(
+    bpf: &mut Ebpf,
+    plan: &Plan,
+    ports: &[Resolved],
+    mode: aya::programs::XdpMode,
+) -> Result<(PfcPath, String)> {
     write_port_macs(bpf, ports)?;
     let want = plan
         .buffer
         .as_ref()
         .map(|b| b.pfc_tx)
         .unwrap_or(PfcTx::Auto);
-    let path = match want {
-        PfcTx::Userspace => PfcPath::Userspace("buffer.pfc_tx = \"userspace\"".into()),
-        PfcTx::Auto | PfcTx::DataPlane => match enable_dataplane(bpf, ports) {
-            Ok(()) => PfcPath::DataPlane,
-            Err(e) if want == PfcTx::Auto => {
-                PfcPath::Userspace(format!("the kernel refused the data plane's path ({e:#})"))
+    let (path, why) = match want {
+        PfcTx::Userspace => (
+            PfcPath::Userspace("buffer.pfc_tx = \"userspace\"".into()),
+            String::new(),
+        ),
+        PfcTx::Auto | PfcTx::DataPlane => {
+            let test = crate::lossless::selftest::pfc_dataplane_once_per_boot(mode);
+            let enabled = if test.passed {
+                enable_dataplane(bpf, ports).map_err(|e| format!("{e:#}"))
+            } else {
+                Err(format!("failed its self-test: {}", test.detail))
+            };
+            match enabled {
+                Ok(()) => (
+                    PfcPath::DataPlane,
+                    format!("self-test passed: {}", test.detail),
+                ),
+                Err(e) if want == PfcTx::Auto => (
+                    PfcPath::Userspace(format!("the data plane's path {e}")),
+                    String::new(),
+                ),
+                Err(e) => bail!("buffer.pfc_tx = \"dataplane\" refused: the data plane's path {e}"),
             }
-            Err(e) => return Err(e.context("buffer.pfc_tx = \"dataplane\"")),
-        },
+        }
     };
+    // the controller's path, too, is only used after its own self-test
+    let (path, why) = match path {
+        PfcPath::Userspace(reason) => {
+            let test = crate::lossless::selftest::pfc_controller();
+            if !test.passed {
+                bail!(
+                    "no PFC path passed its self-test: the controller's: {}; and the data plane's was not used: {reason}",
+                    test.detail
+                );
+            }
+            (
+                PfcPath::Userspace(reason),
+                format!("self-test passed: {}", test.detail),
+            )
+        }
+        p => (p, why),
+    };
+    set_path(bpf, &path)?;
+    Ok((path, why))
+}
+
+/// The XDP mode the self-test attaches in: the switch's first port's
+/// (`auto` tries native first, as `up` does).
+fn selftest_mode(plan: &Plan) -> aya::programs::XdpMode {
+    match plan.ports.first().map(|p| p.attach) {
+        Some(dataplane_config::XdpAttach::Generic) => aya::programs::XdpMode::Skb,
+        _ => aya::programs::XdpMode::Driver,
+    }
+}
+
+fn set_path(bpf: &mut Ebpf, path: &PfcPath) -> Result<()> {
     let v = match path {
         PfcPath::DataPlane => PFC_PATH_DATAPLANE,
         PfcPath::Userspace(_) => PFC_PATH_USERSPACE,
@@ -75,7 +137,15 @@ pub fn select(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<PfcPath
             .context(names::map::PFC_PATH)?,
     )?;
     m.set(0, v, 0).context("PFC_PATH")?;
-    Ok(path)
+    Ok(())
+}
+
+/// The data plane's path without its self-test: for the self-test itself
+/// (on its private copy of the object).
+pub(crate) fn enable_dataplane_untested(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
+    write_port_macs(bpf, ports)?;
+    enable_dataplane(bpf, ports)?;
+    set_path(bpf, &PfcPath::DataPlane)
 }
 
 /// `PORT_MACS[port id]` = the port's own MAC.

@@ -1,0 +1,86 @@
+//! Kernel features the data plane relies on, probed by using them: the
+//! eBPF object is loaded (every program through this kernel's verifier:
+//! `bpf_loop`, BPF timers, ring buffers, devmap programs), and each PFC
+//! emission path runs the same self-test `up` runs before it trusts one
+//! (`lossless::selftest`, in a network namespace of its own). The last
+//! line is the path `pfc_tx = "auto"` would pick here: the first that
+//! passed, in the order `up` tries them.
+
+use super::{Check, Verdict};
+use crate::lossless::selftest::{self, Outcome};
+use aya::programs::XdpMode;
+
+fn check(name: &str, verdict: Verdict, detail: String) -> Check {
+    Check {
+        name: name.into(),
+        port: None,
+        verdict,
+        detail,
+    }
+}
+
+/// The feature checks (needs root: only a root process loads programs).
+pub fn run(euid: u32) -> Vec<Check> {
+    if euid != 0 {
+        return vec![check(
+            "features",
+            Verdict::Warn,
+            "not probed: loading eBPF programs and the PFC paths' self-tests need root".into(),
+        )];
+    }
+    let mut out = vec![match crate::object::load_object() {
+        Ok(_) => check(
+            "feature: eBPF object",
+            Verdict::Pass,
+            "every program passed this kernel's verifier (bpf_loop, BPF timers, ring buffer, devmap egress program)".into(),
+        ),
+        Err(e) => check(
+            "feature: eBPF object",
+            Verdict::Fail,
+            format!("{e:#} (the data plane cannot run on this kernel)"),
+        ),
+    }];
+    type SelfTest = Box<dyn Fn() -> Outcome>;
+    let paths: [(&str, SelfTest); 3] = [
+        (
+            "pfc_tx dataplane, native XDP",
+            Box::new(|| selftest::pfc_dataplane(XdpMode::Driver)),
+        ),
+        (
+            "pfc_tx dataplane, generic XDP",
+            Box::new(|| selftest::pfc_dataplane(XdpMode::Skb)),
+        ),
+        ("pfc_tx userspace", Box::new(selftest::pfc_controller)),
+    ];
+    let mut first = None;
+    for (name, test) in paths {
+        let o = test();
+        if o.passed && first.is_none() {
+            first = Some(name);
+        }
+        // only the controller's path failing leaves no fallback
+        let fail = if name.starts_with("pfc_tx userspace") {
+            Verdict::Fail
+        } else {
+            Verdict::Warn
+        };
+        out.push(check(
+            &format!("self-test: {name}"),
+            if o.passed { Verdict::Pass } else { fail },
+            o.detail,
+        ));
+    }
+    out.push(match first {
+        Some(p) => check(
+            "pfc_tx auto",
+            Verdict::Pass,
+            format!("would use {p} (the first path whose self-test passed)"),
+        ),
+        None => check(
+            "pfc_tx auto",
+            Verdict::Fail,
+            "no PFC path passed its self-test: `up` refuses to run a lossless switch here".into(),
+        ),
+    });
+    out
+}
