@@ -423,6 +423,7 @@ impl Sim {
         pt.busy = true;
         pt.cur = cls;
         pt.tx_bytes += u64::from(len);
+        pt.tx_ns += ser;
         self.q.push(now + ser, Ev::TxDone { node, port });
         self.push_arrive(now + ser + l.delay_ns, l.peer, l.peer_port, pid);
     }

@@ -169,7 +169,9 @@ pub fn list() -> Result<()> {
     println!("host kernel: {}", host.trim());
     let imgs = boot_images();
     if imgs.is_empty() {
-        println!("kernel images: none in /boot (cargo xtask test --kernel 6.1 installs Debian's 6.1)");
+        println!(
+            "kernel images: none in /boot (cargo xtask test --kernel 6.1 installs Debian's 6.1)"
+        );
     }
     for i in &imgs {
         println!("kernel image: {}", i.display());

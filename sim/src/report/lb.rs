@@ -30,18 +30,23 @@ pub struct StepFlows {
 
 impl Sim {
     /// Uplink utilisation of each switch with uplinks over the time any
-    /// of them had data to send (a frame on the wire, queued, or paused).
+    /// of them had data to send (a frame on the wire, queued, or paused):
+    /// the uplinks' time on the wire, weighted by their speeds, over their
+    /// speeds times that time. Time on the wire as the simulation counts
+    /// it (whole ns), so a port busy throughout reads exactly 1 (its bytes
+    /// at line rate would read up to 1 ns a busy period more).
     pub fn busy_util(&self) -> UtilSummary {
         let mut v = Vec::new();
         for sw in &self.switches {
-            let (mut bits, mut cap) = (0f64, 0f64);
+            let (mut used, mut cap) = (0f64, 0f64);
             for pt in sw.ports.iter().filter(|p| p.uplink) {
-                bits += pt.tx_bytes as f64 * 8.0;
-                cap += f64::from(pt.link.speed_mbps) * 1e6;
+                let speed = f64::from(pt.link.speed_mbps);
+                used += pt.tx_ns as f64 * speed;
+                cap += speed;
             }
             let busy = sw.up.busy_ns(self.now);
             if cap > 0.0 && busy > 0 {
-                v.push(bits / (cap * busy as f64 / 1e9));
+                v.push(used / (cap * busy as f64));
             }
         }
         UtilSummary::of(&v)

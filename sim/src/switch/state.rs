@@ -49,6 +49,9 @@ pub struct SwPort {
     pub link: Link,
     pub ser_frac: u64,
     pub tx_bytes: u64,
+    /// Nanoseconds of frames on the wire (the serialisation times as the
+    /// simulation rounds them: integer ns, the remainder carried).
+    pub tx_ns: u64,
     /// Class of the frame on the wire.
     pub cur: usize,
     /// When the next queue tick is scheduled.
@@ -318,6 +321,7 @@ impl Switch {
                 ser_frac: 0,
                 rate: PortRate::new(l.speed_mbps),
                 tx_bytes: 0,
+                tx_ns: 0,
                 uplink: false,
                 has_data: false,
                 peak_bytes: 0,
