@@ -5,7 +5,10 @@
 
 mod fuzz;
 mod p4;
+mod p4tools;
 mod setup;
+mod summary;
+mod test;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,13 +26,17 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Install what is missing (Debian packages, rust-src for nightly,
-    /// bpf-linker for LLVM 22, scapy) and check the toolchain.
+    /// bpf-linker for LLVM 22, scapy) and check the toolchain; use a P4
+    /// toolchain where there is one (p4c and bmv2 on PATH, or
+    /// ../shared/p4-toolchain unpacked, with its packages).
     Setup,
     /// Build the eBPF programs and the controller (release).
     Build,
     /// Set up, then run every test: host unit tests, the eBPF fixture
     /// table (TestRun) with the scapy cross-check, the netns integration
-    /// test. Needs root.
+    /// test, and the P4 steps of `p4 test` (the corpus as STF on bmv2,
+    /// ...) where a P4 toolchain is; a summary lists what P4 skipped and
+    /// why. Needs root.
     Test,
     /// Set up, then run the benchmarks; figures go to
     /// target/bench/results.json.
@@ -85,7 +92,8 @@ enum P4Cmd {
     /// P4 sources against the generator, the conformance corpus on eBPF),
     /// write the corpus as STF tests, and run them on bmv2 when p4c and
     /// simple_switch are installed (skipped, saying what is missing, when
-    /// not); compile the TNA program when bf-p4c is installed.
+    /// not); compile the TNA program when bf-p4c is installed (type-check
+    /// it with p4test when TOFINO_P4INCLUDE names the TNA includes).
     Test,
 }
 
@@ -253,17 +261,7 @@ fn main() -> Result<()> {
             setup::setup()?;
             run(cargo().args(["build", "--release", "--workspace"]))
         }
-        Cmd::Test => {
-            setup::setup()?;
-            setup::require_root("the tests load eBPF programs and create network namespaces")?;
-            // one thread per test binary: the namespace tests move threads
-            // between namespaces and share the bpffs pin root
-            // the lab's tests run the controller binary (testbed::dataplane_bin)
-            run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
-            run(cargo().args(["test", "--workspace", "--", "--test-threads=1"]))?;
-            println!("xtask test: all tests passed");
-            Ok(())
-        }
+        Cmd::Test => test::test(),
         Cmd::Bench {
             repeat,
             rounds,

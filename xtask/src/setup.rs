@@ -11,6 +11,7 @@
 //! | python3-tabulate             | sonic-utilities' table drawing, to check `show`'s |
 //! | rust-src for `nightly`       | build-std=core for bpfel-unknown-none|
 //! | bpf-linker 0.13 (LLVM 22)    | links the eBPF object                |
+//! | a P4 toolchain, if any       | the bmv2 steps (`p4tools.rs`): p4c/bmv2 on PATH, or `../shared/p4-toolchain` unpacked with its Debian libraries, gcc, zstd and ply, ptf, thrift (PyPI) |
 //!
 //! Each step checks first and only installs what is missing. nightly's LLVM
 //! major and bpf-linker's must match: that is checked at the end.
@@ -54,7 +55,7 @@ extern "C" {
     fn libc_geteuid() -> u32;
 }
 
-fn is_debian() -> bool {
+pub fn is_debian() -> bool {
     Path::new("/etc/debian_version").exists()
         && which("apt-get").is_some()
         && which("dpkg-query").is_some()
@@ -82,8 +83,8 @@ fn cargo_bin() -> PathBuf {
     home.join("bin")
 }
 
-fn missing_debs() -> Vec<&'static str> {
-    APT_PACKAGES
+fn missing_debs<'a>(packages: &[&'a str]) -> Vec<&'a str> {
+    packages
         .iter()
         .copied()
         .filter(|p| {
@@ -92,6 +93,46 @@ fn missing_debs() -> Vec<&'static str> {
             !s.contains("install ok installed")
         })
         .collect()
+}
+
+/// Installs those of `packages` that are missing (Debian only), saying
+/// which; `what` names them in the messages.
+pub fn install_debs(what: &str, packages: &[&str]) -> Result<()> {
+    let missing = missing_debs(packages);
+    if missing.is_empty() {
+        step(&format!("{what} present"));
+        return Ok(());
+    }
+    step(&format!("installing {what}: {}", missing.join(" ")));
+    // the package index may be stale on a fresh machine (llvm-22 is in
+    // bookworm-security): refresh it first
+    crate::run(Command::new("apt-get").args(["update", "-q"]))?;
+    crate::run(
+        Command::new("apt-get")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-q", "--no-install-recommends"])
+            .args(&missing),
+    )
+}
+
+/// Installs the PyPI packages `specs` into the first python3 on PATH
+/// unless `python3 -c check` already succeeds; `what` names them.
+pub fn install_pip(what: &str, check: &str, specs: &[&str]) -> Result<()> {
+    if output(Command::new("python3").args(["-c", check])).is_some() {
+        step(&format!("{what} present"));
+        return Ok(());
+    }
+    step(&format!("installing {} from PyPI", specs.join(" ")));
+    let pip = |extra: &[&str]| {
+        crate::run(
+            Command::new("python3")
+                .args(["-m", "pip", "install", "-q"])
+                .args(extra)
+                .args(specs)
+                .env("PIP_ROOT_USER_ACTION", "ignore"),
+        )
+    };
+    pip(&["--break-system-packages"]).or_else(|_| pip(&[]))
 }
 
 fn non_debian_help() -> String {
@@ -107,31 +148,14 @@ fn non_debian_help() -> String {
     )
 }
 
-fn step(msg: &str) {
+pub fn step(msg: &str) {
     println!("setup: {msg}");
 }
 
 pub fn setup() -> Result<()> {
     // 1. system packages
     if is_debian() {
-        let missing = missing_debs();
-        if missing.is_empty() {
-            step("Debian packages present");
-        } else {
-            step(&format!(
-                "installing Debian packages: {}",
-                missing.join(" ")
-            ));
-            // the package index may be stale on a fresh machine (llvm-22 is in
-            // bookworm-security): refresh it first
-            crate::run(Command::new("apt-get").args(["update", "-q"]))?;
-            crate::run(
-                Command::new("apt-get")
-                    .env("DEBIAN_FRONTEND", "noninteractive")
-                    .args(["install", "-y", "-q", "--no-install-recommends"])
-                    .args(&missing),
-            )?;
-        }
+        install_debs("Debian packages", APT_PACKAGES)?;
     } else {
         let have_llvm = Path::new(&format!("/usr/lib/llvm-{LLVM_MAJOR}")).exists();
         if !have_llvm || which("ip").is_none() || which("tshark").is_none() {
@@ -217,31 +241,10 @@ pub fn setup() -> Result<()> {
     ));
 
     // 4. scapy, the independent decoder
-    if output(Command::new("python3").args(["-c", "import scapy.contrib.roce"])).is_some() {
-        step("scapy present");
-    } else {
-        step(&format!("installing {SCAPY} from PyPI"));
-        crate::run(
-            Command::new("python3")
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "-q",
-                    "--break-system-packages",
-                    SCAPY,
-                ])
-                .env("PIP_ROOT_USER_ACTION", "ignore"),
-        )
-        .or_else(|_| {
-            crate::run(
-                Command::new("python3")
-                    .args(["-m", "pip", "install", "-q", SCAPY])
-                    .env("PIP_ROOT_USER_ACTION", "ignore"),
-            )
-        })?;
-    }
-    Ok(())
+    install_pip("scapy", "import scapy.contrib.roce", &[SCAPY])?;
+
+    // 5. a P4 toolchain for the bmv2 steps, where there is one
+    crate::p4tools::prepare()
 }
 
 /// LLVM major version bpf-linker is linked against (from its libLLVM).
