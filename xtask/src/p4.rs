@@ -32,12 +32,28 @@ fn p4_test_steps(s: &mut Summary) -> Result<()> {
     // the generator's tests (golden files, names, entries against the
     // compilers' p4info, the STF files) and the bmv2 tests
     run(cargo()
-        .args(["test", "-p", "dataplane-p4", "--test", "p4", "--test", "p4_bmv2"])
+        .args([
+            "test",
+            "-p",
+            "dataplane-p4",
+            "--test",
+            "p4",
+            "--test",
+            "p4_bmv2",
+        ])
         .args(["--", "--nocapture"])
         .envs(env.iter().cloned()))?;
     // the corpus through the eBPF programs
     run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
-    run(cargo().args(["test", "-p", "testbed", "--test", "p4_corpus", "--", "--nocapture"]))?;
+    run(cargo().args([
+        "test",
+        "-p",
+        "testbed",
+        "--test",
+        "p4_corpus",
+        "--",
+        "--nocapture",
+    ]))?;
     after_tests(s, &env)
 }
 
@@ -76,7 +92,10 @@ fn stf_dir() -> PathBuf {
 /// The v1model program with p4c, where installed.
 fn compile_v1model(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> Result<()> {
     if !setup::on_path("p4c") {
-        s.skipped(format!("v1model: not compiled: {}", p4tools::absent_reason()));
+        s.skipped(format!(
+            "v1model: not compiled: {}",
+            p4tools::absent_reason()
+        ));
         return Ok(());
     }
     let t = Instant::now();
@@ -95,6 +114,7 @@ fn compile_v1model(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> 
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|v| v.lines().find(|l| !l.trim().is_empty()).map(str::to_string))
+        .map(|v| v.split(" (").next().unwrap_or("p4c").trim().to_string())
         .unwrap_or_else(|| "p4c".into());
     s.passed(format!(
         "v1model: compiled by {} (target/p4/build/dataplane.json) [{}]",
@@ -109,10 +129,17 @@ fn compile_v1model(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> 
 /// shown and its count lines taken into the summary.
 fn run_stf_on_bmv2(s: &mut Summary, stf: &Path) -> Result<()> {
     let written = std::fs::read_dir(stf)
-        .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "stf")).count())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.path().extension().is_some_and(|x| x == "stf"))
+                .count()
+        })
         .unwrap_or(0);
     if written == 0 {
-        s.failed(format!("bmv2: no STF tests in {} (the corpus test did not write them)", stf.display()));
+        s.failed(format!(
+            "bmv2: no STF tests in {} (the corpus test did not write them)",
+            stf.display()
+        ));
         return Ok(());
     }
     let t = Instant::now();
@@ -135,16 +162,21 @@ fn run_stf_on_bmv2(s: &mut Summary, stf: &Path) -> Result<()> {
     let line = |prefix: &str| lines.iter().find(|l| l.starts_with(prefix)).cloned();
     if status.code() == Some(77) {
         let why = line("p4/run-stf.sh: SKIPPED").unwrap_or_else(|| "p4/run-stf.sh: SKIPPED".into());
-        s.skipped(format!("bmv2: the corpus's {written} STF tests and the CLI files not run: {why}"));
+        s.skipped(format!(
+            "bmv2: the corpus's {written} STF tests and the CLI files not run: {why}"
+        ));
         return Ok(());
     }
     // "bmv2: P of N STF cases passed", "bmv2 CLI files: L of M loaded ..."
     // or "bmv2 CLI files: SKIPPED, ..."
     let mut failed = false;
-    for (prefix, what) in [("bmv2: ", "STF"), ("bmv2 CLI files: ", "CLI files")] {
+    for (prefix, what, took) in [
+        ("bmv2: ", "STF", format!(" [run-stf.sh: {took}]")),
+        ("bmv2 CLI files: ", "CLI files", String::new()),
+    ] {
         match line(prefix) {
             Some(l) if l.contains("SKIPPED") => s.skipped(l),
-            Some(l) if all_of(&l) => s.passed(format!("{l} [{took}]")),
+            Some(l) if all_of(&l) => s.passed(format!("{l}{took}")),
             Some(l) => {
                 failed = true;
                 s.failed(format!("{l} (logs in target/p4/stf-run)"))
@@ -177,7 +209,16 @@ fn compile_tna(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> Resu
     if setup::on_path("bf-p4c") {
         let out = root().join("target/p4/tna");
         run(Command::new("bf-p4c")
-            .args(["--target", "tofino", "--arch", "tna", "--verbose", "1", "-g", "-o"])
+            .args([
+                "--target",
+                "tofino",
+                "--arch",
+                "tna",
+                "--verbose",
+                "1",
+                "-g",
+                "-o",
+            ])
             .arg(&out)
             .arg("--p4runtime-files")
             .arg(out.join("p4info.json"))
@@ -185,7 +226,10 @@ fn compile_tna(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> Resu
             .arg(root().join("p4/tna/dataplane.p4")))?;
         env.push(("P4INFO_TOFINO", out.join("p4info.json").into()));
         env.push(("BFRT_JSON_TOFINO", out.join("bfrt.json").into()));
-        env.push(("DYNHASH_TOFINO", out.join("pipe/dataplane.dynhash.json").into()));
+        env.push((
+            "DYNHASH_TOFINO",
+            out.join("pipe/dataplane.dynhash.json").into(),
+        ));
         // the stages the program takes (12 on Tofino 1): the last
         // allocation's ingress and egress lines of bf-p4c's summary
         let summary =
@@ -220,4 +264,17 @@ fn compile_tna(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> Resu
         (false, _) => s.skipped(format!("tna: not type-checked: neither bf-p4c nor p4test is installed ({})", p4tools::absent_reason())),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::all_of;
+
+    #[test]
+    fn a_count_line_passes_only_when_all_of_a_nonzero_count() {
+        assert!(all_of("bmv2: 52 of 52 STF cases passed"));
+        assert!(!all_of("bmv2: 51 of 52 STF cases passed"));
+        assert!(!all_of("bmv2: 0 of 0 STF cases passed"));
+        assert!(!all_of("bmv2 CLI files: SKIPPED, p4c is not on PATH"));
+    }
 }

@@ -76,7 +76,10 @@ pub fn prepare() -> Result<()> {
     let shared = shared_dir();
     let archive = shared.join("p4tools.tar.zst");
     if !archive.is_file() {
-        step(&format!("P4 toolchain: none ({}); the P4 steps on bmv2 will skip", absent_reason()));
+        step(&format!(
+            "P4 toolchain: none ({}); the P4 steps on bmv2 will skip",
+            absent_reason()
+        ));
         return Ok(());
     }
     if !is_debian() {
@@ -126,8 +129,7 @@ fn cache_dir() -> PathBuf {
 
 /// SHA-256 of a file, hex.
 fn sha256(path: &Path) -> Result<String> {
-    let mut f =
-        std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
     let mut h = Sha256::new();
     let mut buf = vec![0; 1 << 20];
     loop {
@@ -147,10 +149,18 @@ fn unpack(archive: &Path) -> Result<PathBuf> {
     let hash = sha256(archive)?;
     let dir = cache_dir().join(format!("p4tools-{}", &hash[..16]));
     if dir.join("p4tools/bin/p4c").is_file() {
-        step(&format!("P4 toolchain unpacked ({}, sha256 {})", dir.display(), &hash[..16]));
+        step(&format!(
+            "P4 toolchain unpacked ({}, sha256 {})",
+            dir.display(),
+            &hash[..16]
+        ));
         return Ok(dir);
     }
-    step(&format!("unpacking {} into {}", archive.display(), dir.display()));
+    step(&format!(
+        "unpacking {} into {}",
+        archive.display(),
+        dir.display()
+    ));
     let tmp = dir.with_extension(format!("tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
@@ -167,7 +177,10 @@ fn unpack(archive: &Path) -> Result<PathBuf> {
         Err(_) if dir.join("p4tools/bin/p4c").is_file() => {
             let _ = std::fs::remove_dir_all(&tmp);
         }
-        Err(e) => return Err(e).with_context(|| format!("renaming {} to {}", tmp.display(), dir.display())),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("renaming {} to {}", tmp.display(), dir.display()))
+        }
     }
     Ok(dir)
 }
