@@ -28,7 +28,7 @@ pub fn test() -> Result<()> {
 }
 
 fn p4_test_steps(s: &mut Summary) -> Result<()> {
-    let env = before_tests(s)?;
+    let env = s.timed(before_tests)?;
     // the generator's tests (golden files, names, entries against the
     // compilers' p4info, the STF files) and the bmv2 tests
     run(cargo()
@@ -54,7 +54,7 @@ fn p4_test_steps(s: &mut Summary) -> Result<()> {
         "--",
         "--nocapture",
     ]))?;
-    after_tests(s, &env)
+    s.timed(|s| after_tests(s, &env))
 }
 
 /// Before the tests: the programs compiled where the compilers are; the

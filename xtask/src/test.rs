@@ -20,7 +20,7 @@ pub fn test() -> Result<()> {
 fn steps(s: &mut Summary) -> Result<()> {
     // the programs compiled first: the tests check the generated entries
     // against the compilers' p4info, and write the corpus's STF files
-    let env = p4::before_tests(s)?;
+    let env = s.timed(p4::before_tests)?;
     // the lab's tests run the controller binary (testbed::dataplane_bin)
     run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
     // one thread per test binary: the namespace tests move threads
@@ -28,5 +28,5 @@ fn steps(s: &mut Summary) -> Result<()> {
     run(cargo()
         .args(["test", "--workspace", "--", "--test-threads=1"])
         .envs(env.iter().cloned()))?;
-    p4::after_tests(s, &env)
+    s.timed(|s| p4::after_tests(s, &env))
 }
