@@ -25,8 +25,14 @@ fn steps(s: &mut Summary) -> Result<()> {
     run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
     // one thread per test binary: the namespace tests move threads
     // between namespaces and share the bpffs pin root
-    run(cargo()
+    let tests = run(cargo()
         .args(["test", "--workspace", "--", "--test-threads=1"])
-        .envs(env.iter().cloned()))?;
-    s.timed(|s| p4::after_tests(s, &env))
+        .envs(env.iter().cloned()));
+    // the bmv2 steps run even when a test failed, so that the summary
+    // says what they found; the command fails either way
+    if tests.is_err() {
+        s.failed("workspace tests: a test failed (see above); P4 steps that depend on them may be incomplete");
+    }
+    s.timed(|s| p4::after_tests(s, &env))?;
+    tests
 }
