@@ -17,7 +17,11 @@
 # Each case is run by p4c's own STF runner (run-bmv2-test.py), which
 # compiles p4/v1model/dataplane.p4 with p4c-bm2-ss and runs simple_switch
 # with 8 priority queues (the program maps traffic classes to queues).
-# Exit status: 0 all passed, 1 a test failed, 77 tools missing (skipped).
+# Its count lines (`cargo xtask test` reads them):
+#   bmv2: P of N STF cases passed
+#   bmv2 CLI files: L of M loaded into simple_switch   (or: SKIPPED, why)
+# Exit status: 0 all passed, 1 a test failed (or no .stf files), 77 tools
+# missing (skipped).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,8 +52,11 @@ fi
 mkdir -p "$work"
 pass=0
 fail=0
+total=0
 cd "$work"
 for stf in "$stf_dir"/*.stf; do
+    [ -f "$stf" ] || continue
+    total=$((total + 1))
     name=$(basename "$stf" .stf)
     if python3 "$runner" "$P4C_SRC" "$here/v1model/dataplane.p4" -tf "$stf" -bd "$P4C_BUILD" \
         --target-specific-switch-arg="--priority-queues 8" >"$work/$name.log" 2>&1; then
@@ -60,16 +67,25 @@ for stf in "$stf_dir"/*.stf; do
         fail=$((fail + 1))
     fi
 done
-echo "bmv2 corpus: $pass passed, $fail failed"
+echo "bmv2: $pass of $total STF cases passed"
+if [ "$total" -eq 0 ]; then
+    echo "  FAIL  no .stf files in $stf_dir"
+    fail=1
+fi
 
 # The generated simple_switch_CLI files (golden outputs of `dataplane p4
 # entries --target bmv2`) must load into a fresh simple_switch without an
 # error.
-if command -v p4c >/dev/null 2>&1; then
+if ! command -v p4c >/dev/null 2>&1; then
+    echo "bmv2 CLI files: SKIPPED, p4c is not on PATH (the CLI files load into the bmv2 JSON it compiles)"
+else
+    loaded=0
+    files=0
     p4c --target bmv2 --arch v1model -o "$work/build" "$here/v1model/dataplane.p4" >"$work/p4c.log" 2>&1
     port=9599
     for cli in "$here"/tests/golden/*.bmv2.txt; do
         name=$(basename "$cli" .txt)
+        files=$((files + 1))
         simple_switch --thrift-port "$port" "$work/build/dataplane.json" -- --priority-queues 8 >"$work/$name.switch.log" 2>&1 &
         sw=$!
         up=0
@@ -82,10 +98,13 @@ if command -v p4c >/dev/null 2>&1; then
         wait "$sw" 2>/dev/null || true
         if [ "$up" -eq 1 ] && ! grep -qiE "error|invalid|could not" "$work/$name.cli.log"; then
             echo "  ok    $name loads into simple_switch ($(grep -c "has been added" "$work/$name.cli.log") entries)"
+            loaded=$((loaded + 1))
         else
             echo "  FAIL  $name does not load (log: $work/$name.cli.log)"
             fail=$((fail + 1))
         fi
     done
+    echo "bmv2 CLI files: $loaded of $files loaded into simple_switch"
+    [ "$files" -gt 0 ] || fail=1
 fi
 [ "$fail" -eq 0 ]

@@ -8,13 +8,17 @@
 //! BFRT_JSON_TOFINO, DYNHASH_TOFINO, which `cargo xtask p4 test` sets where
 //! p4c / bf-p4c exist, and BFRT_TM_JSON, BFRT_PORT_JSON from an SDE), the
 //! outputs and the Tofino flow hash are checked against those too; without
-//! them those checks say so and pass.
+//! them those checks say so (`skips::skipped`, listed in the xtask
+//! summary) and pass.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use dataplane_config::{Config, Plan};
 use dataplane_p4::{self as p4, Op, Target};
+
+mod skips;
+use skips::skipped;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -451,7 +455,10 @@ fn bfrt_script_is_python() {
         .arg("--version")
         .output();
     if python.is_err() {
-        eprintln!("bfrt_script_is_python: python3 not found, syntax not checked");
+        skipped(
+            "bfrt_script_is_python",
+            "python3 not found: the bfrt scripts' syntax is not checked",
+        );
         return;
     }
     for (name, plan) in plans_for(Target::Tofino) {
@@ -536,6 +543,12 @@ fn corpus_loads_and_becomes_stf_tests() {
     let (written, skipped) = p4::corpus::write_stf(&corpus, &dir, &p4::Options::default())
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(written.len() + skipped.len(), corpus.cases.len());
+    for (name, why) in &skipped {
+        self::skipped(
+            &format!("corpus case {name} on bmv2"),
+            &format!("no STF test: {}", why.trim_start_matches("skipped: ")),
+        );
+    }
     // the spray case (random on bmv2) and the IPv6 trim (bmv2 trims IPv4
     // only)
     assert!(
@@ -693,6 +706,14 @@ fn fits_bits(bytes: &[u8], width: u64) -> bool {
 /// `P4INFO_TOFINO` from bf-p4c; `cargo xtask p4 test` sets them where the
 /// tools exist): every table, match field (id, kind, width), action (one
 /// the table lists) and parameter (id, width) is the compiler's.
+/// The compiler that writes a target's p4info.
+fn compiler(t: Target) -> &'static str {
+    match t {
+        Target::Bmv2 => "p4c, run by cargo xtask p4 test / cargo xtask test when installed",
+        Target::Tofino => "bf-p4c, which is not open source",
+    }
+}
+
 #[test]
 fn p4runtime_entries_match_the_compilers_p4info() {
     let mut checked = 0;
@@ -702,7 +723,13 @@ fn p4runtime_entries_match_the_compilers_p4info() {
             Target::Tofino => "P4INFO_TOFINO",
         };
         let Some(path) = std::env::var_os(var) else {
-            eprintln!("{t}: {var} not set (no compiler p4info): skipped");
+            skipped(
+                &format!("p4runtime_entries_match_the_compilers_p4info ({t})"),
+                &format!(
+                    "{var} not set: no p4info from the {t} compiler ({})",
+                    compiler(t)
+                ),
+            );
             continue;
         };
         let info: serde_json::Value =
@@ -1032,7 +1059,10 @@ fn bfrt_script_calls_match_the_bfrt_schemas() {
                 prefixes,
                 strict,
             }),
-            None => eprintln!("{var} not set: the calls it describes are not checked"),
+            None => skipped(
+                "bfrt_script_calls_match_the_bfrt_schemas",
+                &format!("{var} ({what}) not set: the calls it describes are not checked"),
+            ),
         }
     }
     if schemas.is_empty() {
@@ -1106,7 +1136,10 @@ fn bfrt_script_calls_match_the_bfrt_schemas() {
 #[test]
 fn tofino_flow_hash_is_bmv2_crc32_over_the_same_key() {
     let Some(path) = std::env::var_os("DYNHASH_TOFINO") else {
-        eprintln!("DYNHASH_TOFINO not set (no bf-p4c -g output): skipped");
+        skipped(
+            "tofino_flow_hash_is_bmv2_crc32_over_the_same_key",
+            "DYNHASH_TOFINO not set: no bf-p4c -g output (bf-p4c is not installed)",
+        );
         return;
     };
     let v: serde_json::Value =

@@ -8,8 +8,8 @@
 //! threshold, then an XON when it drains. The PFC frames are decoded by
 //! scapy.
 //!
-//! Skips (passes, saying so) when p4c, simple_switch or simple_switch_CLI
-//! is not on PATH, as on CI here.
+//! Skips (passes, saying so: `skips::skipped`) when p4c, simple_switch or
+//! simple_switch_CLI is not on PATH.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,8 @@ use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_config::Config;
 use dataplane_p4::{entries_with, Options, Target};
+
+mod skips;
 
 const FRAMES: usize = 40;
 const RATE_PPS: usize = 50;
@@ -96,9 +98,12 @@ fn ecn_marking_and_emulated_pfc_on_simple_switch() {
         .filter(|t| !on_path(t))
         .collect();
     if !missing.is_empty() {
-        eprintln!(
-            "SKIPPED: {} not on PATH (p4lang p4c and bmv2; see p4/README.md)",
-            missing.join(", ")
+        skips::skipped(
+            "ecn_marking_and_emulated_pfc_on_simple_switch",
+            &format!(
+                "{} not on PATH (p4lang p4c and bmv2; see p4/README.md)",
+                missing.join(", ")
+            ),
         );
         return;
     }
@@ -319,9 +324,12 @@ fn p4runtime_entries_load_into_simple_switch_grpc() {
         missing.push("python3 packages p4runtime and grpcio");
     }
     if !missing.is_empty() {
-        eprintln!(
-            "SKIPPED: {} not available (p4lang bmv2 built with PI; see p4/README.md)",
-            missing.join(", ")
+        skips::skipped(
+            "p4runtime_entries_load_into_simple_switch_grpc",
+            &format!(
+                "{} not available (p4lang bmv2 built with PI; see p4/README.md)",
+                missing.join(", ")
+            ),
         );
         return;
     }

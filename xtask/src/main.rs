@@ -8,7 +8,10 @@ mod fuzz;
 mod kernels;
 mod p4;
 mod package;
+mod p4tools;
 mod setup;
+mod summary;
+mod test;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,14 +29,18 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Install what is missing (Debian packages, rust-src for nightly,
-    /// bpf-linker for LLVM 22, scapy) and check the toolchain.
+    /// bpf-linker for LLVM 22, scapy) and check the toolchain; use a P4
+    /// toolchain where there is one (p4c and bmv2 on PATH, or
+    /// ../shared/p4-toolchain unpacked, with its packages).
     Setup,
     /// Build the eBPF programs and the controller (release).
     Build,
     /// Set up, then run every test: host unit tests, the eBPF fixture
     /// table (TestRun) with the scapy cross-check, the netns integration
-    /// test, then the user guide (`mdbook build docs`) and its links.
-    /// Needs root.
+    /// test, the P4 steps of `p4 test` (the corpus as STF on bmv2, ...)
+    /// where a P4 toolchain is (a summary lists what P4 skipped and why),
+    /// then the user guide (`mdbook build docs`) and its links. Needs
+    /// root.
     Test {
         /// Instead: boot this kernel (`6.1`: Debian's image in /boot, or
         /// a path to a kernel image) under virtme-ng (TCG) and run the
@@ -114,7 +121,8 @@ enum P4Cmd {
     /// P4 sources against the generator, the conformance corpus on eBPF),
     /// write the corpus as STF tests, and run them on bmv2 when p4c and
     /// simple_switch are installed (skipped, saying what is missing, when
-    /// not); compile the TNA program when bf-p4c is installed.
+    /// not); compile the TNA program when bf-p4c is installed (type-check
+    /// it with p4test when TOFINO_P4INCLUDE names the TNA includes).
     Test,
 }
 
@@ -286,18 +294,7 @@ fn main() -> Result<()> {
             kernels::setup()?;
             kernels::test(&k, &only)
         }
-        Cmd::Test { kernel: None, .. } => {
-            setup::setup()?;
-            setup::require_root("the tests load eBPF programs and create network namespaces")?;
-            // one thread per test binary: the namespace tests move threads
-            // between namespaces and share the bpffs pin root
-            // the lab's tests run the controller binary (testbed::dataplane_bin)
-            run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
-            run(cargo().args(["test", "--workspace", "--", "--test-threads=1"]))?;
-            docs::check()?;
-            println!("xtask test: all tests passed");
-            Ok(())
-        }
+        Cmd::Test { kernel: None, .. } => test::test(),
         Cmd::Bench {
             repeat,
             rounds,

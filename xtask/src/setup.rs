@@ -12,6 +12,7 @@
 //! | rust-src for `nightly`       | build-std=core for bpfel-unknown-none|
 //! | bpf-linker 0.13 (LLVM 22)    | links the eBPF object                |
 //! | mdbook (crates.io)           | builds the user guide (docs/)        |
+//! | a P4 toolchain, if any       | the bmv2 steps (`p4tools.rs`): p4c/bmv2 on PATH, or `../shared/p4-toolchain` unpacked with its Debian libraries, gcc, zstd and ply, ptf, thrift (PyPI) |
 //!
 //! Each step checks first and only installs what is missing. nightly's LLVM
 //! major and bpf-linker's must match: that is checked at the end.
@@ -56,7 +57,7 @@ extern "C" {
     fn libc_geteuid() -> u32;
 }
 
-fn is_debian() -> bool {
+pub fn is_debian() -> bool {
     Path::new("/etc/debian_version").exists()
         && which("apt-get").is_some()
         && which("dpkg-query").is_some()
@@ -84,8 +85,8 @@ fn cargo_bin() -> PathBuf {
     home.join("bin")
 }
 
-fn missing_debs() -> Vec<&'static str> {
-    APT_PACKAGES
+fn missing_debs<'a>(packages: &[&'a str]) -> Vec<&'a str> {
+    packages
         .iter()
         .copied()
         .filter(|p| {
@@ -94,6 +95,46 @@ fn missing_debs() -> Vec<&'static str> {
             !s.contains("install ok installed")
         })
         .collect()
+}
+
+/// Installs those of `packages` that are missing (Debian only), saying
+/// which; `what` names them in the messages.
+pub fn install_debs(what: &str, packages: &[&str]) -> Result<()> {
+    let missing = missing_debs(packages);
+    if missing.is_empty() {
+        step(&format!("{what} present"));
+        return Ok(());
+    }
+    step(&format!("installing {what}: {}", missing.join(" ")));
+    // the package index may be stale on a fresh machine (llvm-22 is in
+    // bookworm-security): refresh it first
+    crate::run(Command::new("apt-get").args(["update", "-q"]))?;
+    crate::run(
+        Command::new("apt-get")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-q", "--no-install-recommends"])
+            .args(&missing),
+    )
+}
+
+/// Installs the PyPI packages `specs` into the first python3 on PATH
+/// unless `python3 -c check` already succeeds; `what` names them.
+pub fn install_pip(what: &str, check: &str, specs: &[&str]) -> Result<()> {
+    if output(Command::new("python3").args(["-c", check])).is_some() {
+        step(&format!("{what} present"));
+        return Ok(());
+    }
+    step(&format!("installing {} from PyPI", specs.join(" ")));
+    let pip = |extra: &[&str]| {
+        crate::run(
+            Command::new("python3")
+                .args(["-m", "pip", "install", "-q"])
+                .args(extra)
+                .args(specs)
+                .env("PIP_ROOT_USER_ACTION", "ignore"),
+        )
+    };
+    pip(&["--break-system-packages"]).or_else(|_| pip(&[]))
 }
 
 fn non_debian_help() -> String {
@@ -109,31 +150,14 @@ fn non_debian_help() -> String {
     )
 }
 
-fn step(msg: &str) {
+pub fn step(msg: &str) {
     println!("setup: {msg}");
 }
 
 pub fn setup() -> Result<()> {
     // 1. system packages
     if is_debian() {
-        let missing = missing_debs();
-        if missing.is_empty() {
-            step("Debian packages present");
-        } else {
-            step(&format!(
-                "installing Debian packages: {}",
-                missing.join(" ")
-            ));
-            // the package index may be stale on a fresh machine (llvm-22 is in
-            // bookworm-security): refresh it first
-            crate::run(Command::new("apt-get").args(["update", "-q"]))?;
-            crate::run(
-                Command::new("apt-get")
-                    .env("DEBIAN_FRONTEND", "noninteractive")
-                    .args(["install", "-y", "-q", "--no-install-recommends"])
-                    .args(&missing),
-            )?;
-        }
+        install_debs("Debian packages", APT_PACKAGES)?;
     } else {
         let have_llvm = Path::new(&format!("/usr/lib/llvm-{LLVM_MAJOR}")).exists();
         if !have_llvm || which("ip").is_none() || which("tshark").is_none() {
@@ -219,32 +243,12 @@ pub fn setup() -> Result<()> {
     ));
 
     // 4. scapy, the independent decoder
-    if output(Command::new("python3").args(["-c", "import scapy.contrib.roce"])).is_some() {
-        step("scapy present");
-    } else {
-        step(&format!("installing {SCAPY} from PyPI"));
-        crate::run(
-            Command::new("python3")
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "-q",
-                    "--break-system-packages",
-                    SCAPY,
-                ])
-                .env("PIP_ROOT_USER_ACTION", "ignore"),
-        )
-        .or_else(|_| {
-            crate::run(
-                Command::new("python3")
-                    .args(["-m", "pip", "install", "-q", SCAPY])
-                    .env("PIP_ROOT_USER_ACTION", "ignore"),
-            )
-        })?;
-    }
+    install_pip("scapy", "import scapy.contrib.roce", &[SCAPY])?;
 
-    // 5. mdbook, for the user guide
+    // 5. a P4 toolchain for the bmv2 steps, where there is one
+    crate::p4tools::prepare()?;
+
+    // 6. mdbook, for the user guide
     let mdbook = which("mdbook").unwrap_or_else(|| cargo_bin().join("mdbook"));
     if output(Command::new(&mdbook).arg("--version")).is_some() {
         step("mdbook present");

@@ -1,0 +1,40 @@
+//! `cargo xtask test` (the README's test command, and CI's): every test
+//! of the workspace, then the P4 steps with the P4 tools (`p4.rs`), the
+//! user guide and its links (`docs.rs`), and a summary of what the P4
+//! checks did and skipped (`summary.rs`).
+
+use anyhow::Result;
+
+use crate::summary::Summary;
+use crate::{cargo, p4, run, setup};
+
+pub fn test() -> Result<()> {
+    setup::setup()?;
+    setup::require_root("the tests load eBPF programs and create network namespaces")?;
+    let mut s = Summary::new()?;
+    let r = steps(&mut s);
+    s.finish("cargo xtask test", r)?;
+    println!("xtask test: all tests passed");
+    Ok(())
+}
+
+fn steps(s: &mut Summary) -> Result<()> {
+    // the programs compiled first: the tests check the generated entries
+    // against the compilers' p4info, and write the corpus's STF files
+    let env = s.timed(p4::before_tests)?;
+    // the lab's tests run the controller binary (testbed::dataplane_bin)
+    run(cargo().args(["build", "-p", "dataplane-user", "--bin", "dataplane"]))?;
+    // one thread per test binary: the namespace tests move threads
+    // between namespaces and share the bpffs pin root
+    let tests = run(cargo()
+        .args(["test", "--workspace", "--", "--test-threads=1"])
+        .envs(env.iter().cloned()));
+    // the bmv2 steps run even when a test failed, so that the summary
+    // says what they found; the command fails either way
+    if tests.is_err() {
+        s.failed("workspace tests: a test failed (see above); P4 steps that depend on them may be incomplete");
+    }
+    s.timed(|s| p4::after_tests(s, &env))?;
+    tests?;
+    crate::docs::check()
+}
