@@ -13,6 +13,9 @@ use dataplane_sim::{output, run_threads, Report, Scenario};
     about = "Fabric simulator running the data plane's decision functions"
 )]
 struct Cli {
+    /// Write the man page and shell completions into DIR, then exit.
+    #[arg(long, hide = true, value_name = "DIR")]
+    generate_docs: Option<PathBuf>,
     /// Scenario file (TOML, keys as the long options); options override it.
     #[arg(long)]
     scenario: Option<PathBuf>,
@@ -313,6 +316,10 @@ fn bench(c: &Cli, sc: &Scenario, name: &str, runs: &[Report], times: &[(f64, f64
 
 fn main() -> Result<()> {
     let c = Cli::parse();
+    if let Some(dir) = &c.generate_docs {
+        use clap::CommandFactory;
+        return cli_docs::generate(Cli::command(), dir);
+    }
     let sc = scenario(&c)?;
     let mut runs = Vec::new();
     // per repetition (a bench's): CPU and wall seconds

@@ -64,8 +64,9 @@ enum Cmd {
         #[arg(long)]
         check: bool,
     },
-    /// Man pages and shell completions of `dataplane`, generated from its
-    /// clap definition, into target/dist/man and target/dist/completions.
+    /// Man pages and shell completions of `dataplane`, `dataplane-sim` and
+    /// `dataplane-fabric`, generated from their clap definitions, into
+    /// target/dist/man and target/dist/completions.
     Man,
     /// Set up, then run the benchmarks; figures go to
     /// target/bench/results.json.
@@ -385,7 +386,16 @@ fn main() -> Result<()> {
             run(cargo()
                 .args(["run", "-p", "dataplane-user", "--bin", "dataplane", "--"])
                 .args(["generate-docs", "--out"])
-                .arg(&out))
+                .arg(&out))?;
+            for (pkg, bin) in [
+                ("dataplane-sim", "dataplane-sim"),
+                ("testbed", "dataplane-fabric"),
+            ] {
+                run(cargo()
+                    .args(["run", "-p", pkg, "--bin", bin, "--", "--generate-docs"])
+                    .arg(&out))?;
+            }
+            Ok(())
         }
         Cmd::P4 { cmd: P4Cmd::Test } => p4::test(),
         Cmd::Soak { seconds } => {

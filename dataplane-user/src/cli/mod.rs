@@ -129,23 +129,5 @@ fn say(line: &str) {
 /// Man pages and shell completions from the clap definition.
 fn generate_docs(out: &std::path::Path) -> Result<()> {
     use clap::CommandFactory;
-    let man = out.join("man");
-    let completions = out.join("completions");
-    std::fs::create_dir_all(&man)?;
-    std::fs::create_dir_all(&completions)?;
-    let cmd = Cli::command();
-    clap_mangen::generate_to(cmd.clone(), &man)?;
-    for shell in [
-        clap_complete::Shell::Bash,
-        clap_complete::Shell::Zsh,
-        clap_complete::Shell::Fish,
-    ] {
-        clap_complete::generate_to(shell, &mut cmd.clone(), "dataplane", &completions)?;
-    }
-    println!(
-        "man pages in {}, completions in {}",
-        man.display(),
-        completions.display()
-    );
-    Ok(())
+    cli_docs::generate(Cli::command(), out)
 }

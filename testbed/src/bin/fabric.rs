@@ -52,9 +52,13 @@ enum Profile {
 
 #[derive(Parser, Debug)]
 #[command(
+    name = "dataplane-fabric",
     about = "Run a RoCEv2 traffic scenario on a namespace leaf-spine fabric of dataplane switches"
 )]
 struct Args {
+    /// Write the man page and shell completions into DIR, then exit.
+    #[arg(long, hide = true, value_name = "DIR")]
+    generate_docs: Option<PathBuf>,
     /// The controller binary.
     #[arg(long, default_value = "target/release/dataplane")]
     dataplane: PathBuf,
@@ -140,6 +144,10 @@ fn main() {
 
 fn real_main() -> Result<()> {
     let a = Args::parse();
+    if let Some(dir) = &a.generate_docs {
+        use clap::CommandFactory;
+        return cli_docs::generate(Args::command(), dir);
+    }
     let shape = match a.star {
         Some(h) => Shape::Star { hosts: h },
         None => Shape::LeafSpine {
