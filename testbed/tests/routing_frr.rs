@@ -189,7 +189,7 @@ fn pull_uplink(fabric: &Fabric, leaf: usize) -> anyhow::Result<String> {
     // live), before reading the kernel's tables again
     loop {
         let lines = fabric.drain_log(leaf, "leaf0");
-        if let Some(l) = lines.iter().find(|l| l.contains("(local repair)")) {
+        if let Some(l) = lines.iter().find(|l| l.contains("(local repair")) {
             return Ok(l.clone());
         }
         if t0.elapsed() > Duration::from_secs(5) {
