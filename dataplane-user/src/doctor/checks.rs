@@ -66,7 +66,8 @@ pub mod xdp_act {
 /// (14). NIC drivers have limits of the same kind.
 pub const XDP_SINGLE_BUFFER_MTU: u32 = 3506;
 
-fn check(name: &str, verdict: Verdict, detail: String) -> Check {
+/// A switch-wide check (no port).
+pub(super) fn check(name: &str, verdict: Verdict, detail: String) -> Check {
     Check {
         name: name.into(),
         port: None,

@@ -6,18 +6,10 @@
 //! line is the path `pfc_tx = "auto"` would pick here: the first that
 //! passed, in the order `up` tries them.
 
+use super::checks::check;
 use super::{Check, Verdict};
 use crate::lossless::selftest::{self, Outcome};
 use aya::programs::XdpMode;
-
-fn check(name: &str, verdict: Verdict, detail: String) -> Check {
-    Check {
-        name: name.into(),
-        port: None,
-        verdict,
-        detail,
-    }
-}
 
 /// The feature checks (needs root: only a root process loads programs).
 pub fn run(euid: u32) -> Vec<Check> {
