@@ -39,8 +39,6 @@ pub mod map {
     pub const FLOWLETS: &str = "FLOWLETS";
     /// Place mode's flow table (sets of ways: flow -> member, last seen).
     pub const FLOW_WAYS: &str = "FLOW_WAYS";
-    /// Per-CPU scratch of the members' place keys (one entry).
-    pub const MEMBER_KEYS: &str = "MEMBER_KEYS";
     /// Per-port rate estimators (bandwidth mode, utilisation).
     pub const PORT_RATE: &str = "PORT_RATE";
     /// The switch's ECMP hash seed.
@@ -111,7 +109,7 @@ pub mod map {
     /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
     pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
     /// Every map of the object.
-    pub const ALL: [&str; 47] = [
+    pub const ALL: [&str; 46] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -127,7 +125,6 @@ pub mod map {
         GROUPS,
         FLOWLETS,
         FLOW_WAYS,
-        MEMBER_KEYS,
         PORT_RATE,
         HASH_SEED,
         MODEL_LOCK,

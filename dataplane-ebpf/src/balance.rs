@@ -4,13 +4,14 @@
 //! and the member ports' load bands.
 //!
 //! Place mode takes its own path (`place_next` on the flow's way of the
-//! 4-way table, `pick_least_loaded` over the members' `PortRate::place_key`s,
-//! then `place_booking` on the chosen port): what `select`'s place arm
-//! does, apart so the verifier walks it once. The keys go through a per-CPU
-//! map (`MEMBER_KEYS`) and the RETH through `bpf_probe_read_kernel`: keys
-//! on the stack, relative levels, a second `select_packet` call or a direct
-//! packet read each made `xdp_forward` exceed the verifier's 1 000 000
-//! processed instructions (kernel 6.18).
+//! 4-way table, the least loaded member by `PortRate::place_key`, then
+//! `place_booking` on the chosen port): what `select`'s place arm does,
+//! apart so the verifier walks it once. Every choice by load steps
+//! `LeastLoaded` over the members in a `bpf_loop` (`least_loaded`), and the
+//! RETH is read with `bpf_probe_read_kernel`: 16 unrolled member slots, a
+//! second `select_packet` call or a direct packet read each took
+//! `xdp_forward` past the verifier's 1 000 000 processed instructions
+//! (6.1 for the slots, 6.18 for the others).
 
 use aya_ebpf::{
     helpers::{bpf_get_prandom_u32, bpf_probe_read_kernel},
@@ -20,10 +21,10 @@ use aya_ebpf::{
 use dataplane_common::{
     lb::{
         by_entropy, flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_hash,
-        flowlet_index, flowlet_tag, just_placed, pick_least_loaded, place_announced, place_booking,
-        place_next, select_packet, uses_flowlets, uses_reservations, FlowKey, FlowWays, Flowlet,
-        FlowletSlot, Group, Pick, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS, MAX_MEMBERS,
-        MODE_SPRAY, NOT_ANNOUNCED, NUM_BANDS,
+        flowlet_index, flowlet_tag, just_placed, place_announced, place_booking, place_next,
+        select_packet_by, uses_flowlets, uses_reservations, Choice, FlowKey, FlowWays, Flowlet,
+        FlowletSlot, Group, LeastLoaded, Pick, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS,
+        MAX_MEMBERS, MODE_SPRAY, NOT_ANNOUNCED, NUM_BANDS,
     },
     maps::MAX_PORTS,
     parse::{Parsed, L3},
@@ -49,10 +50,6 @@ static FLOWLETS: Array<FlowletSlot> = Array::with_max_entries(FLOWLET_SLOTS, 0);
 /// is active; see `flow_way`).
 #[map]
 static FLOW_WAYS: Array<FlowWays> = Array::with_max_entries(FLOW_SETS, 0);
-
-/// Scratch (per CPU) for the members' place keys of the packet at hand.
-#[map]
-static MEMBER_KEYS: PerCpuArray<[u32; MAX_MEMBERS]> = PerCpuArray::with_max_entries(1, 0);
 
 /// Discounting rate estimator of every egress port (shared by all CPUs;
 /// see `PortRate` for what a race costs).
@@ -90,104 +87,71 @@ fn rate_of(id: u16) -> Option<*mut PortRate> {
     PORT_RATE.get_ptr_mut(u32::from(nh.port_id))
 }
 
-/// `member_level`'s context: which group, which level, when.
-#[repr(C)]
-struct Levels {
+/// `scan_member`'s context: which group, which level, when, the tie
+/// breaker, and the choice so far.
+struct Scan {
     group_id: u32,
     /// 1: place keys, 0: load bands
     place: u32,
     now: u64,
+    tie: u32,
+    acc: LeastLoaded<u32>,
 }
 
-/// bpf_loop callback: member slot `i`'s level (its egress port's place key
-/// or load band; `u32::MAX` / the worst band for an empty slot) into this
-/// CPU's `MEMBER_KEYS[i]`. A loop of `bpf_loop`, not an unrolled one: the
-/// verifier walks the callback once, where 16 unrolled slots with their
-/// branches took kernel 6.1's verifier past its 1M-instruction limit
-/// (issue 30; 6.18's pruning kept it under).
-extern "C" fn member_level(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
-    // SAFETY: ctx is the Levels `levels` passed.
-    let l = unsafe { &*(ctx as *const Levels) };
+/// bpf_loop callback: member slot `i` at its egress port's level (place
+/// key or load band; the worst level when the port has no estimator) into
+/// the choice (`LeastLoaded::step`, the stepwise `pick_least_loaded`);
+/// stops after the group's last member. A loop of `bpf_loop`, not an
+/// unrolled one: the verifier walks the callback once, where 16 unrolled
+/// slots with their branches took kernel 6.1's verifier past its
+/// 1M-instruction limit (6.18's pruning kept it under).
+extern "C" fn scan_member(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
+    // SAFETY: ctx is the Scan `least_loaded` passed.
+    let s = unsafe { &mut *(ctx as *mut Scan) };
     let i = (i as usize) & (MAX_MEMBERS - 1);
-    let Some(k) = MEMBER_KEYS.get_ptr_mut(0) else {
+    // SAFETY: read-only; hash-map updates replace groups whole.
+    let Some(g) = (unsafe { GROUPS.get(&s.group_id) }) else {
         return 1;
     };
-    let mut v = if l.place != 0 {
-        u32::MAX
-    } else {
-        u32::from(NUM_BANDS - 1)
-    };
-    // SAFETY: read-only; hash-map updates replace groups whole.
-    if let Some(g) = unsafe { GROUPS.get(&l.group_id) } {
-        if i < g.n_members as usize {
-            if let Some(r) = rate_of(g.members[i].id) {
-                // SAFETY: an array slot lives as long as the map.
-                let r = unsafe { &*r };
-                v = if l.place != 0 {
-                    r.place_key(l.now)
-                } else {
-                    u32::from(r.band(l.now))
-                };
-            }
-        }
+    if i >= g.n_members as usize {
+        return 1;
     }
-    // SAFETY: `i < MAX_MEMBERS`, an element of this CPU's entry.
-    unsafe { (*k)[i] = v };
+    let level = match rate_of(g.members[i].id) {
+        // SAFETY: an array slot lives as long as the map.
+        Some(r) if s.place != 0 => unsafe { &*r }.place_key(s.now),
+        // SAFETY: as above.
+        Some(r) => u32::from(unsafe { &*r }.band(s.now)),
+        None if s.place != 0 => u32::MAX,
+        None => u32::from(NUM_BANDS - 1),
+    };
+    s.acc.step(g, i, level, s.tie);
     0
 }
 
-/// Every member slot's level (see `member_level`) in this CPU's
-/// `MEMBER_KEYS` entry.
+/// `pick_least_loaded` of group `group_id`'s members at `now` by place key
+/// (`place`) or load band, ties broken by `tie`.
 #[inline(always)]
-fn levels(group_id: u16, place: bool, now: u64) -> Option<&'static [u32; MAX_MEMBERS]> {
-    let mut l = Levels {
+fn least_loaded(group_id: u16, place: bool, now: u64, tie: u32) -> Option<Choice> {
+    let mut s = Scan {
         group_id: u32::from(group_id),
         place: u32::from(place),
         now,
+        tie,
+        acc: LeastLoaded::new(),
     };
     // SAFETY: callback and context follow bpf_loop's contract.
     let n = unsafe {
         aya_ebpf::helpers::generated::bpf_loop(
             MAX_MEMBERS as u32,
-            member_level as *mut core::ffi::c_void,
-            &mut l as *mut Levels as *mut core::ffi::c_void,
+            scan_member as *mut core::ffi::c_void,
+            &mut s as *mut Scan as *mut core::ffi::c_void,
             0,
         )
     };
-    if n != MAX_MEMBERS as i64 {
+    if n < 0 {
         return None;
     }
-    // SAFETY: this CPU's entry, written above.
-    MEMBER_KEYS.get_ptr_mut(0).map(|k| unsafe { &*k })
-}
-
-/// Load band of every member slot's egress port at `now`.
-#[inline(always)]
-fn member_bands(group_id: u16, now: u64) -> [u8; MAX_MEMBERS] {
-    let k = levels(group_id, false, now);
-    // not `[NUM_BANDS - 1; MAX_MEMBERS]` then overwritten: LLVM makes that
-    // a `memset` call, compiler_builtins' byte loop; each slot is written
-    // once, volatile so the stores are not merged back into one
-    let mut bands = core::mem::MaybeUninit::<[u8; MAX_MEMBERS]>::uninit();
-    let b = bands.as_mut_ptr() as *mut u8;
-    let mut i = 0;
-    while i < MAX_MEMBERS {
-        let band = match k {
-            Some(k) => k[i] as u8,
-            None => NUM_BANDS - 1,
-        };
-        // SAFETY: `i < MAX_MEMBERS`, a byte of `bands`.
-        unsafe { core::ptr::write_volatile(b.add(i), band) };
-        i += 1;
-    }
-    // SAFETY: every byte was written above.
-    unsafe { bands.assume_init() }
-}
-
-/// The members' place keys at `now`, in this CPU's `MEMBER_KEYS` entry.
-#[inline(always)]
-fn member_keys(group_id: u16, now: u64) -> Option<&'static [u32; MAX_MEMBERS]> {
-    levels(group_id, true, now)
+    s.acc.choice()
 }
 
 /// The DMA length of a RoCEv2 RDMA WRITE first / only packet's RETH
@@ -238,7 +202,7 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
             crate::bump_global(|c| c.lb_evictions += 1);
         }
         let (c, ev) = place_next(e, g, now, |n| {
-            pick_least_loaded(g, member_keys(group_id, now)?, flowlet_hash(hash, n))
+            least_loaded(group_id, true, now, flowlet_hash(hash, n))
         })?;
         let pick = Pick {
             slot: c.slot,
@@ -264,8 +228,8 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
     } else {
         None
     };
-    select_packet(g, hash, p.uet, flowlet, now, rand, || {
-        member_bands(group_id, now)
+    select_packet_by(g, hash, p.uet, flowlet, now, rand, |tie| {
+        least_loaded(group_id, false, now, tie)
     })
     .map(|pick| pick.id)
 }

@@ -39,6 +39,11 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        target: "object_loads",
+        filter: None,
+        why: "every program passes this kernel's verifier (instruction counts)",
+    },
+    Case {
         target: "pfc_dataplane",
         filter: None,
         why: "PFC frames the data plane sends (devmap broadcast, XDP metadata)",

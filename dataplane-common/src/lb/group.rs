@@ -540,39 +540,73 @@ impl Level for u32 {
 /// hash or a random number) among the tied members only, in proportion to
 /// their weights. Weights play no other part: bands are already relative to
 /// each port's speed, so unequal links compare fairly. `None` when no member
-/// is eligible.
+/// is eligible. [`LeastLoaded::step`] over every slot in order.
 #[inline(always)]
-#[allow(unused_assignments)] // the last slot's band and weight sum go unread
 pub fn pick_least_loaded<L: Level>(
     g: &Group,
     bands: &[L; MAX_MEMBERS],
     tie: u32,
 ) -> Option<Choice> {
-    let mut slot = NO_SLOT;
-    let mut id = 0u16;
-    // a first member at the worst level takes the `b == best` branch with
-    // wsum = w and replaces the nothing before it: same outcome
-    let mut best = L::WORST;
-    let mut wsum = 0u32;
+    let mut s = LeastLoaded::new();
     each_member!(i => {
-        if g.eligible(i as u8) {
-            let m = &g.members[i];
-            let b = bands[i];
-            let w = m.weight as u32;
-            if b < best {
-                // a lower band: the candidates start over
-                slot = i as u8;
-                id = m.id;
-                best = b;
-                wsum = w;
-            } else if b == best {
-                wsum += w;
-                if replaces(tie, i, w, wsum) {
-                    slot = i as u8;
-                    id = m.id;
-                }
+        s.step(g, i, bands[i], tie);
+    });
+    s.choice()
+}
+
+/// [`pick_least_loaded`] one member slot at a time: what a loop that cannot
+/// hold all the levels at once (an eBPF `bpf_loop` callback, one slot per
+/// call) carries from slot to slot. Slots must be stepped in order 0, 1, ...
+#[derive(Clone, Copy, Debug)]
+pub struct LeastLoaded<L> {
+    slot: u8,
+    id: u16,
+    best: L,
+    wsum: u32,
+}
+
+impl<L: Level> LeastLoaded<L> {
+    /// No member seen yet.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        Self {
+            slot: NO_SLOT,
+            id: 0,
+            // a first member at the worst level takes the `b == best`
+            // branch with wsum = w and replaces the nothing before it:
+            // same outcome
+            best: L::WORST,
+            wsum: 0,
+        }
+    }
+
+    /// Slot `i` at `level`, the tie broken by `tie` (see
+    /// [`pick_least_loaded`]); an ineligible slot changes nothing.
+    #[inline(always)]
+    pub fn step(&mut self, g: &Group, i: usize, level: L, tie: u32) {
+        if i >= MAX_MEMBERS || !g.eligible(i as u8) {
+            return;
+        }
+        let m = &g.members[i];
+        let w = m.weight as u32;
+        if level < self.best {
+            // a lower level: the candidates start over
+            self.slot = i as u8;
+            self.id = m.id;
+            self.best = level;
+            self.wsum = w;
+        } else if level == self.best {
+            self.wsum += w;
+            if replaces(tie, i, w, self.wsum) {
+                self.slot = i as u8;
+                self.id = m.id;
             }
         }
-    });
-    chosen(slot, id)
+    }
+
+    /// The member chosen so far (`None`: no eligible slot yet).
+    #[inline(always)]
+    pub const fn choice(&self) -> Option<Choice> {
+        chosen(self.slot, self.id)
+    }
 }

@@ -71,6 +71,25 @@ pub fn select_packet<L: Level, B: FnOnce() -> [L; MAX_MEMBERS]>(
     rand: u32,
     bands: B,
 ) -> Option<Pick> {
+    select_packet_by(g, hash, uet, flowlet, now_ns, rand, |tie| {
+        pick_least_loaded(g, &bands(), tie)
+    })
+}
+
+/// [`select_packet`] with the choice by load given as `least(tie)`, which
+/// must be [`pick_least_loaded`] of the members' levels with that tie (the
+/// eBPF program steps [`LeastLoaded`] in a `bpf_loop` instead of unrolling
+/// it); called at most once, only when a choice by load is made.
+#[inline(always)]
+pub fn select_packet_by<F: FnOnce(u32) -> Option<Choice>>(
+    g: &Group,
+    hash: u32,
+    uet: bool,
+    flowlet: Option<&mut Flowlet>,
+    now_ns: u64,
+    rand: u32,
+    least: F,
+) -> Option<Pick> {
     if by_entropy(g, uet) {
         let c = pick_hash(g, hash)?;
         return Some(Pick {
@@ -80,21 +99,17 @@ pub fn select_packet<L: Level, B: FnOnce() -> [L; MAX_MEMBERS]>(
         });
     }
     let (c, flowlet) = match (g.mode, flowlet) {
-        (MODE_SPRAY, _) => (pick_least_loaded(g, &bands(), rand)?, None),
+        (MODE_SPRAY, _) => (least(rand)?, None),
         (MODE_FLOWLET, Some(e)) => {
             let (c, ev) = flowlet_next(e, g, now_ns, |n| pick_hash(g, flowlet_hash(hash, n)))?;
             (c, Some(ev))
         }
         (MODE_PLACE, Some(e)) => {
-            let (c, ev) = place_next(e, g, now_ns, |n| {
-                pick_least_loaded(g, &bands(), flowlet_hash(hash, n))
-            })?;
+            let (c, ev) = place_next(e, g, now_ns, |n| least(flowlet_hash(hash, n)))?;
             (c, Some(ev))
         }
         (MODE_BANDWIDTH, Some(e)) => {
-            let (c, ev) = flowlet_next(e, g, now_ns, |n| {
-                pick_least_loaded(g, &bands(), flowlet_hash(hash, n))
-            })?;
+            let (c, ev) = flowlet_next(e, g, now_ns, |n| least(flowlet_hash(hash, n)))?;
             (c, Some(ev))
         }
         _ => (pick_hash(g, hash)?, None),

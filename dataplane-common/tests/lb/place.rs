@@ -414,3 +414,36 @@ fn set_index_spreads_flows_and_groups() {
     let h = flow_hash(&roce4(1), SEED);
     assert_ne!(flow_set_index(1, h), flow_set_index(2, h));
 }
+
+/// `LeastLoaded` stepped slot by slot, stopping after the group's last
+/// member (what the eBPF program's `bpf_loop` does), chooses what
+/// `pick_least_loaded` chooses, for bands and place keys alike, with
+/// members down, weights of every size and tied levels.
+#[test]
+fn stepping_least_loaded_is_pick_least_loaded() {
+    let mut rng = XorShift32(0x1ea5_7104);
+    for round in 0..20_000 {
+        let n = 1 + (rng.next_u32() % MAX_MEMBERS as u32) as usize;
+        let weights: Vec<u8> = (0..n).map(|_| 1 + (rng.next_u32() % 4) as u8).collect();
+        let mut g = group(MODE_PLACE, &weights);
+        for i in 0..n {
+            if rng.next_u32() % 5 == 0 {
+                g.members[i].live = 0;
+            }
+        }
+        // few distinct levels, so ties are common
+        let mut bands = [0u8; MAX_MEMBERS];
+        for b in bands.iter_mut() {
+            *b = (rng.next_u32() % 3) as u8;
+        }
+        let keys: [u32; MAX_MEMBERS] = core::array::from_fn(|i| u32::from(bands[i]) << 20);
+        let tie = rng.next_u32();
+        let mut s = LeastLoaded::<u32>::new();
+        for i in 0..n {
+            s.step(&g, i, keys[i], tie);
+        }
+        let want = pick_least_loaded(&g, &bands, tie);
+        assert_eq!(s.choice(), want, "round {round}: keys vs bands");
+        assert_eq!(pick_least_loaded(&g, &keys, tie), want, "round {round}");
+    }
+}
