@@ -240,6 +240,8 @@ fn guest_script(
     bins: &[(String, PathBuf)],
     results: &Path,
     dataplane: &Path,
+    repeat: u32,
+    slow: &str,
 ) -> String {
     let path = std::env::var("PATH").unwrap_or_default();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
@@ -247,7 +249,7 @@ fn guest_script(
         "#!/bin/sh\n\
          # written by cargo xtask test --kernel; runs inside the guest\n\
          export PATH='{path}' HOME='{home}' RUST_BACKTRACE=1\n\
-         export DATAPLANE_BIN='{}' {}={TCG_SLOW}\n\
+         export DATAPLANE_BIN='{}' {}={slow}\n\
          mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf\n\
          for m in veth sch_htb sch_tbf sch_ingress 8021q; do modprobe -q $m; done\n\
          echo \"guest kernel: $(uname -r)\"\n\
@@ -263,15 +265,19 @@ fn guest_script(
             None if c.target == "fixtures" => String::new(),
             None => "--test-threads=1".into(),
         };
-        // the output goes to the console and to <dir>/<target>.log
+        // the output goes to the console and to <dir>/<target>.log (every
+        // run appended); one results line per run
         let dir = results.parent().expect("results in a directory");
         s += &format!(
             "echo '== {t}: {why}'\n\
+             rm -f '{dir}/{t}.log'\n\
+             for run in $(seq 1 {repeat}); do\n\
              t0=$(date +%s)\n\
-             {{ '{exe}' {args} 2>&1; echo $? > '{dir}/{t}.rc'; }} | tee '{dir}/{t}.log'\n\
-             echo \"{t} $(cat '{dir}/{t}.rc') $(( $(date +%s) - t0 ))\" >> '{res}'\n",
+             {{ '{exe}' {args} 2>&1; echo $? > '{dir}/{t}.rc'; }} | tee -a '{dir}/{t}.log'\n\
+             echo \"{t} $(cat '{dir}/{t}.rc') $(( $(date +%s) - t0 ))\" >> '{res}'\n\
+             done\n",
             t = c.target,
-            why = c.why,
+            why = c.why.replace('\'', "'\\''"),
             exe = exe.display(),
             dir = dir.display(),
             res = results.display(),
@@ -280,16 +286,26 @@ fn guest_script(
     s
 }
 
-/// `cargo xtask test --kernel SPEC [--only a,b]`: `only` names test
-/// targets of the matrix (every one when empty).
-pub fn test(spec: &str, only: &[String]) -> Result<()> {
-    let kernel = resolve(spec)?;
+/// `cargo xtask test --kernel SPEC [--only a,b] [--repeat N]`: `only`
+/// names test targets of the matrix (every one when empty), each run
+/// `repeat` times. SPEC `host` runs the same script on the running kernel
+/// (no VM, no slow-machine factor): the 6.18 column of the matrix.
+pub fn test(spec: &str, only: &[String], repeat: u32) -> Result<()> {
+    let host = spec == "host";
+    let kernel = if host {
+        PathBuf::from("(host)")
+    } else {
+        resolve(spec)?
+    };
     if let Some(o) = only
         .iter()
         .find(|o| !CASES.iter().any(|c| c.target == o.as_str()))
     {
         let known: Vec<&str> = CASES.iter().map(|c| c.target).collect();
         bail!("--only: {o:?} is not in the kernel matrix (expected some of {known:?})");
+    }
+    if repeat == 0 {
+        bail!("--repeat: expected at least 1 run");
     }
     let cases: Vec<&Case> = CASES
         .iter()
@@ -306,28 +322,41 @@ pub fn test(spec: &str, only: &[String]) -> Result<()> {
     let _ = std::fs::remove_file(&results);
     std::fs::write(&results, "")?;
     let script = dir.join("run.sh");
-    std::fs::write(&script, guest_script(&cases, &bins, &results, &dataplane))?;
-    println!("== kernel matrix: {} (virtme-ng, TCG)", kernel.display());
+    let slow = if host { "1" } else { TCG_SLOW };
+    std::fs::write(
+        &script,
+        guest_script(&cases, &bins, &results, &dataplane, repeat, slow),
+    )?;
     let t0 = Instant::now();
-    let status = Command::new("vng")
-        .arg("--run")
-        .arg(&kernel)
-        .args([
-            "--disable-kvm",
-            "--cpus",
-            "2",
-            "--memory",
-            "3G",
-            "--user",
-            "root",
-        ])
-        .arg("--rwdir")
-        .arg(&dir)
-        .arg("--exec")
-        .arg(format!("sh {}", script.display()))
-        .current_dir(crate::root())
-        .status()
-        .context("starting vng (virtme-ng)")?;
+    let status = if host {
+        println!("== kernel matrix on the running kernel (no VM)");
+        Command::new("sh")
+            .arg(&script)
+            .current_dir(crate::root())
+            .status()
+            .context("running the matrix script")?
+    } else {
+        println!("== kernel matrix: {} (virtme-ng, TCG)", kernel.display());
+        Command::new("vng")
+            .arg("--run")
+            .arg(&kernel)
+            .args([
+                "--disable-kvm",
+                "--cpus",
+                "2",
+                "--memory",
+                "3G",
+                "--user",
+                "root",
+            ])
+            .arg("--rwdir")
+            .arg(&dir)
+            .arg("--exec")
+            .arg(format!("sh {}", script.display()))
+            .current_dir(crate::root())
+            .status()
+            .context("starting vng (virtme-ng)")?
+    };
     let wall = t0.elapsed().as_secs();
     let got = std::fs::read_to_string(&results).unwrap_or_default();
     let mut failed = Vec::new();
@@ -336,30 +365,34 @@ pub fn test(spec: &str, only: &[String]) -> Result<()> {
         kernel.display()
     );
     for c in &cases {
-        let line = got
+        // one line per run: target, exit code, seconds
+        let runs: Vec<(bool, u64)> = got
             .lines()
-            .find(|l| l.split_whitespace().next() == Some(c.target));
-        match line.map(|l| l.split_whitespace().collect::<Vec<_>>()) {
-            Some(f) if f.len() == 3 => {
-                let ok = f[1] == "0";
-                println!(
-                    "  {:<14} {} ({} s)",
-                    c.target,
-                    if ok { "pass" } else { "FAIL" },
-                    f[2]
-                );
-                if !ok {
-                    failed.push(format!("{} (exit {})", c.target, f[1]));
-                }
-            }
-            _ => {
-                println!("  {:<14} NOT RUN", c.target);
-                failed.push(format!("{} (no result: the guest stopped first)", c.target));
-            }
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() == 3 && f[0] == c.target)
+            .map(|f| (f[1] == "0", f[2].parse().unwrap_or(0)))
+            .collect();
+        let passed = runs.iter().filter(|r| r.0).count();
+        let secs: u64 = runs.iter().map(|r| r.1).sum();
+        let state = match (runs.len(), passed) {
+            (0, _) => "NOT RUN".to_string(),
+            (n, p) if n == p && repeat == 1 => "pass".into(),
+            (n, p) if n == p => format!("pass {p}/{n}"),
+            (n, p) => format!("FAIL ({p}/{n} passed)"),
+        };
+        println!("  {:<14} {state} ({secs} s)", c.target);
+        if runs.len() < repeat as usize {
+            failed.push(format!(
+                "{} ({} of {repeat} runs: the guest stopped first)",
+                c.target,
+                runs.len()
+            ));
+        } else if passed < runs.len() {
+            failed.push(format!("{} ({passed}/{} passed)", c.target, runs.len()));
         }
     }
     if !status.success() && failed.is_empty() {
-        bail!("vng exited with {status} after every case passed");
+        bail!("the matrix exited with {status} after every case passed");
     }
     if !failed.is_empty() {
         bail!(

@@ -44,12 +44,17 @@ enum Cmd {
     Test {
         /// Instead: boot this kernel (`6.1`: Debian's image in /boot, or
         /// a path to a kernel image) under virtme-ng (TCG) and run the
-        /// kernel-dependent tests inside it (`cargo xtask kernels` lists them).
+        /// kernel-dependent tests inside it (`cargo xtask kernels` lists
+        /// them); `host`: the same tests on the running kernel, no VM.
         #[arg(long)]
         kernel: Option<String>,
         /// With --kernel: only these test targets of the matrix (comma list).
         #[arg(long, value_delimiter = ',', requires = "kernel")]
         only: Vec<String>,
+        /// With --kernel: run each test target this many times (counts
+        /// passes, e.g. `--only fabric --repeat 30`).
+        #[arg(long, default_value_t = 1, requires = "kernel")]
+        repeat: u32,
     },
     /// The kernel images `test --kernel` can boot and the tests it runs.
     Kernels,
@@ -288,12 +293,15 @@ fn main() -> Result<()> {
         Cmd::Test {
             kernel: Some(k),
             only,
+            repeat,
         } => {
             setup::setup()?;
             setup::require_root("the tests load eBPF programs and create network namespaces")?;
-            // qemu, Debian's 6.1 and virtme-ng: only for the matrix
-            kernels::setup()?;
-            kernels::test(&k, &only)
+            // qemu, Debian's 6.1 and virtme-ng: only for a booted kernel
+            if k != "host" {
+                kernels::setup()?;
+            }
+            kernels::test(&k, &only, repeat)
         }
         Cmd::Test { kernel: None, .. } => test::test(),
         Cmd::Bench {
