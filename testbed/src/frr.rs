@@ -183,9 +183,10 @@ impl Frr {
         // bgpd connects to zebra's socket: wait for it
         let t0 = Instant::now();
         while !Path::new(&zserv).exists() {
-            if t0.elapsed() > Duration::from_secs(10) {
+            let limit = crate::slow::scaled(Duration::from_secs(10));
+            if t0.elapsed() > limit {
                 bail!(
-                    "{name}: zebra did not open {zserv} within 10 s: {}",
+                    "{name}: zebra did not open {zserv} within {limit:?}: {}",
                     std::fs::read_to_string(dir.join("zebra.out")).unwrap_or_default()
                 );
             }
@@ -263,7 +264,7 @@ impl Frr {
             loop {
                 match c.try_wait() {
                     Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if t0.elapsed() > Duration::from_secs(2) => {
+                    Ok(None) if t0.elapsed() > crate::slow::scaled(Duration::from_secs(2)) => {
                         let _ = c.kill();
                         let _ = c.wait();
                         break;

@@ -25,3 +25,13 @@ pub fn factor() -> f64 {
 pub fn scaled(d: Duration) -> Duration {
     d.mul_f64(factor())
 }
+
+/// A link speed of `mbps` Mb/s on a machine the slow-machine factor
+/// describes: divided by it (at least 1 Mb/s). An emulated guest delivers
+/// frames to a veth's receiver several times slower than the host, so at
+/// the host's speeds a burst overflows the veth's ring (failed XDP
+/// transmits: loss the data plane counts, not a PFC failure); at speeds
+/// divided by the factor the fabric runs as on the host, in stretched time.
+pub fn rate_mbps(mbps: u32) -> u32 {
+    ((f64::from(mbps) / factor()).round() as u32).max(1)
+}

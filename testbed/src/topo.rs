@@ -160,7 +160,8 @@ pub enum Routing {
 impl Default for Topology {
     /// The default fabric: 2 spines, 2 leaves, 4 hosts per leaf, hosts at
     /// 20 Mb/s, uplinks at 40 Mb/s (no oversubscription), flowlet mode,
-    /// PFC and ECN on.
+    /// PFC and ECN on. Under a slow-machine factor the speeds are divided
+    /// by it (`slow::rate_mbps`).
     fn default() -> Self {
         Topology {
             shape: Shape::LeafSpine {
@@ -168,9 +169,9 @@ impl Default for Topology {
                 leaves: 2,
                 hosts_per_leaf: 4,
             },
-            host_mbps: 20,
+            host_mbps: crate::slow::rate_mbps(20),
             host_speeds: Vec::new(),
-            uplink_mbps: 40,
+            uplink_mbps: crate::slow::rate_mbps(40),
             lb_mode: "flowlet".into(),
             flowlet_timeout_us: 500,
             pfc: true,

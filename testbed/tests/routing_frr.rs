@@ -192,7 +192,7 @@ fn pull_uplink(fabric: &Fabric, leaf: usize) -> anyhow::Result<String> {
         if let Some(l) = lines.iter().find(|l| l.contains("(local repair")) {
             return Ok(l.clone());
         }
-        if t0.elapsed() > Duration::from_secs(5) {
+        if t0.elapsed() > testbed::slow::scaled(Duration::from_secs(5)) {
             anyhow::bail!("no local repair logged by leaf0 within 5 s");
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -218,7 +218,7 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
     let bin = testbed::dataplane_bin();
     let fabric = Fabric::build(topo, std::path::Path::new(&bin), "rt").unwrap();
     // 1. converged: sessions up, both spines' paths, data plane = kernel FIB
-    let t = wait_converged(&fabric, 2, Duration::from_secs(40)).unwrap();
+    let t = wait_converged(&fabric, 2, testbed::slow::scaled(Duration::from_secs(40))).unwrap();
     eprintln!("converged {t:?} after the fabric was built");
     let hosts = fabric.topo.hosts();
     let h1_v4 = ipv4_str(hosts[1].ipv4);
@@ -375,7 +375,7 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
         "(the loss count took {:.1} s)",
         t_step.elapsed().as_secs_f64()
     );
-    wait_converged(&fabric, 1, Duration::from_secs(20)).unwrap();
+    wait_converged(&fabric, 1, testbed::slow::scaled(Duration::from_secs(20))).unwrap();
     let (dp, listing) =
         testbed::convergence::dataplane_routes(fabric.bin(), &fabric.switches[leaf0].instance)
             .unwrap();
@@ -391,7 +391,7 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
         .switch_ns(leaf0)
         .ip(&["link", "set", "s0", "up"])
         .unwrap();
-    if let Err(e) = wait_converged(&fabric, 2, Duration::from_secs(30)) {
+    if let Err(e) = wait_converged(&fabric, 2, testbed::slow::scaled(Duration::from_secs(30))) {
         diagnose(&fabric);
         panic!("{e:#}");
     }

@@ -119,6 +119,7 @@ pub fn package() -> Result<PathBuf> {
     .trim()
     .to_string();
     let version = env!("CARGO_PKG_VERSION");
+    let depends = shlib_depends(&bin)?;
     std::fs::create_dir_all(stage.join("DEBIAN"))?;
     std::fs::write(
         stage.join("DEBIAN/control"),
@@ -129,6 +130,7 @@ pub fn package() -> Result<PathBuf> {
              Maintainer: dataplane contributors <dataplane@localhost>\n\
              Section: net\n\
              Priority: optional\n\
+             Depends: {depends}\n\
              Recommends: iproute2, ethtool\n\
              Description: lossless RoCEv2 switch data plane (XDP) and its controller\n \
              Classifies RoCEv2 into lossless priorities, marks ECN, sends PFC and\n \
@@ -144,6 +146,42 @@ pub fn package() -> Result<PathBuf> {
         .arg(&deb))?;
     println!("package: {}", deb.display());
     Ok(deb)
+}
+
+/// The shared libraries `bin` links, as Debian dependencies with their
+/// minimum versions (`dpkg-shlibdeps`, which reads the libraries' symbols
+/// files; it wants a `debian/control` in its working directory, so it runs
+/// in an empty one).
+fn shlib_depends(bin: &Path) -> Result<String> {
+    let dir = target_dir().join("package-shlibdeps");
+    std::fs::create_dir_all(dir.join("debian"))?;
+    std::fs::write(dir.join("debian/control"), "")?;
+    let out = Command::new("dpkg-shlibdeps")
+        .arg("-O")
+        .arg(bin)
+        .current_dir(&dir)
+        .output()
+        .context("running dpkg-shlibdeps (Debian package dpkg-dev)")?;
+    if !out.status.success() {
+        bail!(
+            "dpkg-shlibdeps {}: {}",
+            bin.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let deps = text
+        .lines()
+        .find_map(|l| l.strip_prefix("shlibs:Depends="))
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .with_context(|| {
+            format!(
+                "dpkg-shlibdeps printed no shlibs:Depends for {}",
+                bin.display()
+            )
+        })?;
+    Ok(deps.to_string())
 }
 
 /// Installs the package, checks the installed files, removes it.

@@ -1,7 +1,10 @@
 //! `cargo xtask test` (the README's test command, and CI's): every test
 //! of the workspace, then the P4 steps with the P4 tools (`p4.rs`), the
-//! user guide and its links (`docs.rs`), and a summary of what the P4
-//! checks did and skipped (`summary.rs`).
+//! user guide and its links (`docs.rs`), the core of the kernel matrix on
+//! Debian 12's 6.1 (`kernels.rs`), and a summary of what the P4 checks
+//! did and skipped (`summary.rs`).
+
+use std::time::Instant;
 
 use anyhow::Result;
 
@@ -36,5 +39,22 @@ fn steps(s: &mut Summary) -> Result<()> {
     }
     s.timed(|s| p4::after_tests(s, &env))?;
     tests?;
-    crate::docs::check()
+    crate::docs::check()?;
+    kernel_6_1()
+}
+
+/// The kernel-matrix cases CI runs on 6.1 (a VM under TCG: each one loads
+/// the object, which takes 6.1's verifier ~40 s there): the object passes
+/// the verifier, PFC frames from the data plane, the fixture table. The
+/// whole matrix is `cargo xtask test --kernel 6.1`.
+const CI_KERNEL_CASES: [&str; 3] = ["object_loads", "pfc_dataplane", "fixtures"];
+
+/// [`CI_KERNEL_CASES`] on Debian 12's 6.1, installed when missing.
+fn kernel_6_1() -> Result<()> {
+    let t = Instant::now();
+    crate::kernels::setup()?;
+    let only: Vec<String> = CI_KERNEL_CASES.iter().map(|c| c.to_string()).collect();
+    let r = crate::kernels::test("6.1", &only, 1);
+    println!("kernel 6.1 step: {}", crate::summary::mins(t.elapsed()));
+    r
 }
