@@ -316,7 +316,12 @@ pub fn test(spec: &str, only: &[String], repeat: u32) -> Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::root().join("target"));
     let dataplane = target.join("debug/dataplane");
-    let dir = target.join("kernel-matrix");
+    // one directory per kernel: two matrices may run at once
+    let name: String = spec
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
+        .collect();
+    let dir = target.join("kernel-matrix").join(name);
     std::fs::create_dir_all(&dir)?;
     let results = dir.join("results");
     let _ = std::fs::remove_file(&results);

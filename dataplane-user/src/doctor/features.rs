@@ -11,6 +11,21 @@ use super::{Check, Verdict};
 use crate::lossless::selftest::{self, Outcome};
 use aya::programs::XdpMode;
 
+/// The verifier's limit of processed instructions per program (since 5.2).
+const VERIFIER_LIMIT: u32 = 1_000_000;
+
+/// The loaded program whose verification processed the most instructions,
+/// and that count (0 when the kernel does not report it).
+fn largest_program(bpf: &aya::Ebpf) -> (String, u32) {
+    bpf.programs()
+        .filter_map(|(name, p)| {
+            let n = p.info().ok()?.verified_instruction_count()?;
+            Some((name.to_string(), n))
+        })
+        .max_by_key(|x| x.1)
+        .unwrap_or_else(|| ("(none reported)".into(), 0))
+}
+
 /// The feature checks (needs root: only a root process loads programs).
 pub fn run(euid: u32) -> Vec<Check> {
     if euid != 0 {
@@ -21,11 +36,19 @@ pub fn run(euid: u32) -> Vec<Check> {
         )];
     }
     let mut out = vec![match crate::object::load_object() {
-        Ok(_) => check(
-            "feature: eBPF object",
-            Verdict::Pass,
-            "every program passed this kernel's verifier (bpf_loop, BPF timers, ring buffer, devmap egress program)".into(),
-        ),
+        Ok(bpf) => {
+            let (name, n) = largest_program(&bpf);
+            // a program near the limit may be refused by the next kernel
+            // (or this one, after a change): say how near
+            let near = n > VERIFIER_LIMIT / 10 * 9;
+            check(
+                "feature: eBPF object",
+                if near { Verdict::Warn } else { Verdict::Pass },
+                format!(
+                    "every program passed this kernel's verifier (bpf_loop, BPF timers, ring buffer, devmap egress program); the largest, {name}, took {n} of its {VERIFIER_LIMIT} instructions"
+                ),
+            )
+        }
         Err(e) => check(
             "feature: eBPF object",
             Verdict::Fail,
