@@ -374,12 +374,16 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
                     .iter()
                     .map(|k| format!("{:.0}", *k as f64 / 1024.0))
                     .collect();
+                let sync: Vec<String> = o.sync_s.iter().map(|s| format!("{s:.2}")).collect();
                 println!(
-                    "[{}] MPI: {} ranks, {} partitions; peak RSS per rank (MiB): {}",
+                    "[{}] MPI: {} ranks, {} partitions; peak RSS per rank (MiB): {}; {} windows, \
+                     seconds between windows per rank (exchange and waits): {}",
                     r.lb,
                     job.size(),
                     sc.partitions,
-                    mib.join(" ")
+                    mib.join(" "),
+                    o.windows,
+                    sync.join(" ")
                 );
             }
             rss = o.peak_rss_kib;

@@ -21,7 +21,7 @@
 //! when one exits abnormally, and a panic here aborts the job
 //! ([`abort_on_panic`]) instead of leaving the others waiting.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use mpi::topology::SimpleCommunicator;
@@ -93,6 +93,10 @@ fn abort_on_panic() {
 pub struct Outcome {
     pub report: Option<Report>,
     pub peak_rss_kib: Vec<u64>,
+    /// Windows of the run, and per rank the wall seconds it spent
+    /// exchanging and agreeing between windows (waits included).
+    pub windows: u64,
+    pub sync_s: Vec<f64>,
 }
 
 /// Peak resident set of this process (KiB), from /proc (0 if unknown).
@@ -106,6 +110,50 @@ pub fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Waiting without holding a core: a short spin, then yields, then
+/// sleeps of 50 us. Open MPI's own waits spin, which on a machine whose
+/// cores the ranks share (with each other or other work) takes the core
+/// the rank being waited for needs; a window's work is milliseconds, so
+/// 50 us of lateness costs little.
+struct Backoff(u32);
+
+impl Backoff {
+    fn pause(&mut self) {
+        self.0 += 1;
+        if self.0 < 64 {
+            std::hint::spin_loop();
+        } else if self.0 < 128 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+/// Waits for `r` ([`Backoff`]).
+fn wait<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut r: mpi::request::Request<'a, D, S>) {
+    let mut b = Backoff(0);
+    loop {
+        match r.test() {
+            Ok(_) => return,
+            Err(again) => r = again,
+        }
+        b.pause();
+    }
+}
+
+/// The next message from rank `q` tagged `tag` ([`Backoff`]).
+fn receive(world: &SimpleCommunicator, q: usize, tag: i32) -> Vec<u64> {
+    let mut b = Backoff(0);
+    let from = world.process_at_rank(q as i32);
+    loop {
+        if let Some((m, st)) = from.immediate_matched_probe_with_tag(tag) {
+            return mpi::point_to_point::MatchedReceiveVec::matched_receive_vec((m, st)).0;
+        }
+        b.pause();
+    }
+}
+
 /// The run's ranks as its coordinator sees them.
 struct MpiRanks<'a> {
     world: &'a SimpleCommunicator,
@@ -117,6 +165,10 @@ struct MpiRanks<'a> {
     send: Vec<(usize, Vec<(usize, usize)>)>,
     /// The ranks this one receives from (ascending).
     recv: Vec<usize>,
+    /// Windows run, and the wall time spent exchanging and agreeing
+    /// (waiting for the other ranks included).
+    windows: u64,
+    sync: Duration,
 }
 
 impl<'a> MpiRanks<'a> {
@@ -157,6 +209,8 @@ impl<'a> MpiRanks<'a> {
             n,
             send,
             recv: recv.into_iter().collect(),
+            windows: 0,
+            sync: Duration::ZERO,
         }
     }
 }
@@ -167,6 +221,8 @@ impl Ranks for MpiRanks<'_> {
     }
 
     fn exchange(&mut self, mail: &mut Shared<Vec<Msg>>, parity: usize) {
+        let t0 = Instant::now();
+        self.windows += 1;
         let n = self.n;
         let base = parity * n * n;
         let bufs: Vec<Vec<u64>> = self
@@ -200,9 +256,7 @@ impl Ranks for MpiRanks<'_> {
                 })
                 .collect();
             for &q in &self.recv {
-                let (v, _) = world
-                    .process_at_rank(q as i32)
-                    .receive_vec_with_tag::<u64>(TAG_WINDOW);
+                let v = receive(world, q, TAG_WINDOW);
                 let mut r = Reader::new(&v);
                 while !r.done() {
                     let from = r.next("a sending partition") as usize;
@@ -219,14 +273,23 @@ impl Ranks for MpiRanks<'_> {
                 }
             }
             for s in sent {
-                s.wait();
+                wait(s);
             }
         });
+        self.sync += t0.elapsed();
     }
 
     fn figures(&mut self, mine: Figures) -> Figures {
+        let t0 = Instant::now();
         let mut all = vec![0u64; 5 * self.size];
-        self.world.all_gather_into(&mine.words()[..], &mut all[..]);
+        let words = mine.words();
+        mpi::request::scope(|sc| {
+            wait(
+                self.world
+                    .immediate_all_gather_into(sc, &words[..], &mut all[..]),
+            )
+        });
+        self.sync += t0.elapsed();
         all.chunks(5)
             .map(|w| Figures::from_words(w.try_into().expect("5 words")))
             .reduce(Figures::combine)
@@ -235,8 +298,14 @@ impl Ranks for MpiRanks<'_> {
 
     fn max(&mut self, v: u64) -> u64 {
         let mut out = 0u64;
-        self.world
-            .all_reduce_into(&v, &mut out, mpi::collective::SystemOperation::max());
+        mpi::request::scope(|sc| {
+            wait(self.world.immediate_all_reduce_into(
+                sc,
+                &v,
+                &mut out,
+                mpi::collective::SystemOperation::max(),
+            ))
+        });
         out
     }
 }
@@ -274,14 +343,15 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         return Ok(Outcome {
             report: Some(sim.report(wall)),
             peak_rss_kib: vec![peak_rss_kib()],
+            windows: 0,
+            sync_s: vec![0.0],
         });
     }
-    let fin = {
-        let mut ranks = MpiRanks::new(&job.world, &sim);
-        crate::partition::run_windows(&mut sim, &mut ranks)
-    };
+    let mut ranks = MpiRanks::new(&job.world, &sim);
+    let fin = crate::partition::run_windows(&mut sim, &mut ranks);
+    let (windows, sync) = (ranks.windows, ranks.sync.as_secs_f64());
     if rank != 0 {
-        let mut out = vec![peak_rss_kib()];
+        let mut out = vec![peak_rss_kib(), sync.to_bits()];
         for p in (rank..sim.n_parts).step_by(size) {
             wire::put_partition(&mut out, &sim.others[p - 1]);
         }
@@ -291,16 +361,16 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         return Ok(Outcome {
             report: None,
             peak_rss_kib: Vec::new(),
+            windows,
+            sync_s: Vec::new(),
         });
     }
-    let mut rss = vec![peak_rss_kib()];
+    let (mut rss, mut sync_s) = (vec![peak_rss_kib()], vec![sync]);
     for q in 1..size {
-        let (v, _) = job
-            .world
-            .process_at_rank(q as i32)
-            .receive_vec_with_tag::<u64>(TAG_END);
+        let v = receive(&job.world, q, TAG_END);
         let mut r = Reader::new(&v);
         rss.push(r.next("a rank's peak RSS"));
+        sync_s.push(f64::from_bits(r.next("a rank's time between windows")));
         while !r.done() {
             wire::get_partition(&mut r, &mut sim);
         }
@@ -314,5 +384,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     Ok(Outcome {
         report: Some(sim.report(wall)),
         peak_rss_kib: rss,
+        windows,
+        sync_s,
     })
 }

@@ -53,6 +53,7 @@ impl Figures {
     }
 
     /// These and another process's figures.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn combine(self, o: Figures) -> Figures {
         Figures {
             next: self.next.min(o.next),
@@ -64,6 +65,7 @@ impl Figures {
     }
 
     /// As words (what an MPI rank sends the others).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn words(self) -> [u64; 5] {
         [
             self.next,
@@ -74,6 +76,7 @@ impl Figures {
         ]
     }
 
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn from_words(w: [u64; 5]) -> Figures {
         Figures {
             next: w[0],

@@ -29,6 +29,21 @@ fn steps(s: &mut Summary) -> Result<()> {
     let tests = run(cargo()
         .args(["test", "--workspace", "--", "--test-threads=1"])
         .envs(env.iter().cloned()));
+    // the simulator over MPI ranks (the feature needs Open MPI, which
+    // setup installs): mpirun -np 2 against one process, a killed rank
+    let tests = tests.and_then(|()| {
+        run(cargo().args([
+            "test",
+            "-p",
+            "dataplane-sim",
+            "--features",
+            "mpi",
+            "--test",
+            "mpi",
+            "--",
+            "--test-threads=1",
+        ]))
+    });
     // the bmv2 steps run even when a test failed, so that the summary
     // says what they found; the command fails either way
     if tests.is_err() {
