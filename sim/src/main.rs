@@ -362,6 +362,8 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
     let mut runs = Vec::new();
     let mut rss = Vec::new();
     let mut walls = Vec::new();
+    // the last run's windows and each rank's seconds between windows
+    let mut sync = (0u64, Vec::new());
     for rep in 0..c.bench_repeat.max(1) {
         runs.clear();
         for lb in sc.lb_modes()? {
@@ -387,6 +389,7 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
                 );
             }
             rss = o.peak_rss_kib;
+            sync = (o.windows, o.sync_s);
             runs.push(r);
         }
         walls.push(runs.iter().map(|r| r.wall_s).sum::<f64>());
@@ -431,6 +434,17 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
                     "events/s",
                 ),
                 rec(format!("sim.{name}_max_rank_peak_rss_mib"), max_rss, "MiB"),
+                rec(format!("sim.{name}_windows"), sync.0 as f64, "windows"),
+                rec(
+                    format!("sim.{name}_sync_min_s"),
+                    sync.1.iter().copied().fold(f64::MAX, f64::min),
+                    "s",
+                ),
+                rec(
+                    format!("sim.{name}_sync_max_s"),
+                    sync.1.iter().copied().fold(0.0, f64::max),
+                    "s",
+                ),
             ],
         )?;
     }
