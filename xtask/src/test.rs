@@ -30,9 +30,11 @@ fn steps(s: &mut Summary) -> Result<()> {
         .args(["test", "--workspace", "--", "--test-threads=1"])
         .envs(env.iter().cloned()));
     // the simulator over MPI ranks (the feature needs Open MPI, which
-    // setup installs): mpirun -np 2 against one process, a killed rank
+    // setup installs): mpirun -np 2 against one process, a killed rank;
+    // its time (mostly building the feature) is printed for CI's budget
     let tests = tests.and_then(|()| {
-        run(cargo().args([
+        let t = std::time::Instant::now();
+        let r = run(cargo().args([
             "test",
             "-p",
             "dataplane-sim",
@@ -42,7 +44,12 @@ fn steps(s: &mut Summary) -> Result<()> {
             "mpi",
             "--",
             "--test-threads=1",
-        ]))
+        ]));
+        println!(
+            "simulator MPI step: {:.0} s (build and tests)",
+            t.elapsed().as_secs_f64()
+        );
+        r
     });
     // the bmv2 steps run even when a test failed, so that the summary
     // says what they found; the command fails either way
