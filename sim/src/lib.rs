@@ -26,15 +26,19 @@ pub mod engine;
 pub mod event;
 pub mod host;
 pub mod model;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod output;
 pub mod partition;
 pub mod queue;
+pub(crate) mod ranks;
 pub mod report;
 pub mod setup;
 pub mod svg;
 pub mod switch;
 pub mod topo;
 pub mod wheel;
+pub mod wire;
 pub mod workload;
 
 use anyhow::Result;

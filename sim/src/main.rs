@@ -321,6 +321,10 @@ fn main() -> Result<()> {
         return cli_docs::generate(Cli::command(), dir);
     }
     let sc = scenario(&c)?;
+    #[cfg(feature = "mpi")]
+    if dataplane_sim::mpi::launched() {
+        return mpi_main(&c, &sc);
+    }
     let mut runs = Vec::new();
     // per repetition (a bench's): CPU and wall seconds
     let mut times = Vec::new();
@@ -343,6 +347,106 @@ fn main() -> Result<()> {
     }
     if let Some(name) = &c.bench_name {
         bench(&c, &sc, name, &runs, &times)?;
+    }
+    Ok(())
+}
+
+/// Under an MPI launcher: every rank runs its partitions of each LB
+/// mode's run; rank 0 prints, writes the outputs and the bench figures
+/// (wall time, events per wall second and the peak RSS of each rank:
+/// the per-CPU figures of one process do not apply).
+#[cfg(feature = "mpi")]
+fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
+    use dataplane_sim::mpi;
+    let job = mpi::Job::init()?;
+    let mut runs = Vec::new();
+    let mut rss = Vec::new();
+    let mut walls = Vec::new();
+    // the last run's windows and each rank's seconds between windows
+    let mut sync = (0u64, Vec::new());
+    for rep in 0..c.bench_repeat.max(1) {
+        runs.clear();
+        for lb in sc.lb_modes()? {
+            let o = mpi::run(&job, sc, &lb, !c.quiet, c.threads)?;
+            let Some(r) = o.report else { continue };
+            if rep == 0 {
+                summary(&r);
+                let mib: Vec<String> = o
+                    .peak_rss_kib
+                    .iter()
+                    .map(|k| format!("{:.0}", *k as f64 / 1024.0))
+                    .collect();
+                let sync: Vec<String> = o.sync_s.iter().map(|s| format!("{s:.2}")).collect();
+                println!(
+                    "[{}] MPI: {} ranks, {} partitions; peak RSS per rank (MiB): {}; {} windows, \
+                     seconds between windows per rank (exchange and waits): {}",
+                    r.lb,
+                    job.size(),
+                    sc.partitions,
+                    mib.join(" "),
+                    o.windows,
+                    sync.join(" ")
+                );
+            }
+            rss = o.peak_rss_kib;
+            sync = (o.windows, o.sync_s);
+            runs.push(r);
+        }
+        walls.push(runs.iter().map(|r| r.wall_s).sum::<f64>());
+    }
+    if job.rank() != 0 {
+        return Ok(());
+    }
+    if let Some(dir) = &c.out {
+        output::write(dir, sc, &runs)?;
+        println!("wrote {}/report.json and plots", dir.display());
+    }
+    if let Some(name) = &c.bench_name {
+        let (wall, spread) = median(walls);
+        let path = c.bench_out.as_ref().expect("clap requires it");
+        let machine = bench_results::machine();
+        let r = &runs[0];
+        let note = format!(
+            "dataplane-sim {} over MPI: {} ranks, {} partitions, {} events over {:.3} ms simulated \
+             ({spread}); peak RSS per rank (MiB): {}",
+            r.lb,
+            job.size(),
+            sc.partitions,
+            r.events,
+            r.sim_time_ns as f64 / 1e6,
+            rss.iter()
+                .map(|k| format!("{:.0}", *k as f64 / 1024.0))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let rec = |figure: String, value: f64, unit: &str| {
+            serde_json::json!({"figure": figure, "value": value, "unit": unit,
+                "baseline": null, "ratio": null, "machine": machine, "note": note})
+        };
+        let max_rss = rss.iter().copied().max().unwrap_or(0) as f64 / 1024.0;
+        bench_results::merge_values(
+            path,
+            vec![
+                rec(format!("sim.{name}_wall_s"), wall, "s"),
+                rec(
+                    format!("sim.{name}_events_per_wall_s"),
+                    r.events as f64 / wall.max(1e-9),
+                    "events/s",
+                ),
+                rec(format!("sim.{name}_max_rank_peak_rss_mib"), max_rss, "MiB"),
+                rec(format!("sim.{name}_windows"), sync.0 as f64, "windows"),
+                rec(
+                    format!("sim.{name}_sync_min_s"),
+                    sync.1.iter().copied().fold(f64::MAX, f64::min),
+                    "s",
+                ),
+                rec(
+                    format!("sim.{name}_sync_max_s"),
+                    sync.1.iter().copied().fold(0.0, f64::max),
+                    "s",
+                ),
+            ],
+        )?;
     }
     Ok(())
 }

@@ -46,6 +46,7 @@ use anyhow::{bail, Result};
 use crate::cells::Shared;
 use crate::engine::Sim;
 use crate::event::{Crossing, Ev, Msg, Queue};
+use crate::ranks::{Figures, OneProcess, Ranks};
 use crate::report::stats::Stats;
 
 /// The partition of every node (hosts, then switches) of `sim`'s
@@ -354,21 +355,15 @@ enum Next {
 }
 
 impl Coord {
-    /// The earliest pending event: in a queue, or in a mailbox.
-    fn next_event(parts: &[&mut Sim]) -> Option<u64> {
-        parts
-            .iter()
-            .filter_map(|p| p.q.peek_time())
-            .chain(parts.iter().map(|p| p.out_min).filter(|&t| t != u64::MAX))
-            .min()
-    }
-
-    /// Takes the queue samples due by `next` (the state holds until the
-    /// next event), while anything is pending and not every flow is done.
-    fn take_samples(&mut self, parts: &mut [&mut Sim], next: Option<u64>) {
+    /// Takes the queue samples due by the next event (the state holds
+    /// until then), while anything is pending and not every flow is done:
+    /// of this process's switches, into its first partition (the others'
+    /// are idle in its copy; a run over MPI adds the processes' samples up
+    /// at the end, [`crate::wire::merge_samples`]).
+    fn take_samples(&mut self, parts: &mut [&mut Sim], g: &Figures) {
+        let next = (g.next != u64::MAX).then_some(g.next);
         while self.sampling && self.next_sample <= next.unwrap_or(0).min(self.stop) {
-            let done = flows_done(parts) == self.n_flows
-                && !parts.iter().any(|p| p.next_arrival < p.arrivals.len());
+            let done = g.flows_done == self.n_flows && g.arriving == 0;
             if next.is_none() || done {
                 self.sampling = false;
                 break;
@@ -379,16 +374,16 @@ impl Coord {
     }
 
     /// The next window after the samples due before it.
-    fn next_window(&mut self, parts: &mut [&mut Sim]) -> Next {
-        let next = Self::next_event(parts);
-        self.take_samples(parts, next);
-        let Some(w) = next else {
-            return Next::Done(parts.iter().map(|p| p.now).max().unwrap_or(0));
-        };
-        if w > self.stop {
+    fn next_window(&mut self, parts: &mut [&mut Sim], g: &Figures) -> Next {
+        self.take_samples(parts, g);
+        if g.next == u64::MAX {
+            return Next::Done(g.now);
+        }
+        if g.next > self.stop {
             return Next::Done(self.stop);
         }
-        let mut end = w
+        let mut end = g
+            .next
             .saturating_add(self.window)
             .min(self.stop.saturating_add(1));
         if self.sampling {
@@ -399,39 +394,37 @@ impl Coord {
 
     /// After the window to `end`: shows progress, and returns the final
     /// time if a drained run is over.
-    fn after_window(&mut self, parts: &mut [&mut Sim], end: u64) -> Option<u64> {
+    fn after_window(
+        &mut self,
+        parts: &mut [&mut Sim],
+        g: &Figures,
+        ranks: &mut dyn Ranks,
+        end: u64,
+    ) -> Option<u64> {
         self.k += 1;
-        let done = flows_done(parts);
-        if self.drain && done == self.n_flows {
-            // a drained run ends at its last completion
+        if self.drain && g.flows_done == self.n_flows {
+            // a drained run ends at its last completion (each process's
+            // copy has the completions of its partitions' flows)
             let last = parts[0].rx.iter().map(|r| r.finish_ns).max().unwrap_or(0);
-            return Some(if last > 0 {
-                last
-            } else {
-                parts.iter().map(|p| p.now).max().unwrap_or(0)
-            });
+            let last = ranks.max(last);
+            return Some(if last > 0 { last } else { g.now });
         }
         if self.progress {
             let now = Instant::now();
             let dt = now.duration_since(self.last).as_secs_f64();
             if dt >= 1.0 {
-                let events: u64 = parts.iter().map(|p| p.events).sum();
                 parts[0].print_progress(
                     end,
-                    (events - self.last_events) as f64 / dt,
-                    done,
+                    (g.events - self.last_events) as f64 / dt,
+                    g.flows_done,
                     now.duration_since(self.t0),
                 );
                 self.last = now;
-                self.last_events = events;
+                self.last_events = g.events;
             }
         }
         None
     }
-}
-
-fn flows_done(parts: &[&mut Sim]) -> u64 {
-    parts.iter().map(|p| p.stats.flows_done).sum()
 }
 
 /// Runs a partitioned simulation (`lead` is partition 0 and holds the
@@ -439,47 +432,82 @@ fn flows_done(parts: &[&mut Sim]) -> u64 {
 /// by the threads; returns the wall time in seconds.
 fn run(lead: &mut Sim) -> f64 {
     let t0 = Instant::now();
+    let fin = run_windows(lead, &mut OneProcess);
+    gather(lead, fin);
+    t0.elapsed().as_secs_f64()
+}
+
+/// Adds the partitions' counters and events into the lead's, every clock
+/// at the run's final time `fin`.
+pub(crate) fn gather(lead: &mut Sim, fin: u64) {
     let mut others = std::mem::take(&mut lead.others);
+    lead.now = fin;
+    for o in &mut others {
+        o.now = fin;
+        lead.stats.add(&o.stats);
+        lead.events += o.events;
+    }
+    lead.others = others;
+}
+
+/// Runs the partitions of a partitioned simulation (`lead` is partition
+/// 0 and holds the others) that `ranks` says run in this process, window
+/// by window to the stop time, on its threads; returns the run's final
+/// time. The partitions' counters stay theirs ([`gather`]).
+pub(crate) fn run_windows(lead: &mut Sim, ranks: &mut dyn Ranks) -> u64 {
+    let mut others = std::mem::take(&mut lead.others);
+    // SAFETY: another handle on the mailboxes, used between windows only
+    let mut mail = unsafe { lead.mail.share() };
+    let ptrs: Vec<PartPtr> = std::iter::once(&mut *lead as *mut Sim)
+        .chain(others.iter_mut().map(|o| o as *mut Sim))
+        .enumerate()
+        .filter(|&(i, _)| ranks.runs(i))
+        .map(|(_, p)| PartPtr(p))
+        .collect();
     let threads = match lead.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         t => t,
     }
-    .clamp(1, others.len() + 1);
+    .clamp(1, ptrs.len().max(1));
+    assert!(!ptrs.is_empty(), "a process with no partition to run");
+    // SAFETY: the pointers were just taken from `lead` and `others`; this
+    // reference ends with the coordinator's settings
+    let (first, t0) = (unsafe { &*ptrs[0].0 }, Instant::now());
     let mut c = Coord {
         k: 0,
-        stop: lead.stop_ns,
-        window: lead.window_ns,
-        every: lead.sample_every(),
-        drain: lead.p.drain,
-        n_flows: lead.flows.len() as u64,
+        stop: first.stop_ns,
+        window: first.window_ns,
+        every: first.sample_every(),
+        drain: first.p.drain,
+        n_flows: first.flows.len() as u64,
         next_sample: 0,
         sampling: true,
-        progress: lead.progress,
+        progress: first.progress,
         t0,
         last: t0,
         last_events: 0,
     };
-    let ptrs: Vec<PartPtr> = std::iter::once(&mut *lead as *mut Sim)
-        .chain(others.iter_mut().map(|o| o as *mut Sim))
-        .map(PartPtr)
-        .collect();
     // SAFETY: no worker runs yet
     for p in unsafe { all(&ptrs) } {
         p.schedule_next_arrival();
     }
+    // SAFETY: no worker runs yet
+    let mut g = ranks.figures(Figures::of(&unsafe { all(&ptrs) }));
     let failed = Mutex::new(None);
     let final_now = if threads == 1 {
         loop {
             // SAFETY: one thread: every partition is this one's
             let mut parts = unsafe { all(&ptrs) };
-            let end = match c.next_window(&mut parts) {
+            let end = match c.next_window(&mut parts, &g) {
                 Next::Window(end) => end,
                 Next::Done(fin) => break fin,
             };
             for p in parts.iter_mut() {
                 p.window(c.k, end);
             }
-            if let Some(fin) = c.after_window(&mut parts, end) {
+            ranks.exchange(&mut mail, (c.k & 1) as usize);
+            g = ranks.figures(Figures::of(&parts));
+            if let Some(fin) = c.after_window(&mut parts, &g, ranks, end) {
                 break fin;
             }
         }
@@ -515,7 +543,7 @@ fn run(lead: &mut Sim) -> f64 {
             let fin = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
                 // SAFETY: between windows (the workers wait at `start`)
                 let mut parts = unsafe { all(&ptrs) };
-                let end = match c.next_window(&mut parts) {
+                let end = match c.next_window(&mut parts, &g) {
                     Next::Window(end) => end,
                     Next::Done(fin) => break fin,
                 };
@@ -530,9 +558,11 @@ fn run(lead: &mut Sim) -> f64 {
                 if failed.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
                     break 0;
                 }
+                ranks.exchange(&mut mail, (c.k & 1) as usize);
                 // SAFETY: between windows
                 let mut parts = unsafe { all(&ptrs) };
-                if let Some(fin) = c.after_window(&mut parts, end) {
+                g = ranks.figures(Figures::of(&parts));
+                if let Some(fin) = c.after_window(&mut parts, &g, ranks, end) {
                     break fin;
                 }
             }));
@@ -553,18 +583,13 @@ fn run(lead: &mut Sim) -> f64 {
         p.take_mail(0);
         p.take_mail(1);
     }
+    drop(mail);
     debug_assert!(
         lead.mail.iter().all(|v| v.is_empty()),
         "a message nobody took"
     );
-    lead.now = final_now;
-    for o in &mut others {
-        o.now = final_now;
-        lead.stats.add(&o.stats);
-        lead.events += o.events;
-    }
     lead.others = others;
-    t0.elapsed().as_secs_f64()
+    final_now
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod p4;
 mod p4tools;
 mod package;
 mod setup;
+mod sim_mpi;
 mod summary;
 mod test;
 
@@ -83,7 +84,7 @@ enum Cmd {
         #[arg(long, default_value_t = 9)]
         rounds: usize,
         /// Only these benches (comma list of cost, pfc, fwd, lb, sim,
-        /// route, uet; default: all).
+        /// sim_mpi, route, uet; default: all).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
     },
@@ -309,7 +310,7 @@ fn main() -> Result<()> {
             rounds,
             only,
         } => {
-            let known = ["cost", "pfc", "fwd", "lb", "sim", "route", "uet"];
+            let known = ["cost", "pfc", "fwd", "lb", "sim", "sim_mpi", "route", "uet"];
             if let Some(o) = only.iter().find(|o| !known.contains(&o.as_str())) {
                 anyhow::bail!("--only: {o:?} is not a bench (expected some of {known:?})");
             }
@@ -367,6 +368,12 @@ fn main() -> Result<()> {
             if want("sim") {
                 println!("\n== fabric simulator (dataplane-sim: one core; the 1024-host run partitioned) ==");
                 sim_bench(&out)?;
+            }
+            if want("sim_mpi") {
+                println!(
+                    "\n== fabric simulator over MPI ranks (1 and 2 ranks, the 1024-host run) =="
+                );
+                sim_mpi::bench(&out)?;
             }
             if want("route") {
                 println!(

@@ -12,6 +12,7 @@
 //! | rust-src for `nightly`       | build-std=core for bpfel-unknown-none|
 //! | bpf-linker 0.13 (LLVM 22)    | links the eBPF object                |
 //! | mdbook (crates.io)           | builds the user guide (docs/)        |
+//! | libopenmpi-dev, openmpi-bin, libclang-dev | the simulator's `mpi` feature (rsmpi; its bindgen needs libclang) and its tests' mpirun |
 //! | a P4 toolchain, if any       | the bmv2 steps (`p4tools.rs`): p4c/bmv2 on PATH, or `../shared/p4-toolchain` unpacked with its Debian libraries, gcc, zstd and ply, ptf, thrift (PyPI) |
 //!
 //! Each step checks first and only installs what is missing. nightly's LLVM
@@ -34,6 +35,9 @@ const APT_PACKAGES: &[&str] = &[
     "python3-tabulate",
     "lldpad",
 ];
+/// The simulator's partitions on MPI ranks (`dataplane-sim --features
+/// mpi`): Open MPI, and libclang for the `mpi` crate's bindgen.
+const MPI_PACKAGES: &[&str] = &["libopenmpi-dev", "openmpi-bin", "libclang-dev"];
 const SCAPY: &str = "scapy==2.8.0";
 const MDBOOK_VERSION: &str = "0.5.4";
 
@@ -158,6 +162,7 @@ pub fn setup() -> Result<()> {
     // 1. system packages
     if is_debian() {
         install_debs("Debian packages", APT_PACKAGES)?;
+        install_debs("Open MPI (the simulator's mpi feature)", MPI_PACKAGES)?;
     } else {
         let have_llvm = Path::new(&format!("/usr/lib/llvm-{LLVM_MAJOR}")).exists();
         if !have_llvm || which("ip").is_none() || which("tshark").is_none() {

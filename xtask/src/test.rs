@@ -32,6 +32,28 @@ fn steps(s: &mut Summary) -> Result<()> {
     let tests = run(cargo()
         .args(["test", "--workspace", "--", "--test-threads=1"])
         .envs(env.iter().cloned()));
+    // the simulator over MPI ranks (the feature needs Open MPI, which
+    // setup installs): mpirun -np 2 against one process, a killed rank;
+    // its time (mostly building the feature) is printed for CI's budget
+    let tests = tests.and_then(|()| {
+        let t = std::time::Instant::now();
+        let r = run(cargo().args([
+            "test",
+            "-p",
+            "dataplane-sim",
+            "--features",
+            "mpi",
+            "--test",
+            "mpi",
+            "--",
+            "--test-threads=1",
+        ]));
+        println!(
+            "simulator MPI step: {:.0} s (build and tests)",
+            t.elapsed().as_secs_f64()
+        );
+        r
+    });
     // the bmv2 steps run even when a test failed, so that the summary
     // says what they found; the command fails either way
     if tests.is_err() {

@@ -1,0 +1,390 @@
+//! Partitions on the ranks of an MPI job (the `mpi` feature; Open MPI
+//! through the `mpi` crate): `mpirun -np R dataplane-sim --partitions N
+//! ...` runs the partitions `p` with `p mod R = rank` on each rank (on
+//! its threads as in one process, [`crate::partition`]).
+//!
+//! Every rank builds the run as one process would (the same seed gives
+//! the same topology, switches and flows) and runs only its partitions.
+//! After each window a rank sends each rank whose partitions can receive
+//! from its own one message (empty when nothing crossed: the window's
+//! message is the null message of the conservative protocol) holding
+//! what its partitions posted to theirs, and receives one from each rank
+//! that can send to it, into the same mailboxes a single process uses:
+//! the receivers take them in the same order, so the report depends on
+//! `N`, never on `R`. One all-gather of five words per window gives every
+//! rank the run's figures (earliest event, flows done, ...), so all of
+//! them decide the same next window. At the end every rank sends rank 0
+//! its partitions' counters and packets and its nodes' and flows'
+//! figures ([`crate::wire`]); rank 0 makes the report.
+//!
+//! A rank that dies ends the job: Open MPI's launcher kills the others
+//! when one exits abnormally, and a panic here aborts the job
+//! ([`abort_on_panic`]) instead of leaving the others waiting.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use crate::cells::Shared;
+use crate::engine::Sim;
+use crate::event::Msg;
+use crate::ranks::{Figures, Ranks};
+use crate::report::Report;
+use crate::wire::{self, Reader};
+use crate::Scenario;
+
+/// The tags of a window's messages and of the end-of-run one to rank 0.
+const TAG_WINDOW: i32 = 0;
+const TAG_END: i32 = 1;
+
+/// True when an MPI launcher (Open MPI's mpirun, a PMI / PMIx one)
+/// started this process.
+pub fn launched() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// This process's MPI job: initialised once, finalised when dropped.
+pub struct Job {
+    _universe: mpi::environment::Universe,
+    world: SimpleCommunicator,
+}
+
+impl Job {
+    /// Initialises MPI (the threads of a rank never call it: funneled).
+    pub fn init() -> Result<Job> {
+        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            .context("MPI: initialised twice")?;
+        let world = universe.world();
+        abort_on_panic();
+        Ok(Job {
+            _universe: universe,
+            world,
+        })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    pub fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+}
+
+/// A panic in a rank aborts the whole job (after the usual message):
+/// the other ranks would wait for its next window forever.
+fn abort_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        eprintln!("dataplane-sim: this rank panicked: aborting the MPI job");
+        // SAFETY: MPI is initialised (the hook is set after it); abort
+        // ends every process of the job
+        unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 70) };
+    }));
+}
+
+/// What one run over the job gave: the report on rank 0, and each rank's
+/// peak resident set (KiB) there too.
+pub struct Outcome {
+    pub report: Option<Report>,
+    pub peak_rss_kib: Vec<u64>,
+    /// Windows of the run, and per rank the wall seconds it spent
+    /// exchanging and agreeing between windows (waits included).
+    pub windows: u64,
+    pub sync_s: Vec<f64>,
+}
+
+/// Peak resident set of this process (KiB), from /proc (0 if unknown).
+pub fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            l.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// Waiting without holding a core: a short spin, then yields, then
+/// sleeps of 50 us. Open MPI's own waits spin, which on a machine whose
+/// cores the ranks share (with each other or other work) takes the core
+/// the rank being waited for needs; a window's work is milliseconds, so
+/// 50 us of lateness costs little.
+struct Backoff(u32);
+
+impl Backoff {
+    fn pause(&mut self) {
+        self.0 += 1;
+        if self.0 < 64 {
+            std::hint::spin_loop();
+        } else if self.0 < 128 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+/// Waits for `r` ([`Backoff`]).
+fn wait<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut r: mpi::request::Request<'a, D, S>) {
+    let mut b = Backoff(0);
+    loop {
+        match r.test() {
+            Ok(_) => return,
+            Err(again) => r = again,
+        }
+        b.pause();
+    }
+}
+
+/// The next message from rank `q` tagged `tag` ([`Backoff`]).
+fn receive(world: &SimpleCommunicator, q: usize, tag: i32) -> Vec<u64> {
+    let mut b = Backoff(0);
+    let from = world.process_at_rank(q as i32);
+    loop {
+        if let Some((m, st)) = from.immediate_matched_probe_with_tag(tag) {
+            return mpi::point_to_point::MatchedReceiveVec::matched_receive_vec((m, st)).0;
+        }
+        b.pause();
+    }
+}
+
+/// The run's ranks as its coordinator sees them.
+struct MpiRanks<'a> {
+    world: &'a SimpleCommunicator,
+    rank: usize,
+    size: usize,
+    n: usize,
+    /// Each rank this one sends to (ascending), with the boxes (sending
+    /// partition of this rank, receiving partition of that one) in order.
+    send: Vec<(usize, Vec<(usize, usize)>)>,
+    /// The ranks this one receives from (ascending).
+    recv: Vec<usize>,
+    /// Windows run, and the wall time spent exchanging and agreeing
+    /// (waiting for the other ranks included).
+    windows: u64,
+    sync: Duration,
+}
+
+impl<'a> MpiRanks<'a> {
+    /// The ranks of `world` for `lead`'s partitions: who sends to whom
+    /// from each partition's senders (the partitions with a link or a
+    /// collective's dependency to it).
+    fn new(world: &'a SimpleCommunicator, lead: &Sim) -> Self {
+        let (rank, size) = (world.rank() as usize, world.size() as usize);
+        let n = lead.n_parts;
+        let senders: Vec<&[u32]> = std::iter::once(&lead.senders[..])
+            .chain(lead.others.iter().map(|o| &o.senders[..]))
+            .collect();
+        let mut send: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+        let mut recv = std::collections::BTreeSet::new();
+        for (to, from) in senders.iter().enumerate() {
+            for &from in from.iter() {
+                let from = from as usize;
+                if to % size == rank && from % size != rank {
+                    recv.insert(from % size);
+                }
+                if from % size == rank && to % size != rank {
+                    let q = to % size;
+                    match send.iter_mut().find(|(r, _)| *r == q) {
+                        Some((_, boxes)) => boxes.push((from, to)),
+                        None => send.push((q, vec![(from, to)])),
+                    }
+                }
+            }
+        }
+        send.sort_by_key(|s| s.0);
+        for (_, boxes) in &mut send {
+            boxes.sort();
+        }
+        MpiRanks {
+            world,
+            rank,
+            size,
+            n,
+            send,
+            recv: recv.into_iter().collect(),
+            windows: 0,
+            sync: Duration::ZERO,
+        }
+    }
+}
+
+impl Ranks for MpiRanks<'_> {
+    fn runs(&self, p: usize) -> bool {
+        p % self.size == self.rank
+    }
+
+    fn exchange(&mut self, mail: &mut Shared<Vec<Msg>>, parity: usize) {
+        let t0 = Instant::now();
+        self.windows += 1;
+        let n = self.n;
+        let base = parity * n * n;
+        let bufs: Vec<Vec<u64>> = self
+            .send
+            .iter()
+            .map(|(_, boxes)| {
+                let mut out = Vec::new();
+                for &(from, to) in boxes {
+                    let b = &mut mail[base + from * n + to];
+                    if b.is_empty() {
+                        continue;
+                    }
+                    out.extend([from as u64, to as u64, b.len() as u64]);
+                    for m in b.drain(..) {
+                        wire::put_msg(&mut out, &m);
+                    }
+                }
+                out
+            })
+            .collect();
+        let world = self.world;
+        mpi::request::scope(|sc| {
+            let sent: Vec<_> = self
+                .send
+                .iter()
+                .zip(&bufs)
+                .map(|((q, _), b)| {
+                    world
+                        .process_at_rank(*q as i32)
+                        .immediate_send_with_tag(sc, &b[..], TAG_WINDOW)
+                })
+                .collect();
+            for &q in &self.recv {
+                let v = receive(world, q, TAG_WINDOW);
+                let mut r = Reader::new(&v);
+                while !r.done() {
+                    let from = r.next("a sending partition") as usize;
+                    let to = r.next("a receiving partition") as usize;
+                    assert!(
+                        from % self.size == q && to % self.size == self.rank && to < n,
+                        "window message from rank {q}: partitions {from} -> {to}"
+                    );
+                    let count = r.next("a message count");
+                    let b = &mut mail[base + from * n + to];
+                    for _ in 0..count {
+                        b.push(wire::get_msg(&mut r));
+                    }
+                }
+            }
+            for s in sent {
+                wait(s);
+            }
+        });
+        self.sync += t0.elapsed();
+    }
+
+    fn figures(&mut self, mine: Figures) -> Figures {
+        let t0 = Instant::now();
+        let mut all = vec![0u64; 5 * self.size];
+        let words = mine.words();
+        mpi::request::scope(|sc| {
+            wait(
+                self.world
+                    .immediate_all_gather_into(sc, &words[..], &mut all[..]),
+            )
+        });
+        self.sync += t0.elapsed();
+        all.chunks(5)
+            .map(|w| Figures::from_words(w.try_into().expect("5 words")))
+            .reduce(Figures::combine)
+            .expect("a rank")
+    }
+
+    fn max(&mut self, v: u64) -> u64 {
+        let mut out = 0u64;
+        mpi::request::scope(|sc| {
+            wait(self.world.immediate_all_reduce_into(
+                sc,
+                &v,
+                &mut out,
+                mpi::collective::SystemOperation::max(),
+            ))
+        });
+        out
+    }
+}
+
+/// Runs the scenario once with LB mode `lb` over the job's ranks, each
+/// on `threads` threads (0: this machine's cores shared among the ranks
+/// on it). Every rank calls it; rank 0 gets the report.
+pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -> Result<Outcome> {
+    let (rank, size) = (job.rank(), job.size());
+    let p = sc.params(lb)?;
+    if (p.partitions as usize) < size {
+        bail!(
+            "partitions: {} is fewer than the MPI job's {size} ranks (rank r runs the partitions p with p mod {size} = r)",
+            p.partitions
+        );
+    }
+    let mut sim = Sim::new(p)?;
+    sim.mark_uplinks();
+    sim.progress = progress && rank == 0;
+    sim.threads = match threads {
+        0 => {
+            let local = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(1);
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cores / local.max(1)).max(1)
+        }
+        t => t,
+    };
+    let t0 = Instant::now();
+    if sim.others.is_empty() {
+        // one partition (and so one rank): the serial run
+        let wall = sim.run();
+        return Ok(Outcome {
+            report: Some(sim.report(wall)),
+            peak_rss_kib: vec![peak_rss_kib()],
+            windows: 0,
+            sync_s: vec![0.0],
+        });
+    }
+    let mut ranks = MpiRanks::new(&job.world, &sim);
+    let fin = crate::partition::run_windows(&mut sim, &mut ranks);
+    let (windows, sync) = (ranks.windows, ranks.sync.as_secs_f64());
+    if rank != 0 {
+        let mut out = vec![peak_rss_kib(), sync.to_bits()];
+        for p in (rank..sim.n_parts).step_by(size) {
+            wire::put_partition(&mut out, &sim.others[p - 1]);
+        }
+        job.world
+            .process_at_rank(0)
+            .send_with_tag(&out[..], TAG_END);
+        return Ok(Outcome {
+            report: None,
+            peak_rss_kib: Vec::new(),
+            windows,
+            sync_s: Vec::new(),
+        });
+    }
+    let (mut rss, mut sync_s) = (vec![peak_rss_kib()], vec![sync]);
+    for q in 1..size {
+        let v = receive(&job.world, q, TAG_END);
+        let mut r = Reader::new(&v);
+        rss.push(r.next("a rank's peak RSS"));
+        sync_s.push(f64::from_bits(r.next("a rank's time between windows")));
+        while !r.done() {
+            wire::get_partition(&mut r, &mut sim);
+        }
+    }
+    wire::merge_samples(&mut sim);
+    crate::partition::gather(&mut sim, fin);
+    let wall = t0.elapsed().as_secs_f64();
+    if std::env::var_os("DATAPLANE_SIM_DUMP").is_some() {
+        sim.dump();
+    }
+    Ok(Outcome {
+        report: Some(sim.report(wall)),
+        peak_rss_kib: rss,
+        windows,
+        sync_s,
+    })
+}
