@@ -90,8 +90,8 @@ pub enum Cmd {
         json: bool,
     },
     /// Show a running data plane as SONiC does (sonic-utilities' layouts):
-    /// `show pfc counters`, `show queue counters`, `show queue watermark
-    /// unicast`, `show priority-group watermark shared|headroom`, `show
+    /// `show interfaces counters [errors|rates|trim]`, `show pfc counters`,
+    /// `show queue counters`, `show queue watermark unicast`, `show priority-group watermark shared|headroom`, `show
     /// ecn`, `show buffer configuration`, `show pfcwd config|stats`, `show
     /// dcbx`, ... (an unknown target lists
     /// them all).
@@ -108,14 +108,24 @@ pub enum Cmd {
         /// sonic-utilities' `pfcwd show stats -e`).
         #[arg(short, long)]
         empty: bool,
-        /// Only queues with a counter other than zero (`queue counters`;
-        /// `-nz` as sonic-utilities is accepted too).
+        /// Only queues (`queue counters`) or ports (`interfaces counters`)
+        /// with a counter other than zero (`-nz` as sonic-utilities is
+        /// accepted too).
         #[arg(long)]
         nonzero: bool,
         /// `pfc counters`: the pause history per priority (pfcstat
         /// --history).
         #[arg(long)]
         history: bool,
+        /// `interfaces counters [errors|rates|trim]`: the counters over
+        /// this many seconds, and the rates over them (portstat -p); the
+        /// rates are otherwise taken over one second.
+        #[arg(short, long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+        period: Option<u64>,
+        /// `interfaces counters`: every column, packet rates and trimming
+        /// too (portstat -a).
+        #[arg(short = 'a', long)]
+        printall: bool,
         /// The target's words, e.g. `pfc counters`.
         #[arg(required = true, num_args = 1..)]
         target: Vec<String>,

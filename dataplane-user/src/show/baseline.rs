@@ -112,22 +112,32 @@ pub fn delete(ctx: &Ctx, name: &str, what: &str) -> Result<String> {
 
 /// Stores the counters of `snap` that `keep` selects as baseline `name`.
 pub fn save(ctx: &Ctx, name: &str, snap: &Snapshot, keep: impl Fn(&str) -> bool) -> Result<()> {
+    let ports = snap
+        .ports
+        .iter()
+        .map(|p| {
+            let c = p
+                .counters
+                .iter()
+                .filter(|(k, _)| keep(k))
+                .map(|(k, v)| (k.clone(), *v))
+                .collect();
+            (p.name.clone(), c)
+        })
+        .collect();
+    save_ports(ctx, name, ports)
+}
+
+/// Stores `ports` (port -> counter name -> value) as baseline `name`.
+pub fn save_ports(
+    ctx: &Ctx,
+    name: &str,
+    ports: BTreeMap<String, BTreeMap<String, u64>>,
+) -> Result<()> {
     let b = Baseline {
         time: now_string(),
         dataplane: dataplane_id(&ctx.instance)?,
-        ports: snap
-            .ports
-            .iter()
-            .map(|p| {
-                let c = p
-                    .counters
-                    .iter()
-                    .filter(|(k, _)| keep(k))
-                    .map(|(k, v)| (k.clone(), *v))
-                    .collect();
-                (p.name.clone(), c)
-            })
-            .collect(),
+        ports,
     };
     let dir = sys::state_dir(&ctx.instance);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
