@@ -58,6 +58,8 @@ pub mod map {
     pub const POOL: &str = "POOL";
     /// Received-PAUSE time per port x TC.
     pub const PAUSE_STATS: &str = "PAUSE_STATS";
+    /// Paused runs (transitions, the latest run's start) per port x TC.
+    pub const PAUSE_RUNS: &str = "PAUSE_RUNS";
     /// PFC watchdog state and counters per port x TC.
     pub const WD_STATS: &str = "WD_STATS";
     /// PFC XOFF/XON requests to the controller (ring buffer).
@@ -109,7 +111,7 @@ pub mod map {
     /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
     pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
     /// Every map of the object.
-    pub const ALL: [&str; 46] = [
+    pub const ALL: [&str; 47] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -134,6 +136,7 @@ pub mod map {
         PORT_BUF,
         POOL,
         PAUSE_STATS,
+        PAUSE_RUNS,
         WD_STATS,
         PFC_EVENTS,
         LOSSLESS_COUNTERS,

@@ -23,7 +23,7 @@ use aya_ebpf::{
 use dataplane_common::{
     buffer::{
         arrival_admit, arrival_drain, arrival_wred, pfc_event, pfc_rx_queue, pg_lock, queue_lock,
-        storm_queue, tick_pg, Arrival, BufVerdict, Busy, PauseStat, PfcEvent, PortBuffer, TcRow,
+        storm_queue, tick_pg, Arrival, BufVerdict, Busy, PauseRuns, PauseStat, PfcEvent, PortBuffer, TcRow,
         WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
     },
     lossless::{
@@ -64,6 +64,10 @@ static POOL: Array<SharedPool> = Array::with_max_entries(1, 0);
 /// Paused time per (port, priority): index port * 8 + prio.
 #[map]
 static PAUSE_STATS: Array<PauseStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
+/// Paused runs per (port, priority), index port * 8 + prio (pfcstat
+/// --history's transitions and recent pause; updated with PAUSE_STATS).
+#[map]
+static PAUSE_RUNS: Array<PauseRuns> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
 /// PFC watchdog counters per (port, priority); written by the controller
 /// only (kept here so they are pinned with the rest).
 #[map]
@@ -562,16 +566,22 @@ extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
     let Some(quanta) = c.m.quanta_for_prio(prio) else {
         return 0;
     };
-    let (Some(q), Some(st)) = (
+    let (Some(q), Some(st), Some(runs)) = (
         QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32),
         PAUSE_STATS.get_ptr_mut((port * NUM_TC + prio) as u32),
+        PAUSE_RUNS.get_ptr_mut((port * NUM_TC + prio) as u32),
     ) else {
         return 0;
     };
     if let Some(l) = lock(queue_lock(port, prio)) {
         // SAFETY: the queue's lock is held (it guards its pause statistics
         // too); map values.
-        let released = unsafe { pfc_rx_queue(c.now, &mut *q, pb, quanta, &mut *st) };
+        let released = unsafe {
+            let was_until = (*q).paused_until_ns;
+            let released = pfc_rx_queue(c.now, &mut *q, pb, quanta, &mut *st);
+            (*runs).note(c.now, was_until, (*q).paused_until_ns);
+            released
+        };
         unlock(l);
         pend(prio, &released);
     } else if let Some(cn) = counters(port as u16) {

@@ -272,10 +272,12 @@ fn hist_fields(l: &str) -> Vec<String> {
 }
 
 #[test]
-fn pfc_history_field_by_field() {
-    use dataplane_user::show::pfc_history::{self, HistRow};
+fn pfc_history_byte_for_byte() {
+    use dataplane_user::show::baseline::civil_utc;
+    use dataplane_user::show::pfc_history::{self, HistRow, PrioHist};
     let want = fixture("show_pfc_counters_history_output.txt");
     let wl: Vec<&str> = want.lines().collect();
+    let num = |f: &str| f.replace(',', "").parse::<u64>().unwrap();
     let mut rows: Vec<HistRow> = Vec::new();
     for l in &wl[2..] {
         let f = hist_fields(l);
@@ -285,33 +287,37 @@ fn pfc_history_field_by_field() {
         if rows.last().map(|r| r.port.as_str()) != Some(f[0].as_str()) {
             rows.push(HistRow {
                 port: f[0].clone(),
-                pause_us: Some([0; 8]),
+                ..HistRow::default()
             });
         }
         let i: usize = f[1][3..].parse().unwrap();
-        rows.last_mut().unwrap().pause_us.as_mut().unwrap()[i] =
-            f[3].replace(',', "").parse().unwrap();
+        // "MM/DD/YYYY, HH:MM:SS" as [year, month, day, hour, minute, second]
+        let t: Vec<i64> = f[5]
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect();
+        rows.last_mut().unwrap().prio[i] = PrioHist {
+            transitions: Some(num(&f[2])),
+            pause_us: Some(num(&f[3])),
+            recent_us: Some(num(&f[4])),
+            recent_at: Some([t[2], t[0], t[1], t[3], t[4], t[5]]),
+        };
     }
     assert_eq!(rows.len(), 3);
-    let got = pfc_history::render(&rows, None);
-    let gl: Vec<&str> = got.text.lines().collect();
-    assert_eq!(gl.len(), wl.len());
-    // same header and rule: the widths agree
-    assert_eq!(gl[..2], wl[..2]);
-    for (g, w) in gl[2..].iter().zip(&wl[2..]) {
-        let (g, w) = (hist_fields(g), hist_fields(w));
-        assert_eq!(g.is_empty(), w.is_empty(), "an empty row after each port");
-        if g.is_empty() {
-            continue;
-        }
-        // port, priority and total pause time as theirs; the counters the
-        // data plane does not keep are N/A
-        assert_eq!((&g[0], &g[1], &g[3]), (&w[0], &w[1], &w[3]));
-        assert_eq!(
-            (g[2].as_str(), g[4].as_str(), g[5].as_str()),
-            ("N/A", "N/A", "N/A")
-        );
-    }
+    assert_eq!(pfc_history::render(&rows, None).text, want);
+    // their mock's timestamps are microseconds since the epoch, printed in
+    // the local time of their test (UTC): Ethernet0's PFC0 and PFC1
+    assert_eq!(
+        pfc_history::stamp(&civil_utc(1_200_000_000_000_000 / 1_000_000)),
+        "01/10/2008, 21:20:00"
+    );
+    assert_eq!(
+        pfc_history::stamp(&civil_utc(2_000_000_000_000_001 / 1_000_000)),
+        "05/18/2033, 03:33:20"
+    );
+    assert_eq!(hist_fields(wl[2])[5], "01/10/2008, 21:20:00");
+    assert_eq!(hist_fields(wl[3])[5], "05/18/2033, 03:33:20");
 }
 
 // ---- portstat (show interfaces counters) ----

@@ -162,6 +162,12 @@ pub fn now_string() -> String {
 /// process's `TZ`, else /etc/localtime, through `localtime_r`), as
 /// `datetime.isoformat()` prints them.
 pub fn format_local(secs: i64, micros: u32) -> String {
+    isoformat(&local_civil(secs), micros)
+}
+
+/// Seconds since the epoch as local `[year, month, day, hour, minute,
+/// second]` (UTC when the C library cannot convert).
+pub fn local_civil(secs: i64) -> [i64; 6] {
     extern "C" {
         // POSIX <time.h>; the libc crate does not declare it. localtime_r
         // need not re-read TZ, tzset does.
@@ -175,17 +181,16 @@ pub fn format_local(secs: i64, micros: u32) -> String {
         !libc::localtime_r(&t, &mut tm).is_null()
     };
     if !ok {
-        return isoformat(&civil_utc(secs), micros);
+        return civil_utc(secs);
     }
-    let civil = [
+    [
         i64::from(tm.tm_year) + 1900,
         i64::from(tm.tm_mon) + 1,
         i64::from(tm.tm_mday),
         i64::from(tm.tm_hour),
         i64::from(tm.tm_min),
         i64::from(tm.tm_sec),
-    ];
-    isoformat(&civil, micros)
+    ]
 }
 
 /// `[year, month, day, hour, minute, second]` as `datetime.isoformat()`
