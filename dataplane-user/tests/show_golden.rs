@@ -76,6 +76,12 @@ fn snapshot() -> Snapshot {
             c.insert(format!("queue_drop_bytes[{i}]"), k * 1500 * (3 * i + 1));
             if modelled {
                 c.insert(format!("rx_pause_ns[{i}]"), k * 1_234_567_891 * i + 999);
+                c.insert(format!("rx_pause_transitions[{i}]"), k * 1_001 * i);
+                if i == 3 {
+                    // the recent pause's start is left out: it prints in
+                    // local time
+                    c.insert(format!("rx_pause_recent_ns[{i}]"), k * 335_544_321);
+                }
             }
         }
         PortStats {
