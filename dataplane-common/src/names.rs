@@ -105,13 +105,16 @@ pub mod map {
     /// Bytes of the packets the buffer model dropped, per port and TC (per
     /// CPU; the packets are counted in LOSSLESS_COUNTERS).
     pub const DROP_BYTES: &str = "DROP_BYTES";
+    /// Packets the buffer model dropped at their ingress priority group,
+    /// per ingress port and TC (per CPU).
+    pub const PG_DROPS: &str = "PG_DROPS";
     /// Per-port trimming settings (`trim::TrimPort`).
     pub const TRIM_PORTS: &str = "TRIM_PORTS";
     /// The namespace and field offsets that tell this instance's devices in
     /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
     pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
     /// Every map of the object.
-    pub const ALL: [&str; 47] = [
+    pub const ALL: [&str; 48] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -157,6 +160,7 @@ pub mod map {
         XMIT_MAP_ID,
         WATERMARKS,
         DROP_BYTES,
+        PG_DROPS,
         TRIM_PORTS,
         XMIT_DEV_FILTER,
     ];

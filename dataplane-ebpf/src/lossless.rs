@@ -84,6 +84,11 @@ static WATERMARKS: Array<Watermark> = Array::with_max_entries(
 /// Bytes of the packets the model dropped, per port and TC (per CPU).
 #[map]
 static DROP_BYTES: PerCpuArray<[u64; NUM_TC]> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
+/// Packets the buffer model dropped at their ingress priority group (a
+/// lossy PG with the shared buffer full, a lossless PG past its headroom),
+/// per ingress port and TC (per CPU): SAI's ingress PG DROPPED_PACKETS.
+#[map]
+static PG_DROPS: PerCpuArray<[u64; NUM_TC]> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
 
 /// Lock attempts before giving up (a holder keeps it well under a
 /// microsecond; two CPUs contend).
@@ -242,6 +247,15 @@ fn dropped_bytes(port: u16, tc: usize, len: u64) {
     if let Some(b) = DROP_BYTES.get_ptr_mut(u32::from(port)) {
         // SAFETY: per-CPU slot, only this program on this CPU touches it.
         unsafe { (*b)[tc & (NUM_TC - 1)] += len };
+    }
+}
+
+/// Counts a packet dropped at ingress port `port`'s priority group `tc`.
+#[inline(always)]
+fn pg_dropped(port: u16, tc: usize) {
+    if let Some(b) = PG_DROPS.get_ptr_mut(u32::from(port)) {
+        // SAFETY: per-CPU slot, only this program on this CPU touches it.
+        unsafe { (*b)[tc & (NUM_TC - 1)] += 1 };
     }
 }
 
@@ -467,10 +481,12 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
                 return out(Egress::Trim);
             }
             c.drop_shared_full[tc] += 1;
+            pg_dropped(in_port, tc);
             return out(Egress::Drop(Reason::SharedBufferFull.code()));
         }
         BufVerdict::NoBuffer(DropReason::HeadroomExhausted) => {
             c.drop_headroom[tc] += 1;
+            pg_dropped(in_port, tc);
             return out(Egress::Drop(Reason::HeadroomExhausted.code()));
         }
     }

@@ -20,7 +20,7 @@ use dataplane_common::lossless::{
     BufferProfile, SharedPool, WredProfile, ECN_GREEN, TH_DYNAMIC, TH_STATIC,
 };
 use dataplane_user::show::{self, baseline::Baseline, buffer, ecn, pfc_counters, queue_counters};
-use dataplane_user::show::{interfaces, pfc_history, watermark, Output};
+use dataplane_user::show::{interfaces, pfc_history, pg_drop, watermark, Output};
 use dataplane_user::telemetry::netdev::Netdev;
 use dataplane_user::telemetry::stats::{KindMarks, PortStats, PortWatermarks, Snapshot};
 
@@ -77,6 +77,7 @@ fn snapshot() -> Snapshot {
             if modelled {
                 c.insert(format!("rx_pause_ns[{i}]"), k * 1_234_567_891 * i + 999);
                 c.insert(format!("rx_pause_transitions[{i}]"), k * 1_001 * i);
+                c.insert(format!("pg_drop[{i}]"), k * 7 * i);
                 if i == 3 {
                     // the recent pause's start is left out: it prints in
                     // local time
@@ -154,6 +155,15 @@ fn pfc_counters() {
     golden(
         "pfc_counters_history_since_clear",
         &pfc_history::render(&pfc_history::rows(&s, Some(&b)), Some(&b.time)),
+    );
+    // Ethernet4 is outside the buffer model: N/A
+    golden(
+        "priority_group_drop_counters",
+        &pg_drop::render(&pg_drop::rows(&s, None), None),
+    );
+    golden(
+        "priority_group_drop_counters_since_clear",
+        &pg_drop::render(&pg_drop::rows(&s, Some(&b)), Some(&b.time)),
     );
 }
 

@@ -566,3 +566,33 @@ fn portstat_trim_byte_for_byte() {
     assert_eq!(eth0.text, fixture("trim_eth0_counters.txt"));
     assert_eq!(eth0.json_string(), fixture("trim_eth0_counters_json.txt"));
 }
+
+// ---- pg-drop (show priority-group drop counters) ----
+
+#[test]
+fn pg_drop_byte_for_byte() {
+    use dataplane_user::show::pg_drop::{self, PgDropRow};
+    // their mock (tests/pgdrop_input/counters_db.json): Ethernet0 800..807,
+    // Ethernet4 400..407, Ethernet8 100..107
+    let row = |port: &str, base: u64| PgDropRow {
+        port: port.into(),
+        drops: std::array::from_fn(|i| Some(base + i as u64)),
+    };
+    let rows = vec![row("Ethernet0", 800), row("Ethernet4", 400), row("Ethernet8", 100)];
+    assert_eq!(
+        pg_drop::render(&rows, None).text,
+        fixture("show_pg_dropped_packet_stat.txt")
+    );
+    // after a clear: zeros, and no cached-time line
+    let cleared: Vec<PgDropRow> = rows
+        .iter()
+        .map(|r| PgDropRow {
+            port: r.port.clone(),
+            drops: [Some(0); 8],
+        })
+        .collect();
+    assert_eq!(
+        pg_drop::render(&cleared, Some("2026-11-26T22:00:00")).text,
+        fixture("show_cleared_pg_dropped_packet_stat.txt")
+    );
+}

@@ -153,6 +153,7 @@ targets! {
     pfcwd,
     dcbx,
     interfaces,
+    pg_drop,
 }
 
 /// Every target, in the table's order.

@@ -124,6 +124,10 @@ fn help(base: &str) -> (&'static str, &'static str) {
             "Time the egress queue spent paused by received PFC, ns.",
             "counter",
         ),
+        "pg_drop" => (
+            "Packets the buffer model dropped at their ingress priority group (shared buffer full, headroom exhausted).",
+            "counter",
+        ),
         "rx_pause_transitions" => (
             "Pauses of the egress queue by received PFC that ended (paused to unpaused; pfcstat --history's RX Pause Transitions).",
             "counter",

@@ -32,6 +32,11 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
             .and_then(|m| aya::maps::Array::try_from(m).ok());
     let wall_ns = sys::realtime_ns();
     // absent in a data plane of an older build
+    let pg_drops: Option<aya::maps::PerCpuArray<_, [u64; 8]>> =
+        crate::telemetry::counters::open_pinned(instance, dataplane_common::names::map::PG_DROPS)
+            .ok()
+            .and_then(|m| aya::maps::PerCpuArray::try_from(m).ok());
+    // absent in a data plane of an older build
     let drop_bytes: Option<aya::maps::PerCpuArray<_, [u64; 8]>> =
         crate::telemetry::counters::open_pinned(instance, dataplane_common::names::map::DROP_BYTES)
             .ok()
@@ -51,6 +56,12 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
         }
         let slot = usize::from(p.port_id);
         if modelled(&pinned, slot) {
+            if let Some(Ok(per_cpu)) = pg_drops.as_ref().map(|m| m.get(&u32::from(p.port_id), 0)) {
+                for tc in 0..8 {
+                    let sum = per_cpu.iter().map(|d| d[tc]).sum();
+                    p.counters.insert(format!("pg_drop[{tc}]"), sum);
+                }
+            }
             for tc in 0..8usize {
                 if let Ok(q) = pinned.queues.get(&((slot * 8 + tc) as u32), 0) {
                     p.counters
