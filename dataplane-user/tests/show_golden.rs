@@ -210,16 +210,31 @@ fn interfaces_counters() {
         }
     }
     s.ports[0].speed_mbps = 0; // Ethernet8: no speed, no utilisation
-    // Ethernet0 drops malformed frames
+                               // Ethernet0 drops malformed frames
     let first = interfaces::reading(&s, 1_000_000_000, |i| link(i, 0), |i| i == 10);
     let now = interfaces::reading(&s, 2_000_000_000, |i| link(i, 1), |i| i == 10);
     let plain = Head::default();
     let rows = interfaces::rows(&now, None, Some(&first));
-    golden("interfaces_counters", &interfaces::render(&rows, View::Std, &plain));
-    golden("interfaces_counters_all", &interfaces::render(&rows, View::All, &plain));
-    golden("interfaces_counters_errors", &interfaces::render(&rows, View::Errors, &plain));
-    golden("interfaces_counters_rates", &interfaces::render(&rows, View::Rates, &plain));
-    golden("interfaces_counters_trim", &interfaces::render(&rows, View::Trim, &plain));
+    golden(
+        "interfaces_counters",
+        &interfaces::render(&rows, View::Std, &plain),
+    );
+    golden(
+        "interfaces_counters_all",
+        &interfaces::render(&rows, View::All, &plain),
+    );
+    golden(
+        "interfaces_counters_errors",
+        &interfaces::render(&rows, View::Errors, &plain),
+    );
+    golden(
+        "interfaces_counters_rates",
+        &interfaces::render(&rows, View::Rates, &plain),
+    );
+    golden(
+        "interfaces_counters_trim",
+        &interfaces::render(&rows, View::Trim, &plain),
+    );
     // since a clear at the first reading (Ethernet4, without a link, is
     // N/A but for its trimming)
     let b = first.as_baseline();
@@ -473,7 +488,11 @@ fn target_flags_are_refused_elsewhere() {
     );
     // ... and for the interfaces counters' variants
     ctx.period = Some(1);
-    let e = msg_of(show::show(&ctx, &words("interfaces counters errors"), false));
+    let e = msg_of(show::show(
+        &ctx,
+        &words("interfaces counters errors"),
+        false,
+    ));
     assert!(e.contains("no running data plane"), "{e}");
     ctx.nonzero = false;
     let e = msg_of(show::show(&ctx, &words("queue counters"), false));

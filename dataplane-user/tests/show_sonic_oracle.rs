@@ -423,7 +423,10 @@ fn portstat_tables_byte_for_byte() {
     use interfaces::View;
     let rows = portstat_rows();
     let r = |view, nz| interfaces::render(&rows, view, &head(nz)).text;
-    assert_eq!(r(View::Std, false), fixture("intf_counters_before_clear.txt"));
+    assert_eq!(
+        r(View::Std, false),
+        fixture("intf_counters_before_clear.txt")
+    );
     assert_eq!(r(View::All, false), fixture("intf_counters_all.txt"));
     assert_eq!(r(View::Rates, false), fixture("intf_rates.txt"));
     // --nonzero: Ethernet9 (all 0) goes
@@ -496,10 +499,7 @@ fn portstat_period_and_after_clear() {
         lines.collect::<Vec<_>>().join("\n"),
         fixture("intf_counter_after_clear.txt")
     );
-    let h = Head {
-        nonzero: true,
-        ..h
-    };
+    let h = Head { nonzero: true, ..h };
     let got = interfaces::render(&cleared, View::Std, &h).text;
     assert_eq!(
         got.lines().skip(1).collect::<Vec<_>>().join("\n"),
@@ -578,7 +578,11 @@ fn pg_drop_byte_for_byte() {
         port: port.into(),
         drops: std::array::from_fn(|i| Some(base + i as u64)),
     };
-    let rows = vec![row("Ethernet0", 800), row("Ethernet4", 400), row("Ethernet8", 100)];
+    let rows = vec![
+        row("Ethernet0", 800),
+        row("Ethernet4", 400),
+        row("Ethernet8", 100),
+    ];
     assert_eq!(
         pg_drop::render(&rows, None).text,
         fixture("show_pg_dropped_packet_stat.txt")

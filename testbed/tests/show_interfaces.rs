@@ -88,7 +88,9 @@ fn show(ns: &str, instance: &str, words: &str, flags: &[&str]) -> String {
 
 /// portstat's JSON (after the lines that precede it).
 fn json_of(text: &str) -> Value {
-    let start = text.find('{').unwrap_or_else(|| panic!("no JSON in {text}"));
+    let start = text
+        .find('{')
+        .unwrap_or_else(|| panic!("no JSON in {text}"));
     serde_json::from_str(&text[start..]).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
@@ -146,8 +148,14 @@ fn interface_counters_and_pause_history() {
     let before = json_of(&show(ns, &instance, "interfaces counters errors", &["-j"]));
     let k0 = kernel(&sw, "si-p0");
     // 50 routed to the sink, 7 to a network without a route
-    assert_eq!(send_frames(&h, "eth0", &frames(50, [198, 18, 1, 9])).unwrap(), 50);
-    assert_eq!(send_frames(&h, "eth0", &frames(7, [198, 19, 77, 9])).unwrap(), 7);
+    assert_eq!(
+        send_frames(&h, "eth0", &frames(50, [198, 18, 1, 9])).unwrap(),
+        50
+    );
+    assert_eq!(
+        send_frames(&h, "eth0", &frames(7, [198, 19, 77, 9])).unwrap(),
+        7
+    );
     std::thread::sleep(Duration::from_millis(300));
 
     let text = show(ns, &instance, "interfaces counters", &[]);
@@ -182,7 +190,9 @@ fn interface_counters_and_pause_history() {
         failures.push(format!("si-p1 TX_OK {} < 50 routed: {c}", p1["TX_OK"]));
     }
     // RX_DRP: the kernel's drops and the data plane's: 7 without a route
-    let kdrop = |k: &Value| k["rx"]["dropped"].as_u64().unwrap() + k["rx"]["missed_errors"].as_u64().unwrap_or(0);
+    let kdrop = |k: &Value| {
+        k["rx"]["dropped"].as_u64().unwrap() + k["rx"]["missed_errors"].as_u64().unwrap_or(0)
+    };
     let drp = n(&p0["RX_DRP"]) - n(&before["si-p0"]["RX_DRP"]);
     if drp != 7 + kdrop(&k1) - kdrop(&k0) {
         failures.push(format!(
@@ -230,11 +240,17 @@ fn interface_counters_and_pause_history() {
     }
 
     // clear: show counts from there, with portstat's lines
-    let out = run(ns, &["clear", "--instance", &instance, "interfaces", "counters"]);
+    let out = run(
+        ns,
+        &["clear", "--instance", &instance, "interfaces", "counters"],
+    );
     if out != "Cleared counters\n" {
         failures.push(format!("clear said {out:?}"));
     }
-    assert_eq!(send_frames(&h, "eth0", &frames(5, [198, 19, 77, 9])).unwrap(), 5);
+    assert_eq!(
+        send_frames(&h, "eth0", &frames(5, [198, 19, 77, 9])).unwrap(),
+        5
+    );
     std::thread::sleep(Duration::from_millis(200));
     let text = show(ns, &instance, "interfaces counters errors", &[]);
     if !text.starts_with("Last cached time was ") {
@@ -255,14 +271,29 @@ fn interface_counters_and_pause_history() {
     // bad input: an unknown port, a flag of another target
     let (ok, _, err) = run_status(
         ns,
-        &["show", "--instance", &instance, "interfaces", "counters", "si-p9"],
+        &[
+            "show",
+            "--instance",
+            &instance,
+            "interfaces",
+            "counters",
+            "si-p9",
+        ],
     );
     if ok || !err.contains("no port \"si-p9\"") {
         failures.push(format!("unknown port: {err}"));
     }
     let (ok, _, err) = run_status(
         ns,
-        &["show", "--instance", &instance, "--printall", "interfaces", "counters", "errors"],
+        &[
+            "show",
+            "--instance",
+            &instance,
+            "--printall",
+            "interfaces",
+            "counters",
+            "errors",
+        ],
     );
     if ok || !err.contains("--printall is for show interfaces counters") {
         failures.push(format!("--printall on errors: {err}"));
@@ -303,7 +334,9 @@ fn interface_counters_and_pause_history() {
         .find(|l| l.trim_start().starts_with("si-p0") && l.contains("PFC2"))
         .unwrap();
     if !other.trim_end().ends_with("N/A") {
-        failures.push(format!("a priority never paused has no recent pause: {other}"));
+        failures.push(format!(
+            "a priority never paused has no recent pause: {other}"
+        ));
     }
     println!("history checked {:?} after the first XOFF", t0.elapsed());
     drop(ctl);

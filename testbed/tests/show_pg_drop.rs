@@ -112,7 +112,14 @@ fn pg_drops_count_on_the_ingress_port() {
 
     let text = run(
         ns,
-        &["show", "--instance", &instance, "priority-group", "drop", "counters"],
+        &[
+            "show",
+            "--instance",
+            &instance,
+            "priority-group",
+            "drop",
+            "counters",
+        ],
     );
     println!("{text}");
     if !text.starts_with("Ingress PG dropped packets:\n") {
@@ -123,10 +130,11 @@ fn pg_drops_count_on_the_ingress_port() {
     let p0 = pg_row(&text, "pd-p0");
     let s = stats(ns, &instance);
     let mut total = 0;
-    for tc in 0..8 {
+    assert_eq!(p0.len(), 8, "{text}");
+    for (tc, cell) in p0.iter().enumerate() {
         let q = counter(&s, "pd-p1", &format!("drop_shared_full[{tc}]"))
             + counter(&s, "pd-p1", &format!("drop_headroom[{tc}]"));
-        let pg: u64 = p0[tc].parse().unwrap_or(u64::MAX);
+        let pg: u64 = cell.parse().unwrap_or(u64::MAX);
         if pg != q {
             failures.push(format!(
                 "pd-p0 PG{tc} dropped {pg}, the egress queue {tc}'s buffer drops {q}"
@@ -142,14 +150,28 @@ fn pg_drops_count_on_the_ingress_port() {
     }
     let out = run(
         ns,
-        &["clear", "--instance", &instance, "priority-group", "drop", "counters"],
+        &[
+            "clear",
+            "--instance",
+            &instance,
+            "priority-group",
+            "drop",
+            "counters",
+        ],
     );
     if out != "Cleared PG drop counter\n" {
         failures.push(format!("clear said {out:?}"));
     }
     let text = run(
         ns,
-        &["show", "--instance", &instance, "priority-group", "drop", "counters"],
+        &[
+            "show",
+            "--instance",
+            &instance,
+            "priority-group",
+            "drop",
+            "counters",
+        ],
     );
     if pg_row(&text, "pd-p0").iter().any(|c| c != "0") {
         failures.push(format!("after clear: {text}"));

@@ -30,12 +30,7 @@ pub struct Flags {
 }
 
 /// `dataplane show TARGET`: SONiC's layout of a target, or JSON.
-pub fn show(
-    which: &super::args::Instance,
-    target: &[String],
-    json: bool,
-    f: Flags,
-) -> Result<()> {
+pub fn show(which: &super::args::Instance, target: &[String], json: bool, f: Flags) -> Result<()> {
     let mut ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
     ctx.empty = f.empty;
     ctx.nonzero = f.nonzero;

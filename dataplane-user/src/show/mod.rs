@@ -206,7 +206,11 @@ const FLAGS: [Flag; 4] = [
         &["queue counters", "interfaces counters*"],
     ),
     (|c| c.history, "--history", &["pfc counters"]),
-    (|c| c.period.is_some(), "--period", &["interfaces counters*"]),
+    (
+        |c| c.period.is_some(),
+        "--period",
+        &["interfaces counters*"],
+    ),
     (|c| c.printall, "--printall", &["interfaces counters"]),
 ];
 

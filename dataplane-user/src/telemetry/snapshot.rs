@@ -72,13 +72,13 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
                         .insert(format!("queue_paused[{tc}]"), u64::from(q.is_paused(now)));
                     p.counters
                         .insert(format!("queue_tx_bytes[{tc}]"), q.tx_bytes);
-                    let runs = pause_runs.as_ref().map(|m| m.get(&((slot * 8 + tc) as u32), 0));
+                    let runs = pause_runs
+                        .as_ref()
+                        .map(|m| m.get(&((slot * 8 + tc) as u32), 0));
                     if let Some(Ok(r)) = runs {
                         let until = q.paused_until_ns;
-                        p.counters.insert(
-                            format!("rx_pause_transitions[{tc}]"),
-                            r.ended(until, now),
-                        );
+                        p.counters
+                            .insert(format!("rx_pause_transitions[{tc}]"), r.ended(until, now));
                         if let Some(ns) = r.recent_ns(until, now) {
                             p.counters.insert(format!("rx_pause_recent_ns[{tc}]"), ns);
                             // the run's start on the wall clock, microseconds

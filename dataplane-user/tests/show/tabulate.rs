@@ -46,7 +46,14 @@ fn cases() -> (Vec<(Vec<String>, Rows)>, Vec<Rows>) {
         (
             s(&["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "TX_OVR"]),
             vec![
-                s(&["Ethernet0", "X", "18,446,744,073,709,551,615", "2000.00 MB/s", "64.00%", "0"]),
+                s(&[
+                    "Ethernet0",
+                    "X",
+                    "18,446,744,073,709,551,615",
+                    "2000.00 MB/s",
+                    "64.00%",
+                    "0",
+                ]),
                 s(&["enp1s0f0np0", "N/A", "N/A", "0.00 B/s", "N/A", "N/A"]),
             ],
         ),
