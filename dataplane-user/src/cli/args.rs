@@ -91,17 +91,31 @@ pub enum Cmd {
     },
     /// Show a running data plane as SONiC does (sonic-utilities' layouts):
     /// `show interfaces counters [errors|rates|trim]`, `show pfc counters`,
-    /// `show queue counters`, `show queue watermark unicast`, `show priority-group watermark shared|headroom`, `show
-    /// ecn`, `show buffer configuration`, `show pfcwd config|stats`, `show
-    /// dcbx`, ... (an unknown target lists
-    /// them all).
+    /// `show queue counters`, `show queue watermark unicast`, `show
+    /// priority-group watermark shared|headroom`, `show priority-group drop
+    /// counters`, `show ecn`, `show buffer configuration`, `show pfcwd
+    /// config|stats`, `show dcbx`, ... (an unknown target lists them all).
+    ///
+    /// `interfaces counters`: STATE, RX_OK, RX_ERR, RX_OVR (overruns:
+    /// rx_over_errors + rx_fifo_errors), TX_OK, TX_ERR, TX_OVR
+    /// (tx_fifo_errors) are the port's netdev statistics in the kernel
+    /// (IFLA_STATS64, as `ip -s link`); RX_DRP adds to the kernel's
+    /// rx_dropped + rx_missed_errors the data plane's drops at that ingress
+    /// port (no route, no live member, no neighbour, failed redirect,
+    /// watchdog, malformed when the port drops them); TX_DRP adds to
+    /// tx_dropped the buffer model's drops on the port's queues; TX_ERR adds
+    /// tx_xdp_xmit_err. The rates are the kernel's byte and packet counters
+    /// read twice, 1 s apart (`-p SECONDS`: that long, and the counters over
+    /// it), where portstat reads COUNTERS_DB's RATES; UTIL is over the
+    /// port's configured speed. TRIM*: the data plane's trimming counters.
     Show {
         #[command(flatten)]
         which: Instance,
         /// JSON instead of SONiC's text (`-j` as sonic-utilities). `queue
-        /// counters` and the watermarks print sonic-utilities' JSON;
-        /// `pfc counters`, `ecn`, `buffer configuration`, `pfcwd` and
-        /// `dcbx` have none on SONiC: their JSON is this project's own.
+        /// counters`, `interfaces counters` and the watermarks print
+        /// sonic-utilities' JSON; `pfc counters`, `priority-group drop
+        /// counters`, `ecn`, `buffer configuration`, `pfcwd` and `dcbx` have
+        /// none on SONiC: their JSON is this project's own.
         #[arg(short, long)]
         json: bool,
         /// Also rows whose counters are all zero (`pfcwd stats`, as
