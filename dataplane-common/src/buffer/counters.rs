@@ -81,12 +81,20 @@ impl PauseRuns {
     /// A received time at `now_ns` on a queue paused until `was_until_ns`
     /// before it and until `until_ns` after it: a run starts when it was
     /// not paused and now is.
+    ///
+    /// Without a branch (BPF has no conditional set: a comparison is a
+    /// jump), so the verifier does not walk the PFC reception callback's
+    /// paths once per outcome; the times are ktime ns, below 2^63, so the
+    /// sign bit of a difference compares them.
     #[inline(always)]
     pub fn note(&mut self, now_ns: u64, was_until_ns: u64, until_ns: u64) {
-        if was_until_ns <= now_ns && until_ns > now_ns {
-            self.started += 1;
-            self.start_ns = now_ns;
-        }
+        // 1 when was_until > now (paused before), when until > now (after)
+        let was_paused = now_ns.wrapping_sub(was_until_ns) >> 63;
+        let paused = now_ns.wrapping_sub(until_ns) >> 63;
+        let starts = (was_paused ^ 1) & paused;
+        let mask = 0u64.wrapping_sub(starts);
+        self.started += starts;
+        self.start_ns = (self.start_ns & !mask) | (now_ns & mask);
     }
 
     /// Runs that ended by `now_ns` (paused-to-unpaused transitions, what
