@@ -34,7 +34,7 @@ use crate::lossless::{
 mod counters;
 mod pfc_send;
 
-pub use counters::{Busy, LosslessCounters, PauseStat};
+pub use counters::{Busy, LosslessCounters, PauseRuns, PauseStat};
 pub use pfc_send::{
     pfc_copy_fate, pfc_event, CopyFate, PfcEvent, PfcMeta, PFC_EV_REFRESH, PFC_EV_SENT,
     PFC_EV_XOFF, PFC_EV_XON, PFC_META_MAGIC, PFC_NO_DATA, PFC_PATH_DATAPLANE, PFC_PATH_USERSPACE,

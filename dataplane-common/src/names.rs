@@ -58,6 +58,8 @@ pub mod map {
     pub const POOL: &str = "POOL";
     /// Received-PAUSE time per port x TC.
     pub const PAUSE_STATS: &str = "PAUSE_STATS";
+    /// Paused runs (transitions, the latest run's start) per port x TC.
+    pub const PAUSE_RUNS: &str = "PAUSE_RUNS";
     /// PFC watchdog state and counters per port x TC.
     pub const WD_STATS: &str = "WD_STATS";
     /// PFC XOFF/XON requests to the controller (ring buffer).
@@ -103,13 +105,16 @@ pub mod map {
     /// Bytes of the packets the buffer model dropped, per port and TC (per
     /// CPU; the packets are counted in LOSSLESS_COUNTERS).
     pub const DROP_BYTES: &str = "DROP_BYTES";
+    /// Packets the buffer model dropped at their ingress priority group,
+    /// per ingress port and TC (per CPU).
+    pub const PG_DROPS: &str = "PG_DROPS";
     /// Per-port trimming settings (`trim::TrimPort`).
     pub const TRIM_PORTS: &str = "TRIM_PORTS";
     /// The namespace and field offsets that tell this instance's devices in
     /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
     pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
     /// Every map of the object.
-    pub const ALL: [&str; 46] = [
+    pub const ALL: [&str; 48] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -134,6 +139,7 @@ pub mod map {
         PORT_BUF,
         POOL,
         PAUSE_STATS,
+        PAUSE_RUNS,
         WD_STATS,
         PFC_EVENTS,
         LOSSLESS_COUNTERS,
@@ -154,6 +160,7 @@ pub mod map {
         XMIT_MAP_ID,
         WATERMARKS,
         DROP_BYTES,
+        PG_DROPS,
         TRIM_PORTS,
         XMIT_DEV_FILTER,
     ];

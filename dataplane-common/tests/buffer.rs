@@ -597,3 +597,50 @@ mod pfc_copy {
         );
     }
 }
+
+/// One received PFC time as the data plane's PFC reception applies it:
+/// the pause statistics, then the runs from the queue's pause before and
+/// after.
+fn pfc_time(
+    now: u64,
+    quanta: u16,
+    p: &PortBuffer,
+    q: &mut EgressQueue,
+    st: &mut PauseStat,
+    runs: &mut PauseRuns,
+) {
+    let was = q.paused_until_ns;
+    pfc_rx_queue(now, q, p, quanta, st);
+    runs.note(now, was, q.paused_until_ns);
+}
+
+#[test]
+fn pause_runs_are_unpaused_to_paused_transitions_and_the_latest_run() {
+    let p = port(Some(3), WredProfile::AZURE_LOSSLESS, headroom_100g());
+    let mut q = EgressQueue::ZERO;
+    let (mut st, mut runs) = (PauseStat::ZERO, PauseRuns::ZERO);
+    assert_eq!((runs.ended(0, 0), runs.recent_ns(0, 0)), (0, None));
+    // 1000 quanta at 100 Gb/s: 5120 ns
+    pfc_time(0, 1000, &p, &mut q, &mut st, &mut runs);
+    assert_eq!((runs.started, q.paused_until_ns), (1, 5_120));
+    assert_eq!(runs.ended(q.paused_until_ns, 1_000), 0, "still paused");
+    assert_eq!(runs.recent_ns(q.paused_until_ns, 1_000), Some(1_000));
+    // a refresh before the expiry: the same run, longer
+    pfc_time(4_000, 1000, &p, &mut q, &mut st, &mut runs);
+    assert_eq!((runs.started, runs.start_ns), (1, 0));
+    // expired: one transition back, the run lasted until the expiry
+    assert_eq!(runs.ended(q.paused_until_ns, 20_000), 1);
+    assert_eq!(runs.recent_ns(q.paused_until_ns, 20_000), Some(9_120));
+    // a second run, ended by an XON
+    pfc_time(30_000, 1000, &p, &mut q, &mut st, &mut runs);
+    assert_eq!((runs.started, runs.start_ns), (2, 30_000));
+    assert_eq!(runs.ended(q.paused_until_ns, 31_000), 1);
+    pfc_time(32_000, 0, &p, &mut q, &mut st, &mut runs);
+    assert_eq!(runs.ended(q.paused_until_ns, 32_000), 2);
+    assert_eq!(runs.recent_ns(q.paused_until_ns, 40_000), Some(2_000));
+    // an XON on a queue not paused starts nothing
+    pfc_time(50_000, 0, &p, &mut q, &mut st, &mut runs);
+    assert_eq!(runs.started, 2);
+    // the paused time agrees: 9120 + 2000 ns
+    assert_eq!(st.total_at(60_000), 11_120);
+}

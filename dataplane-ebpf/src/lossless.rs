@@ -23,8 +23,8 @@ use aya_ebpf::{
 use dataplane_common::{
     buffer::{
         arrival_admit, arrival_drain, arrival_wred, pfc_event, pfc_rx_queue, pg_lock, queue_lock,
-        storm_queue, tick_pg, Arrival, BufVerdict, Busy, PauseStat, PfcEvent, PortBuffer, TcRow,
-        WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
+        storm_queue, tick_pg, Arrival, BufVerdict, Busy, PauseRuns, PauseStat, PfcEvent,
+        PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
     },
     lossless::{
         ipv4_set_ce, ipv6_set_ce, note_pg, note_queue, storm_fate, DropReason, EgressQueue,
@@ -64,6 +64,10 @@ static POOL: Array<SharedPool> = Array::with_max_entries(1, 0);
 /// Paused time per (port, priority): index port * 8 + prio.
 #[map]
 static PAUSE_STATS: Array<PauseStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
+/// Paused runs per (port, priority), index port * 8 + prio (pfcstat
+/// --history's transitions and recent pause; updated with PAUSE_STATS).
+#[map]
+static PAUSE_RUNS: Array<PauseRuns> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
 /// PFC watchdog counters per (port, priority); written by the controller
 /// only (kept here so they are pinned with the rest).
 #[map]
@@ -80,6 +84,11 @@ static WATERMARKS: Array<Watermark> = Array::with_max_entries(
 /// Bytes of the packets the model dropped, per port and TC (per CPU).
 #[map]
 static DROP_BYTES: PerCpuArray<[u64; NUM_TC]> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
+/// Packets the buffer model dropped at their ingress priority group (a
+/// lossy PG with the shared buffer full, a lossless PG past its headroom),
+/// per ingress port and TC (per CPU): SAI's ingress PG DROPPED_PACKETS.
+#[map]
+static PG_DROPS: PerCpuArray<[u64; NUM_TC]> = PerCpuArray::with_max_entries(MAX_PORTS, 0);
 
 /// Lock attempts before giving up (a holder keeps it well under a
 /// microsecond; two CPUs contend).
@@ -238,6 +247,15 @@ fn dropped_bytes(port: u16, tc: usize, len: u64) {
     if let Some(b) = DROP_BYTES.get_ptr_mut(u32::from(port)) {
         // SAFETY: per-CPU slot, only this program on this CPU touches it.
         unsafe { (*b)[tc & (NUM_TC - 1)] += len };
+    }
+}
+
+/// Counts a packet dropped at ingress port `port`'s priority group `tc`.
+#[inline(always)]
+fn pg_dropped(port: u16, tc: usize) {
+    if let Some(b) = PG_DROPS.get_ptr_mut(u32::from(port)) {
+        // SAFETY: per-CPU slot, only this program on this CPU touches it.
+        unsafe { (*b)[tc & (NUM_TC - 1)] += 1 };
     }
 }
 
@@ -463,10 +481,12 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
                 return out(Egress::Trim);
             }
             c.drop_shared_full[tc] += 1;
+            pg_dropped(in_port, tc);
             return out(Egress::Drop(Reason::SharedBufferFull.code()));
         }
         BufVerdict::NoBuffer(DropReason::HeadroomExhausted) => {
             c.drop_headroom[tc] += 1;
+            pg_dropped(in_port, tc);
             return out(Egress::Drop(Reason::HeadroomExhausted.code()));
         }
     }
@@ -562,16 +582,22 @@ extern "C" fn pfc_rx_cb(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
     let Some(quanta) = c.m.quanta_for_prio(prio) else {
         return 0;
     };
-    let (Some(q), Some(st)) = (
+    let (Some(q), Some(st), Some(runs)) = (
         QUEUES.get_ptr_mut((port * NUM_TC + prio) as u32),
         PAUSE_STATS.get_ptr_mut((port * NUM_TC + prio) as u32),
+        PAUSE_RUNS.get_ptr_mut((port * NUM_TC + prio) as u32),
     ) else {
         return 0;
     };
     if let Some(l) = lock(queue_lock(port, prio)) {
         // SAFETY: the queue's lock is held (it guards its pause statistics
         // too); map values.
-        let released = unsafe { pfc_rx_queue(c.now, &mut *q, pb, quanta, &mut *st) };
+        let released = unsafe {
+            let was_until = (*q).paused_until_ns;
+            let released = pfc_rx_queue(c.now, &mut *q, pb, quanta, &mut *st);
+            (*runs).note(c.now, was_until, (*q).paused_until_ns);
+            released
+        };
         unlock(l);
         pend(prio, &released);
     } else if let Some(cn) = counters(port as u16) {

@@ -20,7 +20,8 @@ use dataplane_common::lossless::{
     BufferProfile, SharedPool, WredProfile, ECN_GREEN, TH_DYNAMIC, TH_STATIC,
 };
 use dataplane_user::show::{self, baseline::Baseline, buffer, ecn, pfc_counters, queue_counters};
-use dataplane_user::show::{pfc_history, watermark, Output};
+use dataplane_user::show::{interfaces, pfc_history, pg_drop, watermark, Output};
+use dataplane_user::telemetry::netdev::Netdev;
 use dataplane_user::telemetry::stats::{KindMarks, PortStats, PortWatermarks, Snapshot};
 
 /// Compares (or, with UPDATE_GOLDEN=1, writes) `tests/golden/<name>.txt`
@@ -75,6 +76,14 @@ fn snapshot() -> Snapshot {
             c.insert(format!("queue_drop_bytes[{i}]"), k * 1500 * (3 * i + 1));
             if modelled {
                 c.insert(format!("rx_pause_ns[{i}]"), k * 1_234_567_891 * i + 999);
+                c.insert(format!("rx_pause_transitions[{i}]"), k * 1_001 * i);
+                // PG7 past a thousand: pg-drop prints no separators
+                c.insert(format!("pg_drop[{i}]"), k * 7 * i + (i / 7) * 1_234_567);
+                if i == 3 {
+                    // the recent pause's start is left out: it prints in
+                    // local time
+                    c.insert(format!("rx_pause_recent_ns[{i}]"), k * 335_544_321);
+                }
             }
         }
         PortStats {
@@ -147,6 +156,113 @@ fn pfc_counters() {
     golden(
         "pfc_counters_history_since_clear",
         &pfc_history::render(&pfc_history::rows(&s, Some(&b)), Some(&b.time)),
+    );
+    // Ethernet4 is outside the buffer model: N/A
+    golden(
+        "priority_group_drop_counters",
+        &pg_drop::render(&pg_drop::rows(&s, None), None),
+    );
+    golden(
+        "priority_group_drop_counters_since_clear",
+        &pg_drop::render(&pg_drop::rows(&s, Some(&b)), Some(&b.time)),
+    );
+}
+
+/// The kernel's side of the golden ports at `t` seconds: Ethernet0 up,
+/// Ethernet8 admin down, Ethernet4 (ifindex 11) missing from the
+/// namespace; the counters grow with `t`.
+fn link(ifindex: u32, t: u64) -> Option<Netdev> {
+    let k = u64::from(ifindex) - 9;
+    (ifindex != 11).then(|| Netdev {
+        admin_up: ifindex != 12,
+        oper_up: ifindex == 10,
+        rx_packets: k * 1_000_000 + t * 81_234 * k,
+        tx_packets: k * 2_000_000 + t * 40_617 * k,
+        rx_bytes: k * 1_000_000_000 + t * 1_250_000_000 * k,
+        tx_bytes: k * 3_000_000_000 + t * 12_345 * k,
+        rx_errors: 3 * k,
+        tx_errors: k - 1,
+        rx_dropped: 17 * k,
+        tx_dropped: 2 * k,
+        rx_missed_errors: k,
+        rx_over_errors: 0,
+        rx_fifo_errors: k - 1,
+        tx_fifo_errors: 0,
+    })
+}
+
+#[test]
+fn interfaces_counters() {
+    use interfaces::{Head, View};
+    let mut s = snapshot();
+    for p in &mut s.ports {
+        let k = u64::from(p.port_id) + 1;
+        for (name, v) in [
+            ("drop_no_route", 5 * k),
+            ("wd_rx_drop[3]", k),
+            ("tx_xdp_xmit_err", 2 * k),
+            ("trim[3]", 1000 * k),
+            ("trim_sent[3]", 990 * k),
+            ("trim_drop[3]", 10 * k),
+            ("malformed.eth_truncated", 4),
+        ] {
+            p.counters.insert(name.into(), v);
+        }
+    }
+    s.ports[0].speed_mbps = 0; // Ethernet8: no speed, no utilisation
+                               // Ethernet0 drops malformed frames
+    let first = interfaces::reading(&s, 1_000_000_000, |i| link(i, 0), |i| i == 10);
+    let now = interfaces::reading(&s, 2_000_000_000, |i| link(i, 1), |i| i == 10);
+    let plain = Head::default();
+    let rows = interfaces::rows(&now, None, Some(&first));
+    golden(
+        "interfaces_counters",
+        &interfaces::render(&rows, View::Std, &plain),
+    );
+    golden(
+        "interfaces_counters_all",
+        &interfaces::render(&rows, View::All, &plain),
+    );
+    golden(
+        "interfaces_counters_errors",
+        &interfaces::render(&rows, View::Errors, &plain),
+    );
+    golden(
+        "interfaces_counters_rates",
+        &interfaces::render(&rows, View::Rates, &plain),
+    );
+    golden(
+        "interfaces_counters_trim",
+        &interfaces::render(&rows, View::Trim, &plain),
+    );
+    // since a clear at the first reading (Ethernet4, without a link, is
+    // N/A but for its trimming)
+    let b = first.as_baseline();
+    let cached = Head {
+        cached: Some("2026-11-26T22:00:00.123456"),
+        ..plain
+    };
+    let since = interfaces::rows(&now, Some(&b), Some(&first));
+    golden(
+        "interfaces_counters_since_clear",
+        &interfaces::render(&since, View::Std, &cached),
+    );
+    let nonzero = Head {
+        nonzero: true,
+        ..cached
+    };
+    golden(
+        "interfaces_counters_errors_nonzero_since_clear",
+        &interfaces::render(&since, View::Errors, &nonzero),
+    );
+    // -p 1
+    let period = Head {
+        period: Some(1),
+        ..plain
+    };
+    golden(
+        "interfaces_counters_period",
+        &interfaces::render(&since, View::Std, &period),
     );
 }
 
@@ -368,8 +484,30 @@ fn target_flags_are_refused_elsewhere() {
     let e = msg_of(show::show(&ctx, &words("pfc counters"), false));
     assert_eq!(
         e,
-        "--nonzero is for show queue counters, not show pfc counters"
+        "--nonzero is for show queue counters or show interfaces counters*, not show pfc counters"
     );
+    // ... and for the interfaces counters' variants
+    ctx.period = Some(1);
+    let e = msg_of(show::show(
+        &ctx,
+        &words("interfaces counters errors"),
+        false,
+    ));
+    assert!(e.contains("no running data plane"), "{e}");
+    ctx.nonzero = false;
+    let e = msg_of(show::show(&ctx, &words("queue counters"), false));
+    assert_eq!(
+        e,
+        "--period is for show interfaces counters*, not show queue counters"
+    );
+    ctx.period = None;
+    ctx.printall = true;
+    let e = msg_of(show::show(&ctx, &words("interfaces counters rates"), false));
+    assert_eq!(
+        e,
+        "--printall is for show interfaces counters, not show interfaces counters rates"
+    );
+    ctx.printall = false;
     ctx.nonzero = false;
     ctx.history = true;
     let e = msg_of(show::show(&ctx, &words("queue counters"), false));

@@ -272,10 +272,12 @@ fn hist_fields(l: &str) -> Vec<String> {
 }
 
 #[test]
-fn pfc_history_field_by_field() {
-    use dataplane_user::show::pfc_history::{self, HistRow};
+fn pfc_history_byte_for_byte() {
+    use dataplane_user::show::baseline::civil_utc;
+    use dataplane_user::show::pfc_history::{self, HistRow, PrioHist};
     let want = fixture("show_pfc_counters_history_output.txt");
     let wl: Vec<&str> = want.lines().collect();
+    let num = |f: &str| f.replace(',', "").parse::<u64>().unwrap();
     let mut rows: Vec<HistRow> = Vec::new();
     for l in &wl[2..] {
         let f = hist_fields(l);
@@ -285,31 +287,316 @@ fn pfc_history_field_by_field() {
         if rows.last().map(|r| r.port.as_str()) != Some(f[0].as_str()) {
             rows.push(HistRow {
                 port: f[0].clone(),
-                pause_us: Some([0; 8]),
+                ..HistRow::default()
             });
         }
         let i: usize = f[1][3..].parse().unwrap();
-        rows.last_mut().unwrap().pause_us.as_mut().unwrap()[i] =
-            f[3].replace(',', "").parse().unwrap();
+        // "MM/DD/YYYY, HH:MM:SS" as [year, month, day, hour, minute, second]
+        let t: Vec<i64> = f[5]
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect();
+        rows.last_mut().unwrap().prio[i] = PrioHist {
+            transitions: Some(num(&f[2])),
+            pause_us: Some(num(&f[3])),
+            recent_us: Some(num(&f[4])),
+            recent_at: Some([t[2], t[0], t[1], t[3], t[4], t[5]]),
+        };
     }
     assert_eq!(rows.len(), 3);
-    let got = pfc_history::render(&rows, None);
-    let gl: Vec<&str> = got.text.lines().collect();
-    assert_eq!(gl.len(), wl.len());
-    // same header and rule: the widths agree
-    assert_eq!(gl[..2], wl[..2]);
-    for (g, w) in gl[2..].iter().zip(&wl[2..]) {
-        let (g, w) = (hist_fields(g), hist_fields(w));
-        assert_eq!(g.is_empty(), w.is_empty(), "an empty row after each port");
-        if g.is_empty() {
-            continue;
+    assert_eq!(pfc_history::render(&rows, None).text, want);
+    // their mock's timestamps are microseconds since the epoch, printed in
+    // the local time of their test (UTC): Ethernet0's PFC0 and PFC1
+    assert_eq!(
+        pfc_history::stamp(&civil_utc(1_200_000_000_000_000 / 1_000_000)),
+        "01/10/2008, 21:20:00"
+    );
+    assert_eq!(
+        pfc_history::stamp(&civil_utc(2_000_000_000_000_001 / 1_000_000)),
+        "05/18/2033, 03:33:20"
+    );
+    assert_eq!(hist_fields(wl[2])[5], "01/10/2008, 21:20:00");
+    assert_eq!(hist_fields(wl[3])[5], "05/18/2033, 03:33:20");
+}
+
+// ---- portstat (show interfaces counters) ----
+
+use dataplane_user::show::interfaces::{self, Head, IfRow, Reading, C, NC};
+
+/// One port of their mock switch: state, counters (None: the mock has no
+/// such counter, N/A), rates (bytes/s, packets/s), speed.
+struct MockPort {
+    port: &'static str,
+    state: &'static str,
+    /// RX_OK RX_ERR RX_DRP RX_OVR TX_OK TX_ERR TX_DRP TX_OVR
+    c: [Option<u64>; 8],
+    /// TRIM, TRIM_TX, TRIM_DRP
+    trim: Option<[u64; 3]>,
+    /// RX_BPS RX_PPS TX_BPS TX_PPS
+    rates: [f64; 4],
+    speed: Option<u64>,
+}
+
+/// Their portstat mock switch: COUNTERS and RATES of
+/// tests/portstat_db/counters_db.json, the speed and state of
+/// tests/mock_tables/appl_db.json (Ethernet0: admin up, oper down, speed
+/// 25000; STATE_DB's 100000 is skipped while oper is down); the others
+/// have no PORT_TABLE entry (STATE N/A, UTIL N/A).
+fn portstat_mock() -> Vec<MockPort> {
+    let n = None;
+    vec![
+        MockPort {
+            port: "Ethernet0",
+            state: "D",
+            c: [Some(8), Some(10), Some(100), n, Some(10), n, n, n],
+            trim: Some([0, 0, 0]),
+            rates: [2e9, 247e3, 1.5e9, 183e3],
+            speed: Some(25_000),
+        },
+        MockPort {
+            port: "Ethernet4",
+            state: "N/A",
+            c: [Some(4), Some(0), Some(1000), n, Some(40), n, n, n],
+            trim: Some([100, 50, 50]),
+            rates: [204_800.0, 200.0, 204_848.0, 201.0],
+            speed: None,
+        },
+        MockPort {
+            port: "Ethernet8",
+            state: "N/A",
+            c: [Some(6), Some(100), Some(10), n, Some(60), n, n, n],
+            trim: Some([20_000, 10_000, 10_000]),
+            rates: [1.35e6, 9000.0, 13.37e6, 9000.0],
+            speed: None,
+        },
+        MockPort {
+            port: "Ethernet9",
+            state: "N/A",
+            c: [Some(0), Some(0), Some(0), n, Some(0), n, n, n],
+            trim: None,
+            rates: [0.0; 4],
+            speed: None,
+        },
+    ]
+}
+
+/// Our counters of a mock port (the rate counters absent).
+fn mock_counters(m: &MockPort) -> [Option<u64>; NC] {
+    let mut c = [None; NC];
+    c[..8].copy_from_slice(&m.c);
+    if let Some(t) = m.trim {
+        for (i, k) in [C::Trim, C::TrimSent, C::TrimDrop].into_iter().enumerate() {
+            c[k as usize] = Some(t[i]);
         }
-        // port, priority and total pause time as theirs; the counters the
-        // data plane does not keep are N/A
-        assert_eq!((&g[0], &g[1], &g[3]), (&w[0], &w[1], &w[3]));
-        assert_eq!(
-            (g[2].as_str(), g[4].as_str(), g[5].as_str()),
-            ("N/A", "N/A", "N/A")
-        );
     }
+    c
+}
+
+/// Their mock as our rows, counters as they are (no cache).
+fn portstat_rows() -> Vec<IfRow> {
+    portstat_mock()
+        .iter()
+        .map(|m| IfRow {
+            port: m.port.into(),
+            state: m.state.into(),
+            c: mock_counters(m).map(|v| v.map(i128::from)),
+            rx_bps: Some(m.rates[0]),
+            rx_pps: Some(m.rates[1]),
+            tx_bps: Some(m.rates[2]),
+            tx_pps: Some(m.rates[3]),
+            speed_mbps: m.speed,
+        })
+        .collect()
+}
+
+fn head(nonzero: bool) -> Head<'static> {
+    Head {
+        cached: None,
+        period: None,
+        nonzero,
+    }
+}
+
+#[test]
+fn portstat_tables_byte_for_byte() {
+    use interfaces::View;
+    let rows = portstat_rows();
+    let r = |view, nz| interfaces::render(&rows, view, &head(nz)).text;
+    assert_eq!(
+        r(View::Std, false),
+        fixture("intf_counters_before_clear.txt")
+    );
+    assert_eq!(r(View::All, false), fixture("intf_counters_all.txt"));
+    assert_eq!(r(View::Rates, false), fixture("intf_rates.txt"));
+    // --nonzero: Ethernet9 (all 0) goes
+    assert_eq!(r(View::Std, true), fixture("intf_counters_nonzero.txt"));
+    assert_eq!(r(View::Rates, true), fixture("intf_rates_nonzero.txt"));
+    // one port (-i Ethernet4): the widths are that row's
+    let eth4 = interfaces::render(&rows[1..2], View::Std, &head(false));
+    assert_eq!(eth4.text, fixture("intf_counters_ethernet4.txt"));
+}
+
+#[test]
+fn portstat_period_and_after_clear() {
+    use interfaces::View;
+    // -p 3: the counters over the period (0 here: their mock does not
+    // change), the rates as before, the period line first
+    let mut rows = portstat_rows();
+    for r in &mut rows {
+        for v in r.c.iter_mut().flatten() {
+            *v = 0;
+        }
+    }
+    let h = Head {
+        cached: None,
+        period: Some(3),
+        nonzero: false,
+    };
+    assert_eq!(
+        interfaces::render(&rows, View::Std, &h).text,
+        fixture("intf_counters_period.txt")
+    );
+
+    // after a clear, through `rows`: the baseline is the reading itself,
+    // the rates come from an earlier reading one second before, whose
+    // byte and packet counters were lower by the mock's rates
+    let mock = portstat_mock();
+    let reading = |at_ns: u64, earlier: bool| Reading {
+        at_ns,
+        ports: mock
+            .iter()
+            .map(|m| {
+                let mut c = mock_counters(m);
+                let big = 1_000_000_000_000u64;
+                let back = |r: f64| if earlier { 0 } else { r as u64 };
+                c[C::RxBytes as usize] = Some(big + back(m.rates[0]));
+                c[C::TxBytes as usize] = Some(big + back(m.rates[2]));
+                c[C::RxOk as usize] = c[C::RxOk as usize].map(|v| v + big + back(m.rates[1]));
+                c[C::TxOk as usize] = c[C::TxOk as usize].map(|v| v + big + back(m.rates[3]));
+                (m.port.to_string(), m.state.to_string(), c, m.speed)
+            })
+            .collect(),
+    };
+    let before = reading(5_000_000_000, true);
+    let now = reading(6_000_000_000, false);
+    let base = now.as_baseline();
+    let cleared = interfaces::rows(&now, Some(&base), Some(&before));
+    let cached = "2026-11-26T22:00:00.123456";
+    let h = Head {
+        cached: Some(cached),
+        period: None,
+        nonzero: false,
+    };
+    let got = interfaces::render(&cleared, View::Std, &h).text;
+    // their test drops the first line (the time) and the last newline
+    let mut lines = got.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("Last cached time was {cached}").as_str())
+    );
+    assert_eq!(
+        lines.collect::<Vec<_>>().join("\n"),
+        fixture("intf_counter_after_clear.txt")
+    );
+    let h = Head { nonzero: true, ..h };
+    let got = interfaces::render(&cleared, View::Std, &h).text;
+    assert_eq!(
+        got.lines().skip(1).collect::<Vec<_>>().join("\n"),
+        fixture("intf_counter_after_clear_nonzero.txt")
+    );
+}
+
+#[test]
+fn portstat_errors_are_the_standard_tables_columns() {
+    // no expected output of portstat -e in their tests: its columns are
+    // the standard table's, cell for cell
+    use interfaces::View;
+    let rows = portstat_rows();
+    let std = fixture("intf_counters_before_clear.txt");
+    let got = interfaces::render(&rows, View::Errors, &head(false)).text;
+    let fields = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), std.lines().collect());
+    assert_eq!(g.len(), w.len());
+    for (i, (g, w)) in g.iter().zip(&w).enumerate() {
+        if i == 1 {
+            continue; // the rule
+        }
+        // RX_BPS and TX_BPS hold a space ("2000.00 MB/s"): on the data
+        // rows they are two fields
+        let w = fields(w);
+        let pick: &[usize] = if i == 0 {
+            &[0, 1, 5, 6, 7, 11, 12, 13]
+        } else {
+            &[0, 1, 6, 7, 8, 13, 14, 15]
+        };
+        let want: Vec<String> = pick.iter().map(|&k| w[k].clone()).collect();
+        assert_eq!(fields(g), want, "line {i}");
+    }
+}
+
+#[test]
+fn portstat_trim_byte_for_byte() {
+    use interfaces::View;
+    // the trim tests read tests/mock_tables/counters_db.json: Ethernet0
+    // 100/50/50 (admin up, oper down), Ethernet4 20000/10000/10000,
+    // Ethernet8 without trim counters
+    let row = |port: &str, state: &str, t: Option<[i128; 3]>| {
+        let mut r = IfRow {
+            port: port.into(),
+            state: state.into(),
+            ..IfRow::default()
+        };
+        if let Some(t) = t {
+            r.c[C::Trim as usize] = Some(t[0]);
+            r.c[C::TrimSent as usize] = Some(t[1]);
+            r.c[C::TrimDrop as usize] = Some(t[2]);
+        }
+        r
+    };
+    let rows = vec![
+        row("Ethernet0", "D", Some([100, 50, 50])),
+        row("Ethernet4", "N/A", Some([20_000, 10_000, 10_000])),
+        row("Ethernet8", "N/A", None),
+    ];
+    let all = interfaces::render(&rows, View::Trim, &head(false));
+    assert_eq!(all.text, fixture("trim_counters_all.txt"));
+    assert_eq!(all.json_string(), fixture("trim_counters_all_json.txt"));
+    let eth0 = interfaces::render(&rows[..1], View::Trim, &head(false));
+    assert_eq!(eth0.text, fixture("trim_eth0_counters.txt"));
+    assert_eq!(eth0.json_string(), fixture("trim_eth0_counters_json.txt"));
+}
+
+// ---- pg-drop (show priority-group drop counters) ----
+
+#[test]
+fn pg_drop_byte_for_byte() {
+    use dataplane_user::show::pg_drop::{self, PgDropRow};
+    // their mock (tests/pgdrop_input/counters_db.json): Ethernet0 800..807,
+    // Ethernet4 400..407, Ethernet8 100..107
+    let row = |port: &str, base: u64| PgDropRow {
+        port: port.into(),
+        drops: std::array::from_fn(|i| Some(base + i as u64)),
+    };
+    let rows = vec![
+        row("Ethernet0", 800),
+        row("Ethernet4", 400),
+        row("Ethernet8", 100),
+    ];
+    assert_eq!(
+        pg_drop::render(&rows, None).text,
+        fixture("show_pg_dropped_packet_stat.txt")
+    );
+    // after a clear: zeros, and no cached-time line
+    let cleared: Vec<PgDropRow> = rows
+        .iter()
+        .map(|r| PgDropRow {
+            port: r.port.clone(),
+            drops: [Some(0); 8],
+        })
+        .collect();
+    assert_eq!(
+        pg_drop::render(&cleared, Some("2026-11-26T22:00:00")).text,
+        fixture("show_cleared_pg_dropped_packet_stat.txt")
+    );
 }

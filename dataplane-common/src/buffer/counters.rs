@@ -56,6 +56,62 @@ impl PauseStat {
     }
 }
 
+/// The paused runs of a queue by received PFC, per (port, priority):
+/// pfcstat --history's RX Pause Transitions and its most recent pause. A
+/// run starts when a received time pauses a queue that was not paused
+/// (SONiC's unpaused-to-paused transition) and lasts while later times
+/// keep it paused, until an XON, the last time's expiry or a watchdog
+/// storm ends it. In a map of its own (`PAUSE_RUNS`) beside `PAUSE_STATS`,
+/// whose pinned layout a data plane of an earlier build keeps.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseRuns {
+    /// Runs started.
+    pub started: u64,
+    /// Start of the current (or last) run.
+    pub start_ns: u64,
+}
+
+impl PauseRuns {
+    pub const ZERO: PauseRuns = PauseRuns {
+        started: 0,
+        start_ns: 0,
+    };
+
+    /// A received time at `now_ns` on a queue paused until `was_until_ns`
+    /// before it and until `until_ns` after it: a run starts when it was
+    /// not paused and now is.
+    ///
+    /// Without a branch (BPF has no conditional set: a comparison is a
+    /// jump), so the verifier does not walk the PFC reception callback's
+    /// paths once per outcome; the times are ktime ns, below 2^63, so the
+    /// sign bit of a difference compares them.
+    #[inline(always)]
+    pub fn note(&mut self, now_ns: u64, was_until_ns: u64, until_ns: u64) {
+        // 1 when was_until > now (paused before), when until > now (after)
+        let was_paused = now_ns.wrapping_sub(was_until_ns) >> 63;
+        let paused = now_ns.wrapping_sub(until_ns) >> 63;
+        let starts = (was_paused ^ 1) & paused;
+        let mask = 0u64.wrapping_sub(starts);
+        self.started += starts;
+        self.start_ns = (self.start_ns & !mask) | (now_ns & mask);
+    }
+
+    /// Runs that ended by `now_ns` (paused-to-unpaused transitions, what
+    /// pfcstat shows as RX Pause Transitions, SAI's ON2OFF): the last run
+    /// has not while the queue is paused (`paused_until_ns` > `now_ns`).
+    pub fn ended(&self, paused_until_ns: u64, now_ns: u64) -> u64 {
+        let running = self.started > 0 && paused_until_ns > now_ns;
+        self.started - u64::from(running)
+    }
+
+    /// The most recent run's length up to `now_ns` (it ends at
+    /// `paused_until_ns` when that is earlier); `None` before the first.
+    pub fn recent_ns(&self, paused_until_ns: u64, now_ns: u64) -> Option<u64> {
+        (self.started > 0).then(|| paused_until_ns.min(now_ns).saturating_sub(self.start_ns))
+    }
+}
+
 /// Lossless-stage counters per port (per-CPU array indexed by port id):
 /// ECN marks, WRED drops and buffer drops count on the egress port's
 /// queues; PFC decisions on the ingress port.
@@ -205,6 +261,7 @@ impl LosslessCounters {
 }
 
 const _: () = assert!(core::mem::size_of::<PauseStat>() == 32);
+const _: () = assert!(core::mem::size_of::<PauseRuns>() == 16);
 const _: () = assert!(core::mem::size_of::<LosslessCounters>() == 8 * (11 * NUM_TC + 8));
 
 #[cfg(feature = "user")]
@@ -213,4 +270,5 @@ mod pod {
     // (asserted above).
     unsafe impl aya::Pod for super::LosslessCounters {}
     unsafe impl aya::Pod for super::PauseStat {}
+    unsafe impl aya::Pod for super::PauseRuns {}
 }

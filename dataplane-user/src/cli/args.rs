@@ -90,32 +90,56 @@ pub enum Cmd {
         json: bool,
     },
     /// Show a running data plane as SONiC does (sonic-utilities' layouts):
-    /// `show pfc counters`, `show queue counters`, `show queue watermark
-    /// unicast`, `show priority-group watermark shared|headroom`, `show
-    /// ecn`, `show buffer configuration`, `show pfcwd config|stats`, `show
-    /// dcbx`, ... (an unknown target lists
-    /// them all).
+    /// `show interfaces counters [errors|rates|trim]`, `show pfc counters`,
+    /// `show queue counters`, `show queue watermark unicast`, `show
+    /// priority-group watermark shared|headroom`, `show priority-group drop
+    /// counters`, `show ecn`, `show buffer configuration`, `show pfcwd
+    /// config|stats`, `show dcbx`, ... (an unknown target lists them all).
+    ///
+    /// `interfaces counters`: STATE, RX_OK, RX_ERR, RX_OVR (overruns:
+    /// rx_over_errors + rx_fifo_errors), TX_OK, TX_ERR, TX_OVR
+    /// (tx_fifo_errors) are the port's netdev statistics in the kernel
+    /// (IFLA_STATS64, as `ip -s link`); RX_DRP adds to the kernel's
+    /// rx_dropped + rx_missed_errors the data plane's drops at that ingress
+    /// port (no route, no live member, no neighbour, failed redirect,
+    /// watchdog, malformed when the port drops them); TX_DRP adds to
+    /// tx_dropped the buffer model's drops on the port's queues; TX_ERR adds
+    /// tx_xdp_xmit_err. The rates are the kernel's byte and packet counters
+    /// read twice, 1 s apart (`-p SECONDS`: that long, and the counters over
+    /// it), where portstat reads COUNTERS_DB's RATES; UTIL is over the
+    /// port's configured speed. TRIM*: the data plane's trimming counters.
     Show {
         #[command(flatten)]
         which: Instance,
         /// JSON instead of SONiC's text (`-j` as sonic-utilities). `queue
-        /// counters` and the watermarks print sonic-utilities' JSON;
-        /// `pfc counters`, `ecn`, `buffer configuration`, `pfcwd` and
-        /// `dcbx` have none on SONiC: their JSON is this project's own.
+        /// counters`, `interfaces counters` and the watermarks print
+        /// sonic-utilities' JSON; `pfc counters`, `priority-group drop
+        /// counters`, `ecn`, `buffer configuration`, `pfcwd` and `dcbx` have
+        /// none on SONiC: their JSON is this project's own.
         #[arg(short, long)]
         json: bool,
         /// Also rows whose counters are all zero (`pfcwd stats`, as
         /// sonic-utilities' `pfcwd show stats -e`).
         #[arg(short, long)]
         empty: bool,
-        /// Only queues with a counter other than zero (`queue counters`;
-        /// `-nz` as sonic-utilities is accepted too).
+        /// Only queues (`queue counters`) or ports (`interfaces counters`)
+        /// with a counter other than zero (`-nz` as sonic-utilities is
+        /// accepted too).
         #[arg(long)]
         nonzero: bool,
         /// `pfc counters`: the pause history per priority (pfcstat
         /// --history).
         #[arg(long)]
         history: bool,
+        /// `interfaces counters [errors|rates|trim]`: the counters over
+        /// this many seconds, and the rates over them (portstat -p); the
+        /// rates are otherwise taken over one second.
+        #[arg(short, long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+        period: Option<u64>,
+        /// `interfaces counters`: every column, packet rates and trimming
+        /// too (portstat -a).
+        #[arg(short = 'a', long)]
+        printall: bool,
         /// The target's words, e.g. `pfc counters`.
         #[arg(required = true, num_args = 1..)]
         target: Vec<String>,

@@ -46,8 +46,21 @@ pub fn run(cli: Cli) -> Result<()> {
             empty,
             nonzero,
             history,
+            period,
+            printall,
             target,
-        } => show::show(&which, &target, json, (empty, nonzero, history)),
+        } => show::show(
+            &which,
+            &target,
+            json,
+            show::Flags {
+                empty,
+                nonzero,
+                history,
+                period,
+                printall,
+            },
+        ),
         Cmd::Clear {
             which,
             delete,

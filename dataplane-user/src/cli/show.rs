@@ -20,17 +20,23 @@ pub fn stats(instance: &str, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// The flags of `dataplane show`.
+pub struct Flags {
+    pub empty: bool,
+    pub nonzero: bool,
+    pub history: bool,
+    pub period: Option<u64>,
+    pub printall: bool,
+}
+
 /// `dataplane show TARGET`: SONiC's layout of a target, or JSON.
-pub fn show(
-    which: &super::args::Instance,
-    target: &[String],
-    json: bool,
-    (empty, nonzero, history): (bool, bool, bool),
-) -> Result<()> {
+pub fn show(which: &super::args::Instance, target: &[String], json: bool, f: Flags) -> Result<()> {
     let mut ctx = dataplane_user::show::Ctx::new(&which.name()?, which.config.clone());
-    ctx.empty = empty;
-    ctx.nonzero = nonzero;
-    ctx.history = history;
+    ctx.empty = f.empty;
+    ctx.nonzero = f.nonzero;
+    ctx.history = f.history;
+    ctx.period = f.period;
+    ctx.printall = f.printall;
     print!("{}", dataplane_user::show::show(&ctx, target, json)?);
     Ok(())
 }

@@ -8,12 +8,7 @@
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_REQUEST};
-use netlink_packet_route::link::{
-    InfoKind, LinkAttribute, LinkFlags, LinkInfo, LinkMessage, LinkXdp,
-};
-use netlink_packet_route::RouteNetlinkMessage;
-use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
+use netlink_packet_route::link::{InfoKind, LinkAttribute, LinkFlags, LinkInfo, LinkXdp};
 
 use super::checks::{Channels, DriverRead, LinkRead, Pinned, PortRead};
 
@@ -80,32 +75,12 @@ pub fn port(instance: &str, name: &str) -> PortRead {
 
 /// RTM_GETLINK for `ifindex`.
 pub fn link(ifindex: u32) -> Option<LinkRead> {
-    let mut msg = LinkMessage::default();
-    msg.header.index = ifindex;
-    let mut req = NetlinkMessage::new(
-        NetlinkHeader::default(),
-        NetlinkPayload::from(RouteNetlinkMessage::GetLink(msg)),
-    );
-    req.header.flags = NLM_F_REQUEST;
-    req.header.sequence_number = 1;
-    req.finalize();
-    let mut buf = vec![0u8; req.buffer_len()];
-    req.serialize(&mut buf);
-    let mut sock = Socket::new(NETLINK_ROUTE).ok()?;
-    sock.bind_auto().ok()?;
-    sock.connect(&SocketAddr::new(0, 0)).ok()?;
-    sock.send(&buf, 0).ok()?;
-    let mut reply = Vec::with_capacity(1 << 16);
-    sock.recv(&mut reply, 0).ok()?;
-    parse_link(&reply)
+    parse_link(&crate::telemetry::netdev::getlink(ifindex)?)
 }
 
 /// The first RTM_NEWLINK of a reply.
 pub fn parse_link(reply: &[u8]) -> Option<LinkRead> {
-    let msg = NetlinkMessage::<RouteNetlinkMessage>::deserialize(reply).ok()?;
-    let NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(m)) = msg.payload else {
-        return None;
-    };
+    let m = crate::telemetry::netdev::newlink(reply)?;
     let mut l = LinkRead {
         ifindex: m.header.index,
         admin_up: m.header.flags.contains(LinkFlags::Up),

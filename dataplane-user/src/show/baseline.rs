@@ -112,22 +112,32 @@ pub fn delete(ctx: &Ctx, name: &str, what: &str) -> Result<String> {
 
 /// Stores the counters of `snap` that `keep` selects as baseline `name`.
 pub fn save(ctx: &Ctx, name: &str, snap: &Snapshot, keep: impl Fn(&str) -> bool) -> Result<()> {
+    let ports = snap
+        .ports
+        .iter()
+        .map(|p| {
+            let c = p
+                .counters
+                .iter()
+                .filter(|(k, _)| keep(k))
+                .map(|(k, v)| (k.clone(), *v))
+                .collect();
+            (p.name.clone(), c)
+        })
+        .collect();
+    save_ports(ctx, name, ports)
+}
+
+/// Stores `ports` (port -> counter name -> value) as baseline `name`.
+pub fn save_ports(
+    ctx: &Ctx,
+    name: &str,
+    ports: BTreeMap<String, BTreeMap<String, u64>>,
+) -> Result<()> {
     let b = Baseline {
         time: now_string(),
         dataplane: dataplane_id(&ctx.instance)?,
-        ports: snap
-            .ports
-            .iter()
-            .map(|p| {
-                let c = p
-                    .counters
-                    .iter()
-                    .filter(|(k, _)| keep(k))
-                    .map(|(k, v)| (k.clone(), *v))
-                    .collect();
-                (p.name.clone(), c)
-            })
-            .collect(),
+        ports,
     };
     let dir = sys::state_dir(&ctx.instance);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -152,6 +162,12 @@ pub fn now_string() -> String {
 /// process's `TZ`, else /etc/localtime, through `localtime_r`), as
 /// `datetime.isoformat()` prints them.
 pub fn format_local(secs: i64, micros: u32) -> String {
+    isoformat(&local_civil(secs), micros)
+}
+
+/// Seconds since the epoch as local `[year, month, day, hour, minute,
+/// second]` (UTC when the C library cannot convert).
+pub fn local_civil(secs: i64) -> [i64; 6] {
     extern "C" {
         // POSIX <time.h>; the libc crate does not declare it. localtime_r
         // need not re-read TZ, tzset does.
@@ -165,17 +181,16 @@ pub fn format_local(secs: i64, micros: u32) -> String {
         !libc::localtime_r(&t, &mut tm).is_null()
     };
     if !ok {
-        return isoformat(&civil_utc(secs), micros);
+        return civil_utc(secs);
     }
-    let civil = [
+    [
         i64::from(tm.tm_year) + 1900,
         i64::from(tm.tm_mon) + 1,
         i64::from(tm.tm_mday),
         i64::from(tm.tm_hour),
         i64::from(tm.tm_min),
         i64::from(tm.tm_sec),
-    ];
-    isoformat(&civil, micros)
+    ]
 }
 
 /// `[year, month, day, hour, minute, second]` as `datetime.isoformat()`

@@ -77,6 +77,11 @@ pub struct Ctx {
     /// `clear --delete`: remove the stored baseline (pfcstat -d,
     /// queuestat -d) instead of storing one.
     pub delete: bool,
+    /// `interfaces counters -p SECONDS` (portstat -p): the counters over
+    /// that many seconds, and the rates over them.
+    pub period: Option<u64>,
+    /// `interfaces counters --printall` (portstat -a): every column.
+    pub printall: bool,
 }
 
 impl Ctx {
@@ -89,6 +94,8 @@ impl Ctx {
             nonzero: false,
             history: false,
             delete: false,
+            period: None,
+            printall: false,
         }
     }
 
@@ -102,6 +109,8 @@ impl Ctx {
             nonzero: self.nonzero,
             history: self.history,
             delete: self.delete,
+            period: self.period,
+            printall: self.printall,
         }
     }
 
@@ -143,6 +152,8 @@ targets! {
     buffer,
     pfcwd,
     dcbx,
+    interfaces,
+    pg_drop,
 }
 
 /// Every target, in the table's order.
@@ -185,19 +196,39 @@ pub fn find(words: &[String], clearing: bool) -> Result<(&'static Target, &[Stri
     )
 }
 
-/// The flags of one target: whether set, the flag, the target.
-type Flag = (fn(&Ctx) -> bool, &'static str, &'static str);
-const FLAGS: [Flag; 2] = [
-    (|c| c.nonzero, "--nonzero", "queue counters"),
-    (|c| c.history, "--history", "pfc counters"),
+/// The flags of some targets: whether set, the flag, the targets that
+/// take it (`NAME*`: NAME and the targets whose name goes on from it).
+type Flag = (fn(&Ctx) -> bool, &'static str, &'static [&'static str]);
+const FLAGS: [Flag; 4] = [
+    (
+        |c| c.nonzero,
+        "--nonzero",
+        &["queue counters", "interfaces counters*"],
+    ),
+    (|c| c.history, "--history", &["pfc counters"]),
+    (
+        |c| c.period.is_some(),
+        "--period",
+        &["interfaces counters*"],
+    ),
+    (|c| c.printall, "--printall", &["interfaces counters"]),
 ];
+
+/// Whether target `name` takes a flag for `targets` (see [`Flag`]).
+fn takes(targets: &[&str], name: &str) -> bool {
+    targets.iter().any(|t| match t.strip_suffix('*') {
+        Some(base) => name == base || name.starts_with(&format!("{base} ")),
+        None => name == *t,
+    })
+}
 
 /// `dataplane show WORDS`: the target's text, or its JSON.
 pub fn show(ctx: &Ctx, words: &[String], json: bool) -> Result<String> {
     let (t, rest) = find(words, false)?;
-    for (set, flag, target) in FLAGS {
-        if set(ctx) && t.name != target {
-            bail!("{flag} is for show {target}, not show {}", t.name);
+    for (set, flag, targets) in FLAGS {
+        if set(ctx) && !takes(targets, t.name) {
+            let takes: Vec<String> = targets.iter().map(|t| format!("show {t}")).collect();
+            bail!("{flag} is for {}, not show {}", takes.join(" or "), t.name);
         }
     }
     let out = (t.show)(&ctx.with_args(rest))?;

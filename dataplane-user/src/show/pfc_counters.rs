@@ -104,7 +104,9 @@ fn clear(ctx: &Ctx) -> Result<String> {
     }
     let snap = ctx.snapshot()?;
     baseline::save(ctx, BASELINE, &snap, |k| {
-        k.starts_with("rx_pfc[") || k.starts_with("tx_pfc[") || k.starts_with("rx_pause_ns[")
+        ["rx_pfc[", "tx_pfc[", "rx_pause_ns[", "rx_pause_transitions["]
+            .iter()
+            .any(|p| k.starts_with(p))
     })?;
     Ok("Clear saved PFC counters and history\n".into())
 }

@@ -32,7 +32,7 @@ const HEADER: [&str; 6] = [
 ];
 
 /// The counters a queue's drops add up from.
-const DROPS: [&str; 4] = ["wred_drop", "drop_shared_full", "drop_headroom", "wd_drop"];
+pub const DROPS: [&str; 4] = ["wred_drop", "drop_shared_full", "drop_headroom", "wd_drop"];
 
 /// One queue's counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -25,6 +25,7 @@ pub fn open_pinned(instance: &str, name: &str) -> Result<aya::maps::Map> {
         | names::map::PORT_BUF
         | names::map::TC_ROWS
         | names::map::PAUSE_STATS
+        | names::map::PAUSE_RUNS
         | names::map::WD_STATS
         | names::map::WATERMARKS
         | names::map::POOL

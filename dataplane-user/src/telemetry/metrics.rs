@@ -124,6 +124,22 @@ fn help(base: &str) -> (&'static str, &'static str) {
             "Time the egress queue spent paused by received PFC, ns.",
             "counter",
         ),
+        "pg_drop" => (
+            "Packets the buffer model dropped at their ingress priority group (shared buffer full, headroom exhausted).",
+            "counter",
+        ),
+        "rx_pause_transitions" => (
+            "Pauses of the egress queue by received PFC that ended (paused to unpaused; pfcstat --history's RX Pause Transitions).",
+            "counter",
+        ),
+        "rx_pause_recent_ns" => (
+            "Length of the egress queue's most recent pause by received PFC, ns (so far, while it lasts).",
+            "gauge",
+        ),
+        "rx_pause_recent_at_us" => (
+            "Start of the egress queue's most recent pause by received PFC, microseconds since the epoch.",
+            "gauge",
+        ),
         "pfcwd_storm_detected" => ("PFC storms detected by the watchdog.", "counter"),
         "pfcwd_storm_restored" => ("PFC storms restored by the watchdog.", "counter"),
         "pfcwd_in_storm" => ("1 while a PFC storm action is in force.", "gauge"),

@@ -5,6 +5,7 @@ pub mod btf;
 pub mod counters;
 pub mod events;
 pub mod metrics;
+pub mod netdev;
 pub mod serve;
 pub mod snapshot;
 pub mod stats;

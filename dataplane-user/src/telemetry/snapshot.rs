@@ -26,6 +26,17 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
     let now = sys::monotonic_ns();
     let xmit = crate::telemetry::xmit::errors_by_ifindex(&sys::pin_dir(instance)).ok();
     // absent in a data plane of an older build
+    let pause_runs: Option<aya::maps::Array<_, dataplane_common::buffer::PauseRuns>> =
+        crate::telemetry::counters::open_pinned(instance, dataplane_common::names::map::PAUSE_RUNS)
+            .ok()
+            .and_then(|m| aya::maps::Array::try_from(m).ok());
+    let wall_ns = sys::realtime_ns();
+    // absent in a data plane of an older build
+    let pg_drops: Option<aya::maps::PerCpuArray<_, [u64; 8]>> =
+        crate::telemetry::counters::open_pinned(instance, dataplane_common::names::map::PG_DROPS)
+            .ok()
+            .and_then(|m| aya::maps::PerCpuArray::try_from(m).ok());
+    // absent in a data plane of an older build
     let drop_bytes: Option<aya::maps::PerCpuArray<_, [u64; 8]>> =
         crate::telemetry::counters::open_pinned(instance, dataplane_common::names::map::DROP_BYTES)
             .ok()
@@ -45,6 +56,12 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
         }
         let slot = usize::from(p.port_id);
         if modelled(&pinned, slot) {
+            if let Some(Ok(per_cpu)) = pg_drops.as_ref().map(|m| m.get(&u32::from(p.port_id), 0)) {
+                for tc in 0..8 {
+                    let sum = per_cpu.iter().map(|d| d[tc]).sum();
+                    p.counters.insert(format!("pg_drop[{tc}]"), sum);
+                }
+            }
             for tc in 0..8usize {
                 if let Ok(q) = pinned.queues.get(&((slot * 8 + tc) as u32), 0) {
                     p.counters
@@ -55,6 +72,23 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
                         .insert(format!("queue_paused[{tc}]"), u64::from(q.is_paused(now)));
                     p.counters
                         .insert(format!("queue_tx_bytes[{tc}]"), q.tx_bytes);
+                    let runs = pause_runs
+                        .as_ref()
+                        .map(|m| m.get(&((slot * 8 + tc) as u32), 0));
+                    if let Some(Ok(r)) = runs {
+                        let until = q.paused_until_ns;
+                        p.counters
+                            .insert(format!("rx_pause_transitions[{tc}]"), r.ended(until, now));
+                        if let Some(ns) = r.recent_ns(until, now) {
+                            p.counters.insert(format!("rx_pause_recent_ns[{tc}]"), ns);
+                            // the run's start on the wall clock, microseconds
+                            let ago = now.saturating_sub(r.start_ns);
+                            p.counters.insert(
+                                format!("rx_pause_recent_at_us[{tc}]"),
+                                wall_ns.saturating_sub(ago) / 1000,
+                            );
+                        }
+                    }
                 }
                 if let Ok(st) = pinned.pause_stats.get(&((slot * 8 + tc) as u32), 0) {
                     p.counters

@@ -42,6 +42,21 @@ fn cases() -> (Vec<(Vec<String>, Rows)>, Vec<Rows>) {
             s(&["Port", "UC0"]),
             vec![s(&["Ethernet8", "N/A"]), s(&["e1", "123456789"])],
         ),
+        // portstat: a rate with a space, a state letter, N/A
+        (
+            s(&["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "TX_OVR"]),
+            vec![
+                s(&[
+                    "Ethernet0",
+                    "X",
+                    "18,446,744,073,709,551,615",
+                    "2000.00 MB/s",
+                    "64.00%",
+                    "0",
+                ]),
+                s(&["enp1s0f0np0", "N/A", "N/A", "0.00 B/s", "N/A", "N/A"]),
+            ],
+        ),
     ];
     let headerless = vec![
         vec![
