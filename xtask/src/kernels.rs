@@ -319,7 +319,13 @@ pub fn test(spec: &str, only: &[String], repeat: u32) -> Result<()> {
     // one directory per kernel: two matrices may run at once
     let name: String = spec
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let dir = target.join("kernel-matrix").join(name);
     std::fs::create_dir_all(&dir)?;
