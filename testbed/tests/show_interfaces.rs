@@ -9,7 +9,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -57,28 +56,15 @@ nexthop = "n"
     )
 }
 
-/// `dataplane <args>` in the switch's namespace: success, stdout, stderr.
-fn run_status(ns: &str, args: &[&str]) -> (bool, String, String) {
-    let o = Command::new(BIN.as_str())
-        .args(["--netns", ns])
-        .args(args)
-        .output()
-        .expect("run dataplane");
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-/// `dataplane <args>`'s stdout (panics with its stderr on failure).
-fn run(ns: &str, args: &[&str]) -> String {
-    let (ok, out, err) = run_status(ns, args);
-    assert!(ok, "dataplane {args:?}: {err}");
-    out
-}
-
 /// `dataplane show --instance I <words> [flags]`.
+fn run(ns: &str, args: &[&str]) -> String {
+    dataplane_out(ns, args)
+}
+
+fn run_status(ns: &str, args: &[&str]) -> (bool, String, String) {
+    dataplane_status(ns, args)
+}
+
 fn show(ns: &str, instance: &str, words: &str, flags: &[&str]) -> String {
     let mut args = vec!["show", "--instance", instance];
     args.extend(flags);

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -50,19 +49,8 @@ nexthop = "n"
     )
 }
 
-/// `dataplane <args>` in the switch's namespace; its stdout.
 fn run(ns: &str, args: &[&str]) -> String {
-    let o = Command::new(BIN.as_str())
-        .args(["--netns", ns])
-        .args(args)
-        .output()
-        .expect("run dataplane");
-    assert!(
-        o.status.success(),
-        "dataplane {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    dataplane_out(ns, args)
 }
 
 /// The PG cells of `port`'s row in pg-drop's table.

@@ -9,7 +9,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -59,33 +58,14 @@ nexthop = "n"
     )
 }
 
-/// `dataplane <args>` in the switch's namespace; its stdout.
 fn run(ns: &str, args: &[&str]) -> String {
-    let o = Command::new(BIN.as_str())
-        .args(["--netns", ns])
-        .args(args)
-        .output()
-        .expect("run dataplane");
-    assert!(
-        o.status.success(),
-        "dataplane {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    dataplane_out(ns, args)
 }
 
-/// `dataplane <args>` in the switch's namespace: did it succeed, and its
-/// stderr.
+/// Did `dataplane <args>` succeed, and its stderr.
 fn run_status(ns: &str, args: &[&str]) -> (bool, String) {
-    let o = Command::new(BIN.as_str())
-        .args(["--netns", ns])
-        .args(args)
-        .output()
-        .expect("run dataplane");
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let (ok, _, err) = dataplane_status(ns, args);
+    (ok, err)
 }
 
 fn show_json(ns: &str, instance: &str, target: &str) -> Value {

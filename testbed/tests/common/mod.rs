@@ -177,3 +177,26 @@ pub fn get_metrics(ns: &testbed::netns::Netns) -> String {
         .unwrap()
     })
 }
+
+/// `dataplane <args>` (the binary the lab tests run) in namespace `ns`:
+/// success, stdout, stderr.
+pub fn dataplane_status(ns: &str, args: &[&str]) -> (bool, String, String) {
+    let o = std::process::Command::new(testbed::dataplane_bin())
+        .args(["--netns", ns])
+        .args(args)
+        .output()
+        .expect("run dataplane");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `dataplane <args>` in namespace `ns`: its stdout (panics with its
+/// stderr on failure).
+pub fn dataplane_out(ns: &str, args: &[&str]) -> String {
+    let (ok, out, err) = dataplane_status(ns, args);
+    assert!(ok, "dataplane {args:?}: {err}");
+    out
+}
