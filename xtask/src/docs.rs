@@ -101,7 +101,7 @@ pub fn check() -> Result<()> {
         );
     }
     println!("docs: every relative link resolves");
-    if !crate::setup::on_path("mdbook") {
+    if !crate::machine::on_path("mdbook") {
         bail!("mdbook is not on PATH: `cargo xtask setup` installs it (cargo install mdbook --locked)");
     }
     crate::run(Command::new("mdbook").arg("build").arg(root.join("docs")))

@@ -103,7 +103,7 @@ pub fn setup() -> Result<()> {
                 .args(&missing),
         )?;
     }
-    if crate::setup::on_path("vng") {
+    if crate::machine::on_path("vng") {
         println!("setup: kernel matrix: virtme-ng present");
     } else {
         println!("setup: kernel matrix: installing {VIRTME_NG} from PyPI");
@@ -112,7 +112,7 @@ pub fn setup() -> Result<()> {
                 .args(["-m", "pip", "install", "-q", VIRTME_NG])
                 .env("PIP_ROOT_USER_ACTION", "ignore"),
         )?;
-        if !crate::setup::on_path("vng") {
+        if !crate::machine::on_path("vng") {
             bail!(
                 "pip installed {VIRTME_NG} but `vng` is not on PATH ({:?})",
                 std::env::var("PATH")

@@ -6,6 +6,7 @@
 mod docs;
 mod fuzz;
 mod kernels;
+mod machine;
 mod p4;
 mod p4tools;
 mod package;
@@ -297,7 +298,7 @@ fn main() -> Result<()> {
             repeat,
         } => {
             setup::setup()?;
-            setup::require_root("the tests load eBPF programs and create network namespaces")?;
+            machine::require_root("the tests load eBPF programs and create network namespaces")?;
             // qemu, Debian's 6.1 and virtme-ng: only for a booted kernel
             if k != "host" {
                 kernels::setup()?;
@@ -316,7 +317,7 @@ fn main() -> Result<()> {
             }
             let want = |b: &str| only.is_empty() || only.iter().any(|o| o == b);
             setup::setup()?;
-            setup::require_root("the benchmarks run eBPF programs")?;
+            machine::require_root("the benchmarks run eBPF programs")?;
             build_release_bins()?;
             let out = root()
                 .join("target/bench/results.json")
@@ -415,7 +416,7 @@ fn main() -> Result<()> {
         Cmd::P4 { cmd: P4Cmd::Test } => p4::test(),
         Cmd::Soak { seconds } => {
             setup::setup()?;
-            setup::require_root("the soak builds a namespace fabric and loads eBPF programs")?;
+            machine::require_root("the soak builds a namespace fabric and loads eBPF programs")?;
             build_release_bins()?;
             run(
                 Command::new(root().join("target/release/dataplane-soak")).args([
@@ -450,7 +451,7 @@ fn main() -> Result<()> {
         }
         Cmd::Demo => {
             setup::setup()?;
-            setup::require_root("the demo creates network namespaces and loads eBPF programs")?;
+            machine::require_root("the demo creates network namespaces and loads eBPF programs")?;
             build_release_bins()?;
             run(Command::new(root().join("target/release/dataplane-demo"))
                 .arg("--dataplane")

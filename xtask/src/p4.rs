@@ -15,13 +15,13 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::summary::{mins, Summary};
-use crate::{cargo, p4tools, root, run, setup};
+use crate::{cargo, machine, p4tools, root, run, setup};
 
 /// `cargo xtask p4 test`: the P4 crate's tests and the corpus on eBPF,
 /// then the steps with the P4 tools.
 pub fn test() -> Result<()> {
     setup::setup()?;
-    setup::require_root("the corpus runs through the eBPF programs in a network namespace")?;
+    machine::require_root("the corpus runs through the eBPF programs in a network namespace")?;
     let mut s = Summary::new()?;
     let r = p4_test_steps(&mut s);
     s.finish("cargo xtask p4 test", r)
@@ -91,7 +91,7 @@ fn stf_dir() -> PathBuf {
 
 /// The v1model program with p4c, where installed.
 fn compile_v1model(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> Result<()> {
-    if !setup::on_path("p4c") {
+    if !machine::on_path("p4c") {
         s.skipped(format!(
             "v1model: not compiled: {}",
             p4tools::absent_reason()
@@ -206,7 +206,7 @@ fn all_of(line: &str) -> bool {
 fn compile_tna(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> Result<()> {
     let tofino_inc = std::env::var_os("TOFINO_P4INCLUDE").map(PathBuf::from);
     let t = Instant::now();
-    if setup::on_path("bf-p4c") {
+    if machine::on_path("bf-p4c") {
         let out = root().join("target/p4/tna");
         run(Command::new("bf-p4c")
             .args([
@@ -251,7 +251,7 @@ fn compile_tna(s: &mut Summary, env: &mut Vec<(&'static str, OsString)>) -> Resu
         return Ok(());
     }
     let inc = tofino_inc.filter(|d| d.join("tna.p4").exists());
-    match (setup::on_path("p4test"), inc) {
+    match (machine::on_path("p4test"), inc) {
         (true, Some(inc)) => {
             run(Command::new("p4test")
                 .arg("-D__TARGET_TOFINO__=1")

@@ -18,7 +18,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 
-use crate::setup::{install_debs, install_pip, is_debian, on_path, step};
+use crate::machine::{install_debs, install_pip, is_debian, on_path, step};
 
 /// The tools that make a P4 toolchain for the bmv2 steps.
 pub const TOOLS: &[&str] = &["p4c", "simple_switch", "simple_switch_CLI"];

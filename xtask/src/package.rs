@@ -32,7 +32,7 @@ fn copy(from: &Path, to: &Path, mode: u32) -> Result<()> {
 
 /// Builds the package; returns its path.
 pub fn package() -> Result<PathBuf> {
-    if !crate::setup::on_path("dpkg-deb") {
+    if !crate::machine::on_path("dpkg-deb") {
         bail!("dpkg-deb not found: `cargo xtask package` builds Debian packages on Debian");
     }
     run(cargo().args([
@@ -186,7 +186,7 @@ fn shlib_depends(bin: &Path) -> Result<String> {
 
 /// Installs the package, checks the installed files, removes it.
 pub fn check(deb: &Path) -> Result<()> {
-    crate::setup::require_root("dpkg -i installs the package")?;
+    crate::machine::require_root("dpkg -i installs the package")?;
     let status = Command::new("dpkg-query")
         .args(["-W", "-f=${Status}", PACKAGE])
         .output()?;
@@ -199,7 +199,7 @@ pub fn check(deb: &Path) -> Result<()> {
         // without a config, doctor checks the kernel, BTF, bpffs and
         // privileges: it fails only on a kernel below the minimum
         run(Command::new("/usr/sbin/dataplane").arg("doctor"))?;
-        if crate::setup::on_path("systemd-analyze") {
+        if crate::machine::on_path("systemd-analyze") {
             let dir = target_dir().join("deb/verify");
             std::fs::create_dir_all(&dir)?;
             let inst = dir.join("dataplane@pkgcheck.service");

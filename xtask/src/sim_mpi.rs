@@ -11,12 +11,12 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{cargo, root, run, setup};
+use crate::{cargo, machine, root, run};
 
 const RANKS: [u32; 2] = [1, 2];
 
 pub fn bench(out: &str) -> Result<()> {
-    if !setup::on_path("mpirun") {
+    if !machine::on_path("mpirun") {
         println!("sim_mpi: SKIPPED: no mpirun on PATH (cargo xtask setup installs Open MPI)");
         return Ok(());
     }

@@ -9,11 +9,11 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::summary::Summary;
-use crate::{cargo, p4, run, setup};
+use crate::{cargo, machine, p4, run, setup};
 
 pub fn test() -> Result<()> {
     setup::setup()?;
-    setup::require_root("the tests load eBPF programs and create network namespaces")?;
+    machine::require_root("the tests load eBPF programs and create network namespaces")?;
     let mut s = Summary::new()?;
     let r = steps(&mut s);
     s.finish("cargo xtask test", r)?;
