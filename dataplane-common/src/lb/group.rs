@@ -565,6 +565,12 @@ pub struct LeastLoaded<L> {
     wsum: u32,
 }
 
+impl<L: Level> Default for LeastLoaded<L> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<L: Level> LeastLoaded<L> {
     /// No member seen yet.
     #[inline(always)]

@@ -3,7 +3,7 @@
 //! for (XDP cannot create packets).
 
 use crate::lossless::emitter::realtime;
-use crate::lossless::pfc_path::TimerTx;
+use crate::lossless::timer_tx::TimerTx;
 use dataplane_common::names;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,19 +5,11 @@
 //! fallback where the data plane's path fails its self-test
 //! (`lossless::selftest`); each path is used only after its self-test.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-
-use crate::lossless::emitter::Emitter;
-use dataplane_common::buffer::PfcEvent;
-
-use anyhow::{anyhow, bail, Context, Result};
-use aya::maps::{Array, DevMap, MapData};
+use anyhow::{bail, Result};
 use aya::Ebpf;
-use dataplane_common::buffer::{PFC_PATH_DATAPLANE, PFC_PATH_USERSPACE};
-use dataplane_common::lossless::MODEL_PORTS;
-use dataplane_common::names;
 use dataplane_config::{PfcTx, Plan};
 
+use crate::lossless::dp_pfc;
 use crate::ports::Resolved;
 
 /// The active emission path.
@@ -66,7 +58,7 @@ pub fn select_explained(
     ports: &[Resolved],
     mode: aya::programs::XdpMode,
 ) -> Result<(PfcPath, String)> {
-    write_port_macs(bpf, ports)?;
+    dp_pfc::write_port_macs(bpf, ports)?;
     let want = plan
         .buffer
         .as_ref()
@@ -80,7 +72,7 @@ pub fn select_explained(
         PfcTx::Auto | PfcTx::DataPlane => {
             let test = crate::lossless::selftest::pfc_dataplane_once_per_boot(mode);
             let enabled = if test.passed {
-                enable_dataplane(bpf, ports).map_err(|e| format!("{e:#}"))
+                dp_pfc::enable_dataplane(bpf, ports).map_err(|e| format!("{e:#}"))
             } else {
                 Err(format!("failed its self-test: {}", test.detail))
             };
@@ -114,7 +106,7 @@ pub fn select_explained(
         }
         p => (p, why),
     };
-    set_path(bpf, &path)?;
+    dp_pfc::set_path(bpf, path == PfcPath::DataPlane)?;
     Ok((path, why))
 }
 
@@ -127,106 +119,4 @@ fn selftest_mode(plan: &Plan) -> aya::programs::XdpMode {
     }
 }
 
-fn set_path(bpf: &mut Ebpf, path: &PfcPath) -> Result<()> {
-    let v = match path {
-        PfcPath::DataPlane => PFC_PATH_DATAPLANE,
-        PfcPath::Userspace(_) => PFC_PATH_USERSPACE,
-    };
-    let mut m: Array<&mut MapData, u32> = Array::try_from(
-        bpf.map_mut(names::map::PFC_PATH)
-            .context(names::map::PFC_PATH)?,
-    )?;
-    m.set(0, v, 0).context("PFC_PATH")?;
-    Ok(())
-}
-
-/// The data plane's path without its self-test: for the self-test itself
-/// (on its private copy of the object).
-pub(crate) fn enable_dataplane_untested(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
-    write_port_macs(bpf, ports)?;
-    enable_dataplane(bpf, ports)?;
-    set_path(bpf, &PfcPath::DataPlane)
-}
-
-/// `PORT_MACS[port id]` = the port's own MAC.
-fn write_port_macs(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
-    let mut m: Array<&mut MapData, [u8; 8]> = Array::try_from(
-        bpf.map_mut(names::map::PORT_MACS)
-            .context(names::map::PORT_MACS)?,
-    )?;
-    for r in ports {
-        let mut v = [0u8; 8];
-        v[..6].copy_from_slice(&r.config.mac);
-        m.set(u32::from(r.config.port_id), v, 0)
-            .with_context(|| format!("PORT_MACS[{}]", r.config.port_id))?;
-    }
-    Ok(())
-}
-
-/// Fills `PFC_BCAST` (the kernel refuses a devmap program it cannot run)
-/// and gives `TX_PORTS` the same egress program
-/// ([`crate::tables::forwarding::tx_ports_prog`]).
-fn enable_dataplane(bpf: &mut Ebpf, ports: &[Resolved]) -> Result<()> {
-    let (fd, prog_id) = crate::tables::forwarding::devmap_pfc(bpf)?;
-    {
-        let mut bc: DevMap<&mut MapData> = DevMap::try_from(
-            bpf.map_mut(names::map::PFC_BCAST)
-                .context(names::map::PFC_BCAST)?,
-        )?;
-        for r in ports {
-            let id = u32::from(r.config.port_id);
-            if id as usize >= MODEL_PORTS {
-                bail!("port id {id} is beyond the buffer model's {MODEL_PORTS} ports");
-            }
-            bc.set(id, r.ifindex, Some(&fd), 0).with_context(|| {
-                format!(
-                    "PFC_BCAST[{id}] = ifindex {} with {}",
-                    r.ifindex,
-                    names::prog::XDP_DEVMAP_PFC
-                )
-            })?;
-        }
-    }
-    crate::tables::forwarding::write_tx_ports(bpf, ports, Some((&fd, prog_id)))?;
-    Ok(())
-}
-
-/// The timer path's sender, owned by the timer thread: after a tick that
-/// queued decisions it pops every one (`PFC_QUEUE`) and sends its frame
-/// through its own [`Emitter`] (AF_PACKET, the same bytes, the same event
-/// log and latency record), before the thread sleeps again.
-pub struct TimerTx {
-    queue: OwnedFd,
-    /// Its sender, latency record and counts.
-    pub emitter: Emitter,
-}
-
-impl TimerTx {
-    pub fn open(bpf: &Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<TimerTx> {
-        let queue = match bpf
-            .map(names::map::PFC_QUEUE)
-            .ok_or_else(|| anyhow!("map {} missing", names::map::PFC_QUEUE))?
-        {
-            aya::maps::Map::Queue(d) => d.fd().as_fd().try_clone_to_owned()?,
-            _ => bail!("map {} is not a queue", names::map::PFC_QUEUE),
-        };
-        Ok(TimerTx {
-            queue,
-            emitter: Emitter::open(plan, ports)?,
-        })
-    }
-
-    /// Pops and sends every queued decision; returns how many.
-    pub fn send_all(&mut self) -> usize {
-        let mut n = 0;
-        while let Some(v) = crate::sys::queue_pop(self.queue.as_raw_fd()) {
-            // SAFETY: the data plane queues PfcEvent records; read unaligned.
-            let ev: PfcEvent = unsafe { std::ptr::read_unaligned(v.as_ptr() as *const PfcEvent) };
-            if let Err(e) = self.emitter.handle(&ev) {
-                crate::log::error(&format!("pfc: timer path: {e:#}"));
-            }
-            n += 1;
-        }
-        n
-    }
-}
+pub use super::timer_tx::TimerTx;

@@ -214,7 +214,7 @@ fn run(mode: XdpMode) -> Result<String> {
     let mut bpf =
         crate::object::load_object().context("loading a private copy of the eBPF object")?;
     let (_, ix) = crate::tables::apply_config_text(&mut bpf, CONFIG, "pfc-selftest")?;
-    crate::lossless::pfc_path::enable_dataplane_untested(&mut bpf, &ix)
+    crate::lossless::dp_pfc::enable_untested(&mut bpf, &ix)
         .context("devmap egress programs (xdp_devmap_pfc in PFC_BCAST and TX_PORTS)")?;
     {
         let mut rows: Array<&mut MapData, TcRow> = Array::try_from(
