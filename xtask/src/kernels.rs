@@ -288,6 +288,23 @@ fn guest_script(
     s
 }
 
+/// Runs `cmd` with its output passed on through pipes. qemu opens the
+/// guest's console as `/proc/self/fd/1`, which truncates a file our
+/// output is redirected to (`cargo xtask test > log` lost everything
+/// before the boot); through a pipe nothing is lost.
+fn forwarded(cmd: &mut Command) -> std::io::Result<std::process::ExitStatus> {
+    use std::process::Stdio;
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::stdout()));
+    let t_err = std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::stderr()));
+    let status = child.wait()?;
+    let _ = t_out.join();
+    let _ = t_err.join();
+    Ok(status)
+}
+
 /// `cargo xtask test --kernel SPEC [--only a,b] [--repeat N]`: `only`
 /// names test targets of the matrix (every one when empty), each run
 /// `repeat` times. SPEC `host` runs the same script on the running kernel
@@ -350,8 +367,8 @@ pub fn test(spec: &str, only: &[String], repeat: u32) -> Result<()> {
             .context("running the matrix script")?
     } else {
         println!("== kernel matrix: {} (virtme-ng, TCG)", kernel.display());
-        Command::new("vng")
-            .arg("--run")
+        let mut vng = Command::new("vng");
+        vng.arg("--run")
             .arg(&kernel)
             .args([
                 "--disable-kvm",
@@ -366,9 +383,8 @@ pub fn test(spec: &str, only: &[String], repeat: u32) -> Result<()> {
             .arg(&dir)
             .arg("--exec")
             .arg(format!("sh {}", script.display()))
-            .current_dir(crate::root())
-            .status()
-            .context("starting vng (virtme-ng)")?
+            .current_dir(crate::root());
+        forwarded(&mut vng).context("starting vng (virtme-ng)")?
     };
     let wall = t0.elapsed().as_secs();
     let got = std::fs::read_to_string(&results).unwrap_or_default();
