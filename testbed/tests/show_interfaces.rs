@@ -14,11 +14,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use dataplane_common::build::{self, pfc_frame, Ip, L2};
 use serde_json::Value;
-use testbed::controller::Controller;
 use testbed::netns::Netns;
 use testbed::raw::send_frames;
-
-static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 const SW_P0: [u8; 6] = [2, 0, 0, 0, 0x5b, 0];
 const HOST: [u8; 6] = [2, 0, 0, 0, 0x5b, 0x10];
@@ -119,15 +116,7 @@ fn interface_counters_and_pause_history() {
     let (sw, h, sink) = switch_with_ports("sif", "si-p0", "si-p1", 0x5b);
     sink.exec(&["ethtool", "-K", "eth0", "gro", "on"]).unwrap();
     let instance = format!("sif{}", std::process::id());
-    let ctl = Controller::start_with(
-        std::path::Path::new(BIN.as_str()),
-        &sw,
-        &instance,
-        &config(&instance),
-        "switch",
-        &[],
-    )
-    .unwrap();
+    let ctl = start_switch(&sw, &instance, &config(&instance), &[]);
     let ns = sw.name.as_str();
     let mut failures = Vec::new();
 

@@ -10,10 +10,7 @@ use std::time::Duration;
 
 use common::*;
 use dataplane_common::build::{self, Ip, L2};
-use testbed::controller::Controller;
 use testbed::raw::send_frames;
-
-static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 const SW_P0: [u8; 6] = [2, 0, 0, 0, 0x5c, 0];
 const HOST: [u8; 6] = [2, 0, 0, 0, 0x5c, 0x10];
@@ -67,15 +64,7 @@ fn pg_drops_count_on_the_ingress_port() {
     let (sw, h, sink) = switch_with_ports("spd", "pd-p0", "pd-p1", 0x5c);
     sink.exec(&["ethtool", "-K", "eth0", "gro", "on"]).unwrap();
     let instance = format!("spd{}", std::process::id());
-    let ctl = Controller::start_with(
-        std::path::Path::new(BIN.as_str()),
-        &sw,
-        &instance,
-        &config(&instance),
-        "switch",
-        &[],
-    )
-    .unwrap();
+    let ctl = start_switch(&sw, &instance, &config(&instance), &[]);
     let ns = sw.name.as_str();
     let mut failures = Vec::new();
 

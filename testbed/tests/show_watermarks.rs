@@ -14,11 +14,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use dataplane_common::build::L2;
 use serde_json::Value;
-use testbed::controller::Controller;
 use testbed::netns::Netns;
 use testbed::raw::send_frames;
-
-static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(testbed::dataplane_bin);
 
 const SW_P0: [u8; 6] = [2, 0, 0, 0, 0x5a, 0];
 const HOST: [u8; 6] = [2, 0, 0, 0, 0x5a, 0x10];
@@ -115,15 +112,12 @@ fn watermarks_show_clear_and_metrics() {
     let (sw, h, sink) = switch_with_ports("shw", "sw-p0", "sw-p1", 0x5a);
     sink.exec(&["ethtool", "-K", "eth0", "gro", "on"]).unwrap();
     let instance = format!("shw{}", std::process::id());
-    let ctl = Controller::start_with(
-        std::path::Path::new(BIN.as_str()),
+    let ctl = start_switch(
         &sw,
         &instance,
         &config(&instance),
-        "switch",
         &["--watermark-interval", "1"],
-    )
-    .unwrap();
+    );
     let ns = sw.name.as_str();
 
     // nothing yet: every mark 0; a port outside... both are in the model

@@ -200,3 +200,22 @@ pub fn dataplane_out(ns: &str, args: &[&str]) -> String {
     assert!(ok, "dataplane {args:?}: {err}");
     out
 }
+
+/// The controller of the lab tests' binary, started as switch `instance`
+/// in namespace `sw` with config text `config` and `extra` arguments.
+pub fn start_switch(
+    sw: &testbed::netns::Netns,
+    instance: &str,
+    config: &str,
+    extra: &[&str],
+) -> testbed::controller::Controller {
+    testbed::controller::Controller::start_with(
+        std::path::Path::new(&testbed::dataplane_bin()),
+        sw,
+        instance,
+        config,
+        "switch",
+        extra,
+    )
+    .expect("the switch's controller starts")
+}
