@@ -21,7 +21,7 @@ use aya_ebpf::{
 use dataplane_common::{
     lb::{
         by_entropy, flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_hash,
-        flowlet_index, flowlet_tag, just_placed, place_announced, place_booking, place_next,
+        flowlet_index, flowlet_tag, place_announced, place_booking, place_counts, place_next,
         select_packet_by, uses_flowlets, uses_reservations, Choice, FlowKey, FlowWays, Flowlet,
         FlowletSlot, Group, LeastLoaded, Pick, PortRate, WayLookup, FLOWLET_SLOTS, FLOW_SETS,
         MAX_MEMBERS, MODE_SPRAY, NOT_ANNOUNCED, NUM_BANDS,
@@ -211,7 +211,7 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
         };
         let announced = place_announced(p.roce, p.bth.opcode, reth_len(pkt, p), p.frame_len);
         let bytes = place_booking(g.mode, &pick, announced);
-        let placed = just_placed(&pick);
+        let placed = place_counts(&pick, p.roce, p.bth.opcode);
         if bytes > 0 || placed {
             if let Some(r) = rate_of(pick.id) {
                 // SAFETY: shared slot; a race loses one booking or count.

@@ -21,8 +21,9 @@
 //! Ports that are neither booked nor loaded (sparse flows: each message
 //! shorter than the gaps between them, so bookings and estimators have
 //! forgotten one flow before the next starts) tie on both; the third part
-//! of the key, the flows placed on the port lately
-//! ([`PortRate::placements_at`], halved every 16.8 ms), sends the new flow
+//! of the key, the data flows placed on the port lately
+//! ([`PortRate::placements_at`], halved every 16.8 ms; ACK and CNP flows
+//! are placed but not counted: [`place_counts`]), sends the new flow
 //! where fewer flows were placed, as QP-aware placement balances queue
 //! pairs per uplink. Without it the flow hash breaks such ties, and a
 //! pinned flow stays where a polarised hash put it (the fan bench: 3/2/2/1
@@ -198,13 +199,26 @@ pub const fn place_key(ahead_ns: u64, band: u8, placements: u32) -> u32 {
 }
 
 /// Whether a pick just placed its flow (its first packet, or its member
-/// went down): the placement [`PortRate::commit_place`] counts.
+/// went down).
 #[inline(always)]
 pub fn just_placed(pick: &Pick) -> bool {
     match pick.flowlet {
         Some(e) => e.is_new(),
         None => false,
     }
+}
+
+/// Whether a pick's placement counts on its port
+/// ([`PortRate::commit_place`]'s `placed`): the flow was [`just_placed`]
+/// and carries data. A RoCEv2 ACK (or NAK) or CNP flow carries none: its
+/// packets are a few dozen bytes per message of its peer's, so counting
+/// it as a flow would steer data flows away from a port that carries
+/// only acknowledgements (the count breaks ties between ports that are
+/// neither booked nor loaded; see [`PortRate::placements_at`]).
+#[inline(always)]
+pub fn place_counts(pick: &Pick, roce: bool, opcode: u8) -> bool {
+    let ack = roce && (opcode == crate::wire::bth::OP_ACK || opcode == crate::wire::bth::OP_CNP);
+    just_placed(pick) && !ack
 }
 
 /// The bytes to book on the chosen member's port after a [`select`] in

@@ -1,4 +1,5 @@
 use super::*;
+use dataplane_common::wire::bth::{OP_WRITE_FIRST, OP_WRITE_MIDDLE};
 
 const T0: u64 = 7_000_000;
 const G400: u32 = 400_000;
@@ -26,6 +27,11 @@ impl Leaf {
     /// What a caller does for one packet of flow `hash` at `now`
     /// announcing `announced` bytes: look up the way, select, book.
     fn packet(&mut self, hash: u32, now: u64, announced: u32, len: u32) -> Pick {
+        self.packet_op(hash, now, announced, len, OP_WRITE_FIRST)
+    }
+
+    /// [`Leaf::packet`] for a RoCEv2 packet of opcode `op`.
+    fn packet_op(&mut self, hash: u32, now: u64, announced: u32, len: u32, op: u8) -> Pick {
         let set = &mut self.table[flow_set_index(7, hash) as usize];
         let (e, how) = flow_way(set, flowlet_tag(7, hash), now, TO);
         if how == WayLookup::Evicted {
@@ -43,7 +49,7 @@ impl Leaf {
         let pick = select(g, hash, Some(e), now, 0, levels).expect("a live member");
         let bytes = place_booking(MODE_PLACE, &pick, announced);
         let port = &mut self.ports[pick.slot as usize];
-        port.commit_place(now, bytes, just_placed(&pick));
+        port.commit_place(now, bytes, place_counts(&pick, true, op));
         port.update(now, len);
         pick
     }
@@ -299,6 +305,47 @@ fn sparse_flows_spread_by_their_placements() {
         hash_polarised > 20,
         "the hash alone would polarise some rounds: {hash_polarised}"
     );
+}
+
+/// The acknowledgement flows a leaf also carries (its hosts' ACKs and
+/// CNPs to the senders of other leaves) are placed but not counted: the
+/// data flows spread 2/2/2/2 over 4 uplinks whichever ports the ACK flows
+/// took, where counting them would push data flows off the ports that
+/// carry only ACKs.
+#[test]
+fn acknowledgement_flows_are_placed_but_not_counted() {
+    use dataplane_common::wire::bth::{OP_ACK, OP_CNP};
+    let first = Pick {
+        slot: 0,
+        id: 1,
+        flowlet: Some(FlowletEvent::First),
+    };
+    let same = Pick {
+        flowlet: Some(FlowletEvent::Same),
+        ..first
+    };
+    assert!(place_counts(&first, true, OP_WRITE_FIRST));
+    assert!(place_counts(&first, true, OP_WRITE_MIDDLE));
+    assert!(!place_counts(&first, true, OP_ACK));
+    assert!(!place_counts(&first, true, OP_CNP));
+    assert!(!place_counts(&same, true, OP_WRITE_FIRST));
+    // not RoCE: the byte is no opcode
+    assert!(place_counts(&first, false, OP_ACK));
+    for round in 0..200u32 {
+        let mut leaf = Leaf::new(4);
+        let mut used = [0u32; 4];
+        for k in 0..8u64 {
+            let t = T0 + k * 1_000_000;
+            let ack = flow_hash(&roce4(100_000 + round * 8 + k as u32), SEED);
+            let a = leaf.packet_op(ack, t, 80, 80, OP_ACK);
+            assert_eq!(a.flowlet, Some(FlowletEvent::First));
+            let h = flow_hash(&roce4(round * 8 + k as u32), SEED);
+            // 0.5 ms after the ACK: its 80-byte booking has lapsed
+            let p = leaf.packet(h, t + 500_000, NOT_ANNOUNCED, 1024);
+            used[p.slot as usize] += 1;
+        }
+        assert_eq!(used, [2; 4], "round {round}: data flows per uplink");
+    }
 }
 
 #[test]
