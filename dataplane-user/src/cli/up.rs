@@ -171,7 +171,9 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
         // again (an adopted one keeps running as it was)
         Err(e) if !running.adopted => {
             running.abandon();
-            return Err(e.context("nothing is left attached"));
+            return Err(anyhow::anyhow!(
+                "{e:#} (nothing was left attached or pinned)"
+            ));
         }
         Err(e) => return Err(e),
     };

@@ -111,8 +111,8 @@ pub fn choose_pfc_path(
                     return Ok((
                         PfcPath::DataPlane,
                         format!(
-                            "{key}: devmap egress programs, BPF_F_BROADCAST and XDP metadata through a devmap \
-                             are not missing, and the path's self-test passed: {}",
+                            "{key}: no feature of the data plane's path is missing (devmap egress programs, \
+                             BPF_F_BROADCAST, XDP metadata through a devmap) and its self-test passed: {}",
                             t.detail
                         ),
                     ));
