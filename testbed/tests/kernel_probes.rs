@@ -127,9 +127,16 @@ fn up_prints_the_probe_table_and_why_it_chose_its_pfc_path() {
     let rows = &lines[head + 2..head + 2 + Feature::ALL.len()];
     let have = kernel_version();
     for (f, row) in Feature::ALL.iter().zip(rows) {
-        assert!(row.trim_start().starts_with(f.name()), "row {row:?} is not {f:?}");
+        assert!(
+            row.trim_start().starts_with(f.name()),
+            "row {row:?} is not {f:?}"
+        );
         if since(*f) <= have {
-            assert!(row.contains(" available "), "{} not available: {row}", f.name());
+            assert!(
+                row.contains(" available "),
+                "{} not available: {row}",
+                f.name()
+            );
         }
     }
     let pfc = lines

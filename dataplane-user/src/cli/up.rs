@@ -391,8 +391,13 @@ impl Lossless {
         } else {
             aya::programs::XdpMode::Driver
         };
-        let (path, why) =
-            lossless::pfc_path::select_explained(&mut running.bpf, plan, &running.ports, mode, probes)?;
+        let (path, why) = lossless::pfc_path::select_explained(
+            &mut running.bpf,
+            plan,
+            &running.ports,
+            mode,
+            probes,
+        )?;
         say(&match why.is_empty() {
             true => path.describe(),
             false => format!("{}; {why}", path.describe()),

@@ -121,7 +121,11 @@ pub fn probe_checks(probes: &crate::probe::Probes) -> Vec<Check> {
                     } else {
                         Verdict::Warn
                     },
-                    format!("missing (Linux {}+): {d}; without it {}", f.since(), f.without()),
+                    format!(
+                        "missing (Linux {}+): {d}; without it {}",
+                        f.since(),
+                        f.without()
+                    ),
                 ),
                 Status::NotProbed(d) => (Verdict::Warn, format!("not probed: {d}")),
             };

@@ -60,7 +60,9 @@ pub fn refusals(w: &Wants, probes: &Probes) -> Vec<String> {
         }
         for m in missing(probes, &[f]) {
             out.push(match f {
-                Feature::TestRun => format!("[buffer] needs {m} (the buffer model's timer runs that way)"),
+                Feature::TestRun => {
+                    format!("[buffer] needs {m} (the buffer model's timer runs that way)")
+                }
                 _ => format!("the data plane needs {m}"),
             });
         }
@@ -123,7 +125,10 @@ pub fn choose_pfc_path(
                         t.detail
                     ));
                 }
-                format!("{key}: the data plane's path failed its self-test: {}", t.detail)
+                format!(
+                    "{key}: the data plane's path failed its self-test: {}",
+                    t.detail
+                )
             }
         }
     };
@@ -189,7 +194,10 @@ mod tests {
         let (p, why) =
             choose_pfc_path(PfcTx::Auto, &all_available(), || pass("xoff back"), never).unwrap();
         assert_eq!(p, PfcPath::DataPlane);
-        assert!(why.contains("buffer.pfc_tx = \"auto\"") && why.contains("xoff back"), "{why}");
+        assert!(
+            why.contains("buffer.pfc_tx = \"auto\"") && why.contains("xoff back"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -201,7 +209,10 @@ mod tests {
             let PfcPath::Userspace(reason) = p else {
                 panic!("{f:?}: the data plane chosen")
             };
-            assert!(reason.contains(f.name()) && reason.contains("EINVAL"), "{reason}");
+            assert!(
+                reason.contains(f.name()) && reason.contains("EINVAL"),
+                "{reason}"
+            );
             assert!(why.contains("af_packet ok"), "{why}");
         }
     }
@@ -246,7 +257,10 @@ mod tests {
         );
         let e = choose_pfc_path(PfcTx::DataPlane, &probes, never, never).unwrap_err();
         assert!(e.contains("buffer.pfc_tx = \"dataplane\" refused"), "{e}");
-        assert!(e.contains("XDP metadata through a devmap") && e.contains("0 of 2"), "{e}");
+        assert!(
+            e.contains("XDP metadata through a devmap") && e.contains("0 of 2"),
+            "{e}"
+        );
         let r = refusals(
             &Wants {
                 pfc_tx: PfcTx::DataPlane,
@@ -289,7 +303,10 @@ mod tests {
         assert!(matches!(p, PfcPath::Userspace(r) if r.contains("\"userspace\"")));
         let e = choose_pfc_path(PfcTx::Userspace, &all_available(), never, || fail("EPERM"))
             .unwrap_err();
-        assert!(e.contains("no PFC path passed") && e.contains("EPERM"), "{e}");
+        assert!(
+            e.contains("no PFC path passed") && e.contains("EPERM"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -307,7 +324,11 @@ mod tests {
             assert!(r[0].contains(f.name()), "{r:?}");
         }
         // test runs only with [buffer]
-        let probes = with(all_available(), Feature::TestRun, Status::Missing("x".into()));
+        let probes = with(
+            all_available(),
+            Feature::TestRun,
+            Status::Missing("x".into()),
+        );
         let w = |buffer| Wants {
             pfc_tx: PfcTx::Auto,
             buffer,
@@ -316,7 +337,11 @@ mod tests {
         assert!(refusals(&w(true), &probes)[0].starts_with("[buffer] needs XDP test runs"));
         // features the data plane does not use refuse nothing
         let probes = with(
-            with(all_available(), Feature::LiveFrames, Status::Missing("x".into())),
+            with(
+                all_available(),
+                Feature::LiveFrames,
+                Status::Missing("x".into()),
+            ),
             Feature::MultiBuffer,
             Status::Missing("x".into()),
         );
@@ -344,9 +369,15 @@ mod tests {
 
     #[test]
     fn the_table_has_one_row_per_probe() {
-        let t = with(all_available(), Feature::Broadcast, Status::Missing("EINVAL".into()))
-            .table("6.1.0");
+        let t = with(
+            all_available(),
+            Feature::Broadcast,
+            Status::Missing("EINVAL".into()),
+        )
+        .table("6.1.0");
         assert_eq!(t.lines().count(), 2 + Feature::ALL.len(), "{t}");
-        assert!(t.lines().any(|l| l.contains("BPF_F_BROADCAST") && l.contains("MISSING") && l.contains("EINVAL")));
+        assert!(t.lines().any(|l| l.contains("BPF_F_BROADCAST")
+            && l.contains("MISSING")
+            && l.contains("EINVAL")));
     }
 }

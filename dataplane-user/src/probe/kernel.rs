@@ -126,9 +126,7 @@ pub fn test_run(bpf: &mut Ebpf) -> Status {
         Ok(r.return_value)
     })();
     match r {
-        Ok(XDP_PASS) => {
-            Status::Available("an XDP program ran once with BPF_PROG_TEST_RUN".into())
-        }
+        Ok(XDP_PASS) => Status::Available("an XDP program ran once with BPF_PROG_TEST_RUN".into()),
         Ok(v) => Status::Missing(format!(
             "BPF_PROG_TEST_RUN returned {v}, the program returns XDP_PASS (2)"
         )),
@@ -139,7 +137,9 @@ pub fn test_run(bpf: &mut Ebpf) -> Status {
 /// `probe_xdp_frags` (BPF_F_XDP_HAS_FRAGS) loads.
 pub fn multi_buffer(bpf: &mut Ebpf) -> Status {
     match load(bpf, names::prog::PROBE_XDP_FRAGS) {
-        Ok(()) => Status::Available("the kernel loaded an XDP program with BPF_F_XDP_HAS_FRAGS".into()),
+        Ok(()) => {
+            Status::Available("the kernel loaded an XDP program with BPF_F_XDP_HAS_FRAGS".into())
+        }
         Err(e) => Status::Missing(format!("{e:#}")),
     }
 }
@@ -234,7 +234,10 @@ pub fn redirect_probes(bpf: &mut Ebpf) -> Vec<(Feature, Status)> {
         for (i, dev) in ["pr0", "pr1"].iter().enumerate() {
             let ix = crate::sys::ifindex(dev).ok_or_else(|| anyhow!("no interface {dev}"))?;
             m.set(i as u32, ix, Some(&fd), 0).with_context(|| {
-                format!("a devmap entry for {dev} with {}", names::prog::PROBE_DEVMAP_META)
+                format!(
+                    "a devmap entry for {dev} with {}",
+                    names::prog::PROBE_DEVMAP_META
+                )
             })?;
         }
         Ok(())
@@ -312,7 +315,9 @@ pub fn judge_redirect(s: [u32; 5]) -> Vec<(Feature, Status)> {
         ),
         (_, 2) => Status::Available("one redirect reached both devmap entries".into()),
         (_, 0) => Status::NotProbed("no copy reached a devmap program".into()),
-        (_, n) => Status::Missing(format!("one redirect reached {n} of the devmap's 2 entries")),
+        (_, n) => Status::Missing(format!(
+            "one redirect reached {n} of the devmap's 2 entries"
+        )),
     };
     let meta = if no_meta > 0 {
         Status::Missing("bpf_xdp_adjust_meta refused 4 bytes of metadata on the veth".into())

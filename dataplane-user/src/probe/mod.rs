@@ -104,10 +104,9 @@ impl Feature {
     pub fn need(self) -> Need {
         match self {
             Feature::BpfLoop | Feature::TestRun | Feature::XdpLink => Need::Required,
-            Feature::NativeXdp
-            | Feature::DevmapProg
-            | Feature::Broadcast
-            | Feature::DevmapMeta => Need::Fallback,
+            Feature::NativeXdp | Feature::DevmapProg | Feature::Broadcast | Feature::DevmapMeta => {
+                Need::Fallback
+            }
             Feature::LiveFrames | Feature::MultiBuffer => Need::NotUsed,
         }
     }
@@ -189,7 +188,11 @@ impl Probes {
 
     /// The table `up` prints and `doctor` lists: one row per probe.
     pub fn table(&self, kernel: &str) -> String {
-        let w = Feature::ALL.iter().map(|f| f.name().len()).max().unwrap_or(0);
+        let w = Feature::ALL
+            .iter()
+            .map(|f| f.name().len())
+            .max()
+            .unwrap_or(0);
         let mut s = format!("kernel features ({kernel}):\n");
         s.push_str(&format!(
             "  {:<w$}  {:<6}  {:<10}  detail\n",
