@@ -52,10 +52,14 @@ fn every_probe_reports_the_features_this_kernel_has() {
         probes.table(&release),
         t0.elapsed().as_millis()
     );
-    assert_eq!(probes.0.len(), Feature::ALL.len(), "one result per probe");
+    assert_eq!(
+        probes.features.len(),
+        Feature::ALL.len(),
+        "one result per probe"
+    );
     let have = kernel_version();
     let mut wrong = Vec::new();
-    for p in &probes.0 {
+    for p in &probes.features {
         if since(p.feature) <= have && !matches!(p.status, Status::Available(_)) {
             wrong.push(format!(
                 "{} (Linux {}+) on {release}: {} {}",
@@ -71,6 +75,22 @@ fn every_probe_reports_the_features_this_kernel_has() {
         "probes that do not report a feature this kernel has:\n  {}",
         wrong.join("\n  ")
     );
+    // a port's native XDP: a veth of the test's namespace (its driver
+    // reports its XDP features from 6.3 on)
+    ns.add_ports(&["kpv0"]).unwrap();
+    let port = kernel::port_native("kpv0");
+    println!(
+        "{}: {} {}",
+        port.name(),
+        port.status.word(),
+        port.status.detail()
+    );
+    assert_eq!(port.driver.as_deref(), Some("veth"), "{port:?}");
+    if have >= (6, 3) {
+        assert!(port.status.is_available(), "{port:?}");
+    } else {
+        assert!(matches!(port.status, Status::NotProbed(_)), "{port:?}");
+    }
 }
 
 fn config(instance: &str, pfc_tx: &str, xdp_mode: &str) -> String {
@@ -138,6 +158,20 @@ fn up_prints_the_probe_table_and_why_it_chose_its_pfc_path() {
                 f.name()
             );
         }
+    }
+    for (i, port) in ["kp0", "kp1"].iter().enumerate() {
+        let row = &lines[head + 2 + Feature::ALL.len() + i];
+        assert!(
+            row.trim_start()
+                .starts_with(&format!("native XDP on {port} (veth)")),
+            "no port row for {port}: {row}"
+        );
+        let want = if have >= (6, 3) {
+            " available "
+        } else {
+            " not probed "
+        };
+        assert!(row.contains(want), "{port}: {row}");
     }
     let pfc = lines
         .iter()

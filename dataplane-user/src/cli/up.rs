@@ -148,7 +148,8 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
     let metrics_listener = bind_metrics(&metrics)?;
     // the kernel's optional features, probed before anything is loaded: a
     // configuration that forces a missing one is refused here, unchanged
-    let probes = dataplane_user::probe::kernel::run_all();
+    let port_names: Vec<String> = plan.ports.iter().map(|p| p.name.clone()).collect();
+    let probes = dataplane_user::probe::kernel::run_with_ports(&port_names);
     say(probes
         .table(&dataplane_user::probe::kernel_release())
         .trim_end());

@@ -109,7 +109,7 @@ pub fn run(euid: u32) -> Vec<Check> {
 pub fn probe_checks(probes: &crate::probe::Probes) -> Vec<Check> {
     use crate::probe::{Need, Status};
     probes
-        .0
+        .features
         .iter()
         .map(|p| {
             let f = p.feature;

@@ -46,7 +46,7 @@ impl PfcPath {
 /// The self-test runs in the XDP mode the plan's first port asks for; no
 /// feature probe results are used (the self-tests decide alone).
 pub fn select(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<PfcPath> {
-    let none = crate::probe::Probes(Vec::new());
+    let none = crate::probe::Probes::default();
     select_explained(bpf, plan, ports, selftest_mode(plan), &none).map(|(p, _)| p)
 }
 

@@ -14,6 +14,8 @@ pub struct Wants {
     pub pfc_tx: PfcTx,
     /// A `[buffer]` section: the buffer model's timer runs.
     pub buffer: bool,
+    /// The ports whose `xdp_mode` is `"native"`: (index, name).
+    pub native_ports: Vec<(usize, String)>,
 }
 
 impl Wants {
@@ -25,6 +27,13 @@ impl Wants {
                 .map(|b| b.pfc_tx)
                 .unwrap_or(PfcTx::Auto),
             buffer: plan.buffer.is_some(),
+            native_ports: plan
+                .ports
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.attach == dataplane_config::XdpAttach::Native)
+                .map(|(i, p)| (i, p.name.clone()))
+                .collect(),
         }
     }
 }
@@ -65,6 +74,19 @@ pub fn refusals(w: &Wants, probes: &Probes) -> Vec<String> {
                 }
                 _ => format!("the data plane needs {m}"),
             });
+        }
+    }
+    for (i, name) in &w.native_ports {
+        if let Some(Status::Missing(why)) = probes
+            .ports
+            .iter()
+            .find(|p| &p.port == name)
+            .map(|p| &p.status)
+        {
+            out.push(format!(
+                "port[{i}] ({name}).xdp_mode = \"native\" refused: {why}; use xdp_mode = \"auto\" \
+                 (generic XDP, where the controller sends PFC frames)"
+            ));
         }
     }
     if w.pfc_tx == PfcTx::DataPlane {
@@ -148,22 +170,35 @@ pub fn choose_pfc_path(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::Probe;
+    use crate::probe::{PortProbe, Probe};
 
     fn all_available() -> Probes {
-        Probes(
-            Feature::ALL
+        Probes {
+            features: Feature::ALL
                 .iter()
                 .map(|f| Probe {
                     feature: *f,
                     status: Status::Available("seen".into()),
                 })
                 .collect(),
-        )
+            ports: vec![PortProbe {
+                port: "eth1".into(),
+                driver: Some("mlx5_core".into()),
+                status: Status::Available("basic,redirect".into()),
+            }],
+        }
+    }
+
+    fn wants(pfc_tx: PfcTx, buffer: bool) -> Wants {
+        Wants {
+            pfc_tx,
+            buffer,
+            native_ports: Vec::new(),
+        }
     }
 
     fn with(mut p: Probes, f: Feature, s: Status) -> Probes {
-        for x in &mut p.0 {
+        for x in &mut p.features {
             if x.feature == f {
                 x.status = s.clone();
             }
@@ -238,14 +273,7 @@ mod tests {
         );
         let (p, _) = choose_pfc_path(PfcTx::DataPlane, &probes, || pass("ok"), never).unwrap();
         assert_eq!(p, PfcPath::DataPlane);
-        assert!(refusals(
-            &Wants {
-                pfc_tx: PfcTx::DataPlane,
-                buffer: true
-            },
-            &probes
-        )
-        .is_empty());
+        assert!(refusals(&wants(PfcTx::DataPlane, true), &probes).is_empty());
     }
 
     #[test]
@@ -261,24 +289,11 @@ mod tests {
             e.contains("XDP metadata through a devmap") && e.contains("0 of 2"),
             "{e}"
         );
-        let r = refusals(
-            &Wants {
-                pfc_tx: PfcTx::DataPlane,
-                buffer: true,
-            },
-            &probes,
-        );
+        let r = refusals(&wants(PfcTx::DataPlane, true), &probes);
         assert_eq!(r.len(), 1, "{r:?}");
         assert!(r[0].contains("buffer.pfc_tx = \"dataplane\"") && r[0].contains("metadata"));
         // auto is not refused for it
-        assert!(refusals(
-            &Wants {
-                pfc_tx: PfcTx::Auto,
-                buffer: true
-            },
-            &probes
-        )
-        .is_empty());
+        assert!(refusals(&wants(PfcTx::Auto, true), &probes).is_empty());
     }
 
     #[test]
@@ -313,13 +328,7 @@ mod tests {
     fn required_features_refuse_every_configuration() {
         for f in [Feature::BpfLoop, Feature::XdpLink] {
             let probes = with(all_available(), f, Status::Missing("refused".into()));
-            let r = refusals(
-                &Wants {
-                    pfc_tx: PfcTx::Userspace,
-                    buffer: false,
-                },
-                &probes,
-            );
+            let r = refusals(&wants(PfcTx::Userspace, false), &probes);
             assert_eq!(r.len(), 1, "{f:?}: {r:?}");
             assert!(r[0].contains(f.name()), "{r:?}");
         }
@@ -329,10 +338,7 @@ mod tests {
             Feature::TestRun,
             Status::Missing("x".into()),
         );
-        let w = |buffer| Wants {
-            pfc_tx: PfcTx::Auto,
-            buffer,
-        };
+        let w = |buffer| wants(PfcTx::Auto, buffer);
         assert!(refusals(&w(false), &probes).is_empty());
         assert!(refusals(&w(true), &probes)[0].starts_with("[buffer] needs XDP test runs"));
         // features the data plane does not use refuse nothing
@@ -346,6 +352,38 @@ mod tests {
             Status::Missing("x".into()),
         );
         assert!(refusals(&w(true), &probes).is_empty());
+    }
+
+    #[test]
+    fn forced_native_xdp_on_a_port_without_it_is_refused_naming_the_port() {
+        let mut probes = all_available();
+        probes.ports[0].status =
+            Status::Missing("no native XDP with redirect (XDP features: none)".into());
+        let mut w = wants(PfcTx::Auto, true);
+        assert!(
+            refusals(&w, &probes).is_empty(),
+            "auto: generic, not refused"
+        );
+        w.native_ports = vec![(0, "eth1".into())];
+        let r = refusals(&w, &probes);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(
+            r[0].starts_with("port[0] (eth1).xdp_mode = \"native\" refused")
+                && r[0].contains("features: none"),
+            "{r:?}"
+        );
+        // the kernel reports no XDP features (below 6.3): the attach decides
+        probes.ports[0].status = Status::NotProbed("no XDP features".into());
+        assert!(refusals(&w, &probes).is_empty());
+    }
+
+    #[test]
+    fn a_ports_xdp_features_are_judged() {
+        use crate::probe::kernel::judge_port;
+        assert!(judge_port(Some(1 | 2 | 4)).is_available());
+        assert!(judge_port(Some(1)).is_missing(), "basic without redirect");
+        assert!(judge_port(Some(0)).is_missing());
+        assert!(matches!(judge_port(None), Status::NotProbed(_)));
     }
 
     #[test]
@@ -375,7 +413,12 @@ mod tests {
             Status::Missing("EINVAL".into()),
         )
         .table("6.1.0");
-        assert_eq!(t.lines().count(), 2 + Feature::ALL.len(), "{t}");
+        assert_eq!(t.lines().count(), 2 + Feature::ALL.len() + 1, "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l.contains("native XDP on eth1 (mlx5_core)")),
+            "{t}"
+        );
         assert!(t.lines().any(|l| l.contains("BPF_F_BROADCAST")
             && l.contains("MISSING")
             && l.contains("EINVAL")));

@@ -21,7 +21,7 @@ use aya::sys::BpfHelper;
 use aya::Ebpf;
 use dataplane_common::names;
 
-use super::{Feature, Probe, Probes, Status};
+use super::{Feature, PortProbe, Probe, Probes, Status};
 use crate::lossless::selftest::{veths, Tap};
 
 /// How long a frame may take to reach a probe program or a veth's peer.
@@ -29,8 +29,52 @@ pub const WAIT: Duration = Duration::from_secs(2);
 
 const XDP_PASS: u32 = 2;
 
-/// Every probe, in [`Feature::ALL`]'s order (needs root; the veth probes
-/// run in a namespace of their own).
+/// Every probe of the kernel's features, then native XDP on each of
+/// `ports` (in the caller's namespace).
+pub fn run_with_ports(ports: &[String]) -> Probes {
+    let mut p = run_all();
+    p.ports = ports.iter().map(|n| port_native(n)).collect();
+    p
+}
+
+/// Native XDP on port `name`'s driver, from the XDP features it reports
+/// (nothing is attached to the port).
+pub fn port_native(name: &str) -> PortProbe {
+    let driver = crate::doctor::read::driver(name).ok().map(|d| d.driver);
+    let status = match crate::sys::ifindex(name) {
+        None => Status::NotProbed(format!("no interface {name} in this namespace")),
+        Some(ix) => judge_port(crate::telemetry::xmit::xdp_features(ix)),
+    };
+    PortProbe {
+        port: name.to_string(),
+        driver,
+        status,
+    }
+}
+
+/// Native XDP from a driver's reported XDP features (pure): it needs
+/// NETDEV_XDP_ACT_BASIC and REDIRECT; `None`: the kernel reports none.
+pub fn judge_port(features: Option<u64>) -> Status {
+    use crate::doctor::checks::{xdp_act, xdp_feature_names};
+    let Some(f) = features else {
+        return Status::NotProbed(
+            "the kernel does not report XDP features (netdev netlink family, 6.3+): the attach decides".into(),
+        );
+    };
+    let names = xdp_feature_names(f);
+    if f & xdp_act::BASIC != 0 && f & xdp_act::REDIRECT != 0 {
+        Status::Available(format!(
+            "the driver reports native XDP with redirect ({names})"
+        ))
+    } else {
+        Status::Missing(format!(
+            "the driver reports no native XDP with redirect (XDP features: {names})"
+        ))
+    }
+}
+
+/// Every probe of the kernel's features, in [`Feature::ALL`]'s order
+/// (needs root; the veth probes run in a namespace of their own).
 pub fn run_all() -> Probes {
     let mut out = vec![Probe {
         feature: Feature::BpfLoop,
@@ -55,7 +99,10 @@ pub fn run_all() -> Probes {
             status,
         });
     }
-    Probes(out)
+    Probes {
+        features: out,
+        ports: Vec::new(),
+    }
 }
 
 /// bpf_loop from an XDP program (aya's helper probe: a two-instruction

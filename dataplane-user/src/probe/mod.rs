@@ -16,6 +16,7 @@
 //! | XDP metadata through a devmap | every copy must carry the marker the ingress program wrote |
 //! | live-frames test runs | `xdp_bench_tx` run in live-frames mode: its frame must arrive on the veth's peer |
 //! | multi-buffer | `probe_xdp_frags` (BPF_F_XDP_HAS_FRAGS) must load |
+//! | native XDP on each port | the XDP features its driver reports (netdev netlink family, 6.3+) |
 //!
 //! The veth probes run in a thread that unshares its network namespace
 //! (nothing of the host's is touched; everything goes with the thread).
@@ -172,14 +173,40 @@ pub struct Probe {
     pub status: Status,
 }
 
-/// Every probe's result, in [`Feature::ALL`]'s order.
+/// Native XDP on one port's driver: read from the XDP features the
+/// driver reports (the netdev netlink family, Linux 6.3+), before
+/// anything is attached to the port.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Probes(pub Vec<Probe>);
+pub struct PortProbe {
+    pub port: String,
+    /// The driver's name (`ethtool -i`), when readable.
+    pub driver: Option<String>,
+    #[serde(flatten)]
+    pub status: Status,
+}
+
+impl PortProbe {
+    /// The table's name of the row.
+    pub fn name(&self) -> String {
+        match &self.driver {
+            Some(d) => format!("native XDP on {} ({d})", self.port),
+            None => format!("native XDP on {}", self.port),
+        }
+    }
+}
+
+/// Every probe's result: the kernel's features in [`Feature::ALL`]'s
+/// order, then native XDP on each port of the configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct Probes {
+    pub features: Vec<Probe>,
+    pub ports: Vec<PortProbe>,
+}
 
 impl Probes {
     /// The result for `f` (not probed when absent).
     pub fn status(&self, f: Feature) -> Status {
-        self.0
+        self.features
             .iter()
             .find(|p| p.feature == f)
             .map(|p| p.status.clone())
@@ -191,6 +218,7 @@ impl Probes {
         let w = Feature::ALL
             .iter()
             .map(|f| f.name().len())
+            .chain(self.ports.iter().map(|p| p.name().len()))
             .max()
             .unwrap_or(0);
         let mut s = format!("kernel features ({kernel}):\n");
@@ -198,11 +226,20 @@ impl Probes {
             "  {:<w$}  {:<6}  {:<10}  detail\n",
             "feature", "since", "status"
         ));
-        for p in &self.0 {
+        for p in &self.features {
             s.push_str(&format!(
                 "  {:<w$}  {:<6}  {:<10}  {}\n",
                 p.feature.name(),
                 p.feature.since(),
+                p.status.word(),
+                p.status.detail()
+            ));
+        }
+        for p in &self.ports {
+            s.push_str(&format!(
+                "  {:<w$}  {:<6}  {:<10}  {}\n",
+                p.name(),
+                "driver",
                 p.status.word(),
                 p.status.detail()
             ));
