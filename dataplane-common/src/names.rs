@@ -113,8 +113,13 @@ pub mod map {
     /// The namespace and field offsets that tell this instance's devices in
     /// `xdp_devmap_xmit` (`maps::XmitDevFilter`).
     pub const XMIT_DEV_FILTER: &str = "XMIT_DEV_FILTER";
+    /// The feature probe's broadcast devmap (`probe_devmap_meta` on each
+    /// entry).
+    pub const PROBE_DEVMAP: &str = "PROBE_DEVMAP";
+    /// The feature probe's counts (frames, copies, copies with metadata).
+    pub const PROBE_SEEN: &str = "PROBE_SEEN";
     /// Every map of the object.
-    pub const ALL: [&str; 48] = [
+    pub const ALL: [&str; 50] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -163,6 +168,8 @@ pub mod map {
         PG_DROPS,
         TRIM_PORTS,
         XMIT_DEV_FILTER,
+        PROBE_DEVMAP,
+        PROBE_SEEN,
     ];
 }
 
@@ -202,8 +209,17 @@ pub mod prog {
     /// Packet trimming (tail call): cut, rewrite, back to the egress stage
     /// for the trim queue.
     pub const XDP_FORWARD_TRIM: &str = "xdp_forward_trim";
+    /// Feature probe: XDP metadata, then a `BPF_F_BROADCAST` redirect to
+    /// `PROBE_DEVMAP` (never attached to a switch port).
+    pub const PROBE_XDP_REDIRECT: &str = "probe_xdp_redirect";
+    /// Feature probe: devmap egress program counting copies and metadata.
+    pub const PROBE_DEVMAP_META: &str = "probe_devmap_meta";
+    /// Feature probe: a multi-buffer (frags) XDP program.
+    pub const PROBE_XDP_FRAGS: &str = "probe_xdp_frags";
+    /// Programs only the feature probes load (`load_object` skips them).
+    pub const PROBES: [&str; 3] = [PROBE_XDP_REDIRECT, PROBE_DEVMAP_META, PROBE_XDP_FRAGS];
     /// Every program of the object.
-    pub const ALL: [&str; 15] = [
+    pub const ALL: [&str; 18] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -219,5 +235,8 @@ pub mod prog {
         TP_XDP_DEVMAP_XMIT,
         TP_XDP_REDIRECT_ERR,
         XDP_FORWARD_TRIM,
+        PROBE_XDP_REDIRECT,
+        PROBE_DEVMAP_META,
+        PROBE_XDP_FRAGS,
     ];
 }

@@ -15,6 +15,7 @@ mod forward;
 mod lossless;
 mod packet;
 mod pfc_tx;
+mod probe;
 mod snapshot;
 mod stages;
 mod tables;

@@ -59,6 +59,9 @@ pub struct Running {
     /// removing the pins under a running controller does not detach the
     /// programs, and [`Running::repin`] puts them back.
     pub links: Vec<(String, Option<aya::programs::links::FdLink>)>,
+    /// Ports `xdp_mode = "auto"` attached in generic mode, with the
+    /// kernel's refusal of the native attach.
+    pub native_refused: Vec<(String, String)>,
 }
 
 impl Running {
@@ -94,6 +97,7 @@ impl Running {
                 adopted,
                 non_atomic: Vec::new(),
                 links: Vec::new(),
+                native_refused: Vec::new(),
             };
             let prog_name = if plan.forwarding() {
                 names::prog::XDP_FORWARD
@@ -149,13 +153,15 @@ impl Running {
                     XdpAttach::Generic => prog
                         .attach_to_if_index(ix, XdpMode::Skb)
                         .map(|id| (id, "generic")),
-                    XdpAttach::Auto => prog
-                        .attach_to_if_index(ix, XdpMode::Driver)
-                        .map(|id| (id, "native"))
-                        .or_else(|_| {
+                    XdpAttach::Auto => match prog.attach_to_if_index(ix, XdpMode::Driver) {
+                        Ok(id) => Ok((id, "native")),
+                        Err(native) => {
+                            let why = format!("{:#}", anyhow::Error::from(native));
+                            running.native_refused.push((p.name.clone(), why));
                             prog.attach_to_if_index(ix, XdpMode::Skb)
                                 .map(|id| (id, "generic"))
-                        }),
+                        }
+                    },
                 };
                 let (id, mode) =
                     id.with_context(|| format!("attaching {prog_name} to {}", p.name))?;
@@ -195,6 +201,15 @@ impl Running {
 }
 
 impl Running {
+    /// Takes a data plane this process created down again (its links and
+    /// pins): for an `up` refused after the attach, so nothing is left
+    /// half-applied. Not for an adopted data plane (it ran before).
+    pub fn abandon(self) {
+        let dir = self.pin_dir.clone();
+        drop(self);
+        let _ = down_dir(&dir);
+    }
+
     /// Pins again whatever was removed from the instance's pin directory
     /// while the data plane runs (maps and links: the programs and this
     /// process still hold them); returns what was restored.

@@ -16,6 +16,7 @@
 //! | [`links`] | link-state notifications (netlink) |
 //! | [`routing`] | routes, neighbours, nexthop objects from the kernel (netlink) -> tables |
 //! | [`sys`] | interfaces, namespaces, bpffs, the instance lock |
+//! | [`probe`] | kernel feature probes and what they mean for a config (`up`, `doctor`) |
 //! | [`doctor`] | checks a machine before deploying (`dataplane doctor`) |
 //! | [`service`] | the systemd unit and its install (`dataplane install-service`) |
 //! | [`log`] | levels, plain or JSON lines |
@@ -28,6 +29,7 @@ pub mod log;
 pub mod lossless;
 pub mod object;
 pub mod ports;
+pub mod probe;
 pub mod routing;
 pub mod service;
 pub mod show;

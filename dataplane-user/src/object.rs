@@ -22,9 +22,14 @@ pub fn load_object() -> Result<Ebpf> {
 }
 
 /// Loads every XDP program of `bpf` into the kernel (the verifier's turn);
-/// the tracing program (telemetry::xmit) is loaded where it attaches.
+/// the tracing program (telemetry::xmit) is loaded where it attaches, the
+/// feature probes' programs by the probes (`crate::probe`).
 fn load_xdp_programs(bpf: &mut Ebpf) -> Result<()> {
-    let names: Vec<String> = bpf.programs().map(|(n, _)| n.to_string()).collect();
+    let names: Vec<String> = bpf
+        .programs()
+        .map(|(n, _)| n.to_string())
+        .filter(|n| !dataplane_common::names::prog::PROBES.contains(&n.as_str()))
+        .collect();
     for name in names {
         let prog = bpf
             .program_mut(&name)

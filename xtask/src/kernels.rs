@@ -44,6 +44,11 @@ const CASES: &[Case] = &[
         why: "every program passes this kernel's verifier (instruction counts)",
     },
     Case {
+        target: "kernel_probes",
+        filter: None,
+        why: "the feature probes (the table `up` prints), up's PFC choice, a forced path refused",
+    },
+    Case {
         target: "pfc_dataplane",
         filter: None,
         why: "PFC frames the data plane sends (devmap broadcast, XDP metadata)",
@@ -265,6 +270,8 @@ fn guest_script(
             None if c.target == "fixtures" => String::new(),
             // its instruction counts are the point: printed, not captured
             None if c.target == "object_loads" => "--nocapture".into(),
+            // the probe table is the point too
+            None if c.target == "kernel_probes" => "--nocapture --test-threads=1".into(),
             None => "--test-threads=1".into(),
         };
         // the output goes to the console and to <dir>/<target>.log (every

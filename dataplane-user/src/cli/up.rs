@@ -146,10 +146,38 @@ pub fn up(plan: Plan, run: Run) -> Result<()> {
     // bind the metrics port first: a port in use is refused before anything
     // is attached
     let metrics_listener = bind_metrics(&metrics)?;
+    // the kernel's optional features, probed before anything is loaded: a
+    // configuration that forces a missing one is refused here, unchanged
+    let port_names: Vec<String> = plan.ports.iter().map(|p| p.name.clone()).collect();
+    let probes = dataplane_user::probe::kernel::run_with_ports(&port_names);
+    say(probes
+        .table(&dataplane_user::probe::kernel_release())
+        .trim_end());
+    let refused = dataplane_user::probe::decide::refusals(
+        &dataplane_user::probe::decide::Wants::of(&plan),
+        &probes,
+    );
+    if !refused.is_empty() {
+        anyhow::bail!(
+            "refused by the kernel feature probes; nothing was loaded or attached:\n  {}",
+            refused.join("\n  ")
+        );
+    }
     let mut running = attach::Running::start(&plan)?;
     // link changes: the kernel tells us on NETLINK_ROUTE / RTMGRP_LINK
     let links = dataplane_user::links::LinkWatch::open().context("netlink link watch")?;
-    let lossless = Lossless::start(&plan, &mut running)?;
+    let lossless = match Lossless::start(&plan, &mut running, &probes) {
+        Ok(l) => l,
+        // nothing half-applied: a data plane this `up` created goes away
+        // again (an adopted one keeps running as it was)
+        Err(e) if !running.adopted => {
+            running.abandon();
+            return Err(anyhow::anyhow!(
+                "{e:#} (nothing was left attached or pinned)"
+            ));
+        }
+        Err(e) => return Err(e),
+    };
     let plan = match replan_for_fallback(&plan, &config_path, &lossless.path)? {
         Some(p) => {
             tables::write_tables(&mut running.bpf, &p, &running.ports)?;
@@ -313,7 +341,13 @@ fn say_ready(plan: &Plan, running: &attach::Running) {
         ));
     }
     for (name, mode) in &running.attached {
-        say(&format!("attached {} to {name} ({mode})", running.program));
+        match running.native_refused.iter().find(|(n, _)| n == name) {
+            Some((_, why)) => say(&format!(
+                "attached {} to {name} ({mode}; xdp_mode = \"auto\": native XDP refused: {why})",
+                running.program
+            )),
+            None => say(&format!("attached {} to {name} ({mode})", running.program)),
+        }
     }
     if !running.non_atomic.is_empty() {
         let names: Vec<&str> = running.non_atomic.iter().map(|(n, _)| n.as_str()).collect();
@@ -347,15 +381,24 @@ struct Lossless {
 }
 
 impl Lossless {
-    fn start(plan: &Plan, running: &mut attach::Running) -> Result<Lossless> {
+    fn start(
+        plan: &Plan,
+        running: &mut attach::Running,
+        probes: &dataplane_user::probe::Probes,
+    ) -> Result<Lossless> {
         // the self-test in the mode the ports got (generic if any did)
         let mode = if running.attached.iter().any(|(_, m)| *m == "generic") {
             aya::programs::XdpMode::Skb
         } else {
             aya::programs::XdpMode::Driver
         };
-        let (path, why) =
-            lossless::pfc_path::select_explained(&mut running.bpf, plan, &running.ports, mode)?;
+        let (path, why) = lossless::pfc_path::select_explained(
+            &mut running.bpf,
+            plan,
+            &running.ports,
+            mode,
+            probes,
+        )?;
         say(&match why.is_empty() {
             true => path.describe(),
             false => format!("{}; {why}", path.describe()),

@@ -1,4 +1,5 @@
-//! Kernel features the data plane relies on, probed by using them: the
+//! Kernel features the data plane relies on: the feature probes (`probe`,
+//! the table `up` prints), then by using them: the
 //! eBPF object is loaded (every program through this kernel's verifier:
 //! `bpf_loop`, BPF timers, ring buffers, devmap programs), and each PFC
 //! emission path runs the same self-test `up` runs before it trusts one
@@ -35,7 +36,9 @@ pub fn run(euid: u32) -> Vec<Check> {
             "not probed: loading eBPF programs and the PFC paths' self-tests need root".into(),
         )];
     }
-    let mut out = vec![match crate::object::load_object() {
+    // the kernel's optional features, the same probes (and table) as `up`
+    let mut out: Vec<Check> = probe_checks(&crate::probe::kernel::run_all());
+    out.push(match crate::object::load_object() {
         Ok(bpf) => {
             let (name, n) = largest_program(&bpf);
             // a program near the limit may be refused by the next kernel
@@ -54,7 +57,7 @@ pub fn run(euid: u32) -> Vec<Check> {
             Verdict::Fail,
             format!("{e:#} (the data plane cannot run on this kernel)"),
         ),
-    }];
+    });
     type SelfTest = Box<dyn Fn() -> Outcome>;
     let paths: [(&str, SelfTest); 3] = [
         (
@@ -98,4 +101,35 @@ pub fn run(euid: u32) -> Vec<Check> {
         ),
     });
     out
+}
+
+/// One line per feature probe: PASS when available; when missing, FAIL
+/// for a feature every data plane needs, WARN for one with a fallback or
+/// not used by `up`; WARN when the probe could not run.
+pub fn probe_checks(probes: &crate::probe::Probes) -> Vec<Check> {
+    use crate::probe::{Need, Status};
+    probes
+        .features
+        .iter()
+        .map(|p| {
+            let f = p.feature;
+            let (v, detail) = match &p.status {
+                Status::Available(d) => (Verdict::Pass, d.clone()),
+                Status::Missing(d) => (
+                    if f.need() == Need::Required {
+                        Verdict::Fail
+                    } else {
+                        Verdict::Warn
+                    },
+                    format!(
+                        "missing (Linux {}+): {d}; without it {}",
+                        f.since(),
+                        f.without()
+                    ),
+                ),
+                Status::NotProbed(d) => (Verdict::Warn, format!("not probed: {d}")),
+            };
+            check(&format!("feature: {}", f.name()), v, detail)
+        })
+        .collect()
 }

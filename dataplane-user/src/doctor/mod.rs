@@ -16,7 +16,7 @@
 //! | port: link | RTM_GETLINK | - / down, no carrier |
 //! | port: dcb | RTM_GETDCB, DCB_CMD_IEEE_GET; ETHTOOL_GPAUSEPARAM | - / PFC vector differs, no DCB ops, shared NIC buffers, link-level pause on |
 //! | port: queues | ETHTOOL_GCHANNELS (else rtnetlink) | - / fewer than CPUs |
-//! | feature, self-test, pfc_tx auto | loading the object; each PFC path's self-test (`features`) | the object does not load, no PFC path passes / a data-plane path fails its self-test |
+//! | feature, self-test, pfc_tx auto | the feature probes (`probe`); loading the object; each PFC path's self-test (`features`) | a required feature missing, the object does not load, no PFC path passes / an optional feature missing or not probed, a data-plane path fails its self-test |
 
 pub mod checks;
 pub mod dcb;

@@ -43,20 +43,25 @@ impl PfcPath {
 /// `PFC_BCAST` with `xdp_devmap_pfc`, but only after the path passed its
 /// self-test ([`crate::lossless::selftest`]). `Auto` falls back to the
 /// controller, saying why; `DataPlane` fails instead.
-/// The self-test runs in the XDP mode the plan's first port asks for.
+/// The self-test runs in the XDP mode the plan's first port asks for; no
+/// feature probe results are used (the self-tests decide alone).
 pub fn select(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<PfcPath> {
-    select_explained(bpf, plan, ports, selftest_mode(plan)).map(|(p, _)| p)
+    let none = crate::probe::Probes::default();
+    select_explained(bpf, plan, ports, selftest_mode(plan), &none).map(|(p, _)| p)
 }
 
 /// [`select`], the self-test in `mode` (`up`: generic when any port was
 /// attached in generic mode: the broadcast copies lose their metadata
 /// there, measured on 6.18, so that path must not be trusted untested),
-/// with the self-test's one line.
+/// deciding with the feature probes' results (`probe::decide`: a missing
+/// feature skips the data plane's self-test), with why the path was
+/// chosen.
 pub fn select_explained(
     bpf: &mut Ebpf,
     plan: &Plan,
     ports: &[Resolved],
     mode: aya::programs::XdpMode,
+    probes: &crate::probe::Probes,
 ) -> Result<(PfcPath, String)> {
     dp_pfc::write_port_macs(bpf, ports)?;
     let want = plan
@@ -64,48 +69,32 @@ pub fn select_explained(
         .as_ref()
         .map(|b| b.pfc_tx)
         .unwrap_or(PfcTx::Auto);
-    let (path, why) = match want {
-        PfcTx::Userspace => (
-            PfcPath::Userspace("buffer.pfc_tx = \"userspace\"".into()),
-            String::new(),
-        ),
-        PfcTx::Auto | PfcTx::DataPlane => {
+    let mut enabled = false;
+    let chosen = crate::probe::decide::choose_pfc_path(
+        want,
+        probes,
+        || {
             let test = crate::lossless::selftest::pfc_dataplane_once_per_boot(mode);
-            let enabled = if test.passed {
-                dp_pfc::enable_dataplane(bpf, ports).map_err(|e| format!("{e:#}"))
-            } else {
-                Err(format!("failed its self-test: {}", test.detail))
-            };
-            match enabled {
-                Ok(()) => (
-                    PfcPath::DataPlane,
-                    format!("self-test passed: {}", test.detail),
-                ),
-                Err(e) if want == PfcTx::Auto => (
-                    PfcPath::Userspace(format!("the data plane's path {e}")),
-                    String::new(),
-                ),
-                Err(e) => bail!("buffer.pfc_tx = \"dataplane\" refused: the data plane's path {e}"),
-            }
-        }
-    };
-    // the controller's path, too, is only used after its own self-test
-    let (path, why) = match path {
-        PfcPath::Userspace(reason) => {
-            let test = crate::lossless::selftest::pfc_controller();
             if !test.passed {
-                bail!(
-                    "no PFC path passed its self-test: the controller's: {}; and the data plane's was not used: {reason}",
-                    test.detail
-                );
+                return test;
             }
-            (
-                PfcPath::Userspace(reason),
-                format!("self-test passed: {}", test.detail),
-            )
-        }
-        p => (p, why),
-    };
+            match dp_pfc::enable_dataplane(bpf, ports) {
+                Ok(()) => {
+                    enabled = true;
+                    test
+                }
+                Err(e) => crate::lossless::selftest::Outcome {
+                    passed: false,
+                    detail: format!("its devmap entries were refused: {e:#}"),
+                },
+            }
+        },
+        crate::lossless::selftest::pfc_controller,
+    );
+    let (path, why) = chosen.map_err(|e| anyhow::anyhow!(e))?;
+    if path != PfcPath::DataPlane && enabled {
+        bail!("internal: the data plane's path was enabled but not chosen");
+    }
     dp_pfc::set_path(bpf, path == PfcPath::DataPlane)?;
     Ok((path, why))
 }

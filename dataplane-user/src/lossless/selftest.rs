@@ -143,7 +143,7 @@ pub fn pfc_controller() -> Outcome {
 
 /// Runs `f` in a thread that first moves into a new network namespace
 /// (gone, with its veths, when the thread ends).
-fn in_own_netns(f: impl FnOnce() -> Result<String> + Send + 'static) -> Outcome {
+pub(crate) fn in_own_netns(f: impl FnOnce() -> Result<String> + Send + 'static) -> Outcome {
     let t = std::thread::Builder::new()
         .name("pfc-selftest".into())
         .spawn(move || {
@@ -196,7 +196,7 @@ fn sh(args: &[&str]) -> Result<()> {
 
 /// veth pairs `p`/`p`p, up, the peers with GRO on (NAPI: they take
 /// redirected frames).
-fn veths(names: &[&str]) -> Result<()> {
+pub(crate) fn veths(names: &[&str]) -> Result<()> {
     for p in names {
         let peer = format!("{p}p");
         sh(&[
@@ -282,13 +282,13 @@ fn counter(bpf: &aya::Ebpf, f: impl Fn(&LosslessCounters) -> u64) -> u64 {
 }
 
 /// An AF_PACKET socket on one interface, every EtherType.
-struct Tap {
+pub(crate) struct Tap {
     fd: std::os::fd::OwnedFd,
-    ifindex: i32,
+    pub(crate) ifindex: i32,
 }
 
 impl Tap {
-    fn open(ifname: &str) -> Result<Tap> {
+    pub(crate) fn open(ifname: &str) -> Result<Tap> {
         use std::os::fd::FromRawFd;
         let ifindex =
             crate::sys::ifindex(ifname).ok_or_else(|| anyhow!("no interface {ifname}"))? as i32;
@@ -323,13 +323,13 @@ impl Tap {
         }
     }
 
-    fn fd(&self) -> i32 {
+    pub(crate) fn fd(&self) -> i32 {
         std::os::fd::AsRawFd::as_raw_fd(&self.fd)
     }
 
     /// Whether a received (not outgoing) frame equal to `want` arrives
     /// within `wait`, and what else arrived (length and EtherType).
-    fn wait_for(&self, want: &[u8], wait: Duration) -> Result<(bool, Vec<String>)> {
+    pub(crate) fn wait_for(&self, want: &[u8], wait: Duration) -> Result<(bool, Vec<String>)> {
         let mut others = Vec::new();
         let deadline = Instant::now() + wait;
         let mut buf = [0u8; 2048];
