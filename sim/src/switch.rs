@@ -5,9 +5,9 @@
 
 use dataplane_common::buffer::{Arrival, BufVerdict};
 use dataplane_common::lb::{
-    flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag, place_counts,
-    place_announced, place_booking, select, uses_flow_ways, uses_flowlets, uses_reservations,
-    FlowletEvent, WayLookup, MAX_MEMBERS, NOT_ANNOUNCED, NO_SLOT, NUM_BANDS,
+    flow_hash, flow_set_index, flow_way, flowlet_entry, flowlet_index, flowlet_tag,
+    place_announced, place_booking, place_counts, select, uses_flow_ways, uses_flowlets,
+    uses_reservations, FlowletEvent, WayLookup, MAX_MEMBERS, NOT_ANNOUNCED, NO_SLOT, NUM_BANDS,
 };
 use dataplane_common::lossless::{DropReason, PfcAction, ECN_CE};
 use dataplane_common::wire::bth::{OP_ACK, OP_CNP, OP_WRITE_FIRST, OP_WRITE_MIDDLE};
@@ -202,7 +202,9 @@ impl Sim {
             };
             let announced = place_announced(true, opcode, reth_len, pkt.len as u16);
             let bytes = place_booking(mode, &pick, announced);
-            ports[out].rate.commit_place(now, bytes, place_counts(&pick, true, opcode));
+            ports[out]
+                .rate
+                .commit_place(now, bytes, place_counts(&pick, true, opcode));
         }
         if let Some(ev) = pick.flowlet.filter(|e| e.is_new()) {
             if from != NO_SLOT {

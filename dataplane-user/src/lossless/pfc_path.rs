@@ -12,31 +12,7 @@ use dataplane_config::{PfcTx, Plan};
 use crate::lossless::dp_pfc;
 use crate::ports::Resolved;
 
-/// The active emission path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PfcPath {
-    DataPlane,
-    /// The controller sends; why (the kernel's refusal, or the config).
-    Userspace(String),
-}
-
-impl PfcPath {
-    /// The metric label / stats name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            PfcPath::DataPlane => "dataplane",
-            PfcPath::Userspace(_) => "userspace",
-        }
-    }
-
-    /// One line for `up`'s output.
-    pub fn describe(&self) -> String {
-        match self {
-            PfcPath::DataPlane => "pfc: frames sent by the data plane (packet path: devmap broadcast + xdp_devmap_pfc; timer path: the timer thread sends what the tick queued)".into(),
-            PfcPath::Userspace(why) => format!("pfc: frames sent by the controller (AF_PACKET, real-time thread): {why}"),
-        }
-    }
-}
+pub use crate::probe::decide::PfcPath;
 
 /// Writes each port's MAC (`PORT_MACS`, the frames' source) and selects
 /// the path `plan` asks for: for the data plane, every model port goes into

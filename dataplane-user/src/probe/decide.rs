@@ -4,8 +4,34 @@
 use dataplane_config::PfcTx;
 
 use super::{Feature, Need, Probes, Status};
-use crate::lossless::pfc_path::PfcPath;
 use crate::lossless::selftest::Outcome;
+
+/// The active PFC emission path ([`choose_pfc_path`]'s choice; used as
+/// `lossless::pfc_path::PfcPath`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PfcPath {
+    DataPlane,
+    /// The controller sends; why (the kernel's refusal, or the config).
+    Userspace(String),
+}
+
+impl PfcPath {
+    /// The metric label / stats name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PfcPath::DataPlane => "dataplane",
+            PfcPath::Userspace(_) => "userspace",
+        }
+    }
+
+    /// One line for `up`'s output.
+    pub fn describe(&self) -> String {
+        match self {
+            PfcPath::DataPlane => "pfc: frames sent by the data plane (packet path: devmap broadcast + xdp_devmap_pfc; timer path: the timer thread sends what the tick queued)".into(),
+            PfcPath::Userspace(why) => format!("pfc: frames sent by the controller (AF_PACKET, real-time thread): {why}"),
+        }
+    }
+}
 
 /// What of the configuration depends on optional features.
 #[derive(Debug, Clone, PartialEq, Eq)]
