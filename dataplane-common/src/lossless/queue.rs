@@ -81,6 +81,40 @@ impl<const N: usize> EgressQueueN<N> {
         self.drain_by::<false>(now_ns, speed_mbps, released).0
     }
 
+    /// [`EgressQueueN::drain`] for a queue whose bytes are all in ingress
+    /// slot `slot` (masked to `0..N`): the same drain (bytes, sub-byte
+    /// credit, clock, rotating start, transmitted count) with no visit of
+    /// the other slots. Returns the bytes released, all from `slot` (every
+    /// other slot releases 0), or `None`, with the queue untouched, when
+    /// `bytes` differs from the slot's count (other slots hold bytes: call
+    /// [`EgressQueueN::drain`]).
+    ///
+    /// Relies on the queue's invariant (`bytes` is the sum of the slots),
+    /// as [`EgressQueueN::drain_held`] does: with it, `bytes` equal to one
+    /// slot's count means every other slot is empty, and the proportional
+    /// release gives that slot exactly the bytes leaving, with no fraction
+    /// and nothing to round. The eBPF fast path of an arrival (the common
+    /// case of one ingress port feeding a queue), which saves the
+    /// [`MODEL_PORTS`]-slot passes of the general drain.
+    #[inline(always)]
+    pub fn drain_one(&mut self, now_ns: u64, speed_mbps: u32, slot: usize) -> Option<u32> {
+        let s = slot & Self::SLOT_MASK;
+        if self.bytes != self.ingress[s] {
+            return None;
+        }
+        let Some((want, frac)) = self.drain_due(now_ns, speed_mbps) else {
+            return Some(0);
+        };
+        // drain_due gave bytes leaving, so `bytes` (= the slot's) > 0
+        let total = self.ingress[s];
+        let d = if want < total { want } else { total };
+        self.ingress[s] = total - d;
+        self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
+        self.bytes = total - d;
+        self.drain_done(d, frac);
+        Some(d)
+    }
+
     /// [`EgressQueueN::drain`], returning also a set of ingress slots (bit
     /// `i`: slot `i`) that holds every slot with bytes released: exactly
     /// those off eBPF, all `N` slots in the eBPF build (which does not
