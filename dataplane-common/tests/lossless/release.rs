@@ -322,7 +322,7 @@ fn drain_one_matches_the_drain<const N: usize>(seed: u32) {
     let mut rng = XorShift32(seed);
     let mut q = EgressQueueN::<N>::ZERO;
     let mut now = 0u64;
-    let mut taken = 0;
+    let (mut taken, mut emptied, mut partial) = (0, 0, 0);
     for step in 0..20_000 {
         let main = (step / 2000) % N;
         // arrivals about as fast as the port drains: the queue builds
@@ -341,6 +341,10 @@ fn drain_one_matches_the_drain<const N: usize>(seed: u32) {
             q.apply_pfc(now, quanta, G25, &mut r);
         }
         now += u64::from(rng.next_u32() % 3000);
+        if step % 3001 == 0 {
+            // an idle gap past the division-free test's 2^31 ns
+            now += 3_000_000_000;
+        }
         let slot = if rng.next_u32() % 8 == 0 {
             rng.next_u32() as usize % N
         } else {
@@ -351,6 +355,11 @@ fn drain_one_matches_the_drain<const N: usize>(seed: u32) {
         match a.drain_one(now, G25, slot) {
             Some(da) => {
                 taken += 1;
+                if da > 0 && a.bytes == 0 {
+                    emptied += 1;
+                } else if da > 0 {
+                    partial += 1;
+                }
                 let db = b.drain_as_ebpf(now, G25, &mut rb);
                 let mut ra = [0u32; N];
                 ra[slot] = da;
@@ -364,7 +373,11 @@ fn drain_one_matches_the_drain<const N: usize>(seed: u32) {
         }
         q = b;
     }
-    assert!(taken > 5_000, "the fast path was taken {taken} times");
+    // both of its cases: the queue emptied (no division), part left
+    assert!(
+        taken > 5_000 && emptied > 1_000 && partial > 1_000,
+        "the fast path was taken {taken} times ({emptied} emptied, {partial} partial)"
+    );
 }
 
 #[test]
