@@ -261,7 +261,11 @@ pub fn arrival_wred<const N: usize>(
 /// is not a control packet): when false, any `rand` gives the same
 /// decision, so a caller may skip drawing one.
 #[inline(always)]
-pub fn arrival_wred_draws<const N: usize>(q: &EgressQueueN<N>, egress: &PortBuffer, a: &Arrival) -> bool {
+pub fn arrival_wred_draws<const N: usize>(
+    q: &EgressQueueN<N>,
+    egress: &PortBuffer,
+    a: &Arrival,
+) -> bool {
     let tc = (a.tc as usize) & (NUM_TC - 1);
     !a.control && crate::lossless::red_draws(&egress.wred[tc], q.bytes)
 }

@@ -22,9 +22,10 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     buffer::{
-        arrival_admit, arrival_drain, arrival_drain_one, arrival_wred, arrival_wred_draws, pfc_event, pfc_rx_queue, pg_lock, queue_lock,
-        storm_queue, tick_pg, Arrival, BufVerdict, Busy, PauseRuns, PauseStat, PfcEvent,
-        PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
+        arrival_admit, arrival_drain, arrival_drain_one, arrival_wred, arrival_wred_draws,
+        pfc_event, pfc_rx_queue, pg_lock, queue_lock, storm_queue, tick_pg, Arrival, BufVerdict,
+        Busy, PauseRuns, PauseStat, PfcEvent, PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC,
+        STORM_DROP, STORM_NONE,
     },
     lossless::{
         ipv4_set_ce, ipv6_set_ce, note_pg, note_queue, storm_fate, DropReason, EgressQueue,

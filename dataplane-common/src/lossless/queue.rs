@@ -562,7 +562,8 @@ impl<const N: usize> EgressQueueN<N> {
 #[inline(always)]
 fn drains_all(elapsed: u64, speed_mbps: u32, frac: u32, bytes: u32) -> bool {
     elapsed < (1 << 31)
-        && elapsed * u64::from(speed_mbps) + u64::from(frac) >= MILLIBITS_PER_BYTE * u64::from(bytes)
+        && elapsed * u64::from(speed_mbps) + u64::from(frac)
+            >= MILLIBITS_PER_BYTE * u64::from(bytes)
 }
 
 /// The bytes leaving when `want` are asked of slots holding `total`: at

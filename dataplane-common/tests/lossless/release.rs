@@ -328,7 +328,7 @@ fn drain_one_matches_the_drain<const N: usize>(seed: u32) {
         // arrivals about as fast as the port drains: the queue builds
         // up and empties again
         for _ in 0..(rng.next_u32() % 2) {
-            let slot = if rng.next_u32() % 50 == 0 {
+            let slot = if rng.next_u32().is_multiple_of(50) {
                 rng.next_u32() as usize % N
             } else {
                 main
@@ -345,7 +345,7 @@ fn drain_one_matches_the_drain<const N: usize>(seed: u32) {
             // an idle gap past the division-free test's 2^31 ns
             now += 3_000_000_000;
         }
-        let slot = if rng.next_u32() % 8 == 0 {
+        let slot = if rng.next_u32().is_multiple_of(8) {
             rng.next_u32() as usize % N
         } else {
             main

@@ -308,12 +308,21 @@ pub fn profile(names: &[String], seconds: u64) -> Result<()> {
     let end = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
     while std::time::Instant::now() < end {
         for (i, p) in chosen.iter().enumerate() {
-            let bpf = if p.obj == Obj::Buffered { &buffered } else { &plain };
+            let bpf = if p.obj == Obj::Buffered {
+                &buffered
+            } else {
+                &plain
+            };
             samples[i].push(time(bpf, p, ifindex)?);
         }
     }
     for (p, s) in chosen.iter().zip(&samples) {
-        println!("{:<20} {:>8.1} ns/run (median of {} medians)", p.name, median(s), s.len());
+        println!(
+            "{:<20} {:>8.1} ns/run (median of {} medians)",
+            p.name,
+            median(s),
+            s.len()
+        );
     }
     Ok(())
 }
