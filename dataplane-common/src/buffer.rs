@@ -192,6 +192,21 @@ pub fn arrival_drain<const N: usize>(
     q.drain(now_ns, egress.speed_mbps, released)
 }
 
+/// [`arrival_drain`] when the queue's bytes are all in ingress slot
+/// `slot` ([`EgressQueueN::drain_one`]): `Some(bytes)` released, all to
+/// `slot` (every other slot gets 0), as [`arrival_drain`] would give; `None`
+/// (the queue untouched) when other slots hold bytes, for the caller to run
+/// [`arrival_drain`].
+#[inline(always)]
+pub fn arrival_drain_one<const N: usize>(
+    now_ns: u64,
+    q: &mut EgressQueueN<N>,
+    egress: &PortBuffer,
+    slot: usize,
+) -> Option<u32> {
+    q.drain_one(now_ns, egress.speed_mbps, slot)
+}
+
 /// [`arrival_drain`] for a caller that keeps the set of slots holding
 /// bytes ([`EgressQueueN::drain_held`]): the same drain, visiting only
 /// those slots, and returning the set of slots that got bytes back, for
@@ -239,6 +254,20 @@ pub fn arrival_wred<const N: usize>(
             queue_bytes: q.bytes,
         }),
     }
+}
+
+/// Whether [`arrival_wred`] on the drained queue `q` uses its random
+/// number (the queue is between the TC's WRED thresholds and the packet
+/// is not a control packet): when false, any `rand` gives the same
+/// decision, so a caller may skip drawing one.
+#[inline(always)]
+pub fn arrival_wred_draws<const N: usize>(
+    q: &EgressQueueN<N>,
+    egress: &PortBuffer,
+    a: &Arrival,
+) -> bool {
+    let tc = (a.tc as usize) & (NUM_TC - 1);
+    !a.control && crate::lossless::red_draws(&egress.wred[tc], q.bytes)
 }
 
 /// Arrival, step 3 (the packet's ingress PG `pg` / `pfc`, and its queue):

@@ -22,9 +22,10 @@ use aya_ebpf::{
 };
 use dataplane_common::{
     buffer::{
-        arrival_admit, arrival_drain, arrival_wred, pfc_event, pfc_rx_queue, pg_lock, queue_lock,
-        storm_queue, tick_pg, Arrival, BufVerdict, Busy, PauseRuns, PauseStat, PfcEvent,
-        PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC, STORM_DROP, STORM_NONE,
+        arrival_admit, arrival_drain, arrival_drain_one, arrival_wred, arrival_wred_draws,
+        pfc_event, pfc_rx_queue, pg_lock, queue_lock, storm_queue, tick_pg, Arrival, BufVerdict,
+        Busy, PauseRuns, PauseStat, PfcEvent, PortBuffer, TcRow, WdStat, MODEL_LOCKS, NUM_TC,
+        STORM_DROP, STORM_NONE,
     },
     lossless::{
         ipv4_set_ce, ipv6_set_ce, note_pg, note_queue, storm_fate, DropReason, EgressQueue,
@@ -390,8 +391,6 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
         len: len as u32,
     };
     let now = ec.now;
-    // SAFETY: helper without preconditions.
-    let rand = unsafe { bpf_get_prandom_u32() };
     let Some(l) = lock(qlock) else {
         if let Some(c) = counters(out_port) {
             c.count_busy(Busy::Queue);
@@ -399,31 +398,49 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
         return Egress::Forward.into();
     };
     // the steps of `on_arrival`, each under the lock of what it touches
-    let Some(p) = pending() else {
-        unlock(l);
-        return Egress::Forward.into();
-    };
     let slot = (slot as usize) & (MODEL_PORTS - 1);
-    // SAFETY: the queue's lock is held; a map value; the per-CPU slot
-    // (drained into: it holds no pending bytes of this TC but those of a PG
-    // lock not taken, already counted).
-    let own = unsafe {
-        let released = &mut (*p)[tc];
-        arrival_drain(now, &mut *q, ob, released);
-        // the packet's own PG gets its bytes back under the lock the
-        // admission takes anyway; a loop only for the other PGs
-        let own = released[slot];
-        released[slot] = 0;
-        let mut others = 0;
-        let mut i = 0;
-        while i < MODEL_PORTS {
-            others |= released[i];
-            i += 1;
+    // A queue whose bytes all came from the packet's own ingress port (one
+    // port feeding it, the common case) drains without a pass over the
+    // slots, and its bytes go back to the packet's own PG below.
+    // SAFETY: the queue's lock is held; a map value.
+    let own = match unsafe { arrival_drain_one(now, &mut *q, ob, slot) } {
+        Some(own) => own,
+        None => {
+            let Some(p) = pending() else {
+                unlock(l);
+                return Egress::Forward.into();
+            };
+            // SAFETY: the queue's lock is held; a map value; the per-CPU
+            // slot (drained into: it holds no pending bytes of this TC but
+            // those of a PG lock not taken, already counted).
+            unsafe {
+                let released = &mut (*p)[tc];
+                arrival_drain(now, &mut *q, ob, released);
+                // the packet's own PG gets its bytes back under the lock
+                // the admission takes anyway; a loop only for the other PGs
+                let own = released[slot];
+                released[slot] = 0;
+                let mut others = 0;
+                let mut i = 0;
+                while i < MODEL_PORTS {
+                    others |= released[i];
+                    i += 1;
+                }
+                if others != 0 {
+                    release(Some(tc), out_port);
+                }
+                own
+            }
         }
-        if others != 0 {
-            release(Some(tc), out_port);
-        }
-        own
+    };
+    // a random number only where WRED draws one (between its thresholds):
+    // elsewhere the decision does not depend on it
+    // SAFETY: the queue's lock is held; a map value; a helper without
+    // preconditions.
+    let rand = if unsafe { arrival_wred_draws(&*q, ob, &a) } {
+        unsafe { bpf_get_prandom_u32() }
+    } else {
+        0
     };
     // SAFETY: the queue's lock is held; a map value.
     let wred = unsafe { arrival_wred(&*q, ob, &a, rand) };

@@ -112,6 +112,14 @@ pub fn red_hit(p: &WredProfile, queue_bytes: u32, rand: u32) -> bool {
     r * 100 * range < (u64::from(pmax) * over) << 24
 }
 
+/// Whether [`red_hit`] on a queue of `queue_bytes` depends on its random
+/// number: only between the thresholds (at or above the maximum it always
+/// hits, below the minimum never).
+#[inline(always)]
+pub fn red_draws(p: &WredProfile, queue_bytes: u32) -> bool {
+    queue_bytes < p.green_max_threshold && queue_bytes >= p.green_min_threshold
+}
+
 /// WRED / ECN decision for one packet entering a queue of `queue_bytes`.
 ///
 /// `ecn` is the packet's codepoint; `lossless` its class is in pfc_enable;

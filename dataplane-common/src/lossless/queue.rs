@@ -81,6 +81,49 @@ impl<const N: usize> EgressQueueN<N> {
         self.drain_by::<false>(now_ns, speed_mbps, released).0
     }
 
+    /// [`EgressQueueN::drain`] for a queue whose bytes are all in ingress
+    /// slot `slot` (masked to `0..N`): the same drain (bytes, sub-byte
+    /// credit, clock, rotating start, transmitted count) with no visit of
+    /// the other slots. Returns the bytes released, all from `slot` (every
+    /// other slot releases 0), or `None`, with the queue untouched, when
+    /// `bytes` differs from the slot's count (other slots hold bytes: call
+    /// [`EgressQueueN::drain`]).
+    ///
+    /// Relies on the queue's invariant (`bytes` is the sum of the slots),
+    /// as [`EgressQueueN::drain_held`] does: with it, `bytes` equal to one
+    /// slot's count means every other slot is empty, and the proportional
+    /// release gives that slot exactly the bytes leaving, with no fraction
+    /// and nothing to round. The eBPF fast path of an arrival (the common
+    /// case of one ingress port feeding a queue), which saves the
+    /// [`MODEL_PORTS`]-slot passes of the general drain.
+    #[inline(always)]
+    pub fn drain_one(&mut self, now_ns: u64, speed_mbps: u32, slot: usize) -> Option<u32> {
+        let s = slot & Self::SLOT_MASK;
+        if self.bytes != self.ingress[s] {
+            return None;
+        }
+        let Some(elapsed) = self.drain_clock(now_ns) else {
+            return Some(0);
+        };
+        // the clock step saw bytes, so `bytes` (= the slot's) > 0
+        let total = self.ingress[s];
+        let (d, frac) = if drains_all(elapsed, speed_mbps, self.drain_frac, total) {
+            // everything leaves; the credit is dropped with the bytes
+            // (`drain_done`), so it is not computed (no division)
+            (total, 0)
+        } else {
+            let Some((want, frac)) = self.drain_want(elapsed, speed_mbps) else {
+                return Some(0);
+            };
+            (if want < total { want } else { total }, frac)
+        };
+        self.ingress[s] = total - d;
+        self.cursor = ((self.cursor as usize + 1) & Self::SLOT_MASK) as u32;
+        self.bytes = total - d;
+        self.drain_done(d, frac);
+        Some(d)
+    }
+
     /// [`EgressQueueN::drain`], returning also a set of ingress slots (bit
     /// `i`: slot `i`) that holds every slot with bytes released: exactly
     /// those off eBPF, all `N` slots in the eBPF build (which does not
@@ -186,6 +229,16 @@ impl<const N: usize> EgressQueueN<N> {
     /// already updated).
     #[inline(always)]
     fn drain_due(&mut self, now_ns: u64, speed_mbps: u32) -> Option<(u32, u32)> {
+        let elapsed = self.drain_clock(now_ns)?;
+        self.drain_want(elapsed, speed_mbps)
+    }
+
+    /// The clock step of [`EgressQueueN::drain_due`]: `last_ns` moves to
+    /// `now_ns`; the un-paused ns of the interval, or `None` when nothing
+    /// can leave (out of order, or an empty queue, which forgets its
+    /// credit).
+    #[inline(always)]
+    fn drain_clock(&mut self, now_ns: u64) -> Option<u64> {
         if now_ns <= self.last_ns {
             return None;
         }
@@ -203,7 +256,13 @@ impl<const N: usize> EgressQueueN<N> {
             self.drain_frac = 0;
             return None;
         }
-        let (avail, frac) = bytes_in(now_ns - start, speed_mbps, self.drain_frac);
+        Some(now_ns - start)
+    }
+
+    /// The rest of [`EgressQueueN::drain_due`] after its clock step.
+    #[inline(always)]
+    fn drain_want(&mut self, elapsed: u64, speed_mbps: u32) -> Option<(u32, u32)> {
+        let (avail, frac) = bytes_in(elapsed, speed_mbps, self.drain_frac);
         let want = if avail < u64::from(self.bytes) {
             avail as u32
         } else {
@@ -491,6 +550,20 @@ impl<const N: usize> EgressQueueN<N> {
         self.bytes = (total - given) as u32;
         (given as u32, out, still)
     }
+}
+
+/// Whether a port of `speed_mbps` sends at least `bytes` in `elapsed` ns
+/// with the carried fraction `frac` (millibits), that is whether
+/// [`bytes_in`] gives at least `bytes`, without its divisions:
+/// `floor((elapsed * speed + frac) / 8000) >= bytes` exactly when
+/// `elapsed * speed + frac >= 8000 * bytes`. Computed for intervals under
+/// 2^31 ns (2.1 s), where the product stays below 2^63; false for longer
+/// ones (the caller then asks [`bytes_in`]).
+#[inline(always)]
+fn drains_all(elapsed: u64, speed_mbps: u32, frac: u32, bytes: u32) -> bool {
+    elapsed < (1 << 31)
+        && elapsed * u64::from(speed_mbps) + u64::from(frac)
+            >= MILLIBITS_PER_BYTE * u64::from(bytes)
 }
 
 /// The bytes leaving when `want` are asked of slots holding `total`: at

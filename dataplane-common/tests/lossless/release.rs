@@ -311,3 +311,78 @@ fn the_share_by_reciprocal_is_the_division() {
         assert_eq!(div, inv, "c {c} d {d} total {total}");
     }
 }
+
+/// Random arrivals (mostly from one ingress slot, sometimes from others),
+/// pauses and drains on one queue: wherever `drain_one` takes the queue
+/// (its bytes all in the slot asked), it gives the bytes, the state and
+/// the slot the eBPF build's drain (`drain_as_ebpf`) gives, every other
+/// slot releasing 0; where it does not, the queue is left untouched and
+/// other slots hold bytes.
+fn drain_one_matches_the_drain<const N: usize>(seed: u32) {
+    let mut rng = XorShift32(seed);
+    let mut q = EgressQueueN::<N>::ZERO;
+    let mut now = 0u64;
+    let (mut taken, mut emptied, mut partial) = (0, 0, 0);
+    for step in 0..20_000 {
+        let main = (step / 2000) % N;
+        // arrivals about as fast as the port drains: the queue builds
+        // up and empties again
+        for _ in 0..(rng.next_u32() % 2) {
+            let slot = if rng.next_u32().is_multiple_of(50) {
+                rng.next_u32() as usize % N
+            } else {
+                main
+            };
+            q.enqueue(slot, 64 + rng.next_u32() % 9000);
+        }
+        if step % 101 == 0 {
+            let mut r = [0u32; N];
+            let quanta = (rng.next_u32() % 3) as u16 * 100;
+            q.apply_pfc(now, quanta, G25, &mut r);
+        }
+        now += u64::from(rng.next_u32() % 3000);
+        if step % 3001 == 0 {
+            // an idle gap past the division-free test's 2^31 ns
+            now += 3_000_000_000;
+        }
+        let slot = if rng.next_u32().is_multiple_of(8) {
+            rng.next_u32() as usize % N
+        } else {
+            main
+        };
+        let (mut a, mut b) = (q, q);
+        let mut rb = [0u32; N];
+        match a.drain_one(now, G25, slot) {
+            Some(da) => {
+                taken += 1;
+                if da > 0 && a.bytes == 0 {
+                    emptied += 1;
+                } else if da > 0 {
+                    partial += 1;
+                }
+                let db = b.drain_as_ebpf(now, G25, &mut rb);
+                let mut ra = [0u32; N];
+                ra[slot] = da;
+                assert_eq!((da, ra, a), (db, rb, b), "step {step}");
+            }
+            None => {
+                assert_eq!(a, q, "step {step}: left untouched");
+                assert_ne!(q.bytes, q.ingress[slot], "step {step}");
+                b.drain_as_ebpf(now, G25, &mut rb);
+            }
+        }
+        q = b;
+    }
+    // both of its cases: the queue emptied (no division), part left
+    assert!(
+        taken > 5_000 && emptied > 1_000 && partial > 1_000,
+        "the fast path was taken {taken} times ({emptied} emptied, {partial} partial)"
+    );
+}
+
+#[test]
+fn drain_of_one_slot_matches_the_drain() {
+    drain_one_matches_the_drain::<8>(5);
+    drain_one_matches_the_drain::<16>(6);
+    drain_one_matches_the_drain::<64>(7);
+}

@@ -182,3 +182,53 @@ fn sonic_ecn_names() {
     }
     .marks());
 }
+
+/// `red_draws` is false exactly where the decision does not depend on the
+/// random number: outside it, every random number gives the decision of
+/// 0, for every codepoint, class and profile shape (a step when min == max).
+#[test]
+fn the_random_number_matters_only_where_red_draws() {
+    let mut rng = XorShift32(9);
+    let step = WredProfile {
+        green_min_threshold: 5000,
+        green_max_threshold: 5000,
+        ..HPCC_100G
+    };
+    let drop_only = WredProfile {
+        ecn: 0,
+        ..HPCC_100G
+    };
+    for p in [HPCC_100G, step, drop_only] {
+        for q in [
+            0,
+            4999,
+            5000,
+            5001,
+            399_999,
+            400_000,
+            1_000_000,
+            1_599_999,
+            1_600_000,
+            u32::MAX,
+        ] {
+            let mut varies = false;
+            for ecn in 0..4 {
+                for lossless in [false, true] {
+                    for control in [false, true] {
+                        let at0 = wred(&p, q, ecn, lossless, control, 0);
+                        for _ in 0..200 {
+                            let d = wred(&p, q, ecn, lossless, control, rng.next_u32());
+                            if d != at0 {
+                                varies = true;
+                                assert!(red_draws(&p, q), "q {q}: the decision varies");
+                            }
+                        }
+                    }
+                }
+            }
+            if !red_draws(&p, q) {
+                assert!(!varies);
+            }
+        }
+    }
+}

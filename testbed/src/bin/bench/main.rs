@@ -45,6 +45,14 @@ struct Args {
     /// Results file (records are merged by figure name).
     #[arg(long, default_value = "target/bench/results.json")]
     out: PathBuf,
+    /// Profiling aid: run only these stage probes (comma list of probe
+    /// names, e.g. nexthop_v4,nexthop_v4_model) in a loop for
+    /// `--profile-seconds`, print each one's median ns and write nothing
+    /// (for `perf record -a` to see where one probe's time goes).
+    #[arg(long, value_delimiter = ',')]
+    profile: Vec<String>,
+    #[arg(long, default_value_t = 20)]
+    profile_seconds: u64,
 }
 
 const B0_MAC: [u8; 6] = [2, 0, 0, 0, 0xb, 0];
@@ -101,6 +109,9 @@ fn main() -> Result<()> {
     let ns = Netns::create("bench")?;
     let _in = ns.enter()?;
     ns.add_ports(&["b0", "b1"])?;
+    if !args.profile.is_empty() {
+        return stages::profile(&args.profile, args.profile_seconds);
+    }
     let mut bpf = load_object()?;
     let (_, ix) = apply_config_text(&mut bpf, FULL_PIPELINE_CONFIG, "bench")?;
     let ifindex = ix[0].ifindex;

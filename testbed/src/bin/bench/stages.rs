@@ -288,6 +288,45 @@ pub fn median(v: &[f64]) -> f64 {
     s[s.len() / 2]
 }
 
+/// Runs the probes named in `names` in turn for `seconds` (a profiler
+/// watches) and prints each one's median ns per run over its calls.
+pub fn profile(names: &[String], seconds: u64) -> Result<()> {
+    let mut plain = load_object()?;
+    let mut buffered = load_object()?;
+    let (_, ports) = apply_config_text(&mut plain, &config(false), "stages")?;
+    apply_config_text(&mut buffered, &config(true), "stages")?;
+    let ifindex = ports[0].ifindex;
+    let all = probes();
+    let mut chosen = Vec::new();
+    for n in names {
+        match all.iter().find(|p| &p.name == n && p.obj != Obj::Big) {
+            Some(p) => chosen.push(p),
+            None => bail!("--profile: no probe {n:?} (the big-table probes are not offered)"),
+        }
+    }
+    let mut samples = vec![Vec::new(); chosen.len()];
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while std::time::Instant::now() < end {
+        for (i, p) in chosen.iter().enumerate() {
+            let bpf = if p.obj == Obj::Buffered {
+                &buffered
+            } else {
+                &plain
+            };
+            samples[i].push(time(bpf, p, ifindex)?);
+        }
+    }
+    for (p, s) in chosen.iter().zip(&samples) {
+        println!(
+            "{:<20} {:>8.1} ns/run (median of {} medians)",
+            p.name,
+            median(s),
+            s.len()
+        );
+    }
+    Ok(())
+}
+
 /// Measures every probe in `rounds` interleaved rounds (ports `b0`, `b1`
 /// exist in the calling thread's namespace) and returns the stage records.
 pub fn measure(rounds: usize, machine: &str) -> Result<Vec<Record>> {
