@@ -80,7 +80,12 @@ pub fn dataplane_routes(
         .args(["routes", "--instance", instance, "--json"])
         .output()?;
     if !o.status.success() {
-        bail!("dataplane routes: {}", String::from_utf8_lossy(&o.stderr));
+        bail!(
+            "dataplane routes --instance {instance}: {} (stderr: {:?}; stdout: {} bytes)",
+            o.status,
+            String::from_utf8_lossy(&o.stderr),
+            o.stdout.len()
+        );
     }
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)?;
     let ports: Vec<String> = v["ports"]
