@@ -45,6 +45,18 @@ fn bump(i: u32) {
 /// Marks the frame's metadata and broadcasts it through `PROBE_DEVMAP`.
 #[xdp]
 pub fn probe_xdp_redirect(ctx: XdpContext) -> u32 {
+    // only the probe's own frame (EtherType 0x88b5): the kernel's own
+    // frames on a fresh veth (IPv6 router solicitations, MLD) pass, or
+    // they would be counted as copies of the probe frame
+    let (data, end) = (ctx.data(), ctx.data_end());
+    if data + 14 > end {
+        return xdp_action::XDP_PASS;
+    }
+    // SAFETY: bytes 12 and 13 lie inside the frame, checked above.
+    let ether_type = unsafe { core::ptr::read_unaligned((data + 12) as *const [u8; 2]) };
+    if ether_type != [0x88, 0xb5] {
+        return xdp_action::XDP_PASS;
+    }
     bump(0);
     // SAFETY: the helper checks the room it is asked for.
     if unsafe { bpf_xdp_adjust_meta(ctx.ctx, -META_LEN) } == 0 {
