@@ -128,14 +128,7 @@ fn object_probes() -> Result<Vec<(Feature, Status)>> {
     let made = veths(&["pr0", "pr1"]);
     if let Err(e) = made {
         let why = format!("{e:#}");
-        for f in [
-            Feature::XdpLink,
-            Feature::NativeXdp,
-            Feature::DevmapProg,
-            Feature::Broadcast,
-            Feature::DevmapMeta,
-            Feature::LiveFrames,
-        ] {
+        for f in Feature::REDIRECT.into_iter().chain([Feature::LiveFrames]) {
             out.push((f, Status::NotProbed(why.clone())));
         }
         return Ok(out);
@@ -205,17 +198,7 @@ pub fn redirect_probes(bpf: &mut Ebpf) -> Vec<(Feature, Status)> {
     };
     if let Err(e) = load(bpf, names::prog::PROBE_XDP_REDIRECT) {
         let why = format!("the probe program does not load: {e:#}");
-        dependent(
-            &mut out,
-            &[
-                Feature::XdpLink,
-                Feature::NativeXdp,
-                Feature::DevmapProg,
-                Feature::Broadcast,
-                Feature::DevmapMeta,
-            ],
-            &why,
-        );
+        dependent(&mut out, &Feature::REDIRECT, &why);
         return out;
     }
     // native XDP, and whether the attachment is a bpf_link
@@ -241,7 +224,7 @@ pub fn redirect_probes(bpf: &mut Ebpf) -> Vec<(Feature, Status)> {
             ));
             dependent(
                 &mut out,
-                &[Feature::DevmapProg, Feature::Broadcast, Feature::DevmapMeta],
+                &Feature::PFC_DATAPLANE,
                 "needs native XDP on the probe's veth",
             );
             return out;
@@ -319,7 +302,7 @@ pub fn redirect_probes(bpf: &mut Ebpf) -> Vec<(Feature, Status)> {
         Err(e) => {
             dependent(
                 &mut out,
-                &[Feature::DevmapProg, Feature::Broadcast, Feature::DevmapMeta],
+                &Feature::PFC_DATAPLANE,
                 &format!("{e:#}"),
             );
             return out;

@@ -72,6 +72,16 @@ impl Feature {
     pub const PFC_DATAPLANE: [Feature; 3] =
         [Feature::DevmapProg, Feature::Broadcast, Feature::DevmapMeta];
 
+    /// The features the redirect probe judges (`kernel::redirect_probes`:
+    /// one frame through a veth pair of its own).
+    pub const REDIRECT: [Feature; 5] = [
+        Feature::XdpLink,
+        Feature::NativeXdp,
+        Feature::DevmapProg,
+        Feature::Broadcast,
+        Feature::DevmapMeta,
+    ];
+
     /// The table's name of the feature.
     pub fn name(self) -> &'static str {
         match self {
