@@ -300,11 +300,7 @@ pub fn redirect_probes(bpf: &mut Ebpf) -> Vec<(Feature, Status)> {
     let s = match seen {
         Ok(s) => s,
         Err(e) => {
-            dependent(
-                &mut out,
-                &Feature::PFC_DATAPLANE,
-                &format!("{e:#}"),
-            );
+            dependent(&mut out, &Feature::PFC_DATAPLANE, &format!("{e:#}"));
             return out;
         }
     };
