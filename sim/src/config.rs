@@ -104,6 +104,15 @@ pub struct Scenario {
     /// Keep the load balancer's trace (every placement, move and NAK),
     /// written as `lb_trace_<mode>.csv` beside report.json.
     pub trace_lb: bool,
+    /// Place mode's far view, an oracle of the simulator (empty: off): a
+    /// leaf adds to each uplink's place key the time the next switch's
+    /// port toward the destination needs to send its lossless queue, as
+    /// read at most this long ago (`0ns`: at every choice; `100us`: a
+    /// snapshot of every switch's queues taken every 100 us). What a
+    /// CONGA-style feedback could tell at best, after that delay; no data
+    /// plane has it. Needs one partition (it reads every switch).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub far_view: String,
 }
 
 impl Default for Scenario {
@@ -147,6 +156,7 @@ impl Default for Scenario {
             partitions: 1,
             receiver: "rc".into(),
             trace_lb: false,
+            far_view: String::new(),
         }
     }
 }
@@ -229,6 +239,9 @@ pub struct Params {
     /// Out-of-order placement at the receivers (`receiver = "ooo"`).
     pub ooo_receiver: bool,
     pub trace_lb: bool,
+    /// [`Scenario::far_view`]: how often the far view is read (`None`:
+    /// off).
+    pub far_view_ns: Option<u64>,
 }
 
 /// `400G`, `25G`, `100M` -> Mb/s.
@@ -493,6 +506,14 @@ impl Scenario {
                 o => bail!("receiver: unknown {o:?} (expected rc or ooo)"),
             },
             trace_lb: self.trace_lb,
+            far_view_ns: match self.far_view.trim() {
+                "" | "off" => None,
+                _ if self.partitions > 1 => bail!(
+                    "far_view: needs partitions = 1 (the oracle reads every switch; got {})",
+                    self.partitions
+                ),
+                t => Some(parse_time("far_view", t)?),
+            },
         })
     }
 }

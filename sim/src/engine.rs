@@ -89,6 +89,8 @@ pub struct Sim {
     /// The window of a partitioned run: the shortest delay of a link
     /// between two partitions (`u64::MAX`: one partition).
     pub window_ns: u64,
+    /// Place mode's far view ([`crate::config::Scenario::far_view`]).
+    pub(crate) far: crate::switch::FarView,
 }
 
 impl Sim {

@@ -117,6 +117,12 @@ struct Cli {
     /// Write the balancer's trace (lb_trace_<mode>.csv in --out).
     #[arg(long)]
     trace_lb: bool,
+    /// Place mode sees the next switch's queue toward the destination, as
+    /// read at most this long ago (an oracle of the simulator: what
+    /// CONGA-style feedback could tell at best; e.g. 100us; needs
+    /// --partitions 1)
+    #[arg(long)]
+    far_view: Option<String>,
     /// Partitions run side by side (1: serial; the result depends on it).
     #[arg(long)]
     partitions: Option<u32>,
@@ -184,7 +190,8 @@ fn scenario(c: &Cli) -> Result<Scenario> {
         rto,
         dep_delay,
         partitions,
-        receiver
+        receiver,
+        far_view
     );
     s.trace_lb |= c.trace_lb;
     if let Some(v) = &c.pfc {

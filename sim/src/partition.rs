@@ -179,6 +179,7 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             threads: 0,
             window_ns: window,
             senders: senders.next().expect("a partition"),
+            far: Default::default(),
         })
         .collect();
     sim.others = others;

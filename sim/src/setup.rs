@@ -75,6 +75,7 @@ impl Sim {
             others: Vec::new(),
             threads: 0,
             window_ns: u64::MAX,
+            far: Default::default(),
         };
         sim.dcqcn = sim.dcqcn_of();
         crate::workload::generate(&mut sim)?;

@@ -141,6 +141,12 @@ impl Sim {
             (f.dst, f.src)
         };
         let hash = flow_hash(&flow_key(src, dst, f.sport, f.qp), sw.seed);
+        let far = if uses_reservations(sw.groups[gid as usize].mode) {
+            self.far_view(s, gid, dst)
+        } else {
+            [0; MAX_MEMBERS]
+        };
+        let sw = &mut self.switches[s];
         let Switch {
             groups,
             flowlets,
@@ -171,7 +177,7 @@ impl Sim {
         let keys = || {
             let mut k = [u32::MAX; MAX_MEMBERS];
             for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
-                k[i] = ports[m.id as usize].rate.place_key(now);
+                k[i] = ports[m.id as usize].rate.place_key_far(now, far[i]);
             }
             k
         };
@@ -219,6 +225,32 @@ impl Sim {
             self.stats.first_hops.push((pkt.flow, node, out as u16));
         }
         Some(out)
+    }
+
+    /// What the far view ([`FarView`]) says of each member of group `gid`
+    /// at switch `s` for a packet to `dst`: the time the next switch's
+    /// port toward `dst` needs to send its lossless queue (0: no far
+    /// view, a host, or a next switch that balances again).
+    fn far_view(&mut self, s: usize, gid: u16, dst: u32) -> [u64; MAX_MEMBERS] {
+        let mut far = [0; MAX_MEMBERS];
+        let Some(every) = self.p.far_view_ns else {
+            return far;
+        };
+        if self.far.drain_ns.is_empty() || self.now >= self.far.taken_ns.saturating_add(every) {
+            self.far.read(self.now, self.switches.as_slice());
+        }
+        let g = &self.switches[s].groups[gid as usize];
+        for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
+            let peer = self.switches[s].ports[m.id as usize].link.peer;
+            let Some(x) = peer.checked_sub(self.first_switch) else {
+                continue;
+            };
+            let route = self.topo.switches[x as usize].route[dst as usize];
+            if route & GROUP_BIT == 0 {
+                far[i] = self.far.drain_ns[x as usize][route as usize];
+            }
+        }
+        far
     }
 
     /// Adds a placement to the trace: what each member's estimator read.
@@ -486,5 +518,35 @@ impl Sim {
                 pt.uplink = peer >= hosts && tiers[(peer - hosts) as usize] > sw.tier;
             }
         }
+    }
+}
+
+/// Place mode's far view, an oracle of the simulator
+/// ([`crate::config::Scenario::far_view`]): every switch port's lossless
+/// queue, as the time it takes to send at the port's speed, read at
+/// `taken_ns`.
+#[derive(Default)]
+pub(crate) struct FarView {
+    pub taken_ns: u64,
+    /// Per switch, per port.
+    pub drain_ns: Vec<Vec<u64>>,
+}
+
+impl FarView {
+    /// Reads every switch's queues at `now`.
+    fn read(&mut self, now: u64, switches: &[Switch]) {
+        self.taken_ns = now;
+        self.drain_ns = switches
+            .iter()
+            .map(|x| {
+                (0..x.ports.len())
+                    .map(|j| {
+                        let bytes = u64::from(x.model.bytes(j, 1));
+                        let mbps = u64::from(x.ports[j].link.speed_mbps.max(1));
+                        bytes * 8000 / mbps
+                    })
+                    .collect()
+            })
+            .collect();
     }
 }

@@ -124,8 +124,23 @@ impl PortRate {
     /// last.
     #[inline(always)]
     pub fn place_key(&self, now_ns: u64) -> u32 {
+        self.place_key_far(now_ns, 0)
+    }
+
+    /// [`PortRate::place_key`] with the far side's work added to the
+    /// port's booking: `far_ns`, how long the next switch's port toward
+    /// the packet's destination needs to send what it holds. A leaf sees
+    /// its own uplinks only; flows of different leaves that meet on a
+    /// spine's downlink stay met while pinned (the web-search PFC frames
+    /// are the spines'). Only the simulator knows `far_ns` today (its
+    /// `far_view` oracle); a data plane would learn it from its
+    /// neighbours.
+    #[inline(always)]
+    pub fn place_key_far(&self, now_ns: u64, far_ns: u64) -> u32 {
         place_key(
-            self.booked_until_ns.saturating_sub(now_ns),
+            self.booked_until_ns
+                .saturating_sub(now_ns)
+                .saturating_add(far_ns),
             self.band(now_ns),
             self.placements_at(now_ns),
         )

@@ -494,3 +494,18 @@ fn stepping_least_loaded_is_pick_least_loaded() {
         assert_eq!(pick_least_loaded(&g, &keys, tie), want, "round {round}");
     }
 }
+
+/// The far side's work counts as booking: with none it is the plain key;
+/// a port whose next hop holds a queue loses a tie it would otherwise win.
+#[test]
+fn far_work_adds_to_the_booking() {
+    let now = 1_000_000;
+    let idle = PortRate::new(G400);
+    let mut other = PortRate::new(G400);
+    assert_eq!(idle.place_key_far(now, 0), idle.place_key(now));
+    // equal ports: the far side decides
+    assert!(idle.place_key_far(now, 30_000) > other.place_key_far(now, 0));
+    // 30 us ahead of the far side counts as 30 us booked here
+    other.book(now, 1_500_000); // 30 us at 400G
+    assert_eq!(idle.place_key_far(now, 30_000), other.place_key(now));
+}
