@@ -28,8 +28,8 @@ use dataplane_common::{
         STORM_DROP, STORM_NONE,
     },
     lossless::{
-        ipv4_set_ce, ipv6_set_ce, note_pg, note_pool, note_queue, storm_fate, DropReason, EgressQueue,
-        SharedPool, StormVerdict, Watermark, WdCount, MODEL_PORTS,
+        ipv4_set_ce, ipv6_set_ce, note_pg, note_pool, note_queue, storm_fate, DropReason,
+        EgressQueue, SharedPool, StormVerdict, Watermark, WdCount, MODEL_PORTS,
     },
     maps::MAX_PORTS,
     parse::L3,

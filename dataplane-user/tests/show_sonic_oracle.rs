@@ -227,8 +227,14 @@ fn pool_watermarks_byte_for_byte() {
         let got = watermark::render_pools(&rows, t);
         assert_eq!(got.text, want, "{target}");
         let words: Vec<String> = target.split(' ').map(String::from).collect();
-        assert_eq!(dataplane_user::show::find(&words, false).unwrap().0.name, target);
-        assert_eq!(dataplane_user::show::find(&words, true).unwrap().0.name, target);
+        assert_eq!(
+            dataplane_user::show::find(&words, false).unwrap().0.name,
+            target
+        );
+        assert_eq!(
+            dataplane_user::show::find(&words, true).unwrap().0.name,
+            target
+        );
     }
     // the pool the buffer model has is the one their headroom pool lists
     let hdrm = pool_rows(&fixture("show_hdrm_pool_wm_output.txt"));
@@ -243,7 +249,10 @@ fn pool_watermarks_byte_for_byte() {
         .take(4)
         .map(|l| format!("{}\n", l.replace(" (Namespace asic0)", "")))
         .collect();
-    assert!(asic0.ends_with("ingress_lossless_pool      N/A\n"), "{asic0}");
+    assert!(
+        asic0.ends_with("ingress_lossless_pool      N/A\n"),
+        "{asic0}"
+    );
     for (name, _, t) in watermark::POOLS.iter().filter(|p| p.2.headroom) {
         let got = watermark::render_pools(&[(watermark::POOL_NAME.into(), None)], t);
         assert_eq!(got.text, asic0, "{name}");

@@ -170,7 +170,10 @@ fn watermarks_show_clear_and_metrics() {
     // the burst charged (the pool's use is the sum of the PGs' shared)
     let pool_peak = pool_wm(ns, &instance, "buffer_pool watermark");
     println!("pool peak {pool_peak}, sw-p0 PG3 shared {pg_sh}");
-    assert_eq!(pool_peak, pg_sh, "the pool's peak vs the one PG's shared peak");
+    assert_eq!(
+        pool_peak, pg_sh,
+        "the pool's peak vs the one PG's shared peak"
+    );
     assert_eq!(
         pool_wm(ns, &instance, "buffer_pool persistent-watermark"),
         pool_peak
@@ -328,7 +331,11 @@ fn watermarks_show_clear_and_metrics() {
     assert_eq!(pfc["Port Tx"]["sw-p0"]["PFC3"], 0, "after clear: {pfc}");
     let text = run(ns, &["show", "--instance", &instance, "pfc", "counters"]);
     assert!(text.starts_with("Last cached time was "), "{text}");
-    assert_eq!(pool_wm(ns, &instance, "buffer_pool watermark"), 0, "after clear");
+    assert_eq!(
+        pool_wm(ns, &instance, "buffer_pool watermark"),
+        0,
+        "after clear"
+    );
     assert_eq!(
         pool_wm(ns, &instance, "buffer_pool persistent-watermark"),
         pool_peak,
