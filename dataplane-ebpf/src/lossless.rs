@@ -28,8 +28,8 @@ use dataplane_common::{
         STORM_DROP, STORM_NONE,
     },
     lossless::{
-        ipv4_set_ce, ipv6_set_ce, note_pg, note_queue, storm_fate, DropReason, EgressQueue,
-        SharedPool, StormVerdict, Watermark, WdCount, MODEL_PORTS,
+        ipv4_set_ce, ipv6_set_ce, note_pg, note_pool, note_queue, storm_fate, DropReason,
+        EgressQueue, SharedPool, StormVerdict, Watermark, WdCount, MODEL_PORTS,
     },
     maps::MAX_PORTS,
     parse::L3,
@@ -74,7 +74,8 @@ static PAUSE_RUNS: Array<PauseRuns> = Array::with_max_entries((MODEL_PORTS * NUM
 #[map]
 static WD_STATS: Array<WdStat> = Array::with_max_entries((MODEL_PORTS * NUM_TC) as u32, 0);
 /// Watermarks per (port, TC), index port * 8 + tc: the egress queue's
-/// (raised under its lock) and the ingress PG's (under the PG's lock). The
+/// (raised under its lock), the ingress PG's and the shared pool's as the
+/// PG's admissions left it (under the PG's lock). The
 /// controller reads and resets each mark with an atomic exchange through a
 /// shared mapping (BPF_F_MMAPABLE), so no raise is lost to a reset.
 #[map]
@@ -125,23 +126,33 @@ fn unlock(l: *mut u64) {
 /// change of `used` to the pool atomically (the pool is never locked).
 #[inline(always)]
 fn with_pool<R>(pool: *mut SharedPool, f: impl FnOnce(&mut SharedPool) -> R) -> R {
+    with_pool_used(pool, f).0
+}
+
+/// [`with_pool`], also returning the pool's `used` right after the step's
+/// atomic add (what this CPU's add left, whatever other CPUs did; 0 when
+/// the step did not change the pool): the pool's watermark.
+#[inline(always)]
+fn with_pool_used<R>(pool: *mut SharedPool, f: impl FnOnce(&mut SharedPool) -> R) -> (R, u32) {
     // SAFETY: a map value; concurrent writers only add to `used` atomically.
     let mut snap = unsafe { core::ptr::read_volatile(pool) };
     let before = snap.used;
     let r = f(&mut snap);
     let d = snap.used.wrapping_sub(before);
+    let mut after = 0;
     if d != 0 {
         // SAFETY: an aligned u32 of a map value, only ever changed
         // atomically by the data plane; BPF atomic add (two's complement: a
-        // release adds the negated amount).
-        unsafe {
+        // release adds the negated amount); it returns the value before.
+        let prev = unsafe {
             atomic_xadd::<u32, u32, { AtomicOrdering::SeqCst }>(
                 core::ptr::addr_of_mut!((*pool).used),
                 d,
             )
         };
+        after = prev.wrapping_add(d);
     }
-    r
+    (r, after)
 }
 
 /// Bytes queue steps released that the ingress PGs are still to get back,
@@ -454,7 +465,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
     // SAFETY: the queue's and the PG's locks are held; map values. (A
     // release and WRED do not touch each other's state: the order is
     // `on_arrival`'s in effect.)
-    let d = with_pool(pool, |pl| unsafe {
+    let (d, pool_used) = with_pool_used(pool, |pl| unsafe {
         let (pg, pfc) = (&mut (*row).pg[slot], &mut (*row).pfc[slot]);
         if own > 0 {
             pg.release(pl, own);
@@ -474,6 +485,14 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
             }
         }
     });
+    // the pool's mark, still under the PG's lock (the pool only grows by
+    // admissions, so its peak is one of these values)
+    if pool_used != 0 {
+        if let Some(w) = WATERMARKS.get_ptr_mut((slot * NUM_TC + tc) as u32) {
+            // SAFETY: the PG's lock is held; a map value.
+            unsafe { note_pool(&mut *w, pool_used) };
+        }
+    }
     unlock(pl);
     unlock(l);
     let pfc = match decided(now, ip as u8, tc as u8, d.pfc) {

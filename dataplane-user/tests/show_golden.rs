@@ -323,6 +323,29 @@ fn watermarks() {
     }
 }
 
+/// The pool watermarks: the one pool with a peak (user and persistent
+/// windows differ), the headroom pool's N/A, and no pool (no port in the
+/// buffer model).
+#[test]
+fn pool_watermarks() {
+    for (name, _, t) in &watermark::POOLS {
+        let file = name.replace([' ', '-'], "_");
+        let v = match (t.headroom, t.persistent) {
+            (true, _) => None,
+            (false, false) => Some(1_234_567),
+            (false, true) => Some(12_345_678),
+        };
+        golden(
+            &file,
+            &watermark::render_pools(&[(watermark::POOL_NAME.into(), v)], t),
+        );
+    }
+    golden(
+        "buffer_pool_watermark_none",
+        &watermark::render_pools(&[], &watermark::POOLS[0].2),
+    );
+}
+
 fn lossless_profile(xoff: u32) -> BufferProfile {
     BufferProfile {
         size: 0,

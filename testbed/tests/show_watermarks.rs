@@ -2,7 +2,9 @@
 //! burst into a 10 Mb/s egress port builds its TC3 queue in the buffer
 //! model (and the ingress PG's shared buffer and headroom); `show queue
 //! watermark unicast` and `show priority-group watermark shared|headroom`
-//! print non-zero marks where the burst went; `clear` restarts what `show`
+//! print non-zero marks where the burst went, `show buffer_pool watermark`
+//! the shared pool's peak (at least what the PG held of it) and `show
+//! headroom-pool watermark` N/A (no shared headroom pool); `clear` restarts what `show`
 //! prints (watermarks and counters) while the Prometheus counters stay
 //! monotonic and the persistent watermark keeps its peak; the controller's
 //! watermark interval (1 s here) restarts the periodic window.
@@ -81,6 +83,17 @@ fn wm(v: &Value, port: &str, col: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {port} {col} in {v}"))
 }
 
+/// The shared pool's peak in a `show buffer_pool [persistent-]watermark
+/// --json` (watermarkstat -j: `[{"ingress_lossless_pool": "N"}]`).
+fn pool_wm(ns: &str, instance: &str, target: &str) -> u64 {
+    let v = show_json(ns, instance, target);
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
+    v[0]["ingress_lossless_pool"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no pool peak in {v}"))
+}
+
 /// A queuestat JSON value: a string, with thousands separators since a
 /// clear.
 fn n(v: &Value) -> u64 {
@@ -123,6 +136,7 @@ fn watermarks_show_clear_and_metrics() {
     // nothing yet: every mark 0; a port outside... both are in the model
     let q = show_json(ns, &instance, "queue watermark unicast");
     assert_eq!(wm(&q, "sw-p1", "UC3"), 0, "{q}");
+    assert_eq!(pool_wm(ns, &instance, "buffer_pool watermark"), 0);
 
     assert_eq!(burst(&h, 80), 80);
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -152,6 +166,39 @@ fn watermarks_show_clear_and_metrics() {
         pg_sh + pg_hr + 1100 >= q_peak,
         "PG {pg_sh}+{pg_hr} vs queue {q_peak}"
     );
+    // the shared pool's peak: what sw-p0's PG3 held of it, the only PG
+    // the burst charged (the pool's use is the sum of the PGs' shared)
+    let pool_peak = pool_wm(ns, &instance, "buffer_pool watermark");
+    println!("pool peak {pool_peak}, sw-p0 PG3 shared {pg_sh}");
+    assert_eq!(
+        pool_peak, pg_sh,
+        "the pool's peak vs the one PG's shared peak"
+    );
+    assert_eq!(
+        pool_wm(ns, &instance, "buffer_pool persistent-watermark"),
+        pool_peak
+    );
+    let text = run(
+        ns,
+        &["show", "--instance", &instance, "buffer_pool", "watermark"],
+    );
+    assert_eq!(
+        text,
+        format!(
+            "Shared pool maximum occupancy:\n                 Pool    Bytes\n\
+             ---------------------  -------\ningress_lossless_pool  {pool_peak:>7}\n"
+        )
+    );
+    // no shared headroom pool: watermarkstat's N/A
+    for t in ["watermark", "persistent-watermark"] {
+        let text = run(ns, &["show", "--instance", &instance, "headroom-pool", t]);
+        assert_eq!(
+            text,
+            "Headroom pool maximum occupancy:\n                 Pool    Bytes\n\
+             ---------------------  -------\ningress_lossless_pool      N/A\n"
+        );
+    }
+
     // SONiC's text: title, header, a row per port
     let text = run(
         ns,
@@ -262,6 +309,8 @@ fn watermarks_show_clear_and_metrics() {
         "queue watermark unicast",
         "priority-group watermark shared",
         "priority-group watermark headroom",
+        "buffer_pool watermark",
+        "headroom-pool watermark",
         "queue counters",
         "pfc counters",
     ] {
@@ -282,6 +331,16 @@ fn watermarks_show_clear_and_metrics() {
     assert_eq!(pfc["Port Tx"]["sw-p0"]["PFC3"], 0, "after clear: {pfc}");
     let text = run(ns, &["show", "--instance", &instance, "pfc", "counters"]);
     assert!(text.starts_with("Last cached time was "), "{text}");
+    assert_eq!(
+        pool_wm(ns, &instance, "buffer_pool watermark"),
+        0,
+        "after clear"
+    );
+    assert_eq!(
+        pool_wm(ns, &instance, "buffer_pool persistent-watermark"),
+        pool_peak,
+        "the pool's persistent mark survives a user clear"
+    );
     let pq = show_json(ns, &instance, "queue persistent-watermark unicast");
     assert_eq!(
         wm(&pq, "sw-p1", "UC3"),
@@ -312,6 +371,16 @@ fn watermarks_show_clear_and_metrics() {
     assert!(
         q2 > 0 && q2 < q_peak,
         "second burst's mark {q2} vs the first's {q_peak}"
+    );
+    // the second burst's pool peak: again the PG's shared peak (it fills
+    // to the dynamic threshold again); the persistent mark the higher one
+    let pool2 = pool_wm(ns, &instance, "buffer_pool watermark");
+    let sh2 = show_json(ns, &instance, "priority-group watermark shared");
+    assert!(pool2 > 0, "second burst: pool peak {pool2}");
+    assert_eq!(pool2, wm(&sh2, "sw-p0", "PG3"), "{sh2}");
+    assert_eq!(
+        pool_wm(ns, &instance, "buffer_pool persistent-watermark"),
+        pool_peak.max(pool2)
     );
     let m2 = get_metrics(&sw);
     assert_eq!(tx_total(&m2), sent + sent2);

@@ -1,9 +1,9 @@
 //! Buffer watermarks (SONiC / SAI): the high-water marks, in bytes, of an
-//! egress queue's shared occupancy and of an ingress priority group's
-//! shared and headroom occupancy.
+//! egress queue's shared occupancy, of an ingress priority group's
+//! shared and headroom occupancy, and of the shared pool's occupancy.
 //!
 //! The data plane raises them on every admitted packet ([`note_queue`],
-//! [`note_pg`]: a compare, and a store when higher, per mark, on entries
+//! [`note_pg`], [`note_pool`]: a compare, and a store when higher, per mark, on entries
 //! whose locks the caller already holds); the controller reads and resets them at its watermark interval
 //! and folds what it read into its periodic, persistent and user
 //! ("since the last clear") marks, as SONiC's watermark orchestration does
@@ -12,8 +12,9 @@
 use super::*;
 
 /// The watermarks of one (port, TC) entry: of the port's egress queue for
-/// the TC, and of the port's ingress PG for the TC, since the controller
-/// last reset them. A map value (index port * 8 + tc).
+/// the TC, of the port's ingress PG for the TC, and of the shared pool as
+/// that PG's admissions left it, since the controller last reset them. A
+/// map value (index port * 8 + tc).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Watermark {
@@ -23,7 +24,12 @@ pub struct Watermark {
     pub pg_shared: u32,
     /// SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES.
     pub pg_headroom: u32,
-    pub _pad: u32,
+    /// SAI_BUFFER_POOL_STAT_WATERMARK_BYTES, one share of it: the shared
+    /// pool's `used` right after an admission of this entry's PG changed
+    /// it ([`note_pool`]). The pool's peak is the maximum over every
+    /// entry. (This field was padding, always 0, before; a data plane of
+    /// such a build leaves it 0.)
+    pub pool_shared: u32,
 }
 
 impl Watermark {
@@ -31,7 +37,7 @@ impl Watermark {
         queue_shared: 0,
         pg_shared: 0,
         pg_headroom: 0,
-        _pad: 0,
+        pool_shared: 0,
     };
 }
 
@@ -74,4 +80,15 @@ pub fn note_pg(wm: &mut Watermark, pg: &PgState) {
     let (shared, headroom) = pg_occupancy(pg);
     raise(&mut wm.pg_shared, shared);
     raise(&mut wm.pg_headroom, headroom);
+}
+
+/// After an arrival's admission changed the shared pool's `used` to
+/// `used` (the value its atomic add left, so exact whatever other CPUs
+/// did), the pool's mark in the entry of (ingress port, TC); call with the
+/// PG's lock held. The pool only grows by admissions, so its peak is
+/// always one of these values: the maximum of `pool_shared` over every
+/// entry is the pool's peak.
+#[inline(always)]
+pub fn note_pool(wm: &mut Watermark, used: u32) {
+    raise(&mut wm.pool_shared, used);
 }

@@ -104,3 +104,51 @@ fn marks_follow_admission_and_survive_release() {
         (0, 9, 4)
     );
 }
+
+/// Two PGs share the pool: each entry keeps the pool's `used` as its own
+/// admissions left it, and the maximum over the entries is the pool's
+/// peak, whichever PG reached it; releases lower the pool, never the
+/// maximum, and the pool's mark leaves the others alone.
+#[test]
+fn pool_mark_is_the_maximum_over_entries() {
+    let prof = BufferProfile {
+        static_th: 1 << 20,
+        mode: TH_STATIC,
+        ..lossless_profile()
+    };
+    let mut pool = SharedPool {
+        size: 1 << 20,
+        used: 0,
+    };
+    let (mut a, mut b) = (PgState::ZERO, PgState::ZERO);
+    let (mut wa, mut wb) = (Watermark::ZERO, Watermark::ZERO);
+    let mut peak = 0;
+    // (which PG, bytes): the reserve (1000 per PG) first, then shared
+    for (pg_a, len) in [(true, 3000), (false, 1500), (true, 500), (false, 4000)] {
+        let (pg, wm) = if pg_a {
+            (&mut a, &mut wa)
+        } else {
+            (&mut b, &mut wb)
+        };
+        pg.admit(&mut pool, &prof, len).unwrap();
+        note_pool(wm, pool.used);
+        peak = peak.max(pool.used);
+    }
+    assert_eq!(pool.used, 2000 + 500 + 500 + 4000);
+    assert_eq!((wa.pool_shared, wb.pool_shared), (3000, 7000));
+    assert_eq!(wa.pool_shared.max(wb.pool_shared), peak);
+    // A gives everything back: the pool falls, the marks stay
+    let d = a.total() as u32;
+    a.release(&mut pool, d);
+    note_pool(&mut wa, pool.used);
+    assert_eq!(pool.used, 4500);
+    // A's share rises to the pool it saw (4500, a real occupancy); the
+    // maximum over the entries is still the peak
+    assert_eq!((wa.pool_shared, wb.pool_shared), (4500, 7000));
+    assert_eq!(wa.pool_shared.max(wb.pool_shared), peak);
+    assert_eq!(
+        (wb.queue_shared, wb.pg_shared, wb.pg_headroom),
+        (0, 0, 0),
+        "only the pool's mark was raised"
+    );
+}

@@ -92,7 +92,8 @@ pub enum Cmd {
     /// Show a running data plane as SONiC does (sonic-utilities' layouts):
     /// `show interfaces counters [errors|rates|trim]`, `show pfc counters`,
     /// `show queue counters`, `show queue watermark unicast`, `show
-    /// priority-group watermark shared|headroom`, `show priority-group drop
+    /// priority-group watermark shared|headroom`, `show buffer_pool
+    /// watermark`, `show headroom-pool watermark`, `show priority-group drop
     /// counters`, `show ecn`, `show buffer configuration`, `show pfcwd
     /// config|stats`, `show dcbx`, ... (an unknown target lists them all).
     ///

@@ -2,6 +2,14 @@
 //! [persistent-]watermark shared|headroom` (watermarkstat): per port, the
 //! peak bytes of each unicast queue / priority group since the last clear
 //! of that window. Ports outside the buffer model have no buffer: N/A.
+//!
+//! `show buffer_pool [persistent-]watermark` and `show headroom-pool
+//! [persistent-]watermark` (watermarkstat -t buffer_pool / headroom_pool):
+//! per pool, its peak bytes. The buffer model has one pool, the ingress
+//! shared pool (`ingress_lossless_pool`, as `show buffer configuration`
+//! names it), and no shared headroom pool: headroom is per PG, so the
+//! headroom pool prints `N/A`, as watermarkstat does for a pool whose
+//! XOFF-room watermark the switch does not have.
 
 use anyhow::Result;
 use serde_json::Value;
@@ -11,7 +19,7 @@ use super::pyjson::PyJson;
 use super::table::simple;
 use super::{Ctx, Output, Target};
 use crate::telemetry::stats::{KindMarks, PortWatermarks, Snapshot};
-use crate::telemetry::watermarks::{self, Kind, Reset};
+use crate::telemetry::watermarks::{self, Kind, Reset, Window};
 
 /// One watermarkstat type (`-t`) in one window (`-p`).
 pub struct WmType {
@@ -60,6 +68,19 @@ macro_rules! window {
     };
 }
 
+/// The target of `POOLS[$i]`.
+macro_rules! pool {
+    ($i:literal) => {
+        Target {
+            name: POOLS[$i].0,
+            args: None,
+            about: POOLS[$i].1,
+            show: |ctx| show_pool(ctx, &POOLS[$i].2),
+            clear: Some(|ctx| clear_pool(ctx, &POOLS[$i].2)),
+        }
+    };
+}
+
 pub const TARGETS: &[Target] = &[
     window!(0),
     window!(1),
@@ -67,6 +88,10 @@ pub const TARGETS: &[Target] = &[
     window!(3),
     window!(4),
     window!(5),
+    pool!(0),
+    pool!(1),
+    pool!(2),
+    pool!(3),
     Target {
         name: "queue watermark multicast",
         args: None,
@@ -126,6 +151,7 @@ pub fn rows(snap: &Snapshot, k: &WmType) -> Vec<WmRow> {
             Kind::QueueShared => m.queue_shared,
             Kind::PgShared => m.pg_shared,
             Kind::PgHeadroom => m.pg_headroom,
+            Kind::PoolShared => unreachable!("the pool has no per-port table (POOLS)"),
         }
     };
     super::ports_sorted(snap)
@@ -189,6 +215,119 @@ fn clear(ctx: &Ctx, k: &WmType) -> Result<String> {
     }
     let kinds = [k.kind];
     let reset = if k.persistent {
+        Reset::Persistent(&kinds)
+    } else {
+        Reset::User(&kinds)
+    };
+    watermarks::fold(&ctx.instance, reset)?;
+    Ok(String::new())
+}
+
+/// One pool watermark type of watermarkstat (`-t buffer_pool` or
+/// `headroom_pool`) in one window.
+pub struct PoolType {
+    /// watermarkstat's title line.
+    pub message: &'static str,
+    /// The headroom pool (SAI's XOFF-room watermark of the pool), which the
+    /// buffer model does not have.
+    pub headroom: bool,
+    pub persistent: bool,
+}
+
+/// watermarkstat's titles of the pool types.
+const BP: &str = "Shared pool maximum occupancy:";
+const HP: &str = "Headroom pool maximum occupancy:";
+
+const fn pt(message: &'static str, headroom: bool, persistent: bool) -> PoolType {
+    PoolType {
+        message,
+        headroom,
+        persistent,
+    }
+}
+
+/// Every pool watermark target: its name, help and what it shows.
+pub const POOLS: [(&str, &str, PoolType); 4] = [
+    ("buffer_pool watermark", "peak bytes of the shared pool since the last clear (watermarkstat -t buffer_pool)", pt(BP, false, false)),
+    ("buffer_pool persistent-watermark", "the same since start or the last persistent clear", pt(BP, false, true)),
+    ("headroom-pool watermark", "watermarkstat -t headroom_pool: N/A, headroom is per PG (no shared headroom pool)", pt(HP, true, false)),
+    ("headroom-pool persistent-watermark", "the same (no shared headroom pool)", pt(HP, true, true)),
+];
+
+/// The buffer model's pool, as `show buffer configuration` names it.
+pub const POOL_NAME: &str = "ingress_lossless_pool";
+
+/// A pool and its peak bytes (`None`: N/A).
+pub type PoolRow = (String, Option<u64>);
+
+/// watermarkstat's title and `Pool Bytes` table; JSON: its list of
+/// one-key objects `{pool: "bytes"}` (string values, `"N/A"`), printed as
+/// `json.dumps(indent=4)`.
+pub fn render_pools(rows: &[PoolRow], t: &PoolType) -> Output {
+    let cell = |v: &Option<u64>| match v {
+        Some(v) => v.to_string(),
+        None => "N/A".to_string(),
+    };
+    let table: Vec<Vec<String>> = rows.iter().map(|(p, v)| vec![p.clone(), cell(v)]).collect();
+    let json = Value::Array(
+        rows.iter()
+            .map(|(p, v)| {
+                let mut o = serde_json::Map::new();
+                o.insert(p.clone(), Value::String(cell(v)));
+                Value::Object(o)
+            })
+            .collect(),
+    );
+    let py = PyJson::List(
+        rows.iter()
+            .map(|(p, v)| PyJson::Obj(vec![(p.clone(), PyJson::Str(cell(v)))]))
+            .collect(),
+    );
+    Output {
+        text: format!("{}\n{}\n", t.message, simple(&["Pool", "Bytes"], &table)),
+        json,
+        json_text: Some(py.dumps(4)),
+    }
+}
+
+/// The rows of a running instance: the one pool when ports are in the
+/// buffer model (none otherwise, as a switch without buffer pools), its
+/// peak in the window, `N/A` for the headroom pool and for a data plane
+/// without watermarks (an older build).
+fn pool_rows(ctx: &Ctx, t: &PoolType) -> Result<Vec<PoolRow>> {
+    if super::buffer::tables(ctx)?.ports.is_empty() {
+        return Ok(Vec::new());
+    }
+    let w = if t.persistent {
+        Window::Persistent
+    } else {
+        Window::User
+    };
+    let v = match t.headroom {
+        true => None,
+        false => watermarks::read(&ctx.instance)
+            .ok()
+            .map(|f| u64::from(f.pool(w))),
+    };
+    Ok(vec![(POOL_NAME.to_string(), v)])
+}
+
+fn show_pool(ctx: &Ctx, t: &PoolType) -> Result<Output> {
+    Ok(render_pools(&pool_rows(ctx, t)?, t))
+}
+
+/// `clear buffer_pool [persistent-]watermark` restarts the pool's window;
+/// `clear headroom-pool ...` has nothing to restart and, as watermarkstat
+/// -c on a switch without the counter, says nothing.
+fn clear_pool(ctx: &Ctx, t: &PoolType) -> Result<String> {
+    if ctx.delete {
+        anyhow::bail!("--delete: a watermark window has no saved baseline to delete (clear without --delete restarts it)");
+    }
+    if t.headroom {
+        return Ok(String::new());
+    }
+    let kinds = [Kind::PoolShared];
+    let reset = if t.persistent {
         Reset::Persistent(&kinds)
     } else {
         Reset::User(&kinds)

@@ -1,5 +1,6 @@
 //! Watermarks as SONiC keeps them. The data plane raises one mark per
-//! (port, TC) and kind in `WATERMARKS` (see
+//! (port, TC) and kind in `WATERMARKS` (the shared pool's: a share per
+//! entry, the pool's peak is their maximum; see
 //! `dataplane_common::lossless::Watermark`); a *fold* takes each mark with
 //! an atomic exchange against 0 (through a shared mapping of the map, so a
 //! raise racing the exchange lands after it, never lost) and folds it into
@@ -46,14 +47,22 @@ pub enum Kind {
     PgShared = 1,
     /// An ingress PG's headroom (XOFF room) occupancy.
     PgHeadroom = 2,
+    /// The shared pool's occupancy as the entry's PG left it (the pool's
+    /// peak: the maximum over every entry, [`Folded::pool`]).
+    PoolShared = 3,
 }
 
 /// Kinds per entry.
-pub const KINDS: usize = 3;
-const _: () = assert!(core::mem::size_of::<Watermark>() == 4 * (KINDS + 1));
+pub const KINDS: usize = 4;
+const _: () = assert!(core::mem::size_of::<Watermark>() == 4 * KINDS);
 
 impl Kind {
-    pub const ALL: [Kind; KINDS] = [Kind::QueueShared, Kind::PgShared, Kind::PgHeadroom];
+    pub const ALL: [Kind; KINDS] = [
+        Kind::QueueShared,
+        Kind::PgShared,
+        Kind::PgHeadroom,
+        Kind::PoolShared,
+    ];
 }
 
 /// A window ([`Folded`]'s fields).
@@ -87,6 +96,16 @@ impl Folded {
             persistent: z.clone(),
             user: z,
         }
+    }
+
+    /// The shared pool's peak in window `w`: the maximum of every
+    /// entry's share.
+    pub fn pool(&self, w: Window) -> u32 {
+        self.window(w)
+            .iter()
+            .map(|e| e[Kind::PoolShared as usize])
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn window(&self, w: Window) -> &Marks {
@@ -179,7 +198,7 @@ impl Live {
         assert!(i < ENTRIES);
         // SAFETY: in bounds of the mapping (entry i of 16 bytes, field k of
         // 4), aligned; the kernel and the data plane only store u32s there.
-        unsafe { &*(self.ptr as *const AtomicU32).add(i * (KINDS + 1) + k as usize) }
+        unsafe { &*(self.ptr as *const AtomicU32).add(i * KINDS + k as usize) }
     }
 
     fn load(&self, i: usize) -> [u32; KINDS] {
@@ -224,10 +243,39 @@ fn lock(instance: &str, exclusive: bool) -> Result<File> {
     Ok(f)
 }
 
+/// The windows as an older controller stored them, with three kinds per
+/// entry (no pool): read so that a new controller keeps them.
+#[derive(Deserialize)]
+struct Folded3 {
+    map_id: u32,
+    periodic: Vec<[u32; 3]>,
+    persistent: Vec<[u32; 3]>,
+    user: Vec<[u32; 3]>,
+}
+
+impl From<Folded3> for Folded {
+    fn from(f: Folded3) -> Folded {
+        let four = |m: Vec<[u32; 3]>| m.into_iter().map(|[a, b, c]| [a, b, c, 0]).collect();
+        Folded {
+            map_id: f.map_id,
+            periodic: four(f.periodic),
+            persistent: four(f.persistent),
+            user: four(f.user),
+        }
+    }
+}
+
+/// A stored [`Folded`], in this build's layout or an older one's.
+pub fn parse_store(text: &str) -> Option<Folded> {
+    serde_json::from_str::<Folded>(text)
+        .ok()
+        .or_else(|| serde_json::from_str::<Folded3>(text).ok().map(Folded::from))
+}
+
 fn load_store(instance: &str, map_id: u32) -> Folded {
     std::fs::read_to_string(store_path(instance))
         .ok()
-        .and_then(|t| serde_json::from_str::<Folded>(&t).ok())
+        .and_then(|t| parse_store(&t))
         .filter(|f| f.map_id == map_id && f.periodic.len() == ENTRIES)
         .filter(|f| f.persistent.len() == ENTRIES && f.user.len() == ENTRIES)
         .unwrap_or_else(|| Folded::new(map_id))
@@ -282,4 +330,46 @@ pub fn fold(instance: &str, reset: Reset) -> Result<()> {
         Reset::Persistent(k) => f.reset(Window::Persistent, k),
     }
     save_store(instance, &f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store an older controller wrote (three kinds per entry) is kept,
+    /// the pool's mark 0; this build's store reads back as written.
+    #[test]
+    fn older_stores_are_kept() {
+        let old = serde_json::json!({
+            "map_id": 7,
+            "periodic": vec![[1, 2, 3]; ENTRIES],
+            "persistent": vec![[4, 5, 6]; ENTRIES],
+            "user": vec![[7, 8, 9]; ENTRIES],
+        });
+        let f = parse_store(&old.to_string()).expect("an older store");
+        assert_eq!(f.map_id, 7);
+        assert_eq!(f.persistent[ENTRIES - 1], [4, 5, 6, 0]);
+        assert_eq!(f.user.len(), ENTRIES);
+        let mut f2 = Folded::new(9);
+        f2.user[5] = [1, 2, 3, 4];
+        assert_eq!(parse_store(&serde_json::to_string(&f2).unwrap()), Some(f2));
+    }
+
+    /// The pool's peak is the maximum of every entry's share, per window;
+    /// a reset of the pool kind leaves the other kinds alone.
+    #[test]
+    fn pool_is_the_maximum_share() {
+        let mut f = Folded::new(1);
+        f.fold(3, [10, 20, 30, 500]);
+        f.fold(77, [0, 0, 0, 900]);
+        f.fold(3, [0, 0, 0, 700]);
+        assert_eq!(f.pool(Window::User), 900);
+        assert_eq!(f.pool(Window::Persistent), 900);
+        f.reset(Window::User, &[Kind::PoolShared]);
+        assert_eq!(f.pool(Window::User), 0);
+        assert_eq!(f.user[3], [10, 20, 30, 0]);
+        assert_eq!(f.pool(Window::Persistent), 900);
+        f.fold(5, [0, 0, 0, 40]);
+        assert_eq!(f.pool(Window::User), 40);
+    }
 }
