@@ -113,14 +113,16 @@ pub struct Work {
     pub wall_s: Vec<f64>,
     pub critical_cpu_s: f64,
     pub critical_wall_s: f64,
-    /// Per rank, the seconds its threads were ready to run but waited
-    /// for a core (the kernel's run delay, /proc/self/schedstat; 0 if
-    /// unknown): the cores taken by other work.
+    /// Per rank, the seconds its coordinating thread was ready to run but
+    /// waited for a core (the kernel's run delay, /proc/self/task/*/
+    /// schedstat; 0 if unknown): its core taken by other work.
     pub run_delay_s: Vec<f64>,
 }
 
-/// The seconds this process's threads waited for a core while ready to
-/// run (the kernel's run delay; 0 if unknown).
+/// The nanoseconds this process's threads waited for a core while ready
+/// to run (the kernel's run delay; 0 if unknown): of the threads alive
+/// now, the one that coordinated the windows (the others of a rank of
+/// several threads have ended).
 fn run_delay_ns() -> u64 {
     let mut total = 0;
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
@@ -142,13 +144,13 @@ impl Work {
     /// From every rank's per-window CPU and wall nanoseconds.
     fn of(per_rank: &[(Vec<u64>, Vec<u64>)]) -> Work {
         let sum = |v: &[u64]| v.iter().sum::<u64>() as f64 * 1e-9;
-        let critical = |pick: fn(&(Vec<u64>, Vec<u64>)) -> &Vec<u64>| {
-            let windows = per_rank.iter().map(|r| pick(r).len()).max().unwrap_or(0);
+        // per window, the largest of the ranks' figures, summed
+        let critical = |per: Vec<&Vec<u64>>| {
+            let windows = per.iter().map(|v| v.len()).max().unwrap_or(0);
             (0..windows)
                 .map(|k| {
-                    per_rank
-                        .iter()
-                        .map(|r| pick(r).get(k).copied().unwrap_or(0))
+                    per.iter()
+                        .map(|v| v.get(k).copied().unwrap_or(0))
                         .max()
                         .unwrap_or(0)
                 })
@@ -158,8 +160,8 @@ impl Work {
         Work {
             cpu_s: per_rank.iter().map(|r| sum(&r.0)).collect(),
             wall_s: per_rank.iter().map(|r| sum(&r.1)).collect(),
-            critical_cpu_s: critical(|r| &r.0),
-            critical_wall_s: critical(|r| &r.1),
+            critical_cpu_s: critical(per_rank.iter().map(|r| &r.0).collect()),
+            critical_wall_s: critical(per_rank.iter().map(|r| &r.1).collect()),
             run_delay_s: Vec::new(),
         }
     }
