@@ -103,10 +103,11 @@ pub struct Outcome {
 
 /// What the ranks' windows cost in work (running their partitions'
 /// events), apart from exchanging and waiting: per rank the CPU and wall
-/// seconds, and the sums over the windows of the busiest rank's, the
-/// wall time the run cannot go below on cores of its own (the critical
-/// path: any more is exchange, waits, or work not done at once because
-/// the rank's core was taken).
+/// seconds (CPU: every thread of the rank together), and the sums over
+/// the windows of the busiest rank's: with one thread a rank, the wall
+/// time the run cannot go below on cores of its own (the critical path:
+/// any more is exchange, waits, or work not done at once because the
+/// rank's core was taken).
 #[derive(Clone, Debug, Default)]
 pub struct Work {
     pub cpu_s: Vec<f64>,
