@@ -371,6 +371,8 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
     let mut walls = Vec::new();
     // the last run's windows and each rank's seconds between windows
     let mut sync = (0u64, Vec::new());
+    // the last run's work (running events) per rank
+    let mut work = mpi::Work::default();
     for rep in 0..c.bench_repeat.max(1) {
         runs.clear();
         for lb in sc.lb_modes()? {
@@ -394,9 +396,28 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
                     o.windows,
                     sync.join(" ")
                 );
+                let w = &o.work;
+                let secs = |v: &[f64]| {
+                    v.iter()
+                        .map(|s| format!("{s:.2}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                println!(
+                    "[{}] MPI work (running events, between exchanges): CPU s per rank {}, \
+                     wall s per rank {}; sum over windows of the busiest rank's: CPU {:.2} s, \
+                     wall {:.2} s; s ready but waiting for a core per rank {}",
+                    r.lb,
+                    secs(&w.cpu_s),
+                    secs(&w.wall_s),
+                    w.critical_cpu_s,
+                    w.critical_wall_s,
+                    secs(&w.run_delay_s)
+                );
             }
             rss = o.peak_rss_kib;
             sync = (o.windows, o.sync_s);
+            work = o.work;
             runs.push(r);
         }
         walls.push(runs.iter().map(|r| r.wall_s).sum::<f64>());
@@ -450,6 +471,21 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
                 rec(
                     format!("sim.{name}_sync_max_s"),
                     sync.1.iter().copied().fold(0.0, f64::max),
+                    "s",
+                ),
+                rec(
+                    format!("sim.{name}_work_cpu_s"),
+                    work.cpu_s.iter().sum(),
+                    "s",
+                ),
+                rec(
+                    format!("sim.{name}_critical_cpu_s"),
+                    work.critical_cpu_s,
+                    "s",
+                ),
+                rec(
+                    format!("sim.{name}_run_delay_max_s"),
+                    work.run_delay_s.iter().copied().fold(0.0, f64::max),
                     "s",
                 ),
             ],

@@ -97,6 +97,75 @@ pub struct Outcome {
     /// exchanging and agreeing between windows (waits included).
     pub windows: u64,
     pub sync_s: Vec<f64>,
+    /// The ranks' work between their exchanges, on rank 0.
+    pub work: Work,
+}
+
+/// What the ranks' windows cost in work (running their partitions'
+/// events), apart from exchanging and waiting: per rank the CPU and wall
+/// seconds (CPU: every thread of the rank together), and the sums over
+/// the windows of the busiest rank's: with one thread a rank, the wall
+/// time the run cannot go below on cores of its own (the critical path:
+/// any more is exchange, waits, or work not done at once because the
+/// rank's core was taken).
+#[derive(Clone, Debug, Default)]
+pub struct Work {
+    pub cpu_s: Vec<f64>,
+    pub wall_s: Vec<f64>,
+    pub critical_cpu_s: f64,
+    pub critical_wall_s: f64,
+    /// Per rank, the seconds its coordinating thread was ready to run but
+    /// waited for a core (the kernel's run delay, /proc/self/task/*/
+    /// schedstat; 0 if unknown): its core taken by other work.
+    pub run_delay_s: Vec<f64>,
+}
+
+/// The nanoseconds this process's threads waited for a core while ready
+/// to run (the kernel's run delay; 0 if unknown): of the threads alive
+/// now, the one that coordinated the windows (the others of a rank of
+/// several threads have ended).
+fn run_delay_ns() -> u64 {
+    let mut total = 0;
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    for t in dir.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
+            total += s
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0u64);
+        }
+    }
+    total
+}
+
+impl Work {
+    /// From every rank's per-window CPU and wall nanoseconds.
+    fn of(per_rank: &[(Vec<u64>, Vec<u64>)]) -> Work {
+        let sum = |v: &[u64]| v.iter().sum::<u64>() as f64 * 1e-9;
+        // per window, the largest of the ranks' figures, summed
+        let critical = |per: Vec<&Vec<u64>>| {
+            let windows = per.iter().map(|v| v.len()).max().unwrap_or(0);
+            (0..windows)
+                .map(|k| {
+                    per.iter()
+                        .map(|v| v.get(k).copied().unwrap_or(0))
+                        .max()
+                        .unwrap_or(0)
+                })
+                .sum::<u64>() as f64
+                * 1e-9
+        };
+        Work {
+            cpu_s: per_rank.iter().map(|r| sum(&r.0)).collect(),
+            wall_s: per_rank.iter().map(|r| sum(&r.1)).collect(),
+            critical_cpu_s: critical(per_rank.iter().map(|r| &r.0).collect()),
+            critical_wall_s: critical(per_rank.iter().map(|r| &r.1).collect()),
+            run_delay_s: Vec::new(),
+        }
+    }
 }
 
 /// Peak resident set of this process (KiB), from /proc (0 if unknown).
@@ -169,6 +238,25 @@ struct MpiRanks<'a> {
     /// (waiting for the other ranks included).
     windows: u64,
     sync: Duration,
+    /// Per window, the CPU and wall nanoseconds this rank spent running
+    /// its partitions' events (from the end of the last agreement to the
+    /// exchange), and where the current window's work began.
+    work_cpu: Vec<u64>,
+    work_wall: Vec<u64>,
+    mark: (u64, Instant),
+}
+
+/// CPU nanoseconds of this process so far (every thread).
+fn cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl<'a> MpiRanks<'a> {
@@ -211,6 +299,9 @@ impl<'a> MpiRanks<'a> {
             recv: recv.into_iter().collect(),
             windows: 0,
             sync: Duration::ZERO,
+            work_cpu: Vec::new(),
+            work_wall: Vec::new(),
+            mark: (cpu_ns(), Instant::now()),
         }
     }
 }
@@ -222,6 +313,9 @@ impl Ranks for MpiRanks<'_> {
 
     fn exchange(&mut self, mail: &mut Shared<Vec<Msg>>, parity: usize) {
         let t0 = Instant::now();
+        self.work_cpu.push(cpu_ns().saturating_sub(self.mark.0));
+        self.work_wall
+            .push(t0.duration_since(self.mark.1).as_nanos() as u64);
         self.windows += 1;
         let n = self.n;
         let base = parity * n * n;
@@ -290,6 +384,7 @@ impl Ranks for MpiRanks<'_> {
             )
         });
         self.sync += t0.elapsed();
+        self.mark = (cpu_ns(), Instant::now());
         all.chunks(5)
             .map(|w| Figures::from_words(w.try_into().expect("5 words")))
             .reduce(Figures::combine)
@@ -345,13 +440,21 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
             peak_rss_kib: vec![peak_rss_kib()],
             windows: 0,
             sync_s: vec![0.0],
+            work: Work::default(),
         });
     }
     let mut ranks = MpiRanks::new(&job.world, &sim);
     let fin = crate::partition::run_windows(&mut sim, &mut ranks);
     let (windows, sync) = (ranks.windows, ranks.sync.as_secs_f64());
     if rank != 0 {
-        let mut out = vec![peak_rss_kib(), sync.to_bits()];
+        let mut out = vec![
+            peak_rss_kib(),
+            sync.to_bits(),
+            run_delay_ns(),
+            ranks.work_cpu.len() as u64,
+        ];
+        out.extend(&ranks.work_cpu);
+        out.extend(&ranks.work_wall);
         for p in (rank..sim.n_parts).step_by(size) {
             wire::put_partition(&mut out, &sim.others[p - 1]);
         }
@@ -363,14 +466,25 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
             peak_rss_kib: Vec::new(),
             windows,
             sync_s: Vec::new(),
+            work: Work::default(),
         });
     }
     let (mut rss, mut sync_s) = (vec![peak_rss_kib()], vec![sync]);
+    let mut delay = vec![run_delay_ns() as f64 * 1e-9];
+    let mut work = vec![(
+        std::mem::take(&mut ranks.work_cpu),
+        std::mem::take(&mut ranks.work_wall),
+    )];
     for q in 1..size {
         let v = receive(&job.world, q, TAG_END);
         let mut r = Reader::new(&v);
         rss.push(r.next("a rank's peak RSS"));
         sync_s.push(f64::from_bits(r.next("a rank's time between windows")));
+        delay.push(r.next("a rank's run delay") as f64 * 1e-9);
+        let w = r.next("a rank's window count") as usize;
+        let cpu = (0..w).map(|_| r.next("a window's CPU")).collect();
+        let wall = (0..w).map(|_| r.next("a window's wall")).collect();
+        work.push((cpu, wall));
         while !r.done() {
             wire::get_partition(&mut r, &mut sim);
         }
@@ -386,5 +500,9 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         peak_rss_kib: rss,
         windows,
         sync_s,
+        work: Work {
+            run_delay_s: delay,
+            ..Work::of(&work)
+        },
     })
 }
