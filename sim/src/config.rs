@@ -104,13 +104,13 @@ pub struct Scenario {
     /// Keep the load balancer's trace (every placement, move and NAK),
     /// written as `lb_trace_<mode>.csv` beside report.json.
     pub trace_lb: bool,
-    /// Place mode's far view, an oracle of the simulator (empty: off): a
-    /// leaf adds to each uplink's place key the time the next switch's
-    /// port toward the destination needs to send its lossless queue, as
-    /// read at most this long ago (`0ns`: at every choice; `100us`: a
-    /// snapshot of every switch's queues taken every 100 us). What a
-    /// CONGA-style feedback could tell at best, after that delay; no data
-    /// plane has it. Needs one partition (it reads every switch).
+    /// Place mode's far view, a study of the simulator (empty: off):
+    /// `oracle:DELAY` (a leaf adds to each uplink's place key the time
+    /// the next switch's port toward the destination needs to send its
+    /// lossless queue, as read at most DELAY ago; `oracle:0ns` at every
+    /// choice) or `notify` (what a data plane could send: a switch whose
+    /// queue reached the ECN threshold tells the switch upstream; see
+    /// `sim/src/switch/far.rs`). Needs one partition.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub far_view: String,
 }
@@ -239,9 +239,8 @@ pub struct Params {
     /// Out-of-order placement at the receivers (`receiver = "ooo"`).
     pub ooo_receiver: bool,
     pub trace_lb: bool,
-    /// [`Scenario::far_view`]: how often the far view is read (`None`:
-    /// off).
-    pub far_view_ns: Option<u64>,
+    /// [`Scenario::far_view`].
+    pub far_view: crate::switch::far::FarMode,
 }
 
 /// `400G`, `25G`, `100M` -> Mb/s.
@@ -506,14 +505,7 @@ impl Scenario {
                 o => bail!("receiver: unknown {o:?} (expected rc or ooo)"),
             },
             trace_lb: self.trace_lb,
-            far_view_ns: match self.far_view.trim() {
-                "" | "off" => None,
-                _ if self.partitions > 1 => bail!(
-                    "far_view: needs partitions = 1 (the oracle reads every switch; got {})",
-                    self.partitions
-                ),
-                t => Some(parse_time("far_view", t)?),
-            },
+            far_view: crate::switch::far::FarMode::parse(&self.far_view, self.partitions)?,
         })
     }
 }

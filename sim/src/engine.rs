@@ -90,7 +90,7 @@ pub struct Sim {
     /// between two partitions (`u64::MAX`: one partition).
     pub window_ns: u64,
     /// Place mode's far view ([`crate::config::Scenario::far_view`]).
-    pub(crate) far: crate::switch::FarView,
+    pub(crate) far: crate::switch::far::FarView,
 }
 
 impl Sim {

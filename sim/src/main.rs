@@ -117,10 +117,10 @@ struct Cli {
     /// Write the balancer's trace (lb_trace_<mode>.csv in --out).
     #[arg(long)]
     trace_lb: bool,
-    /// Place mode sees the next switch's queue toward the destination, as
-    /// read at most this long ago (an oracle of the simulator: what
-    /// CONGA-style feedback could tell at best; e.g. 100us; needs
-    /// --partitions 1)
+    /// Place mode's far view, a study: oracle:DELAY (the next switch's
+    /// queue toward the destination, read at most DELAY ago: the most
+    /// feedback could tell) or notify (a switch whose queue reached the ECN
+    /// threshold tells the switch upstream); needs --partitions 1
     #[arg(long)]
     far_view: Option<String>,
     /// Partitions run side by side (1: serial; the result depends on it).

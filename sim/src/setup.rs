@@ -78,6 +78,7 @@ impl Sim {
             far: Default::default(),
         };
         sim.dcqcn = sim.dcqcn_of();
+        sim.far_setup();
         crate::workload::generate(&mut sim)?;
         if parts > 1 {
             crate::partition::split(&mut sim, parts)?;

@@ -17,6 +17,7 @@ use crate::event::{ser_ns, Ev, CTRL_LEN, HDR, KIND_CNP, KIND_DATA, TC_DATA};
 use crate::report::trace::{LbEvent, TraceKind};
 use crate::topo::{GROUP_BIT, SLOTS};
 
+pub mod far;
 pub mod state;
 
 pub use state::{flow_key, SwCounters, SwPort, Switch};
@@ -85,6 +86,10 @@ impl Sim {
                 }
                 let qb = sw.model.bytes(out, 1);
                 let paused = cls == 1 && sw.model.paused_until(out) > now;
+                if cls == 1 && self.far.notifies() {
+                    self.far_notify(s, inp, out, pkt.dst, qb);
+                }
+                let sw = &mut self.switches[s];
                 let port = &mut sw.ports[out];
                 if sw.keeps_rates {
                     port.rate.update(now, pkt.len);
@@ -225,32 +230,6 @@ impl Sim {
             self.stats.first_hops.push((pkt.flow, node, out as u16));
         }
         Some(out)
-    }
-
-    /// What the far view ([`FarView`]) says of each member of group `gid`
-    /// at switch `s` for a packet to `dst`: the time the next switch's
-    /// port toward `dst` needs to send its lossless queue (0: no far
-    /// view, a host, or a next switch that balances again).
-    fn far_view(&mut self, s: usize, gid: u16, dst: u32) -> [u64; MAX_MEMBERS] {
-        let mut far = [0; MAX_MEMBERS];
-        let Some(every) = self.p.far_view_ns else {
-            return far;
-        };
-        if self.far.drain_ns.is_empty() || self.now >= self.far.taken_ns.saturating_add(every) {
-            self.far.read(self.now, self.switches.as_slice());
-        }
-        let g = &self.switches[s].groups[gid as usize];
-        for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
-            let peer = self.switches[s].ports[m.id as usize].link.peer;
-            let Some(x) = peer.checked_sub(self.first_switch) else {
-                continue;
-            };
-            let route = self.topo.switches[x as usize].route[dst as usize];
-            if route & GROUP_BIT == 0 {
-                far[i] = self.far.drain_ns[x as usize][route as usize];
-            }
-        }
-        far
     }
 
     /// Adds a placement to the trace: what each member's estimator read.
@@ -518,35 +497,5 @@ impl Sim {
                 pt.uplink = peer >= hosts && tiers[(peer - hosts) as usize] > sw.tier;
             }
         }
-    }
-}
-
-/// Place mode's far view, an oracle of the simulator
-/// ([`crate::config::Scenario::far_view`]): every switch port's lossless
-/// queue, as the time it takes to send at the port's speed, read at
-/// `taken_ns`.
-#[derive(Default)]
-pub(crate) struct FarView {
-    pub taken_ns: u64,
-    /// Per switch, per port.
-    pub drain_ns: Vec<Vec<u64>>,
-}
-
-impl FarView {
-    /// Reads every switch's queues at `now`.
-    fn read(&mut self, now: u64, switches: &[Switch]) {
-        self.taken_ns = now;
-        self.drain_ns = switches
-            .iter()
-            .map(|x| {
-                (0..x.ports.len())
-                    .map(|j| {
-                        let bytes = u64::from(x.model.bytes(j, 1));
-                        let mbps = u64::from(x.ports[j].link.speed_mbps.max(1));
-                        bytes * 8000 / mbps
-                    })
-                    .collect()
-            })
-            .collect();
     }
 }

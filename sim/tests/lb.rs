@@ -177,6 +177,11 @@ fn the_trace_has_a_line_per_placement() {
 /// 0 and 1, to leaf 2) start together, flow 2 (leaf 3, to leaf 2) 30 us
 /// later, when leaf 3's uplinks are both idle.
 fn three_flows(seed: u64, far_view: &str) -> [u8; 3] {
+    three_flows_notes(seed, far_view).0
+}
+
+/// [`three_flows`], and the far view's notifications.
+fn three_flows_notes(seed: u64, far_view: &str) -> ([u8; 3], u64) {
     let sc = Scenario {
         topology: "leafspine:4x2:4".into(),
         workload: "permutation".into(),
@@ -221,7 +226,7 @@ fn three_flows(seed: u64, far_view: &str) -> [u8; 3] {
         }
     }
     assert!(slot.iter().all(|s| *s != u8::MAX), "{slot:?}");
-    slot
+    (slot, sim.far_notifications())
 }
 
 /// With the far view, a flow whose leaf's uplinks are both idle avoids
@@ -232,7 +237,7 @@ fn three_flows(seed: u64, far_view: &str) -> [u8; 3] {
 fn the_far_view_steers_a_tied_flow_off_a_congested_spine() {
     let (mut met, mut blind_joined) = (0, 0);
     for seed in 1..=12 {
-        let [a, b, c] = three_flows(seed, "0ns");
+        let [a, b, c] = three_flows(seed, "oracle:0ns");
         if a == b {
             met += 1;
             assert_ne!(
@@ -255,11 +260,38 @@ fn the_far_view_steers_a_tied_flow_off_a_congested_spine() {
     );
 }
 
+/// Notify: a switch tells its upstream switch only when a lossless queue
+/// reached the ECN threshold. Flows 0 and 1 of [`three_flows`] (two
+/// leaves, 400G each, to one leaf) fill a spine's downlink when they take
+/// the same spine, and only then.
+#[test]
+fn notifications_follow_a_queue_at_the_threshold() {
+    let (mut met, mut apart) = (0, 0);
+    for seed in 1..=12 {
+        let (slots, notes) = three_flows_notes(seed, "notify");
+        if slots[0] == slots[1] {
+            met += 1;
+            assert!(
+                notes > 0,
+                "seed {seed}: flows met on a spine, no notification"
+            );
+        } else {
+            apart += 1;
+        }
+        let (_, off) = three_flows_notes(seed, "");
+        assert_eq!(off, 0, "seed {seed}: notifications with the far view off");
+    }
+    assert!(
+        met > 0 && apart > 0,
+        "met {met}, apart {apart}: the seeds show one case only"
+    );
+}
+
 /// The far view reads every switch: a partitioned run refuses it.
 #[test]
 fn the_far_view_needs_one_partition() {
     let sc = Scenario {
-        far_view: "100us".into(),
+        far_view: "oracle:100us".into(),
         partitions: 2,
         ..Scenario::default()
     };

@@ -72,6 +72,7 @@ macro_rules! each_member {
     };
 }
 
+mod far;
 mod flowlet;
 mod group;
 mod hash;
@@ -80,6 +81,7 @@ mod load;
 mod place;
 mod select;
 
+pub use far::*;
 pub use flowlet::*;
 pub use group::*;
 pub use hash::*;

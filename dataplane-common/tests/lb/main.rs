@@ -95,5 +95,7 @@ mod low_entropy;
 /// UET entropy groups.
 mod entropy;
 
+/// Far-side notifications: when sent, how long they count.
+mod far;
 /// Place mode: bookings, levels, the set-associative table.
 mod place;

@@ -11,14 +11,17 @@
 //! * `allreduce_1024`: 1024 GPUs, 64 leaves of 16 hosts, 16 spines;
 //! * `alltoall_128`, `halving_doubling_128`: the 128-GPU fabric;
 //! * `websearch_60`, `websearch_80`: `sim/scenarios/websearch_2to1.toml`
-//!   at 60 % and 80 % of the uplinks.
+//!   at 60 % and 80 % of the uplinks, and place again with the
+//!   simulator's far-side notifications (`place_notify`, `--far-view
+//!   notify`: a study, no data plane sends them yet).
 //!
 //! Collectives give `jct_vs_ideal`, `busy_util_pct`, `naks`,
 //! `retx_bytes`; web-search `fct_mean`, `fct_p99`, `pfc_frames`. Ratios
 //! in one run: `lb.sim.<case>.place_speedup_vs_hash` (hash's JCT over
 //! place's, per seed), `lb.sim.websearch_*.place_vs_hash_fct_{mean,p99}`
 //! (hash's over place's) and `.place_pfc_vs_bandwidth` (place's PFC frames
-//! over bandwidth's, summed over the seeds).
+//! over bandwidth's, summed over the seeds), and the same for
+//! `place_notify`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,8 +54,8 @@ const SEEDS_NOTE: &str = "median over seeds";
 struct Case {
     name: &'static str,
     scenario: Scenario,
-    /// (label, LB mode, receivers)
-    modes: Vec<(&'static str, &'static str, &'static str)>,
+    /// (label, LB mode, receivers, far view)
+    modes: Vec<(&'static str, &'static str, &'static str, &'static str)>,
     collective: bool,
 }
 
@@ -64,10 +67,14 @@ fn scenario_file(path: &str) -> Result<Scenario> {
 
 fn cases() -> Result<Vec<Case>> {
     let three = vec![
-        ("hash", "hash", "rc"),
-        ("bandwidth", "bandwidth", "rc"),
-        ("place", "place", "rc"),
+        ("hash", "hash", "rc", ""),
+        ("bandwidth", "bandwidth", "rc", ""),
+        ("place", "place", "rc", ""),
     ];
+    // place with the simulator's far-side notifications (a study: no data
+    // plane sends them yet)
+    let mut web = three.clone();
+    web.push(("place_notify", "place", "rc", "notify"));
     let fabric128 = |workload: &str| Scenario {
         topology: "leafspine:16x8:8".into(),
         speed: "400G".into(),
@@ -88,12 +95,12 @@ fn cases() -> Result<Vec<Case>> {
             name: "allreduce_128",
             scenario: scenario_file("scenarios/allreduce_128gpu.toml")?,
             modes: vec![
-                ("hash", "hash", "rc"),
-                ("flowlet", "flowlet", "rc"),
-                ("bandwidth", "bandwidth", "rc"),
-                ("spray", "spray", "rc"),
-                ("spray_ooo", "spray", "ooo"),
-                ("place", "place", "rc"),
+                ("hash", "hash", "rc", ""),
+                ("flowlet", "flowlet", "rc", ""),
+                ("bandwidth", "bandwidth", "rc", ""),
+                ("spray", "spray", "rc", ""),
+                ("spray_ooo", "spray", "ooo", ""),
+                ("place", "place", "rc", ""),
             ],
             collective: true,
         },
@@ -118,13 +125,13 @@ fn cases() -> Result<Vec<Case>> {
         Case {
             name: "websearch_60",
             scenario: ws(0.3375)?,
-            modes: three.clone(),
+            modes: web.clone(),
             collective: false,
         },
         Case {
             name: "websearch_80",
             scenario: ws(0.45)?,
-            modes: three,
+            modes: web,
             collective: false,
         },
     ])
@@ -133,10 +140,10 @@ fn cases() -> Result<Vec<Case>> {
 /// Runs every (mode, seed) of `c` on every core; reports by mode label,
 /// in seed order.
 fn run_case(c: &Case, seeds: u64) -> Result<BTreeMap<&'static str, Vec<Report>>> {
-    let jobs: Vec<(&'static str, &'static str, &'static str, u64)> = c
+    let jobs: Vec<(&'static str, &'static str, &'static str, &'static str, u64)> = c
         .modes
         .iter()
-        .flat_map(|&(l, m, r)| (1..=seeds).map(move |s| (l, m, r, s)))
+        .flat_map(|&(l, m, r, f)| (1..=seeds).map(move |s| (l, m, r, f, s)))
         .collect();
     let next = Mutex::new(0usize);
     let done: Mutex<Vec<(usize, Result<Report>)>> = Mutex::new(Vec::new());
@@ -149,12 +156,13 @@ fn run_case(c: &Case, seeds: u64) -> Result<BTreeMap<&'static str, Vec<Report>>>
                     *n += 1;
                     *n - 1
                 };
-                let Some(&(label, mode, receiver, seed)) = jobs.get(i) else {
+                let Some(&(label, mode, receiver, far_view, seed)) = jobs.get(i) else {
                     return;
                 };
                 let sc = Scenario {
                     seed,
                     receiver: receiver.into(),
+                    far_view: far_view.into(),
                     partitions: 1,
                     ..c.scenario.clone()
                 };
@@ -277,48 +285,67 @@ fn record(o: &mut Out, c: &Case, runs: &BTreeMap<&'static str, Vec<Report>>) {
             "JCT ms: place (value), hash (baseline), ratio hash/place (median of the seeds)",
         );
     } else {
-        for (m, f) in [
-            (
-                "mean",
-                &(|r: &Report| r.fct_slowdown.mean) as &dyn Fn(&Report) -> f64,
-            ),
-            ("p99", &|r: &Report| r.fct_slowdown.p99),
-        ] {
-            let ratios = per_seed(f);
-            o.ratio(
-                format!("lb.sim.{n}.place_vs_hash_fct_{m}"),
-                stats(&col(place, f)).0,
-                stats(&col(hash, f)).0,
-                &ratios,
-                &format!("{m} FCT slowdown: place (value), hash (baseline), ratio hash/place"),
-            );
-        }
-        if let Some(bw) = runs.get("bandwidth") {
-            let sum = |rs: &[Report]| rs.iter().map(|r| r.pfc_frames as f64).sum::<f64>();
-            let (p, b) = (sum(place), sum(bw));
-            let ratios: Vec<f64> = place
-                .iter()
-                .zip(bw)
-                .map(|(p, b)| p.pfc_frames as f64 / (b.pfc_frames as f64).max(1.0))
-                .collect();
-            let pairs: Vec<(f64, f64)> = place
-                .iter()
-                .zip(bw)
-                .map(|(p, b)| (p.pfc_frames as f64, b.pfc_frames as f64))
-                .collect();
-            let (lo, hi) = bootstrap_sum_ratio(&pairs);
-            o.ratio(
-                format!("lb.sim.{n}.place_pfc_vs_bandwidth"),
-                p,
-                b,
-                &ratios,
-                &format!(
-                    "PFC frames summed over the seeds: place (value), bandwidth (baseline); ratio: median per seed place/bandwidth (a seed without bandwidth frames counts 1); sum over sum {:.3}, 95 % bootstrap interval over the seeds {lo:.3}-{hi:.3}",
-                    p / b.max(1.0)
-                ),
-            );
+        for label in ["place", "place_notify"] {
+            if let Some(p) = runs.get(label) {
+                web_ratios(o, n, label, hash, p, runs.get("bandwidth"));
+            }
         }
     }
+}
+
+/// A web-search case's ratios for mode `label` (its runs `place`):
+/// mean and p99 FCT slowdown against hash's, PFC frames against
+/// bandwidth mode's.
+fn web_ratios(
+    o: &mut Out,
+    n: &str,
+    label: &str,
+    hash: &[Report],
+    place: &[Report],
+    bw: Option<&Vec<Report>>,
+) {
+    for (m, f) in [
+        (
+            "mean",
+            &(|r: &Report| r.fct_slowdown.mean) as &dyn Fn(&Report) -> f64,
+        ),
+        ("p99", &|r: &Report| r.fct_slowdown.p99),
+    ] {
+        let ratios: Vec<f64> = hash.iter().zip(place).map(|(h, p)| f(h) / f(p)).collect();
+        o.ratio(
+            format!("lb.sim.{n}.{label}_vs_hash_fct_{m}"),
+            stats(&col(place, f)).0,
+            stats(&col(hash, f)).0,
+            &ratios,
+            &format!("{m} FCT slowdown: {label} (value), hash (baseline), ratio hash/{label}"),
+        );
+    }
+    let Some(bw) = bw else {
+        return;
+    };
+    let sum = |rs: &[Report]| rs.iter().map(|r| r.pfc_frames as f64).sum::<f64>();
+    let (p, b) = (sum(place), sum(bw));
+    let ratios: Vec<f64> = place
+        .iter()
+        .zip(bw)
+        .map(|(p, b)| p.pfc_frames as f64 / (b.pfc_frames as f64).max(1.0))
+        .collect();
+    let pairs: Vec<(f64, f64)> = place
+        .iter()
+        .zip(bw)
+        .map(|(p, b)| (p.pfc_frames as f64, b.pfc_frames as f64))
+        .collect();
+    let (lo, hi) = bootstrap_sum_ratio(&pairs);
+    o.ratio(
+        format!("lb.sim.{n}.{label}_pfc_vs_bandwidth"),
+        p,
+        b,
+        &ratios,
+        &format!(
+            "PFC frames summed over the seeds: {label} (value), bandwidth (baseline); ratio: median per seed {label}/bandwidth (a seed without bandwidth frames counts 1); sum over sum {:.3}, 95 % bootstrap interval over the seeds {lo:.3}-{hi:.3}",
+            p / b.max(1.0)
+        ),
+    );
 }
 
 /// The 2.5 and 97.5 percentiles of `sum(a) / sum(b)` over 10 000

@@ -168,7 +168,7 @@ impl Sim {
     }
 
     /// The switch host `h` is attached to.
-    fn leaf_of(&self, h: u32) -> u32 {
+    pub(crate) fn leaf_of(&self, h: u32) -> u32 {
         self.topo.host_links[h as usize].peer
     }
 }
