@@ -56,28 +56,6 @@ nexthop = "n"
     )
 }
 
-fn show_json(ns: &str, instance: &str, target: &str) -> Value {
-    let mut args = vec!["show", "--instance", instance, "--json"];
-    args.extend(target.split(' '));
-    serde_json::from_str(&dataplane_out(ns, &args)).expect("show --json")
-}
-fn wm(v: &Value, port: &str, col: &str) -> u64 {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["Port"] == port)
-        .and_then(|r| r[col].as_str()?.parse().ok())
-        .unwrap()
-}
-fn pool(ns: &str, instance: &str, t: &str) -> u64 {
-    let v = show_json(ns, instance, t);
-    v[0]["ingress_lossless_pool"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 #[test]
 #[ignore = "needs an older build's binary in DATAPLANE_OLD_BIN"]
 fn upgrade_from_older_build() {
@@ -107,7 +85,7 @@ fn upgrade_from_older_build() {
         "sw-p0",
         "PG3",
     );
-    let p_old = pool(ns, &instance, "buffer_pool watermark");
+    let p_old = pool_wm(ns, &instance, "buffer_pool watermark");
     println!("old build: queue {q_peak}, PG3 shared {sh}, pool {p_old}");
     assert!(q_peak > 20_000 && sh > 0);
     assert_eq!(p_old, 0, "an older program leaves the pool's share 0");
@@ -159,10 +137,10 @@ fn upgrade_from_older_build() {
         q_peak,
         "the user window survived the upgrade"
     );
-    assert_eq!(pool(ns, &instance, "buffer_pool watermark"), p_old);
+    assert_eq!(pool_wm(ns, &instance, "buffer_pool watermark"), p_old);
     assert_eq!(send_frames(&h, "eth0", &frames).unwrap(), 80);
     std::thread::sleep(Duration::from_millis(500));
-    let p_new = pool(ns, &instance, "buffer_pool watermark");
+    let p_new = pool_wm(ns, &instance, "buffer_pool watermark");
     let sh2 = wm(
         &show_json(ns, &instance, "priority-group watermark shared"),
         "sw-p0",

@@ -4,10 +4,16 @@
 mod capture;
 mod switch;
 mod trim;
+mod watermarks;
 
 // each test binary uses some of them
 #[allow(unused_imports)]
-pub use {capture::tshark_capture, switch::switch_with_ports, trim::trim_config};
+pub use {
+    capture::tshark_capture,
+    switch::switch_with_ports,
+    trim::trim_config,
+    watermarks::{pool_wm, show_json, wm},
+};
 
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::wire::bth::{self, Bth};
