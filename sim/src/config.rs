@@ -240,7 +240,7 @@ pub struct Params {
     pub ooo_receiver: bool,
     pub trace_lb: bool,
     /// [`Scenario::far_view`].
-    pub far_view: crate::switch::far::FarMode,
+    pub far_view: FarMode,
 }
 
 /// `400G`, `25G`, `100M` -> Mb/s.
@@ -505,7 +505,42 @@ impl Scenario {
                 o => bail!("receiver: unknown {o:?} (expected rc or ooo)"),
             },
             trace_lb: self.trace_lb,
-            far_view: crate::switch::far::FarMode::parse(&self.far_view, self.partitions)?,
+            far_view: FarMode::parse(&self.far_view, self.partitions)?,
         })
+    }
+}
+
+/// Which far view a run has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum FarMode {
+    Off,
+    /// Every switch's queues, read every this many ns.
+    Oracle {
+        every_ns: u64,
+    },
+    /// Notifications from the switch downstream.
+    Notify,
+}
+
+impl FarMode {
+    /// Parses `far_view` (`""`/`off`, `oracle:DELAY`, `notify`).
+    pub fn parse(v: &str, partitions: u32) -> Result<FarMode> {
+        let t = v.trim();
+        let mode = match t {
+            "" | "off" => return Ok(FarMode::Off),
+            "notify" => FarMode::Notify,
+            _ => match t.strip_prefix("oracle:") {
+                Some(d) => FarMode::Oracle {
+                    every_ns: parse_time("far_view", d)?,
+                },
+                None => bail!(
+                    "far_view: {t:?} (expected off, notify or oracle:DELAY, e.g. oracle:100us)"
+                ),
+            },
+        };
+        if partitions > 1 {
+            bail!("far_view: needs partitions = 1 (it reads every switch; got {partitions})");
+        }
+        Ok(mode)
     }
 }

@@ -78,7 +78,7 @@ impl Sim {
             far: Default::default(),
         };
         sim.dcqcn = sim.dcqcn_of();
-        sim.far_setup();
+        sim.far = crate::switch::far::FarView::new(sim.p.far_view, sim.switches.as_slice());
         crate::workload::generate(&mut sim)?;
         if parts > 1 {
             crate::partition::split(&mut sim, parts)?;

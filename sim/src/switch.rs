@@ -87,7 +87,12 @@ impl Sim {
                 let qb = sw.model.bytes(out, 1);
                 let paused = cls == 1 && sw.model.paused_until(out) > now;
                 if cls == 1 && self.far.notifies() {
-                    self.far_notify(s, inp, out, pkt.dst, qb);
+                    let leaf = (self.leaf_of(pkt.dst) - self.first_switch) as usize;
+                    let kmin = self.p.kmin;
+                    let first = self.first_switch;
+                    let switches = self.switches.as_slice();
+                    self.far
+                        .notify(now, switches, first, s, inp, out, leaf, qb, kmin);
                 }
                 let sw = &mut self.switches[s];
                 let port = &mut sw.ports[out];
@@ -147,7 +152,17 @@ impl Sim {
         };
         let hash = flow_hash(&flow_key(src, dst, f.sport, f.qp), sw.seed);
         let far = if uses_reservations(sw.groups[gid as usize].mode) {
-            self.far_view(s, gid, dst)
+            let leaf = (self.leaf_of(dst) - self.first_switch) as usize;
+            self.far.members(
+                now,
+                self.switches.as_slice(),
+                &self.topo,
+                self.first_switch,
+                s,
+                gid,
+                dst,
+                leaf,
+            )
         } else {
             [0; MAX_MEMBERS]
         };
@@ -230,6 +245,11 @@ impl Sim {
             self.stats.first_hops.push((pkt.flow, node, out as u16));
         }
         Some(out)
+    }
+
+    /// Notifications the switches sent (`far_view = "notify"`).
+    pub fn far_notifications(&self) -> u64 {
+        self.far.notes()
     }
 
     /// Adds a placement to the trace: what each member's estimator read.

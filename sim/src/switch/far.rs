@@ -17,51 +17,15 @@
 //!   with QCN's congestion notification messages; the notification
 //!   frames' own bandwidth is not simulated.
 
-use anyhow::{bail, Result};
 use dataplane_common::lb::{drain_time_ns, far_drain_at, notify_due, MAX_MEMBERS};
 
-use crate::engine::Sim;
+use crate::config::FarMode;
 use crate::switch::state::Switch;
-use crate::topo::GROUP_BIT;
-
-/// Which far view a run has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub enum FarMode {
-    Off,
-    /// Every switch's queues, read every this many ns.
-    Oracle {
-        every_ns: u64,
-    },
-    /// Notifications from the switch downstream.
-    Notify,
-}
-
-impl FarMode {
-    /// Parses `far_view` (`""`/`off`, `oracle:DELAY`, `notify`).
-    pub fn parse(v: &str, partitions: u32) -> Result<FarMode> {
-        let t = v.trim();
-        let mode = match t {
-            "" | "off" => return Ok(FarMode::Off),
-            "notify" => FarMode::Notify,
-            _ => match t.strip_prefix("oracle:") {
-                Some(d) => FarMode::Oracle {
-                    every_ns: crate::config::parse_time("far_view", d)?,
-                },
-                None => bail!(
-                    "far_view: {t:?} (expected off, notify or oracle:DELAY, e.g. oracle:100us)"
-                ),
-            },
-        };
-        if partitions > 1 {
-            bail!("far_view: needs partitions = 1 (it reads every switch; got {partitions})");
-        }
-        Ok(mode)
-    }
-}
+use crate::topo::{Topology, GROUP_BIT};
 
 /// The far view's state.
 #[derive(Default)]
-pub(crate) struct FarView {
+pub struct FarView {
     mode: Option<FarMode>,
     /// Oracle: when `drain_ns` was read.
     taken_ns: u64,
@@ -77,6 +41,11 @@ pub(crate) struct FarView {
     ports: usize,
     /// Notify: notifications sent.
     notes: u64,
+}
+
+/// The time port `j` of `x` needs to send its lossless queue.
+fn drain_ns(x: &Switch, j: usize) -> u64 {
+    drain_time_ns(x.model.bytes(j, 1), x.ports[j].link.speed_mbps)
 }
 
 impl FarView {
@@ -97,105 +66,116 @@ impl FarView {
             .map(|x| (0..x.ports.len()).map(|j| drain_ns(x, j)).collect())
             .collect();
     }
-}
 
-/// The time port `j` of `x` needs to send its lossless queue.
-fn drain_ns(x: &Switch, j: usize) -> u64 {
-    drain_time_ns(x.model.bytes(j, 1), x.ports[j].link.speed_mbps)
-}
-
-impl Sim {
-    /// Sets the far view up (after the switches are built).
-    pub(crate) fn far_setup(&mut self) {
-        let mode = self.p.far_view;
+    /// The far view of a run in `mode` over `switches`.
+    pub fn new(mode: FarMode, switches: &[Switch]) -> FarView {
         if mode == FarMode::Off {
-            return;
+            return FarView::default();
         }
-        let n = self.switches.len();
-        let ports = self
-            .switches
-            .iter()
-            .map(|x| x.ports.len())
-            .max()
-            .unwrap_or(0);
-        self.far.mode = Some(mode);
-        self.far.n = n;
-        self.far.ports = ports;
-        if mode == FarMode::Notify {
-            self.far.heard = vec![(0, 0); n * ports * n];
-            self.far.sent = vec![0; n * ports * ports];
+        let n = switches.len();
+        let ports = switches.iter().map(|x| x.ports.len()).max().unwrap_or(0);
+        let notify = mode == FarMode::Notify;
+        FarView {
+            mode: Some(mode),
+            n,
+            ports,
+            heard: if notify {
+                vec![(0, 0); n * ports * n]
+            } else {
+                Vec::new()
+            },
+            sent: if notify {
+                vec![0; n * ports * ports]
+            } else {
+                Vec::new()
+            },
+            ..FarView::default()
         }
     }
 
-    /// The switch index of the leaf of host `h`.
-    fn leaf_index(&self, h: u32) -> usize {
-        (self.leaf_of(h) - self.first_switch) as usize
+    /// Notifications sent so far (`notify`).
+    pub fn notes(&self) -> u64 {
+        self.notes
     }
 
-    /// What the far view says of each member of group `gid` at switch `s`
-    /// for a packet to host `dst`: the time the next switch's port toward
-    /// `dst` needs to send its lossless queue (0: nothing known, a host,
-    /// or a next switch that balances again).
-    pub(crate) fn far_view(&mut self, s: usize, gid: u16, dst: u32) -> [u64; MAX_MEMBERS] {
+    /// What the far view says at `now` of each member of group `gid` at
+    /// switch `s` for a packet to host `dst` behind leaf (switch index)
+    /// `leaf`: the time the next switch's port toward `dst` needs to send
+    /// its lossless queue (0: nothing known, a host, or a next switch
+    /// that balances again).
+    #[allow(clippy::too_many_arguments)]
+    pub fn members(
+        &mut self,
+        now: u64,
+        switches: &[Switch],
+        topo: &Topology,
+        first_switch: u32,
+        s: usize,
+        gid: u16,
+        dst: u32,
+        leaf: usize,
+    ) -> [u64; MAX_MEMBERS] {
         let mut far = [0; MAX_MEMBERS];
-        let Some(mode) = self.far.mode else {
+        let Some(mode) = self.mode else {
             return far;
         };
         if let FarMode::Oracle { every_ns } = mode {
-            if self.far.drain_ns.is_empty()
-                || self.now >= self.far.taken_ns.saturating_add(every_ns)
-            {
-                self.far.read(self.now, self.switches.as_slice());
+            if self.drain_ns.is_empty() || now >= self.taken_ns.saturating_add(every_ns) {
+                self.read(now, switches);
             }
         }
-        let leaf = self.leaf_index(dst);
-        let g = &self.switches[s].groups[gid as usize];
+        let g = &switches[s].groups[gid as usize];
         for (i, m) in g.members.iter().enumerate().take(g.n_members as usize) {
             far[i] = match mode {
                 FarMode::Notify => {
-                    let (d, heard) = self.far.heard[self.far.at(s, m.id as usize, leaf)];
-                    far_drain_at(d, heard, self.now)
+                    let (d, heard) = self.heard[self.at(s, m.id as usize, leaf)];
+                    far_drain_at(d, heard, now)
                 }
                 _ => {
-                    let peer = self.switches[s].ports[m.id as usize].link.peer;
-                    let Some(x) = peer.checked_sub(self.first_switch) else {
+                    let peer = switches[s].ports[m.id as usize].link.peer;
+                    let Some(x) = peer.checked_sub(first_switch) else {
                         continue;
                     };
-                    let route = self.topo.switches[x as usize].route[dst as usize];
+                    let route = topo.switches[x as usize].route[dst as usize];
                     if route & GROUP_BIT != 0 {
                         continue;
                     }
-                    self.far.drain_ns[x as usize][route as usize]
+                    self.drain_ns[x as usize][route as usize]
                 }
             };
         }
         far
     }
 
-    /// A lossless packet to host `dst` from port `inp` of switch `s` was
-    /// queued on port `out`, whose queue now holds `queued` bytes: tells
-    /// the switch upstream when the queue has reached the ECN threshold
-    /// (notify).
-    pub(crate) fn far_notify(&mut self, s: usize, inp: u16, out: usize, dst: u32, queued: u32) {
-        let link = self.switches[s].ports[inp as usize].link;
-        let Some(up) = link.peer.checked_sub(self.first_switch) else {
+    /// A lossless packet to a host behind leaf (switch index) `leaf` came
+    /// in on port `inp` of switch `s` and was queued on port `out`, whose
+    /// queue now holds `queued` bytes: tells the switch upstream, when
+    /// [`notify_due`] at the ECN threshold `kmin` (notify).
+    #[allow(clippy::too_many_arguments)]
+    pub fn notify(
+        &mut self,
+        now: u64,
+        switches: &[Switch],
+        first_switch: u32,
+        s: usize,
+        inp: u16,
+        out: usize,
+        leaf: usize,
+        queued: u32,
+        kmin: u32,
+    ) {
+        let link = switches[s].ports[inp as usize].link;
+        let Some(up) = link.peer.checked_sub(first_switch) else {
             return;
         };
-        let k = (s * self.far.ports + inp as usize) * self.far.ports + out;
-        let now = self.now;
-        if !notify_due(queued, self.p.kmin, self.far.sent[k], now) {
+        let k = (s * self.ports + inp as usize) * self.ports + out;
+        if !notify_due(queued, kmin, self.sent[k], now) {
             return;
         }
-        self.far.sent[k] = now.max(1);
-        let d = drain_ns(&self.switches[s], out);
-        let leaf = self.leaf_index(dst);
-        let i = self.far.at(up as usize, link.peer_port as usize, leaf);
-        self.far.heard[i] = (d, now + link.delay_ns);
-        self.far.notes += 1;
-    }
-
-    /// Notifications the switches sent (`far_view = "notify"`).
-    pub fn far_notifications(&self) -> u64 {
-        self.far.notes
+        self.sent[k] = now.max(1);
+        let d = drain_ns(&switches[s], out);
+        let i = self.at(up as usize, link.peer_port as usize, leaf);
+        self.heard[i] = (d, now + link.delay_ns);
+        self.notes += 1;
     }
 }
