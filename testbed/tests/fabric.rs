@@ -114,7 +114,7 @@ fn emulator_frames_decode_in_scapy() {
     };
     let st = SendQp::new(&job.messages, cfg.nic.mtu_payload);
     let mut frames: Vec<Vec<u8>> = (0..st.total)
-        .map(|psn| data_frame(&cfg, &job, &st, psn))
+        .map(|psn| data_frame(&cfg, &job, &st, psn, false))
         .collect();
     let l2 = dataplane_common::build::L2::new(cfg.nic.gw_mac, cfg.nic.mac);
     frames.push(ack_frame(
@@ -318,7 +318,8 @@ fn incast_is_lossless_with_pfc_and_drops_without() {
     assert_eq!(
         on.psn_gaps(),
         0,
-        "PSN gaps with PFC on, every frame delivered ({sent} sent, {received} received): frames arrived out of order"
+        "PSN gaps with PFC on, every frame delivered ({sent} sent, {received} received): frames arrived out of order ({} originals arrived after a later PSN)",
+        on.late()
     );
     assert_eq!(on.redirect_drops, 0);
     assert!(on.pfc_frames() > 0, "7:1 incast without a PFC frame");

@@ -33,7 +33,16 @@ pub(crate) struct Seen {
     pub(crate) syndrome: u8,
     /// Payload bytes after BTH, RETH or AETH, up to the ICRC.
     pub(crate) payload: usize,
+    /// A data frame the emulator sent again (its payload is
+    /// [`RETX_FILL`], an original's [`ORIGINAL_FILL`]).
+    pub(crate) retx: bool,
 }
+
+/// The payload byte of an emulated data frame sent the first time.
+pub(crate) const ORIGINAL_FILL: u8 = 0x5a;
+/// The payload byte of one sent again (go-back-N): the receiver tells a
+/// late original (overtaken) from a retransmission.
+pub(crate) const RETX_FILL: u8 = 0xa5;
 
 /// A RoCEv2-over-IPv4 frame, read by the data plane's own parser
 /// (`dataplane_common::parse`); `None` for anything else, malformed
@@ -67,6 +76,7 @@ pub(crate) fn parse(f: &[u8]) -> Option<Seen> {
             0
         },
         payload: end.saturating_sub(b + hdr + 4),
+        retx: end > b + hdr + 4 && f.get(b + hdr) == Some(&RETX_FILL),
     })
 }
 

@@ -48,7 +48,8 @@ use dataplane_common::dcqcn::{
 use dataplane_common::wire::bth::{self, Bth};
 
 use super::frames::{
-    mac_ctl, open_nic_socket, parse, LineRx, NicCfg, AETH_ACK, AETH_NAK_SEQ, PSN_MASK,
+    mac_ctl, open_nic_socket, parse, LineRx, NicCfg, AETH_ACK, AETH_NAK_SEQ, ORIGINAL_FILL,
+    PSN_MASK, RETX_FILL,
 };
 use super::pause::PauseGate;
 #[cfg(test)]
@@ -195,6 +196,9 @@ pub struct HostReport {
     /// expected): go-back-N resent what had arrived, so a gap before it was
     /// an overtaking, not a loss, or a timeout fired early.
     pub duplicates_rx: u64,
+    /// Original data frames (not retransmissions) that arrived after a
+    /// later PSN of their QP: reordering, not loss.
+    pub late_rx: u64,
     pub pfc_rx: u64,
     /// Frames the host's own socket dropped (it fell behind): a loss the
     /// fabric did not cause.
@@ -253,7 +257,9 @@ pub fn ack_frame(
 }
 
 /// One data frame of a send QP.
-pub fn data_frame(cfg: &HostCfg, job: &SendJob, st: &SendQp, psn: u32) -> Vec<u8> {
+/// Data frame `psn` of `job`; `retx`: sent before (go-back-N), its
+/// payload [`RETX_FILL`] instead of [`ORIGINAL_FILL`].
+pub fn data_frame(cfg: &HostCfg, job: &SendJob, st: &SendQp, psn: u32, retx: bool) -> Vec<u8> {
     let pos = st.pos(psn, &job.messages, cfg.nic.mtu_payload);
     let opcode = match (pos.first, pos.last) {
         (true, true) => bth::OP_WRITE_ONLY,
@@ -281,7 +287,7 @@ pub fn data_frame(cfg: &HostCfg, job: &SendJob, st: &SendQp, psn: u32) -> Vec<u8
         job.udp_sport,
         &b,
         reth,
-        &vec![0x5a; pos.len],
+        &vec![if retx { RETX_FILL } else { ORIGINAL_FILL }; pos.len],
     )
 }
 
@@ -403,6 +409,12 @@ pub fn run_host(
                         || op == bth::OP_SEND_ONLY;
                     rq.last_rx_ns = now;
                     rq.peer = Some((s.src, s.sport));
+                    // an original arriving after a later PSN: overtaken
+                    // (it fills the gap, or its retransmission did)
+                    if !s.retx && (s.psn < rq.expected || (s.psn == rq.expected && rq.nak_pending))
+                    {
+                        rep.late_rx += 1;
+                    }
                     let answer = match rq.on_data(s.psn, last, s.payload as u64, cfg.ack_every) {
                         RxAction::Accept { ack: Some(a) } | RxAction::Duplicate { ack: a } => {
                             Some((a, AETH_ACK))
@@ -511,7 +523,7 @@ pub fn run_host(
                         continue;
                     }
                     let q = &mut tx[i];
-                    let frame = data_frame(cfg, &q.job, &q.st, q.st.next);
+                    let frame = data_frame(cfg, &q.job, &q.st, q.st.next, q.st.next < q.highest);
                     if !sock.send(&frame)? {
                         return Ok(None); // no room in the kernel: try again shortly
                     }
@@ -777,17 +789,17 @@ mod tests {
             gate_qp: None,
         };
         let st = SendQp::new(&job.messages, 1024);
-        let f = data_frame(&cfg, &job, &st, 0);
+        let f = data_frame(&cfg, &job, &st, 0, false);
         let s = parse(&f).unwrap();
         assert_eq!(
-            (s.op, s.qp, s.psn, s.ecn, s.payload),
-            (bth::OP_WRITE_FIRST, 0x101, 0, 2, 1024)
+            (s.op, s.qp, s.psn, s.ecn, s.payload, s.retx),
+            (bth::OP_WRITE_FIRST, 0x101, 0, 2, 1024, false)
         );
-        let f = data_frame(&cfg, &job, &st, 2);
+        let f = data_frame(&cfg, &job, &st, 2, true);
         let s = parse(&f).unwrap();
         assert_eq!(
-            (s.op, s.psn, s.payload),
-            (bth::OP_WRITE_LAST, 2, 3000 - 2048)
+            (s.op, s.psn, s.payload, s.retx),
+            (bth::OP_WRITE_LAST, 2, 3000 - 2048, true)
         );
         let a = ack_frame(
             &L2::new(cfg.nic.gw_mac, cfg.nic.mac),

@@ -86,6 +86,11 @@ impl RunResult {
     pub fn duplicates(&self) -> u64 {
         self.hosts.iter().map(|h| h.duplicates_rx).sum()
     }
+    /// Original data frames that arrived after a later PSN of their QP
+    /// (overtaken: reordering, not loss).
+    pub fn late(&self) -> u64 {
+        self.hosts.iter().map(|h| h.late_rx).sum()
+    }
     pub fn retransmitted(&self) -> u64 {
         self.hosts.iter().map(|h| h.retransmitted_pkts).sum()
     }
@@ -167,6 +172,7 @@ impl RunResult {
             "host_paused_ms": self.host_paused_ms(),
             "psn_gaps": self.psn_gaps(),
             "duplicates_rx": self.duplicates(),
+            "late_rx": self.late(),
             "data_frames_sent": self.data_frames().0,
             "data_frames_received": self.data_frames().1,
             "redirect_drops": self.redirect_drops,
@@ -253,7 +259,7 @@ impl RunResult {
         }
         let _ = writeln!(
             s,
-            "switches: lossless drops {}, ECN marked {}, PFC frames sent {}, redirect drops {} (transmit errors {}); hosts: data frames sent {} received {}, CNPs sent {}, PSN gaps {}, duplicates {}, retransmitted {} pkts, socket drops {}",
+            "switches: lossless drops {}, ECN marked {}, PFC frames sent {}, redirect drops {} (transmit errors {}); hosts: data frames sent {} received {}, CNPs sent {}, PSN gaps {} (late originals {}), duplicates {}, retransmitted {} pkts, socket drops {}",
             self.lossless_drops,
             self.ecn_marked,
             self.pfc_frames(),
@@ -263,6 +269,7 @@ impl RunResult {
             self.data_frames().1,
             self.cnp_sent(),
             self.psn_gaps(),
+            self.late(),
             self.duplicates(),
             self.retransmitted(),
             self.hosts.iter().map(|h| h.socket_drops).sum::<u64>()
