@@ -200,19 +200,56 @@ group = "up"
     // the rejoin moves flows onto u3 only (it takes a fair share of
     // buckets from every other member, not necessarily its old ones): a
     // flow not on u3 now is where it was during the failure
-    let mut to_u3 = 0;
-    for (i, (d, a)) in during.iter().zip(&after).enumerate() {
-        if a == "sw-u3" {
-            to_u3 += 1;
+    let to_u3 = rejoined(&during, &after, "sw-u3");
+    let unchanged = before.iter().zip(&after).filter(|(a, b)| a == b).count();
+    println!("flows before {before:?}\nduring {during:?}\nafter {after:?}\n{moved} moved on failure, {to_u3} onto u3 on the rejoin, {unchanged}/24 where they were before the failure");
+
+    // A table rebuilt from scratch on a rejoin passes the check above too:
+    // the first table was built from scratch and the failure moved u3's
+    // flows only, so a fresh three-member table is the one before the
+    // failure. Two uplinks down, then back one at a time, tell them apart:
+    // a fresh two-member table and a fresh three-member one put flows on
+    // u1 and u2 differently, so u3's rejoin would move flows between them.
+    sink.ip(&["link", "set", "s2", "down"]).unwrap();
+    wait_live(&sw, &instance, 2);
+    sink.ip(&["link", "set", "s3", "down"]).unwrap();
+    wait_live(&sw, &instance, 1);
+    let alone = map_flows(&sw, &h, &instance, &flows);
+    assert!(
+        alone.iter().all(|x| x == "sw-u1"),
+        "u1 is the only live uplink: {alone:?}"
+    );
+    sink.ip(&["link", "set", "s2", "up"]).unwrap();
+    wait_live(&sw, &instance, 2);
+    let two = map_flows(&sw, &h, &instance, &flows);
+    let to_u2 = rejoined(&alone, &two, "sw-u2");
+    sink.ip(&["link", "set", "s3", "up"]).unwrap();
+    wait_live(&sw, &instance, 3);
+    let three = map_flows(&sw, &h, &instance, &flows);
+    let to_u3 = rejoined(&two, &three, "sw-u3");
+    println!("u2 and u3 down, then back one at a time: u1 alone, then {two:?} ({to_u2} onto u2), then {three:?} ({to_u3} onto u3)");
+}
+
+/// Checks a rejoin of `up`: it carries flows again, and every flow not on
+/// it is where it was before the rejoin (`prev`): the rejoin moves flows
+/// onto `up` only. Returns how many flows it took.
+fn rejoined(prev: &[String], now: &[String], up: &str) -> usize {
+    assert!(
+        now.iter().any(|x| x == up),
+        "{up} carries nothing after it rejoined: {now:?}"
+    );
+    let mut taken = 0;
+    for (i, (p, n)) in prev.iter().zip(now).enumerate() {
+        if n == up {
+            taken += 1;
         } else {
             assert_eq!(
-                d, a,
-                "flow {i} was on {d} during the failure and moved to {a}, not u3, on the rejoin"
+                p, n,
+                "flow {i} was on {p} before {up} rejoined and moved to {n}, not {up}, on the rejoin"
             );
         }
     }
-    let unchanged = before.iter().zip(&after).filter(|(a, b)| a == b).count();
-    println!("flows before {before:?}\nduring {during:?}\nafter {after:?}\n{moved} moved on failure, {to_u3} onto u3 on the rejoin, {unchanged}/24 where they were before the failure");
+    taken
 }
 
 /// `dataplane reload`: a changed route moves only that route's traffic; a
