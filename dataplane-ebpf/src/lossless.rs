@@ -465,6 +465,8 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
     // SAFETY: the queue's and the PG's locks are held; map values. (A
     // release and WRED do not touch each other's state: the order is
     // `on_arrival`'s in effect.)
+    // the PG's watermark entry: its mark and the pool's, under the PG's lock
+    let pg_wm = WATERMARKS.get_ptr_mut((slot * NUM_TC + tc) as u32);
     let (d, pool_used) = with_pool_used(pool, |pl| unsafe {
         let (pg, pfc) = (&mut (*row).pg[slot], &mut (*row).pfc[slot]);
         if own > 0 {
@@ -478,7 +480,7 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
                 if let Some(w) = WATERMARKS.get_ptr_mut((op * NUM_TC + tc) as u32) {
                     note_queue(&mut *w, &*q);
                 }
-                if let Some(w) = WATERMARKS.get_ptr_mut((slot * NUM_TC + tc) as u32) {
+                if let Some(w) = pg_wm {
                     note_pg(&mut *w, pg);
                 }
                 d
@@ -487,11 +489,9 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
     });
     // the pool's mark, still under the PG's lock (the pool only grows by
     // admissions, so its peak is one of these values)
-    if pool_used != 0 {
-        if let Some(w) = WATERMARKS.get_ptr_mut((slot * NUM_TC + tc) as u32) {
-            // SAFETY: the PG's lock is held; a map value.
-            unsafe { note_pool(&mut *w, pool_used) };
-        }
+    if let (true, Some(w)) = (pool_used != 0, pg_wm) {
+        // SAFETY: the PG's lock is held; a map value.
+        unsafe { note_pool(&mut *w, pool_used) };
     }
     unlock(pl);
     unlock(l);
