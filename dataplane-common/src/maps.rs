@@ -66,6 +66,11 @@ pub const UET_FEEDBACK_TC_SET: u8 = 0x80;
 /// The port routes IP frames addressed to its MAC (the `xdp_forward`
 /// program); without it frames are classified and passed to the kernel.
 pub const PORT_F_FORWARD: u32 = 1;
+/// The port's peer is a switch that places flows by far-side
+/// notifications (config `far_notify`): a lossless packet from this port
+/// that finds its egress queue at the ECN threshold sends it one
+/// ([`crate::lb::far`]).
+pub const PORT_F_FAR_NOTIFY: u32 = 2;
 
 impl PortConfig {
     /// The AZURE defaults of SONiC: DSCP 3->3, 4->4, 5->2, 8->0, 46->5,

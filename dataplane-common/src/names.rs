@@ -118,8 +118,15 @@ pub mod map {
     pub const PROBE_DEVMAP: &str = "PROBE_DEVMAP";
     /// The feature probe's counts (frames, copies, copies with metadata).
     pub const PROBE_SEEN: &str = "PROBE_SEEN";
+    /// Far-side notifications heard, by (ingress port, prefix) (LPM trie).
+    pub const FAR: &str = "FAR";
+    /// When each (ingress, egress) port pair last sent a far-side
+    /// notification.
+    pub const FAR_SENT: &str = "FAR_SENT";
+    /// Far-side notification counters (per CPU).
+    pub const FAR_COUNTERS: &str = "FAR_COUNTERS";
     /// Every map of the object.
-    pub const ALL: [&str; 50] = [
+    pub const ALL: [&str; 53] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -170,6 +177,9 @@ pub mod map {
         XMIT_DEV_FILTER,
         PROBE_DEVMAP,
         PROBE_SEEN,
+        FAR,
+        FAR_SENT,
+        FAR_COUNTERS,
     ];
 }
 
@@ -181,6 +191,8 @@ pub mod prog {
     pub const XDP_FORWARD: &str = "xdp_forward";
     /// Received PFC/PAUSE frames (tail call).
     pub const XDP_FORWARD_PFC_RX: &str = "xdp_forward_pfc_rx";
+    /// Received far-side notifications (tail call).
+    pub const XDP_FORWARD_FAR_RX: &str = "xdp_forward_far_rx";
     /// The buffer model at egress (tail call).
     pub const XDP_FORWARD_EGRESS: &str = "xdp_forward_egress";
     /// Drop snapshots (tail call).
@@ -219,10 +231,11 @@ pub mod prog {
     /// Programs only the feature probes load (`load_object` skips them).
     pub const PROBES: [&str; 3] = [PROBE_XDP_REDIRECT, PROBE_DEVMAP_META, PROBE_XDP_FRAGS];
     /// Every program of the object.
-    pub const ALL: [&str; 18] = [
+    pub const ALL: [&str; 19] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
+        XDP_FORWARD_FAR_RX,
         XDP_FORWARD_EGRESS,
         XDP_DROP_SNAPSHOT,
         XDP_LOSSLESS_TICK,

@@ -26,9 +26,22 @@ pub const ROUTE_LOCAL: u8 = 3;
 pub struct RouteEntry {
     /// [`ROUTE_NEXTHOP`], [`ROUTE_GROUP`] or [`ROUTE_LOCAL`].
     pub kind: u8,
-    pub _pad: u8,
+    /// The route's prefix length plus one ([`route_plen`]); 0: not known
+    /// (an entry an older controller wrote). The prefix a far-side
+    /// notification names.
+    pub plen: u8,
     /// Next-hop or group index.
     pub id: u16,
+}
+
+/// [`RouteEntry::plen`] of a prefix of `len` bits.
+#[inline(always)]
+pub const fn route_plen(len: u8) -> u8 {
+    if len > 128 {
+        129
+    } else {
+        len + 1
+    }
 }
 
 /// Route table capacity, per table: the LPM trie and the host table of a

@@ -581,6 +581,18 @@ mod pfc_copy {
     }
 
     #[test]
+    fn a_far_note_takes_the_ingress_copy_and_the_packet_goes_on() {
+        let m = PfcMeta::far_note(1, 4, 3, 25, 40_000);
+        assert_eq!(pfc_copy_fate(&m, 1), CopyFate::FarNote);
+        assert_eq!(pfc_copy_fate(&m, 4), CopyFate::Data);
+        for p in [0u16, 2, 3, 5, 15] {
+            assert_eq!(pfc_copy_fate(&m, p), CopyFate::Drop);
+        }
+        // a PFC decision's metadata never reads as a note
+        assert_eq!(pfc_copy_fate(&meta(1, 4), 1), CopyFate::Pfc);
+    }
+
+    #[test]
     fn a_copy_without_our_magic_is_dropped() {
         let mut m = meta(1, 4);
         m.magic = 0;

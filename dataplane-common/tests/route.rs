@@ -58,7 +58,7 @@ fn check<const N: usize>(seed: u64) {
             } else {
                 ROUTE_GROUP
             },
-            _pad: 0,
+            plen: dataplane_common::route::route_plen(len),
             id: i,
         };
         table.insert((masked(addr(&mut rng), len), len), e);

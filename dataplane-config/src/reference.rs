@@ -84,6 +84,7 @@ pub const KEYS: &[Key] = &[
     Key { section: "port", key: "headroom_xon", ty: I, default: "(from the formula)", range: "bytes, at most `headroom_xoff`; needs `headroom_xoff`", sonic: "BUFFER_PROFILE xon", meaning: "XON point of an explicit headroom." },
     Key { section: "port", key: "buffer_queue", ty: "table", default: "(empty)", range: "keys: queue \"3\" or range \"0-2\" (lossy queues only); values: a `[buffer_profile.NAME]`", sonic: "BUFFER_QUEUE", meaning: "Buffer profiles of the port's queues (trimming)." },
     Key { section: "port", key: "tc_to_dscp_map", ty: S, default: "(none)", range: "a `[tc_to_dscp_map.NAME]`", sonic: "PORT_QOS_MAP tc_to_dscp_map", meaning: "Trim DSCP of this egress port with `dscp_value = \"from-tc\"`." },
+    Key { section: "port", key: "far_notify", ty: B, default: "false", range: "-", sonic: "-", meaning: "Send far-side notifications to this port's peer: a lossless packet from this port that finds its egress queue at the ECN threshold tells the peer how long the queue needs to drain (at most every 10 us per port pair); the peer's `place` groups steer new flows by it. Needs the data plane's PFC path (`pfc_tx`)." },
     // [[nexthop]]
     Key { section: "nexthop", key: "name", ty: S, default: "(required)", range: "unique", sonic: "-", meaning: "Name routes and groups refer to." },
     Key { section: "nexthop", key: "port", ty: S, default: "(required)", range: "a `[[port]]` name", sonic: "-", meaning: "Port frames to this neighbour leave by." },

@@ -447,6 +447,13 @@ pub struct PortSection {
     /// SONiC PORT_QOS_MAP `tc_to_dscp_map`: a `[tc_to_dscp_map.NAME]`
     /// (the trim DSCP of this egress port with `dscp_value = "from-tc"`).
     pub tc_to_dscp_map: Option<String>,
+    /// Send far-side notifications to this port's peer: a lossless packet
+    /// that came in here and finds its egress queue at the ECN threshold
+    /// tells the peer (a switch in `place` mode) how long that queue needs
+    /// to drain, at most every 10 us per pair of ports (`false`: none;
+    /// set it on a spine's ports toward leaves).
+    #[serde(default)]
+    pub far_notify: bool,
 }
 
 fn default_trust() -> String {

@@ -16,7 +16,7 @@
 use aya_ebpf::{
     helpers::{bpf_get_prandom_u32, bpf_probe_read_kernel},
     macros::map,
-    maps::{Array, HashMap, PerCpuArray},
+    maps::{lpm_trie::Key, Array, HashMap, PerCpuArray},
 };
 use dataplane_common::{
     lb::{
@@ -29,7 +29,11 @@ use dataplane_common::{
     maps::MAX_PORTS,
     parse::{Parsed, L3},
     route::MAX_GROUPS,
-    wire::{bth, ipv4, ipv6, udp, Packet},
+    wire::{
+        bth,
+        farnote::{far_key, FAR_KEY_BITS, FAR_KEY_LEN},
+        ipv4, ipv6, udp, Packet,
+    },
 };
 
 use crate::packet::XdpPacket;
@@ -79,12 +83,12 @@ fn flow_key(pkt: &XdpPacket, p: &Parsed) -> Option<FlowKey> {
     }
 }
 
-/// The rate estimator of next hop `id`'s egress port.
+/// Next hop `id`'s egress port (id) and its rate estimator.
 #[inline(always)]
-fn rate_of(id: u16) -> Option<*mut PortRate> {
+fn rate_of(id: u16) -> Option<(u16, *mut PortRate)> {
     // SAFETY: read-only; entries are replaced whole.
     let nh = unsafe { NEXTHOPS.get(&u32::from(id)) }?;
-    PORT_RATE.get_ptr_mut(u32::from(nh.port_id))
+    Some((nh.port_id, PORT_RATE.get_ptr_mut(u32::from(nh.port_id))?))
 }
 
 /// `scan_member`'s context: which group, which level, when, the tie
@@ -95,6 +99,10 @@ struct Scan {
     place: u32,
     now: u64,
     tie: u32,
+    /// The key of the far side's notifications toward the packet's
+    /// destination (place mode), its port id written per member: built
+    /// once, here, since the callback's stack adds to the program's.
+    far: Key<[u8; FAR_KEY_LEN]>,
     acc: LeastLoaded<u32>,
 }
 
@@ -117,10 +125,13 @@ extern "C" fn scan_member(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
         return 1;
     }
     let level = match rate_of(g.members[i].id) {
-        // SAFETY: an array slot lives as long as the map.
-        Some(r) if s.place != 0 => unsafe { &*r }.place_key(s.now),
+        Some((port, r)) if s.place != 0 => {
+            let far = crate::far::far_ns(&mut s.far, port, s.now);
+            // SAFETY: an array slot lives as long as the map.
+            unsafe { &*r }.place_key_far(s.now, far)
+        }
         // SAFETY: as above.
-        Some(r) => u32::from(unsafe { &*r }.band(s.now)),
+        Some((_, r)) => u32::from(unsafe { &*r }.band(s.now)),
         None if s.place != 0 => u32::MAX,
         None => u32::from(NUM_BANDS - 1),
     };
@@ -129,14 +140,16 @@ extern "C" fn scan_member(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
 }
 
 /// `pick_least_loaded` of group `group_id`'s members at `now` by place key
-/// (`place`) or load band, ties broken by `tie`.
+/// (`place`, with the far side's notifications toward `dst`) or load
+/// band, ties broken by `tie`.
 #[inline(always)]
-fn least_loaded(group_id: u16, place: bool, now: u64, tie: u32) -> Option<Choice> {
+fn least_loaded(group_id: u16, place: bool, now: u64, tie: u32, dst: [u8; 16]) -> Option<Choice> {
     let mut s = Scan {
         group_id: u32::from(group_id),
         place: u32::from(place),
         now,
         tie,
+        far: Key::new(FAR_KEY_BITS, far_key(0, &dst)),
         acc: LeastLoaded::new(),
     };
     // SAFETY: callback and context follow bpf_loop's contract.
@@ -202,7 +215,7 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
             crate::bump_global(|c| c.lb_evictions += 1);
         }
         let (c, ev) = place_next(e, g, now, |n| {
-            least_loaded(group_id, true, now, flowlet_hash(hash, n))
+            least_loaded(group_id, true, now, flowlet_hash(hash, n), key.dst)
         })?;
         let pick = Pick {
             slot: c.slot,
@@ -213,7 +226,7 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
         let bytes = place_booking(g.mode, &pick, announced);
         let placed = place_counts(&pick, p.roce, p.bth.opcode);
         if bytes > 0 || placed {
-            if let Some(r) = rate_of(pick.id) {
+            if let Some((_, r)) = rate_of(pick.id) {
                 // SAFETY: shared slot; a race loses one booking or count.
                 unsafe { (*r).commit_place(now, bytes, placed) };
             }
@@ -229,7 +242,7 @@ pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16>
         None
     };
     select_packet_by(g, hash, p.uet, flowlet, now, rand, |tie| {
-        least_loaded(group_id, false, now, tie)
+        least_loaded(group_id, false, now, tie, key.dst)
     })
     .map(|pick| pick.id)
 }

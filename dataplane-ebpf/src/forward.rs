@@ -134,7 +134,8 @@ pub fn forward(
         lossless: u8::from(class.lossless),
         cnp: u8::from(class.cnp),
         trimmed: 0,
-        _pad: [0; 2],
+        plen: route.plen,
+        _pad: 0,
         now,
     };
     // the egress stage only for ports in the buffer model (a tail call

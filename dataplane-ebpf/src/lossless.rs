@@ -315,6 +315,9 @@ pub enum Egress {
 pub struct EgressOut {
     pub verdict: Egress,
     pub pfc: bool,
+    /// A far-side notification is due (`far::due`): the drain time it
+    /// carries; 0: none.
+    pub note_ns: u64,
 }
 
 impl From<Egress> for EgressOut {
@@ -323,6 +326,7 @@ impl From<Egress> for EgressOut {
         EgressOut {
             verdict,
             pfc: false,
+            note_ns: 0,
         }
     }
 }
@@ -499,7 +503,11 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
         Some(ev) => crate::pfc_tx::keep_decision(&ev),
         None => false,
     };
-    let out = |verdict| EgressOut { verdict, pfc };
+    let out = |verdict| EgressOut {
+        verdict,
+        pfc,
+        note_ns: 0,
+    };
     let Some(c) = counters(out_port) else {
         return out(Egress::Forward);
     };
@@ -532,7 +540,21 @@ pub fn egress(pkt: &XdpPacket, ec: &crate::stages::EgressCtx) -> EgressOut {
     if d.mark_ce && mark_ce(pkt, ec.l3, l3) {
         c.ecn_marked[tc] += 1;
     }
-    out(Egress::Forward)
+    let note_ns = if a.lossless && !pfc {
+        crate::far::due(
+            ec,
+            d.queue_bytes,
+            ob.wred[tc].green_min_threshold,
+            ob.speed_mbps,
+        )
+    } else {
+        0
+    };
+    EgressOut {
+        verdict: Egress::Forward,
+        pfc,
+        note_ns,
+    }
 }
 
 /// Sets CE (IPv4: TOS and checksum; IPv6: traffic class). False when the

@@ -11,6 +11,7 @@
 
 mod balance;
 mod counters;
+mod far;
 mod forward;
 mod lossless;
 mod packet;
@@ -32,7 +33,7 @@ use dataplane_common::{
     maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS, PORT_F_FORWARD},
     parse::parse,
     verdict::{account, decide, Action, Outcome},
-    wire::Packet,
+    wire::{farnote::ETHERTYPE_FAR_NOTE, Packet},
 };
 use packet::XdpPacket;
 
@@ -142,6 +143,14 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
         stages::tail_call_pfc_rx(&ctx);
         return xdp_action::XDP_DROP;
     }
+    if let Ok(p) = &parsed {
+        if p.ethertype == ETHERTYPE_FAR_NOTE && !p.qinq {
+            // a far-side notification: recorded by `xdp_forward_far_rx`
+            // (counted above as a non-IP frame)
+            stages::tail_call_far_rx(&ctx);
+            return xdp_action::XDP_DROP;
+        }
+    }
     let (Ok(p), Outcome::Classified { class, .. }) = (&parsed, decision.outcome) else {
         return malformed_or(
             &ctx,
@@ -177,16 +186,35 @@ pub fn xdp_forward_pfc_rx(ctx: XdpContext) -> u32 {
     xdp_action::XDP_DROP
 }
 
+/// Far-side notification reception of the forwarding pipeline, entered
+/// by tail call from `xdp_forward` (which already counted the frame):
+/// `far::rx` records it for place mode. The frame is consumed.
+#[xdp]
+pub fn xdp_forward_far_rx(ctx: XdpContext) -> u32 {
+    let ifindex = ctx.ingress_ifindex() as u32;
+    // SAFETY: read-only; hash-map updates replace entries whole.
+    if let Some(cfg) = unsafe { PORT_CONFIG.get(&ifindex) } {
+        let pkt = XdpPacket::new(&ctx);
+        if let Ok(p) = parse(&pkt) {
+            far::rx(&pkt, p.l3_off as usize, cfg.port_id);
+        }
+    }
+    xdp_action::XDP_DROP
+}
+
 /// Egress half of the forwarding pipeline, entered by tail call from
 /// `xdp_forward` with the routed frame: buffer model (ECN mark, WRED /
 /// no-buffer / watchdog drop, PFC decisions), then redirect.
 #[xdp]
 pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
-    let Some(ec) = stages::EGRESS_CTX.get(0).copied() else {
+    // a reference to the per-CPU slot, not a copy: the stack is this
+    // program's tightest budget (kernel 6.1 counts 512 bytes with the
+    // buffer model's loop callback)
+    let Some(ec) = stages::EGRESS_CTX.get(0) else {
         return xdp_action::XDP_DROP;
     };
     let pkt = XdpPacket::new(&ctx);
-    let out = lossless::egress(&pkt, &ec);
+    let out = lossless::egress(&pkt, ec);
     let drop = match out.verdict {
         lossless::Egress::Drop(reason) => Some(reason),
         lossless::Egress::Forward => None,
@@ -201,12 +229,12 @@ pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
             Some(dataplane_common::reason::Reason::SharedBufferFull.code())
         }
     };
-    trim::count(&ec, drop.is_none());
+    trim::count(ec, drop.is_none());
     if let (true, Some(ev)) = (out.pfc, pfc_tx::decision()) {
         // the decision's PFC frame leaves with (or instead of) the packet
-        if let Ok(action) = pfc_tx::broadcast(&ctx, &ev, &ec, drop.is_some()) {
+        if let Ok(action) = pfc_tx::broadcast(&ctx, &ev, ec, drop.is_some()) {
             if drop.is_none() {
-                forward::sent(&ec);
+                forward::sent(ec);
             }
             return action;
         }
@@ -214,7 +242,14 @@ pub fn xdp_forward_egress(ctx: XdpContext) -> u32 {
     if let Some(reason) = drop {
         return snapshot::drop_frame(&ctx, ec.in_port, reason);
     }
-    forward::finish(&ec)
+    if out.note_ns != 0 && far::listens(&ctx) {
+        // the notification leaves by the ingress port, the packet as ever
+        if let Ok(action) = pfc_tx::broadcast_note(&ctx, ec, out.note_ns) {
+            forward::sent(ec);
+            return action;
+        }
+    }
+    forward::finish(ec)
 }
 
 /// Packet trimming (tail call from `xdp_forward_egress`): cuts a packet the

@@ -185,6 +185,33 @@ pub fn broadcast(ctx: &XdpContext, ev: &PfcEvent, ec: &EgressCtx, drop: bool) ->
     }
 }
 
+/// Sends a far-side notification (`far::due`) out of the packet's ingress
+/// port with the packet: the broadcast of `broadcast`, its metadata
+/// saying so. `Err(())` (counted) when this path cannot: the controller's
+/// PFC path is in use (no broadcast), a hairpin, or the broadcast fails.
+#[inline(always)]
+pub fn broadcast_note(ctx: &XdpContext, ec: &EgressCtx, drain_ns: u64) -> Result<u32, ()> {
+    if !dataplane() || ec.in_port == ec.out_port {
+        crate::far::send_failed();
+        return Err(());
+    }
+    // SAFETY: the helper checks the room it grows into.
+    if unsafe { bpf_xdp_adjust_meta(ctx.ctx, -META_LEN) } != 0 {
+        crate::far::send_failed();
+        return Err(());
+    }
+    let (meta, data) = (ctx.metadata(), ctx.data());
+    if meta + META_LEN as usize > data {
+        crate::far::send_failed();
+        return Err(());
+    }
+    // SAFETY: [meta, meta + META_LEN) lies before data, checked just above.
+    unsafe { core::ptr::write_unaligned(meta as *mut PfcMeta, crate::far::meta(ec, drain_ns)) };
+    PFC_BCAST
+        .redirect(0, u64::from(BPF_F_BROADCAST))
+        .map_err(|_| crate::far::send_failed())
+}
+
 /// Counts a decision the data plane could not send and hands it over.
 #[inline(always)]
 fn fail(ev: &PfcEvent) {
@@ -284,6 +311,20 @@ fn copy_fate(ctx: &XdpContext) -> u32 {
             // SAFETY: shrinking the metadata we added.
             unsafe { bpf_xdp_adjust_meta(ctx.ctx, META_LEN) };
             xdp_action::XDP_PASS
+        }
+        CopyFate::FarNote => {
+            // SAFETY: as above.
+            unsafe { bpf_xdp_adjust_meta(ctx.ctx, META_LEN) };
+            let Some(mac) = PORT_MACS.get(u32::from(m.pfc_port)) else {
+                crate::far::send_failed();
+                return xdp_action::XDP_DROP;
+            };
+            let src = [mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]];
+            if crate::far::write_note(ctx, &m, src) {
+                xdp_action::XDP_PASS
+            } else {
+                xdp_action::XDP_DROP
+            }
         }
         CopyFate::Pfc => {
             // SAFETY: as above.

@@ -25,7 +25,10 @@ pub struct EgressCtx {
     /// 0, or `trim::TRIMMED | queue` for a packet the trimming stage cut
     /// (its queue before trimming).
     pub trimmed: u8,
-    pub _pad: [u8; 2],
+    /// The route's prefix length plus one (`RouteEntry::plen`; 0: not
+    /// known): what a far-side notification names.
+    pub plen: u8,
+    pub _pad: u8,
     /// The packet's clock reading (`bpf_ktime_get_ns`), taken once.
     pub now: u64,
 }
@@ -35,10 +38,10 @@ pub struct EgressCtx {
 pub(crate) static EGRESS_CTX: PerCpuArray<EgressCtx> = PerCpuArray::with_max_entries(1, 0);
 
 /// Entry 0: `xdp_forward_egress`; entry 1: `xdp_forward_pfc_rx`; entry 2:
-/// `xdp_drop_snapshot`; entry 3: `xdp_forward_trim`; installed by the
-/// controller.
+/// `xdp_drop_snapshot`; entry 3: `xdp_forward_trim`; entry 4:
+/// `xdp_forward_far_rx`; installed by the controller.
 #[map]
-static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(4, 0);
+static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(5, 0);
 
 /// Hands a packet the model could not admit to a trimming queue to
 /// `xdp_forward_trim` (`EGRESS_CTX` still holds its context); returns if
@@ -62,6 +65,14 @@ pub fn reenter_egress(ctx: &XdpContext, ec: &EgressCtx) {
 pub fn tail_call_snapshot(ctx: &XdpContext) {
     // SAFETY: tail call with our own context; returns only on failure.
     unsafe { EGRESS_STAGE.tail_call(ctx, 2) };
+}
+
+/// Hands a far-side notification to `xdp_forward_far_rx`; returns if
+/// that stage is not installed.
+#[inline(always)]
+pub fn tail_call_far_rx(ctx: &XdpContext) {
+    // SAFETY: tail call with our own context; returns only on failure.
+    unsafe { EGRESS_STAGE.tail_call(ctx, 4) };
 }
 
 /// Hands a MAC control frame to `xdp_forward_pfc_rx`; returns if that

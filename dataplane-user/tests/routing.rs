@@ -423,7 +423,7 @@ fn link_down_is_local_repair_and_the_withdraw_converges() {
         m.routes[&pfx("198.18.2.0/24")],
         RouteEntry {
             kind: ROUTE_NEXTHOP,
-            _pad: 0,
+            plen: 25,
             id: m.routes[&pfx("198.18.3.0/24")].id
         }
     );

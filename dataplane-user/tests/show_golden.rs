@@ -114,6 +114,7 @@ fn snapshot() -> Snapshot {
         drop_events_posted: 0,
         drop_events_suppressed: 0,
         pfc_tx_path: "dataplane".into(),
+        far_notes: Default::default(),
     }
 }
 

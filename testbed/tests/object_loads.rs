@@ -16,8 +16,10 @@ fn every_program_passes_this_kernels_verifier() {
     let bpf = match load_object() {
         Ok(b) => b,
         Err(e) => {
-            // the verifier's log ends with the reason and "processed N insns"
-            let msg = format!("{e:?}");
+            // the verifier's log ends with the reason and "processed N
+            // insns" (the error chain without a backtrace, which `{:?}`
+            // appends when RUST_BACKTRACE is set)
+            let msg = format!("{e:#}");
             let lines: Vec<&str> = msg.lines().collect();
             let tail = lines[lines.len().saturating_sub(25)..].join("\n");
             panic!(

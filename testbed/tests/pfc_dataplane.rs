@@ -11,10 +11,9 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use aya::maps::{Array, DevMap, MapData, PerCpuArray};
 use aya::programs::{Xdp, XdpMode};
+use common::next_frame;
 use dataplane_common::buffer::{LosslessCounters, TcRow};
 use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::names;
@@ -77,24 +76,6 @@ fn receive_n(tx: &RawSocket, frame: &[u8], n: u32) {
     for _ in 0..n {
         assert!(tx.send(frame).unwrap(), "b0-peer refused the frame");
     }
-}
-
-/// The next frame of EtherType `et` received on `s` within a second
-/// (times the slow-machine factor, `testbed::slow`).
-fn next_frame(s: &RawSocket, et: u16) -> Option<Vec<u8>> {
-    let deadline = Instant::now() + testbed::slow::scaled(Duration::from_secs(1));
-    let mut buf = [0u8; 2048];
-    while Instant::now() < deadline {
-        while let Some(rx) = s.recv(&mut buf).unwrap() {
-            let f = &buf[..rx.len.min(buf.len())];
-            if rx.pkttype != libc::PACKET_OUTGOING && f.len() >= 14 && f[12..14] == et.to_be_bytes()
-            {
-                return Some(f.to_vec());
-            }
-        }
-        s.wait(Duration::from_millis(10));
-    }
-    None
 }
 
 fn pfc_sent_dp(bpf: &aya::Ebpf) -> u64 {

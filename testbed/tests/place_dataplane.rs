@@ -17,12 +17,14 @@ use aya::maps::{Array, HashMap, MapData, PerCpuArray};
 use aya::Ebpf;
 use common::{write_first, write_middle, MAC_HOST, V4_SRC};
 use dataplane_common::build::{self, Ip, Reth, L2};
+use dataplane_common::lb::FarCounters;
 use dataplane_common::lb::{
     flow_hash, flow_set_index, flowlet_hash, pick_least_loaded, wire_ns, FlowKey, Group, PortRate,
     MAX_MEMBERS, PLACE_COUNT_ONE, PLACE_MAX_BOOK_NS,
 };
 use dataplane_common::maps::GlobalCounters;
 use dataplane_common::names;
+use dataplane_common::wire::farnote::FarNote;
 use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
 use testbed::netns::Netns;
@@ -144,6 +146,30 @@ impl Switch {
             f(&mut r);
             m.set(id, r, 0).unwrap();
         }
+    }
+
+    /// Sends far-side notification frame `f` in at uplink `uplink` (as
+    /// its next switch would): consumed.
+    fn hear(&self, uplink: usize, f: &[u8]) {
+        let name = format!("p{}", uplink + 1);
+        let ifindex = dataplane_user::sys::ifindex(&name).expect("uplink");
+        let r = run_xdp(&self.bpf, "xdp_forward", f, ifindex, 1).unwrap();
+        assert_eq!(r.action, testbed::testrun::XDP_DROP, "a note is consumed");
+    }
+
+    fn far(&self) -> FarCounters {
+        let m: PerCpuArray<&MapData, FarCounters> =
+            PerCpuArray::try_from(self.bpf.map(names::map::FAR_COUNTERS).unwrap()).unwrap();
+        m.get(&0, 0)
+            .unwrap()
+            .iter()
+            .fold(FarCounters::default(), |a, c| FarCounters {
+                sent: a.sent + c.sent,
+                send_failed: a.send_failed + c.send_failed,
+                received: a.received + c.received,
+                malformed: a.malformed + c.malformed,
+                table_full: a.table_full + c.table_full,
+            })
     }
 
     fn evictions(&self) -> u64 {
@@ -326,5 +352,75 @@ fn place_mode_skips_a_member_that_is_down() {
             "no flow on live uplink {u}: {placed:?}"
         );
     }
+    drop(_in);
+}
+
+/// A far-side notification heard on an uplink (its next switch's queue
+/// toward the destination's prefix needs 10 ms to drain) keeps new flows
+/// to that prefix off it while it counts, and only those: a note for
+/// another prefix, or one that has lapsed, changes nothing. A malformed
+/// note is counted and changes nothing either.
+#[test]
+fn a_far_note_steers_new_flows_off_its_uplink() {
+    let ns = Netns::create("placefar").expect("netns (root needed)");
+    let _in = ns.enter().expect("enter");
+    ns.add_ports(&["p0", "p1", "p2", "p3", "p4"]).unwrap();
+    let mut sw = switch(&ns);
+    let src = [2, 0, 0, 0, 2, 2];
+    let dst = |a: [u8; 4]| {
+        let mut d = [0u8; 16];
+        d[..4].copy_from_slice(&a);
+        d
+    };
+    let note = |a: [u8; 4], plen: u8, valid_ns: u64| {
+        FarNote::for_route(4, dst(a), plen, 3, 10_000_000, valid_ns).frame(src)
+    };
+    let placed = |sw: &mut Switch, qps: std::ops::Range<u32>| -> Vec<usize> {
+        qps.map(|qp| {
+            sw.clear_bookings();
+            sw.send(qp, true)
+        })
+        .collect()
+    };
+
+    // another prefix (198.18.3.0/24) on p2: flows to DST still use it
+    sw.hear(1, &note([198, 18, 3, 0], 24, 2_000_000_000));
+    let before = placed(&mut sw, 1..41);
+    assert!(
+        before.contains(&1),
+        "no flow on p2 without a note for DST's prefix: {before:?}"
+    );
+
+    // a malformed note (version 2): counted, not recorded
+    let mut bad = note(DST, 24, 2_000_000_000);
+    bad[14] = 2;
+    sw.hear(1, &bad);
+    assert_eq!(sw.far().malformed, 1);
+    let same = placed(&mut sw, 41..81);
+    assert!(
+        same.contains(&1),
+        "a malformed note moved flows off p2: {same:?}"
+    );
+
+    // DST's prefix on p2, counting 2 s: no new flow there
+    sw.hear(1, &note(DST, 24, 2_000_000_000));
+    let c = sw.far();
+    assert_eq!((c.received, c.malformed, c.table_full), (2, 1, 0), "{c:?}");
+    let after = placed(&mut sw, 81..121);
+    assert!(
+        !after.contains(&1),
+        "flows placed on p2 under a 10 ms far-side queue: {after:?}"
+    );
+    for u in [0, 2, 3] {
+        assert!(after.contains(&u), "no flow on uplink {u}: {after:?}");
+    }
+
+    // the same note counting 1 ns has lapsed by the time flows come
+    sw.hear(1, &note(DST, 24, 1));
+    let lapsed = placed(&mut sw, 121..161);
+    assert!(
+        lapsed.contains(&1),
+        "a lapsed note still kept flows off p2: {lapsed:?}"
+    );
     drop(_in);
 }

@@ -9,6 +9,10 @@ use crate::lossless::PfcAction;
 pub const PFC_EV_XOFF: u8 = 1;
 pub const PFC_EV_REFRESH: u8 = 2;
 pub const PFC_EV_XON: u8 = 3;
+/// [`PfcMeta::kind`] of a broadcast that carries a far-side notification
+/// ([`crate::wire::farnote`]) instead of a PFC frame (never a
+/// [`PfcEvent`]'s kind).
+pub const META_FAR_NOTE: u8 = 0x10;
 
 /// A PFC decision (ring buffer record): a frame the controller must send,
 /// or, with [`PFC_EV_SENT`], one the data plane sent (for the event log
@@ -96,6 +100,8 @@ pub enum CopyFate {
     Data,
     /// Rewritten into the 802.1Qbb frame of the decision.
     Pfc,
+    /// Rewritten into the far-side notification ([`PfcMeta::far_note`]).
+    FarNote,
     /// Any other port's copy.
     Drop,
 }
@@ -106,7 +112,11 @@ pub fn pfc_copy_fate(m: &PfcMeta, egress: u16) -> CopyFate {
     if m.magic != PFC_META_MAGIC {
         CopyFate::Drop
     } else if egress == m.pfc_port {
-        CopyFate::Pfc
+        if m.kind == META_FAR_NOTE {
+            CopyFate::FarNote
+        } else {
+            CopyFate::Pfc
+        }
     } else if egress == m.data_port {
         CopyFate::Data
     } else {
@@ -128,6 +138,31 @@ impl PfcMeta {
             quanta: self.quanta,
             _pad2: 0,
             sent_ns,
+        }
+    }
+
+    /// The metadata of a far-side notification to the peer of `in_port`
+    /// (the packet's ingress) for a packet leaving by `data_port`, whose
+    /// queue of class `tc` needs `drain_ns` to drain; `route_plen`: the
+    /// packet's route prefix length plus one. The fields carry, in order:
+    /// `time_ns` the drain time, `prio` the class, `quanta` the prefix
+    /// code.
+    #[inline(always)]
+    pub fn far_note(
+        in_port: u16,
+        data_port: u16,
+        tc: u8,
+        route_plen: u8,
+        drain_ns: u64,
+    ) -> PfcMeta {
+        PfcMeta {
+            time_ns: drain_ns,
+            magic: PFC_META_MAGIC,
+            pfc_port: in_port,
+            data_port,
+            prio: tc & 7,
+            kind: META_FAR_NOTE,
+            quanta: u16::from(route_plen),
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod bth;
 pub mod dcbx;
 pub mod ethernet;
+pub mod farnote;
 pub mod ipv4;
 pub mod ipv6;
 pub mod lldp;

@@ -585,6 +585,7 @@ fn new_port(name: String, speed: Option<toml::Value>) -> PortSection {
         headroom_xon: None,
         buffer_queue: BTreeMap::new(),
         tc_to_dscp_map: None,
+        far_notify: false,
     }
 }
 

@@ -204,7 +204,11 @@ fn validate_port(
             mac: mac.unwrap_or([0; 6]),
             _pad: [0; 2],
             speed_mbps,
-            flags: 0,
+            flags: if p.far_notify {
+                dataplane_common::maps::PORT_F_FAR_NOTIFY
+            } else {
+                0
+            },
         },
     }
 }

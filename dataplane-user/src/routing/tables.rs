@@ -172,7 +172,14 @@ pub fn build(
             Target::Kernel => Some((ROUTE_LOCAL, 0)),
         };
         if let Some((kind, id)) = e {
-            t.routes.insert(*p, RouteEntry { kind, _pad: 0, id });
+            t.routes.insert(
+                *p,
+                RouteEntry {
+                    kind,
+                    plen: dataplane_common::route::route_plen(p.len),
+                    id,
+                },
+            );
         }
     }
     t

@@ -45,15 +45,16 @@ pub fn nexthop_entries(plan: &Plan, ports: &[Resolved]) -> Vec<NextHop> {
         .collect()
 }
 
-/// Puts `xdp_forward_egress`, `xdp_forward_pfc_rx`, `xdp_drop_snapshot`
-/// and `xdp_forward_trim` in the EGRESS_STAGE program array, where the
-/// forwarding programs tail-call them.
+/// Puts `xdp_forward_egress`, `xdp_forward_pfc_rx`, `xdp_drop_snapshot`,
+/// `xdp_forward_trim` and `xdp_forward_far_rx` in the EGRESS_STAGE
+/// program array, where the forwarding programs tail-call them.
 pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
     for (i, name) in [
         (0u32, names::prog::XDP_FORWARD_EGRESS),
         (1, names::prog::XDP_FORWARD_PFC_RX),
         (2, names::prog::XDP_DROP_SNAPSHOT),
         (3, names::prog::XDP_FORWARD_TRIM),
+        (4, names::prog::XDP_FORWARD_FAR_RX),
     ] {
         let prog: &aya::programs::Xdp = bpf
             .program(name)
@@ -68,22 +69,23 @@ pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
     Ok(())
 }
 
-/// A route's LPM value.
-pub fn route_entry(t: Target) -> RouteEntry {
+/// The LPM value of a route of `len` bits to `t`.
+pub fn route_entry(t: Target, len: u8) -> RouteEntry {
+    let plen = dataplane_common::route::route_plen(len);
     match t {
         Target::NextHop(id) => RouteEntry {
             kind: ROUTE_NEXTHOP,
-            _pad: 0,
+            plen,
             id,
         },
         Target::Group(id) => RouteEntry {
             kind: ROUTE_GROUP,
-            _pad: 0,
+            plen,
             id,
         },
         Target::Local => RouteEntry {
             kind: ROUTE_LOCAL,
-            _pad: 0,
+            plen,
             id: 0,
         },
     }
@@ -235,7 +237,7 @@ where
         };
         let Some(o) = octets else { continue };
         let k = (is_host_route(r.len, N), u32::from(r.len), o);
-        let v = route_entry(r.target);
+        let v = route_entry(r.target, r.len);
         if loaded.get(&k) != Some(&v) {
             write_route(bpf, if k.0 { hosts } else { trie }, &k, Some(v))
                 .with_context(|| format!("route {}/{}", r.addr, r.len))?;

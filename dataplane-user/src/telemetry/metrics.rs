@@ -308,6 +308,22 @@ pub fn render(s: &Snapshot) -> String {
             u8::from(s.pfc_tx_path == path)
         );
     }
+    let name = "dataplane_far_notes_total";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Far-side notifications by event: sent, not sent (due but the frame could not go), received and recorded, malformed, not recorded (table full)."
+    );
+    let _ = writeln!(out, "# TYPE {name} counter");
+    let f = &s.far_notes;
+    for (event, v) in [
+        ("sent", f.sent),
+        ("send_failed", f.send_failed),
+        ("received", f.received),
+        ("malformed", f.malformed),
+        ("table_full", f.table_full),
+    ] {
+        let _ = writeln!(out, "{name}{{instance=\"{inst}\",event=\"{event}\"}} {v}");
+    }
     for (name, help, v) in [
         (
             "dataplane_unknown_port_frames_total",

@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use dataplane_common::events::RateLimit;
+use dataplane_common::lb::FarCounters;
 
 use crate::sys;
 use crate::telemetry::counters::Pinned;
@@ -150,6 +151,24 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
         if let Ok(per_cpu) = rate.get(&0, 0) {
             snap.drop_events_posted = per_cpu.iter().map(|r| r.posted).sum();
             snap.drop_events_suppressed = per_cpu.iter().map(|r| r.suppressed).sum();
+        }
+    }
+    // absent in a data plane of an older build
+    if let Ok(far) = crate::telemetry::counters::open_pinned(
+        instance,
+        dataplane_common::names::map::FAR_COUNTERS,
+    )
+    .and_then(|m| Ok(aya::maps::PerCpuArray::<_, FarCounters>::try_from(m)?))
+    {
+        if let Ok(per_cpu) = far.get(&0, 0) {
+            for c in per_cpu.iter() {
+                let f = &mut snap.far_notes;
+                f.sent += c.sent;
+                f.send_failed += c.send_failed;
+                f.received += c.received;
+                f.malformed += c.malformed;
+                f.table_full += c.table_full;
+            }
         }
     }
     if pinned.pfc_path.get(&0, 0).ok() == Some(dataplane_common::buffer::PFC_PATH_DATAPLANE) {

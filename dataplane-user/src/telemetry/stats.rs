@@ -189,6 +189,20 @@ pub struct Snapshot {
     pub drop_events_suppressed: u64,
     /// Who sends PFC frames: "dataplane" or "userspace" (the controller).
     pub pfc_tx_path: String,
+    /// Far-side notifications sent, received, refused
+    /// (`dataplane_common::lb::FarCounters`; zero in a data plane of an
+    /// older build).
+    pub far_notes: FarNotes,
+}
+
+/// `dataplane_common::lb::FarCounters`, summed over the CPUs.
+#[derive(Debug, Default, Serialize, Clone, Copy, PartialEq, Eq)]
+pub struct FarNotes {
+    pub sent: u64,
+    pub send_failed: u64,
+    pub received: u64,
+    pub malformed: u64,
+    pub table_full: u64,
 }
 
 impl Snapshot {
@@ -218,6 +232,7 @@ impl Snapshot {
             drop_events_posted: 0,
             drop_events_suppressed: 0,
             pfc_tx_path: "userspace".into(),
+            far_notes: FarNotes::default(),
         }
     }
 
@@ -543,6 +558,12 @@ impl Snapshot {
             self.drop_events_posted, self.drop_events_suppressed
         );
         let _ = writeln!(s, "PFC frames sent by: {}", self.pfc_tx_path);
+        let f = &self.far_notes;
+        let _ = writeln!(
+            s,
+            "far-side notifications: sent {}, not sent {}, received {}, malformed {}, table full {}",
+            f.sent, f.send_failed, f.received, f.malformed, f.table_full
+        );
         s
     }
 }

@@ -17,7 +17,7 @@
 //!   with QCN's congestion notification messages; the notification
 //!   frames' own bandwidth is not simulated.
 
-use dataplane_common::lb::{drain_time_ns, far_drain_at, notify_due, MAX_MEMBERS};
+use dataplane_common::lb::{drain_time_ns, far_drain_at, notify_due, MAX_MEMBERS, NOTIFY_TTL_NS};
 
 use crate::config::FarMode;
 use crate::switch::state::Switch;
@@ -129,7 +129,7 @@ impl FarView {
             far[i] = match mode {
                 FarMode::Notify => {
                     let (d, heard) = self.heard[self.at(s, m.id as usize, leaf)];
-                    far_drain_at(d, heard, now)
+                    far_drain_at(d, heard, NOTIFY_TTL_NS, now)
                 }
                 _ => {
                     let peer = switches[s].ports[m.id as usize].link.peer;

@@ -1,5 +1,6 @@
-//! tshark capturing on an interface inside a test namespace, started the
-//! same way by every wire test.
+//! Frames off the wire in a test namespace: tshark capturing on an
+//! interface, started the same way by every wire test, and the next
+//! frame of an EtherType on a raw socket.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -47,4 +48,22 @@ pub fn tshark_capture(
     }
     std::thread::sleep(Duration::from_millis(200));
     tshark
+}
+
+/// The next frame of EtherType `et` received on `s` within a second
+/// (times the slow-machine factor, `testbed::slow`).
+pub fn next_frame(s: &testbed::raw::RawSocket, et: u16) -> Option<Vec<u8>> {
+    let deadline = Instant::now() + testbed::slow::scaled(Duration::from_secs(1));
+    let mut buf = [0u8; 2048];
+    while Instant::now() < deadline {
+        while let Some(rx) = s.recv(&mut buf).unwrap() {
+            let f = &buf[..rx.len.min(buf.len())];
+            if rx.pkttype != libc::PACKET_OUTGOING && f.len() >= 14 && f[12..14] == et.to_be_bytes()
+            {
+                return Some(f.to_vec());
+            }
+        }
+        s.wait(Duration::from_millis(10));
+    }
+    None
 }

@@ -9,7 +9,7 @@ mod watermarks;
 // each test binary uses some of them
 #[allow(unused_imports)]
 pub use {
-    capture::tshark_capture,
+    capture::{next_frame, tshark_capture},
     switch::switch_with_ports,
     trim::trim_config,
     watermarks::{pool_wm, show_json, wm},

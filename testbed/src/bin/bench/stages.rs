@@ -124,7 +124,7 @@ fn big_table(bpf: &mut Ebpf) -> Result<()> {
     use dataplane_common::route::{RouteEntry, ROUTE_LOCAL};
     let local = RouteEntry {
         kind: ROUTE_LOCAL,
-        _pad: 0,
+        plen: 0,
         id: 0,
     };
     {
