@@ -125,8 +125,10 @@ pub mod map {
     pub const FAR_SENT: &str = "FAR_SENT";
     /// Far-side notification counters (per CPU).
     pub const FAR_COUNTERS: &str = "FAR_COUNTERS";
+    /// The tail call to `xdp_forward_far_rx`.
+    pub const FAR_STAGE: &str = "FAR_STAGE";
     /// Every map of the object.
-    pub const ALL: [&str; 53] = [
+    pub const ALL: [&str; 54] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -180,6 +182,7 @@ pub mod map {
         FAR,
         FAR_SENT,
         FAR_COUNTERS,
+        FAR_STAGE,
     ];
 }
 

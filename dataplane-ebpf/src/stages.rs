@@ -38,10 +38,16 @@ pub struct EgressCtx {
 pub(crate) static EGRESS_CTX: PerCpuArray<EgressCtx> = PerCpuArray::with_max_entries(1, 0);
 
 /// Entry 0: `xdp_forward_egress`; entry 1: `xdp_forward_pfc_rx`; entry 2:
-/// `xdp_drop_snapshot`; entry 3: `xdp_forward_trim`; entry 4:
-/// `xdp_forward_far_rx`; installed by the controller.
+/// `xdp_drop_snapshot`; entry 3: `xdp_forward_trim`; installed by the
+/// controller.
 #[map]
-static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(5, 0);
+static EGRESS_STAGE: ProgramArray = ProgramArray::with_max_entries(4, 0);
+
+/// Entry 0: `xdp_forward_far_rx`, installed by the controller. A table of
+/// its own: a pinned `EGRESS_STAGE` of four entries (an older build's)
+/// stays adoptable by `upgrade`.
+#[map]
+static FAR_STAGE: ProgramArray = ProgramArray::with_max_entries(1, 0);
 
 /// Hands a packet the model could not admit to a trimming queue to
 /// `xdp_forward_trim` (`EGRESS_CTX` still holds its context); returns if
@@ -72,7 +78,7 @@ pub fn tail_call_snapshot(ctx: &XdpContext) {
 #[inline(always)]
 pub fn tail_call_far_rx(ctx: &XdpContext) {
     // SAFETY: tail call with our own context; returns only on failure.
-    unsafe { EGRESS_STAGE.tail_call(ctx, 4) };
+    unsafe { FAR_STAGE.tail_call(ctx, 0) };
 }
 
 /// Hands a MAC control frame to `xdp_forward_pfc_rx`; returns if that

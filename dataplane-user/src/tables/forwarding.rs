@@ -45,16 +45,21 @@ pub fn nexthop_entries(plan: &Plan, ports: &[Resolved]) -> Vec<NextHop> {
         .collect()
 }
 
-/// Puts `xdp_forward_egress`, `xdp_forward_pfc_rx`, `xdp_drop_snapshot`,
-/// `xdp_forward_trim` and `xdp_forward_far_rx` in the EGRESS_STAGE
-/// program array, where the forwarding programs tail-call them.
+/// Puts `xdp_forward_egress`, `xdp_forward_pfc_rx`, `xdp_drop_snapshot`
+/// and `xdp_forward_trim` in the EGRESS_STAGE program array and
+/// `xdp_forward_far_rx` in FAR_STAGE, where the forwarding programs
+/// tail-call them.
 pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
-    for (i, name) in [
-        (0u32, names::prog::XDP_FORWARD_EGRESS),
-        (1, names::prog::XDP_FORWARD_PFC_RX),
-        (2, names::prog::XDP_DROP_SNAPSHOT),
-        (3, names::prog::XDP_FORWARD_TRIM),
-        (4, names::prog::XDP_FORWARD_FAR_RX),
+    for (table, i, name) in [
+        (
+            names::map::EGRESS_STAGE,
+            0u32,
+            names::prog::XDP_FORWARD_EGRESS,
+        ),
+        (names::map::EGRESS_STAGE, 1, names::prog::XDP_FORWARD_PFC_RX),
+        (names::map::EGRESS_STAGE, 2, names::prog::XDP_DROP_SNAPSHOT),
+        (names::map::EGRESS_STAGE, 3, names::prog::XDP_FORWARD_TRIM),
+        (names::map::FAR_STAGE, 0, names::prog::XDP_FORWARD_FAR_RX),
     ] {
         let prog: &aya::programs::Xdp = bpf
             .program(name)
@@ -62,9 +67,9 @@ pub fn install_egress_stage(bpf: &mut Ebpf) -> Result<()> {
             .try_into()?;
         let fd = prog.fd()?.try_clone()?;
         let mut pa: aya::maps::ProgramArray<&mut MapData> =
-            aya::maps::ProgramArray::try_from(map(bpf, "EGRESS_STAGE")?)?;
+            aya::maps::ProgramArray::try_from(map(bpf, table)?)?;
         pa.set(i, &fd, 0)
-            .with_context(|| format!("EGRESS_STAGE[{i}] = {name}"))?;
+            .with_context(|| format!("{table}[{i}] = {name}"))?;
     }
     Ok(())
 }
