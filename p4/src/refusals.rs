@@ -29,6 +29,14 @@ pub fn refusals(plan: &Plan, target: Target) -> Vec<Refusal> {
             }
         }
     }
+    for (i, p) in plan.ports.iter().enumerate() {
+        if p.config.flags & dataplane_common::maps::PORT_F_FAR_NOTIFY != 0 {
+            refuse(
+                format!("port[{i}] ({}).far_notify", p.name),
+                format!("the {target} program neither sends nor reads far-side notifications (it has no register of notes by port and prefix, and place mode's choice reads no far value); remove far_notify to generate {target} entries"),
+            );
+        }
+    }
     // bmv2 parses UET's PDS prologue (uet_cfg, group_uet); the TNA program
     // does not (its PHV and stage budget is spent, p4/README.md)
     let no_uet = "the tofino program does not parse UET's PDS header (the v1model program does; adding the header to the TNA program was left out: it fits Tofino's budget only after the reshaping p4/README.md describes, and was not compiled with bf-p4c)";

@@ -394,6 +394,20 @@ speed = "100G"
         "{e}"
     );
     p4::entries(&many, Target::Bmv2).unwrap_or_else(|e| panic!("bmv2: {e}"));
+    // far-side notifications: eBPF only
+    let far = plan_text(
+        r#"
+[[port]]
+name = "a"
+mac = "02:00:00:00:00:0a"
+far_notify = true
+"#,
+    );
+    for t in Target::ALL {
+        let e = p4::entries(&far, t).expect_err("far_notify must be refused");
+        let fields: Vec<&str> = e.refusals.iter().map(|r| r.field.as_str()).collect();
+        assert_eq!(fields, vec!["port[0] (a).far_notify"], "{t}: {e}");
+    }
     // a classification-only config needs no MACs
     let classify = plan_of(&root().join("p4/corpus/configs/classify.toml"));
     for t in Target::ALL {
