@@ -587,7 +587,21 @@ impl Topology {
     /// A switch port: PFC on 3 and 4 with the fabric's headroom (or off),
     /// the WRED profile of the fabric's ECN setting.
     fn port(&self, out: &mut ConfigText, name: &str, mac_: [u8; 6], mbps: u32) {
+        self.port_far(out, name, mac_, mbps, false)
+    }
+
+    /// A spine's port toward a leaf: [`Topology::port`], and in `place` mode
+    /// far-side notifications to the leaf (`far_notify`), which places
+    /// its new flows by them.
+    fn spine_port(&self, out: &mut ConfigText, name: &str, mac_: [u8; 6], mbps: u32) {
+        self.port_far(out, name, mac_, mbps, self.lb_mode == "place")
+    }
+
+    fn port_far(&self, out: &mut ConfigText, name: &str, mac_: [u8; 6], mbps: u32, far: bool) {
         let mut extra = format!("pfc_enable = \"{}\"\n", if self.pfc { "3,4" } else { "" });
+        if far {
+            extra.push_str("far_notify = true\n");
+        }
         if self.pfc {
             extra.push_str(&format!("headroom_xoff = {}\n", self.headroom_bytes));
         }
@@ -623,7 +637,7 @@ impl Topology {
             }
             SwitchKind::Spine => {
                 for leaf in 0..l {
-                    self.port(
+                    self.spine_port(
                         out,
                         &format!("l{leaf}"),
                         mac(2, sw.index, leaf),
@@ -694,7 +708,7 @@ impl Topology {
             }
             SwitchKind::Spine => {
                 for leaf in 0..l {
-                    self.port(
+                    self.spine_port(
                         &mut out,
                         &format!("l{leaf}"),
                         mac(2, sw.index, leaf),

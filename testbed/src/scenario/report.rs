@@ -54,6 +54,9 @@ pub struct RunResult {
     /// plane's `tx_xdp_xmit_err`: e.g. the peer veth's XDP ring full).
     pub xmit_errors: u64,
     pub pfc_ports: Vec<PfcPort>,
+    /// Far-side notifications the switches sent and recorded
+    /// (`far_notify`: the spines' ports toward leaves in `place` mode).
+    pub far_notes: (u64, u64),
     pub uplinks: Vec<Uplink>,
     pub samples: Samples,
     /// (switch, ports) names of the sampled ports, in sample order.
@@ -177,6 +180,8 @@ impl RunResult {
             "data_frames_received": self.data_frames().1,
             "redirect_drops": self.redirect_drops,
             "xmit_errors": self.xmit_errors,
+            "far_notes_sent": self.far_notes.0,
+            "far_notes_received": self.far_notes.1,
             "socket_drops": self.hosts.iter().map(|h| h.socket_drops).sum::<u64>(),
             "retransmitted_pkts": self.retransmitted(),
             "uplink_utilisation_pct": self.uplink_utilisation_pct(),
@@ -259,12 +264,14 @@ impl RunResult {
         }
         let _ = writeln!(
             s,
-            "switches: lossless drops {}, ECN marked {}, PFC frames sent {}, redirect drops {} (transmit errors {}); hosts: data frames sent {} received {}, CNPs sent {}, PSN gaps {} (late originals {}), duplicates {}, retransmitted {} pkts, socket drops {}",
+            "switches: lossless drops {}, ECN marked {}, PFC frames sent {}, redirect drops {} (transmit errors {}), far-side notes sent {} recorded {}; hosts: data frames sent {} received {}, CNPs sent {}, PSN gaps {} (late originals {}), duplicates {}, retransmitted {} pkts, socket drops {}",
             self.lossless_drops,
             self.ecn_marked,
             self.pfc_frames(),
             self.redirect_drops,
             self.xmit_errors,
+            self.far_notes.0,
+            self.far_notes.1,
             self.data_frames().0,
             self.data_frames().1,
             self.cnp_sent(),

@@ -189,8 +189,12 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
     let mut pfc = Vec::new();
     let mut uplinks = Vec::new();
     let tc = ROCE_TC as usize;
+    let mut far_notes = (0, 0);
     for (i, sw) in fabric.switches.iter().enumerate() {
         let (b, a) = (&before[i], &after[i]);
+        let far = |s: &serde_json::Value, k: &str| s["far_notes"][k].as_u64().unwrap_or(0);
+        far_notes.0 += far(a, "sent").saturating_sub(far(b, "sent"));
+        far_notes.1 += far(a, "received").saturating_sub(far(b, "received"));
         for (port, _) in &sw.ports {
             for c in ["drop_shared_full", "drop_headroom", "wred_drop", "wd_drop"] {
                 let d = delta(b, a, port, &format!("{c}[{tc}]"));
@@ -260,6 +264,7 @@ pub fn run(fabric: &Fabric, sc: &Scenario, opts: &RunOpts) -> Result<RunResult> 
         redirect_drops: redirect_drops + veth_drops + xmit_errors,
         xmit_errors,
         pfc_ports: pfc,
+        far_notes,
         uplinks,
         samples,
         sampled,
