@@ -5,7 +5,8 @@
 //! one, naming the packet's route (198.18.1.0/24), its class and the
 //! queue's drain time at b1's line rate, while the packet goes on to b1.
 //! Held to the bytes of `FarNote`, then read by tshark (an independent
-//! Ethernet decoder). Without `far_notify` on b0 nothing is sent.
+//! Ethernet decoder). Reconfigured without `far_notify` on b0, the switch
+//! sends none.
 
 mod common;
 
@@ -25,7 +26,9 @@ use testbed::netns::Netns;
 use testbed::raw::RawSocket;
 
 const MAC0: [u8; 6] = [0x02, 0, 0, 0, 0x0f, 0x00];
-/// What b1's queue holds before the packet: over AZURE_LOSSLESS's 1 MiB.
+/// What b1's queue holds before the packet: 15x its ECN threshold (the
+/// `LOW` profile's 100 kB), so that the queue is still over it after a
+/// second of draining at b1's 10 Mb/s (a slow machine, an emulated one).
 const PRELOAD: u32 = 1_500_000;
 
 fn config(far_notify: bool) -> String {
@@ -37,6 +40,10 @@ name = "farnote"
 [buffer]
 pool_size = 16777216
 pfc_tx = "dataplane"
+
+[wred_profile.LOW]
+green_min_threshold = 100000
+green_max_threshold = 4000000
 
 [[port]]
 name = "b0"
@@ -51,6 +58,7 @@ pfc_enable = "3"
 # a slow port: the preloaded queue drains by 1.25 MB a second, so it is
 # still over the threshold when the packet comes, however slow the machine
 speed = "10M"
+wred_profile = "LOW"
 
 [[nexthop]]
 name = "n"
@@ -206,16 +214,11 @@ fn a_queue_over_the_threshold_notifies_the_ingress_peer() {
         row[3]
     );
     assert_eq!(row[4], "60", "{row:?}");
-}
 
-#[test]
-fn without_far_notify_nothing_is_sent() {
-    let ns = namespace("farnone");
-    let _in = ns.enter().unwrap();
-    let mut bpf = switch(false);
-    let rx0 = RawSocket::open_sender("b0-peer", false).unwrap();
-    let tap0 = RawSocket::open("b0-peer", libc::ETH_P_ALL as u16, true).unwrap();
-    let tap1 = RawSocket::open("b1-peer", libc::ETH_P_ALL as u16, true).unwrap();
+    // the same switch reconfigured without far_notify on b0: nothing is
+    // sent (one object for both checks: loading it takes kernel 6.1's
+    // verifier about 100 s under TCG)
+    apply_config_text(&mut bpf, &config(false), "farnote").unwrap();
     preload(&mut bpf);
     assert!(rx0.send(&frame()).unwrap());
     assert!(
@@ -226,7 +229,7 @@ fn without_far_notify_nothing_is_sent() {
         common::next_frame(&tap0, ETHERTYPE_FAR_NOTE).is_none(),
         "a notification toward a port without far_notify"
     );
-    assert_eq!(far(&bpf).sent, 0);
+    assert_eq!(far(&bpf).sent, 1, "no more than the first");
 }
 
 fn v4(a: [u8; 4]) -> [u8; 16] {

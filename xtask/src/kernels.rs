@@ -54,6 +54,11 @@ const CASES: &[Case] = &[
         why: "PFC frames the data plane sends (devmap broadcast, XDP metadata)",
     },
     Case {
+        target: "far_notes",
+        filter: None,
+        why: "far-side notifications the data plane sends (the PFC broadcast)",
+    },
+    Case {
         target: "fixtures",
         filter: None,
         why: "the fixture table (BPF_PROG_TEST_RUN, scapy cross-check)",
