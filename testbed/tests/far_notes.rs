@@ -12,17 +12,14 @@ mod common;
 
 use aya::maps::{Array, MapData, PerCpuArray};
 use aya::programs::{Xdp, XdpMode};
-use dataplane_common::build::{self, Ip, L2};
 use dataplane_common::lb::{drain_time_ns, FarCounters, NOTIFY_TTL_NS};
 use dataplane_common::lossless::EgressQueue;
 use dataplane_common::maps::NUM_TC;
 use dataplane_common::names;
-use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_common::wire::farnote::{FarNote, ETHERTYPE_FAR_NOTE, FAR_NOTE_LEN};
 use dataplane_user::lossless::pfc_path::{select, PfcPath};
 use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
-use testbed::netns::Netns;
 use testbed::raw::RawSocket;
 
 const MAC0: [u8; 6] = [0x02, 0, 0, 0, 0x0f, 0x00];
@@ -89,11 +86,7 @@ fn far(bpf: &aya::Ebpf) -> FarCounters {
     m.get(&0, 0)
         .unwrap()
         .iter()
-        .fold(FarCounters::default(), |a, c| FarCounters {
-            sent: a.sent + c.sent,
-            send_failed: a.send_failed + c.send_failed,
-            ..a
-        })
+        .fold(FarCounters::default(), |a, c| a.plus(c))
 }
 
 /// A switch of b0 and b1 with `xdp_forward` on b0 and the data plane's
@@ -110,32 +103,12 @@ fn switch(far_notify: bool) -> aya::Ebpf {
 }
 
 fn frame() -> Vec<u8> {
-    let l2 = L2::new(MAC0, [2, 0, 0, 0, 0, 1]);
-    let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 9]).dscp(3).ecn(2);
-    build::rocev2_frame(
-        &l2,
-        &ip,
-        49152,
-        &Bth::request(OP_WRITE_MIDDLE, 0x11, 7),
-        None,
-        &[0; 64],
-    )
-}
-
-fn namespace(name: &str) -> Netns {
-    let ns = Netns::create(name).unwrap();
-    ns.disable_ipv6().unwrap();
-    ns.add_ports(&["b0", "b1"]).unwrap();
-    for p in ["b0-peer", "b1-peer"] {
-        // the peers take redirected frames (veth needs NAPI: GRO or XDP)
-        testbed::netns::exec(&ns.name, &["ethtool", "-K", p, "gro", "on"]).unwrap();
-    }
-    ns
+    common::lossless_write_to(MAC0, [198, 18, 1, 9])
 }
 
 #[test]
 fn a_queue_over_the_threshold_notifies_the_ingress_peer() {
-    let ns = namespace("farnote");
+    let ns = common::two_port_ns("farnote");
     let _in = ns.enter().unwrap();
     let mut bpf = switch(true);
     let rx0 = RawSocket::open_sender("b0-peer", false).unwrap();

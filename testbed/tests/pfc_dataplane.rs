@@ -15,14 +15,12 @@ use aya::maps::{Array, DevMap, MapData, PerCpuArray};
 use aya::programs::{Xdp, XdpMode};
 use common::next_frame;
 use dataplane_common::buffer::{LosslessCounters, TcRow};
-use dataplane_common::build::{self, Ip, L2};
+use dataplane_common::build;
 use dataplane_common::names;
-use dataplane_common::wire::bth::{Bth, OP_WRITE_MIDDLE};
 use dataplane_user::lossless::pfc_path::{select, PfcPath, TimerTx};
 use dataplane_user::object::load_object;
 use dataplane_user::tables::apply_config_text;
 use std::os::fd::{AsFd, AsRawFd};
-use testbed::netns::Netns;
 use testbed::raw::RawSocket;
 
 const MAC0: [u8; 6] = [0x02, 0, 0, 0, 0x0d, 0x00];
@@ -86,14 +84,8 @@ fn pfc_sent_dp(bpf: &aya::Ebpf) -> u64 {
 
 #[test]
 fn data_plane_pfc_frames_on_the_wire() {
-    let ns = Netns::create("pfcdp").unwrap();
+    let ns = common::two_port_ns("pfcdp");
     let _in = ns.enter().unwrap();
-    ns.disable_ipv6().unwrap();
-    ns.add_ports(&["b0", "b1"]).unwrap();
-    for p in ["b0-peer", "b1-peer"] {
-        // the peers take redirected frames (veth needs NAPI: GRO or XDP)
-        testbed::netns::exec(&ns.name, &["ethtool", "-K", p, "gro", "on"]).unwrap();
-    }
     let mut bpf = load_object().unwrap();
     let (plan, ix) = apply_config_text(&mut bpf, CONFIG, "pfcdp").unwrap();
     let path = select(&mut bpf, &plan, &ix).unwrap();
@@ -124,18 +116,7 @@ fn data_plane_pfc_frames_on_the_wire() {
     let tap0 = RawSocket::open("b0-peer", libc::ETH_P_ALL as u16, true).unwrap();
     let tap1 = RawSocket::open("b1-peer", libc::ETH_P_ALL as u16, true).unwrap();
 
-    let frame = {
-        let l2 = L2::new(MAC0, [2, 0, 0, 0, 0, 1]);
-        let ip = Ip::v4([198, 18, 0, 1], [198, 18, 1, 1]).dscp(3).ecn(2);
-        build::rocev2_frame(
-            &l2,
-            &ip,
-            49152,
-            &Bth::request(OP_WRITE_MIDDLE, 0x11, 7),
-            None,
-            &[0; 64],
-        )
-    };
+    let frame = common::lossless_write_to(MAC0, [198, 18, 1, 1]);
     let xoff = build::pfc_frame(MAC0, 1 << 3, [0, 0, 0, 0xffff, 0, 0, 0, 0]);
     let xon = build::pfc_frame(MAC0, 1 << 3, [0; 8]);
     let mut seen = Vec::new();

@@ -163,13 +163,7 @@ impl Switch {
         m.get(&0, 0)
             .unwrap()
             .iter()
-            .fold(FarCounters::default(), |a, c| FarCounters {
-                sent: a.sent + c.sent,
-                send_failed: a.send_failed + c.send_failed,
-                received: a.received + c.received,
-                malformed: a.malformed + c.malformed,
-                table_full: a.table_full + c.table_full,
-            })
+            .fold(FarCounters::default(), |a, c| a.plus(c))
     }
 
     fn evictions(&self) -> u64 {

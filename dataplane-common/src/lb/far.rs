@@ -98,6 +98,19 @@ pub struct FarCounters {
     pub table_full: u64,
 }
 
+impl FarCounters {
+    /// Field by field sum (of the per-CPU values).
+    pub const fn plus(self, o: &FarCounters) -> FarCounters {
+        FarCounters {
+            sent: self.sent + o.sent,
+            send_failed: self.send_failed + o.send_failed,
+            received: self.received + o.received,
+            malformed: self.malformed + o.malformed,
+            table_full: self.table_full + o.table_full,
+        }
+    }
+}
+
 const _: () = assert!(core::mem::size_of::<FarEntry>() == 16);
 const _: () = assert!(core::mem::size_of::<FarCounters>() == 40);
 

@@ -161,14 +161,16 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
     .and_then(|m| Ok(aya::maps::PerCpuArray::<_, FarCounters>::try_from(m)?))
     {
         if let Ok(per_cpu) = far.get(&0, 0) {
-            for c in per_cpu.iter() {
-                let f = &mut snap.far_notes;
-                f.sent += c.sent;
-                f.send_failed += c.send_failed;
-                f.received += c.received;
-                f.malformed += c.malformed;
-                f.table_full += c.table_full;
-            }
+            let c = per_cpu
+                .iter()
+                .fold(FarCounters::default(), |a, c| a.plus(c));
+            snap.far_notes = stats::FarNotes {
+                sent: c.sent,
+                send_failed: c.send_failed,
+                received: c.received,
+                malformed: c.malformed,
+                table_full: c.table_full,
+            };
         }
     }
     if pinned.pfc_path.get(&0, 0).ok() == Some(dataplane_common::buffer::PFC_PATH_DATAPLANE) {

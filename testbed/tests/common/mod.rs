@@ -225,3 +225,31 @@ pub fn start_switch(
     )
     .expect("the switch's controller starts")
 }
+
+/// A RoCEv2 RDMA WRITE middle (QP 0x11, PSN 7, 64 bytes) from 198.18.0.1
+/// to `dst`, DSCP 3 (lossless), ECT(0), as host 02:00:00:00:00:01 sends
+/// it to the switch port whose MAC is `port_mac`.
+pub fn lossless_write_to(port_mac: [u8; 6], dst: [u8; 4]) -> Vec<u8> {
+    let l2 = L2::new(port_mac, [2, 0, 0, 0, 0, 1]);
+    let ip = Ip::v4([198, 18, 0, 1], dst).dscp(3).ecn(2);
+    build::rocev2_frame(
+        &l2,
+        &ip,
+        49152,
+        &Bth::request(bth::OP_WRITE_MIDDLE, 0x11, 7),
+        None,
+        &[0; 64],
+    )
+}
+
+/// Namespace `name` with ports b0 and b1, IPv6 off, whose veth peers take
+/// redirected frames (GRO on: veth needs NAPI, from GRO or XDP).
+pub fn two_port_ns(name: &str) -> testbed::netns::Netns {
+    let ns = testbed::netns::Netns::create(name).unwrap();
+    ns.disable_ipv6().unwrap();
+    ns.add_ports(&["b0", "b1"]).unwrap();
+    for p in ["b0-peer", "b1-peer"] {
+        testbed::netns::exec(&ns.name, &["ethtool", "-K", p, "gro", "on"]).unwrap();
+    }
+    ns
+}
