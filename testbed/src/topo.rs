@@ -94,6 +94,9 @@ pub struct Topology {
     /// Load-balancing mode of the leaves' uplink group.
     pub lb_mode: String,
     pub flowlet_timeout_us: u32,
+    /// In `place` mode, far-side notifications from the spines' ports
+    /// toward leaves (`far_notify`); no effect in other modes.
+    pub far_notify: bool,
     /// PFC on priority 3 on every port.
     pub pfc: bool,
     /// ECN marking (WRED profile ROCE) on every port.
@@ -174,6 +177,7 @@ impl Default for Topology {
             uplink_mbps: crate::slow::rate_mbps(40),
             lb_mode: "flowlet".into(),
             flowlet_timeout_us: 500,
+            far_notify: true,
             pfc: true,
             ecn: true,
             kmin: 8_000,
@@ -591,10 +595,11 @@ impl Topology {
     }
 
     /// A spine's port toward a leaf: [`Topology::port`], and in `place` mode
-    /// far-side notifications to the leaf (`far_notify`), which places
-    /// its new flows by them.
+    /// far-side notifications to the leaf (`far_notify`, unless
+    /// [`Topology::far_notify`] is off), which places its new flows by them.
     fn spine_port(&self, out: &mut ConfigText, name: &str, mac_: [u8; 6], mbps: u32) {
-        self.port_far(out, name, mac_, mbps, self.lb_mode == "place")
+        let far = self.lb_mode == "place" && self.far_notify;
+        self.port_far(out, name, mac_, mbps, far)
     }
 
     fn port_far(&self, out: &mut ConfigText, name: &str, mac_: [u8; 6], mbps: u32, far: bool) {

@@ -89,6 +89,10 @@ struct Args {
     compare_modes: Vec<String>,
     #[arg(long, default_value_t = 500)]
     flowlet_timeout_us: u32,
+    /// In place mode, far-side notifications from the spines to the leaves
+    /// (`far_notify` on the spines' ports).
+    #[arg(long, value_enum, default_value = "on")]
+    far_notify: OnOff,
     #[arg(long, value_enum, default_value = "on")]
     pfc: OnOff,
     #[arg(long, value_enum, default_value = "on")]
@@ -162,6 +166,7 @@ fn real_main() -> Result<()> {
         uplink_mbps: a.uplink_mbps,
         lb_mode: a.lb_mode.clone(),
         flowlet_timeout_us: a.flowlet_timeout_us,
+        far_notify: a.far_notify == OnOff::On,
         pfc: a.pfc == OnOff::On,
         ecn: a.ecn == OnOff::On,
         kmin: a.kmin,
