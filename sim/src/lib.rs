@@ -25,6 +25,7 @@ pub mod config;
 pub mod engine;
 pub mod event;
 pub mod host;
+pub mod memory;
 pub mod model;
 #[cfg(feature = "mpi")]
 pub mod mpi;

@@ -31,6 +31,7 @@ use crate::cells::Shared;
 use crate::engine::Sim;
 use crate::event::Msg;
 use crate::ranks::{Figures, Ranks};
+use crate::report::ends::FlowEnds;
 use crate::report::Report;
 use crate::wire::{self, Reader};
 use crate::Scenario;
@@ -93,6 +94,9 @@ fn abort_on_panic() {
 pub struct Outcome {
     pub report: Option<Report>,
     pub peak_rss_kib: Vec<u64>,
+    /// Per rank, the flows' sender and receiver halves it held (its
+    /// partitions' hosts'), on rank 0.
+    pub held: Vec<(u64, u64)>,
     /// Windows of the run, and per rank the wall seconds it spent
     /// exchanging and agreeing between windows (waits included).
     pub windows: u64,
@@ -168,15 +172,11 @@ impl Work {
     }
 }
 
-/// Peak resident set of this process (KiB), from /proc (0 if unknown).
-pub fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            l.split_whitespace().nth(1)?.parse().ok()
-        })
-        .unwrap_or(0)
+pub use crate::memory::peak_rss_kib;
+
+/// The flows' sender and receiver halves this rank holds.
+fn held(sim: &Sim) -> (u64, u64) {
+    (sim.flows.held() as u64, sim.rx.held() as u64)
 }
 
 /// Waiting without holding a core: a short spin, then yields, then
@@ -417,7 +417,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
             p.partitions
         );
     }
-    let mut sim = Sim::new(p)?;
+    let mut sim = Sim::new_rank(p, rank as u32, size as u32)?;
     sim.mark_uplinks();
     sim.progress = progress && rank == 0;
     sim.threads = match threads {
@@ -438,6 +438,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         return Ok(Outcome {
             report: Some(sim.report(wall)),
             peak_rss_kib: vec![peak_rss_kib()],
+            held: vec![held(&sim)],
             windows: 0,
             sync_s: vec![0.0],
             work: Work::default(),
@@ -445,12 +446,15 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     }
     let mut ranks = MpiRanks::new(&job.world, &sim);
     let fin = crate::partition::run_windows(&mut sim, &mut ranks);
+    crate::memory::stage(&format!("rank {rank}: run"));
     let (windows, sync) = (ranks.windows, ranks.sync.as_secs_f64());
     if rank != 0 {
         let mut out = vec![
             peak_rss_kib(),
             sync.to_bits(),
             run_delay_ns(),
+            held(&sim).0,
+            held(&sim).1,
             ranks.work_cpu.len() as u64,
         ];
         out.extend(&ranks.work_cpu);
@@ -464,6 +468,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         return Ok(Outcome {
             report: None,
             peak_rss_kib: Vec::new(),
+            held: Vec::new(),
             windows,
             sync_s: Vec::new(),
             work: Work::default(),
@@ -471,24 +476,35 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     }
     let (mut rss, mut sync_s) = (vec![peak_rss_kib()], vec![sync]);
     let mut delay = vec![run_delay_ns() as f64 * 1e-9];
+    let mut halves = vec![held(&sim)];
     let mut work = vec![(
         std::mem::take(&mut ranks.work_cpu),
         std::mem::take(&mut ranks.work_wall),
     )];
+    // what the report reads of every flow: rank 0's own, then the
+    // others' as they come
+    let mut ends = FlowEnds::new(&sim);
+    ends.fill(&sim);
     for q in 1..size {
         let v = receive(&job.world, q, TAG_END);
         let mut r = Reader::new(&v);
         rss.push(r.next("a rank's peak RSS"));
         sync_s.push(f64::from_bits(r.next("a rank's time between windows")));
         delay.push(r.next("a rank's run delay") as f64 * 1e-9);
+        halves.push((
+            r.next("a rank's sender halves"),
+            r.next("a rank's receiver halves"),
+        ));
         let w = r.next("a rank's window count") as usize;
         let cpu = (0..w).map(|_| r.next("a window's CPU")).collect();
         let wall = (0..w).map(|_| r.next("a window's wall")).collect();
         work.push((cpu, wall));
         while !r.done() {
-            wire::get_partition(&mut r, &mut sim);
+            wire::get_partition(&mut r, &mut sim, &mut ends);
         }
     }
+    ends.finish();
+    sim.ends = Some(ends);
     wire::merge_samples(&mut sim);
     crate::partition::gather(&mut sim, fin);
     let wall = t0.elapsed().as_secs_f64();
@@ -498,6 +514,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     Ok(Outcome {
         report: Some(sim.report(wall)),
         peak_rss_kib: rss,
+        held: halves,
         windows,
         sync_s,
         work: Work {

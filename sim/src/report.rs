@@ -8,6 +8,7 @@ use crate::engine::Sim;
 use crate::event::HDR;
 use crate::host::state::NONE;
 
+pub mod ends;
 pub mod lb;
 pub mod stats;
 pub mod trace;
@@ -275,7 +276,10 @@ impl Sim {
                 h.ctrl.len()
             );
         }
-        for (i, (f, r)) in self.flows.iter().zip(self.rx.iter()).enumerate() {
+        for i in 0..self.n_flows() {
+            let (Some(f), Some(r)) = (self.flows.get(i), self.rx.get(i)) else {
+                continue;
+            };
             if r.finish_ns == 0 {
                 eprintln!(
                     "flow {i} {}->{} snd_nxt {} una_psn {} rcv_psn {} size {} rate {} acked {}",
@@ -285,24 +289,33 @@ impl Sim {
         }
     }
 
+    /// The run's report (its flows' figures from [`Sim::ends`]'s if
+    /// gathered, else from the flows this process holds: all of them).
     pub fn report(&self, wall_s: f64) -> Report {
+        match &self.ends {
+            Some(e) => self.report_of(wall_s, e),
+            None => self.report_of(wall_s, &ends::FlowEnds::of(self)),
+        }
+    }
+
+    fn report_of(&self, wall_s: f64, ends: &ends::FlowEnds) -> Report {
         let t = self.now.max(1) as f64;
         let mut all = Vec::new();
         let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() - 1];
         let (mut job_start, mut job_end, mut job_flows, mut job_done) = (u64::MAX, 0u64, 0, 0);
-        for (f, r) in self.flows.iter().zip(self.rx.iter()) {
+        for f in &ends.flows {
             if f.job != NONE {
                 job_flows += 1;
                 job_start = job_start.min(f.start_ns);
             }
-            if r.finish_ns == 0 {
+            if f.finish_ns == 0 {
                 continue;
             }
             if f.job != NONE {
                 job_done += 1;
-                job_end = job_end.max(r.finish_ns);
+                job_end = job_end.max(f.finish_ns);
             }
-            let fct = (r.finish_ns - f.start_ns) as f64;
+            let fct = (f.finish_ns - f.start_ns) as f64;
             let s = (fct / self.ideal_fct_ns(f.size, self.hops(f.src, f.dst))).max(1.0);
             all.push(s);
             let b = BUCKETS
@@ -373,7 +386,7 @@ impl Sim {
                     .sum::<u64>()
             })
             .sum();
-        let ideal_jct_ns = self.ideal_jct_ns();
+        let ideal_jct_ns = self.ideal_jct_ns(ends);
         let lb_trace = if self.p.trace_lb {
             trace::trace_csv(&self.stats.lb_trace, name)
         } else {
@@ -385,7 +398,7 @@ impl Sim {
             wall_s,
             events: self.events,
             events_per_s: self.events as f64 / wall_s.max(1e-9),
-            flows_total: self.flows.len(),
+            flows_total: ends.flows.len(),
             flows_started: self.stats.flows_started,
             flows_completed: self.stats.flows_done,
             fct_slowdown: Dist::of(all),
@@ -406,7 +419,7 @@ impl Sim {
                 0.0
             },
             uplink_busy_util: self.busy_util(),
-            step_flows: self.step_flows(&self.stats.first_hops),
+            step_flows: self.step_flows(ends, &self.stats.first_hops),
             lb_moves: self.stats.lb_moves,
             lb_evictions: self.stats.lb_evictions,
             receiver: if self.p.ooo_receiver { "ooo" } else { "rc" }.into(),

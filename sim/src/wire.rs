@@ -13,6 +13,7 @@ use dataplane_common::lb::MAX_MEMBERS;
 
 use crate::engine::Sim;
 use crate::event::{Crossing, Msg, Pkt, KIND_DATA};
+use crate::report::ends::{self, FlowEnds};
 use crate::report::stats::Stats;
 use crate::report::trace::{LbEvent, TraceKind};
 use crate::switch::state::{SwCounters, UplinkBusy};
@@ -327,12 +328,12 @@ pub fn put_partition(out: &mut Vec<u64>, part: &Sim) {
             out.push(host.tx_bytes);
         }
     }
-    for (f, a) in sim.addrs.iter().enumerate() {
-        if sim.owner[a.src as usize] == p {
-            out.push(sim.flows[f].start_ns);
+    for f in 0..sim.n_flows() {
+        if sim.owner[sim.addrs[f].src as usize] == p {
+            ends::put_tx(out, &sim.flows[f]);
         }
-        if sim.owner[a.dst as usize] == p {
-            out.push(sim.rx[f].finish_ns);
+        if sim.owner[sim.rx_node(f) as usize] == p {
+            ends::put_rx(out, &sim.rx[f]);
         }
     }
 }
@@ -340,8 +341,9 @@ pub fn put_partition(out: &mut Vec<u64>, part: &Sim) {
 /// Reads what [`put_partition`] wrote into rank 0's copy of the run:
 /// the partition's counters, events and packets (payload only: what the
 /// report counts in flight) into its [`Sim`] (`lead` or one of its
-/// `others`), the nodes' and flows' figures into the shared arrays.
-pub fn get_partition(r: &mut Reader, lead: &mut Sim) {
+/// `others`), the nodes' figures into the shared arrays, the flows' into
+/// `ends`.
+pub fn get_partition(r: &mut Reader, lead: &mut Sim, ends: &mut FlowEnds) {
     let p = r.next("a partition") as u32;
     assert!(
         p > 0 && (p as usize) <= lead.others.len(),
@@ -403,13 +405,12 @@ pub fn get_partition(r: &mut Reader, lead: &mut Sim) {
             host.tx_bytes = r.next("a host's bytes");
         }
     }
-    for f in 0..lead.addrs.len() {
-        let a = lead.addrs[f];
-        if owner[a.src as usize] == p {
-            lead.flows[f].start_ns = r.next("a flow's start");
+    for f in 0..lead.n_flows() {
+        if owner[lead.addrs[f].src as usize] == p {
+            ends.get_tx(f, r);
         }
-        if owner[a.dst as usize] == p {
-            lead.rx[f].finish_ns = r.next("a flow's finish");
+        if owner[lead.rx_node(f) as usize] == p {
+            ends.get_rx(f, r);
         }
     }
 }

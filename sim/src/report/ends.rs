@@ -1,0 +1,135 @@
+//! What the report reads of every flow once the run is over: a compact
+//! record a flow (its ends, size, collective step, start and finish,
+//! 40 bytes) and the collective's dependencies (8 bytes each). A process
+//! that held every flow makes it from its arrays ([`FlowEnds::of`]);
+//! rank 0 of an MPI job, which holds only its own partitions' flows
+//! during the run, makes it from those and what the other ranks send it
+//! at the end ([`crate::wire::put_partition`]).
+
+use crate::engine::Sim;
+use crate::host::state::{Flow, FlowRx};
+use crate::wire::Reader;
+
+/// One flow, as the report reads it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowEnd {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start_ns: u64,
+    /// When the last byte arrived (0: not yet).
+    pub finish_ns: u64,
+    /// Its collective job, or [`crate::host::state::NONE`].
+    pub job: u32,
+    pub step: u32,
+}
+
+/// Every flow's [`FlowEnd`], and which flows wait for which.
+#[derive(Clone, Debug, Default)]
+pub struct FlowEnds {
+    pub flows: Vec<FlowEnd>,
+    /// (flow, a flow waiting for it), by flow ([`FlowEnds::children`]).
+    deps: Vec<(u32, u32)>,
+    sorted: bool,
+}
+
+impl FlowEnds {
+    /// The flows of `sim` with their ends only (each half filled by
+    /// [`FlowEnds::tx`] and [`FlowEnds::rx`]).
+    pub fn new(sim: &Sim) -> FlowEnds {
+        FlowEnds {
+            flows: sim
+                .addrs
+                .iter()
+                .map(|a| FlowEnd {
+                    src: a.src,
+                    dst: a.dst,
+                    ..FlowEnd::default()
+                })
+                .collect(),
+            deps: Vec::new(),
+            sorted: false,
+        }
+    }
+
+    /// Every flow's, from the halves `sim` holds (all of them unless an
+    /// MPI rank's).
+    pub fn of(sim: &Sim) -> FlowEnds {
+        let mut e = FlowEnds::new(sim);
+        e.fill(sim);
+        e.finish();
+        e
+    }
+
+    /// The halves `sim` holds.
+    pub fn fill(&mut self, sim: &Sim) {
+        for f in 0..self.flows.len() {
+            if let Some(fl) = sim.flows.get(f) {
+                self.tx(f, fl.size, fl.start_ns, fl.job, fl.step);
+            }
+            if let Some(r) = sim.rx.get(f) {
+                self.rx(f, r.finish_ns, &r.children);
+            }
+        }
+    }
+
+    /// Flow `f`'s sender half's figures.
+    pub fn tx(&mut self, f: usize, size: u64, start_ns: u64, job: u32, step: u32) {
+        let e = &mut self.flows[f];
+        (e.size, e.start_ns, e.job, e.step) = (size, start_ns, job, step);
+    }
+
+    /// Flow `f`'s receiver half's figures.
+    pub fn rx(&mut self, f: usize, finish_ns: u64, children: &[u32]) {
+        self.flows[f].finish_ns = finish_ns;
+        self.deps.extend(children.iter().map(|&c| (f as u32, c)));
+        self.sorted = false;
+    }
+
+    /// Flow `f`'s sender half's figures, as [`put_tx`] wrote them.
+    pub fn get_tx(&mut self, f: usize, r: &mut Reader) {
+        let size = r.next("a flow's size");
+        let start = r.next("a flow's start");
+        let js = r.next("a flow's job and step");
+        self.tx(f, size, start, js as u32, (js >> 32) as u32);
+    }
+
+    /// Flow `f`'s receiver half's figures, as [`put_rx`] wrote them.
+    pub fn get_rx(&mut self, f: usize, r: &mut Reader) {
+        let finish = r.next("a flow's finish");
+        let n = r.next("a flow's children");
+        let children: Vec<u32> = (0..n).map(|_| r.next("a child") as u32).collect();
+        self.rx(f, finish, &children);
+    }
+
+    /// Every half filled: the dependencies by flow.
+    pub fn finish(&mut self) {
+        self.deps.sort_unstable();
+        self.sorted = true;
+    }
+
+    /// The flows waiting for flow `f` (ascending).
+    pub fn children(&self, f: u32) -> impl Iterator<Item = u32> + '_ {
+        assert!(self.sorted, "flow ends read before they were finished");
+        let from = self.deps.partition_point(|&(p, _)| p < f);
+        self.deps[from..]
+            .iter()
+            .take_while(move |&&(p, _)| p == f)
+            .map(|&(_, c)| c)
+    }
+}
+
+/// Appends what the report reads of sender half `fl`.
+pub fn put_tx(out: &mut Vec<u64>, fl: &Flow) {
+    out.extend([
+        fl.size,
+        fl.start_ns,
+        u64::from(fl.job) | u64::from(fl.step) << 32,
+    ]);
+}
+
+/// Appends what the report reads of receiver half `r`.
+pub fn put_rx(out: &mut Vec<u64>, r: &FlowRx) {
+    out.extend([r.finish_ns, r.children.len() as u64]);
+    out.extend(r.children.iter().map(|&c| u64::from(c)));
+}
