@@ -434,7 +434,11 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
     }
     if let Some(dir) = &c.out {
         output::write(dir, sc, &runs)?;
-        println!("wrote {}/report.json and plots", dir.display());
+        println!(
+            "wrote {}/report.json and plots (rank 0's peak RSS with them: {:.0} MiB)",
+            dir.display(),
+            mpi::peak_rss_kib() as f64 / 1024.0
+        );
     }
     if let Some(name) = &c.bench_name {
         let (wall, spread) = median(walls);

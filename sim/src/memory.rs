@@ -101,6 +101,17 @@ impl Sim {
         ]
     }
 
+    /// Lets go of the flows' halves (every partition's handles on them)
+    /// once their figures were taken: rank 0 of an MPI job, before it
+    /// gathers the other ranks' ([`crate::report::ends`]).
+    pub(crate) fn drop_halves(&mut self) {
+        use crate::cells::Shared;
+        for s in self.others.iter_mut() {
+            (s.flows, s.rx) = (Shared::new(Vec::new()), Shared::new(Vec::new()));
+        }
+        (self.flows, self.rx) = (Shared::new(Vec::new()), Shared::new(Vec::new()));
+    }
+
     /// Prints [`Sim::footprint`] (with `verbose`).
     pub fn print_footprint(&self, when: &str) {
         if !verbose() {

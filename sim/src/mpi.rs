@@ -4,7 +4,9 @@
 //! its threads as in one process, [`crate::partition`]).
 //!
 //! Every rank builds the run as one process would (the same seed gives
-//! the same topology, switches and flows) and runs only its partitions.
+//! the same topology, switches and flows), keeps only its partitions'
+//! flows' halves ([`crate::cells`]: the flows' addresses are every
+//! rank's) and runs only its partitions.
 //! After each window a rank sends each rank whose partitions can receive
 //! from its own one message (empty when nothing crossed: the window's
 //! message is the null message of the conservative protocol) holding
@@ -14,8 +16,10 @@
 //! `N`, never on `R`. One all-gather of five words per window gives every
 //! rank the run's figures (earliest event, flows done, ...), so all of
 //! them decide the same next window. At the end every rank sends rank 0
-//! its partitions' counters and packets and its nodes' and flows'
-//! figures ([`crate::wire`]); rank 0 makes the report.
+//! a message a partition, its counters and packets and its nodes' and
+//! flows' figures ([`crate::wire`]), then its own (peak RSS, times);
+//! rank 0 makes the report, its flows' figures from a compact record a
+//! flow ([`crate::report::ends`]).
 //!
 //! A rank that dies ends the job: Open MPI's launcher kills the others
 //! when one exits abnormally, and a panic here aborts the job
@@ -36,9 +40,12 @@ use crate::report::Report;
 use crate::wire::{self, Reader};
 use crate::Scenario;
 
-/// The tags of a window's messages and of the end-of-run one to rank 0.
+/// The tags of a window's messages and of the end-of-run ones to rank
+/// 0: a rank's figures, and what the report reads of one of its
+/// partitions.
 const TAG_WINDOW: i32 = 0;
 const TAG_END: i32 = 1;
+const TAG_PART: i32 = 2;
 
 /// True when an MPI launcher (Open MPI's mpirun, a PMI / PMIx one)
 /// started this process.
@@ -449,6 +456,16 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     crate::memory::stage(&format!("rank {rank}: run"));
     let (windows, sync) = (ranks.windows, ranks.sync.as_secs_f64());
     if rank != 0 {
+        // a message a partition (what a rank's partitions would make at
+        // once is held here only one partition at a time), then the
+        // rank's figures, its peak RSS with them
+        for p in (rank..sim.n_parts).step_by(size) {
+            let mut out = Vec::new();
+            wire::put_partition(&mut out, &sim.others[p - 1]);
+            job.world
+                .process_at_rank(0)
+                .send_with_tag(&out[..], TAG_PART);
+        }
         let mut out = vec![
             peak_rss_kib(),
             sync.to_bits(),
@@ -459,9 +476,6 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         ];
         out.extend(&ranks.work_cpu);
         out.extend(&ranks.work_wall);
-        for p in (rank..sim.n_parts).step_by(size) {
-            wire::put_partition(&mut out, &sim.others[p - 1]);
-        }
         job.world
             .process_at_rank(0)
             .send_with_tag(&out[..], TAG_END);
@@ -485,7 +499,15 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     // others' as they come
     let mut ends = FlowEnds::new(&sim);
     ends.fill(&sim);
+    sim.drop_halves();
+    crate::memory::stage("rank 0: own flows' figures taken");
     for q in 1..size {
+        for _ in (q..sim.n_parts).step_by(size) {
+            let v = receive(&job.world, q, TAG_PART);
+            let mut r = Reader::new(&v);
+            wire::get_partition(&mut r, &mut sim, &mut ends);
+            assert!(r.done(), "wire: rank {q}'s partition message has more");
+        }
         let v = receive(&job.world, q, TAG_END);
         let mut r = Reader::new(&v);
         rss.push(r.next("a rank's peak RSS"));
@@ -499,9 +521,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         let cpu = (0..w).map(|_| r.next("a window's CPU")).collect();
         let wall = (0..w).map(|_| r.next("a window's wall")).collect();
         work.push((cpu, wall));
-        while !r.done() {
-            wire::get_partition(&mut r, &mut sim, &mut ends);
-        }
+        assert!(r.done(), "wire: rank {q}'s figures have more");
     }
     ends.finish();
     sim.ends = Some(ends);
@@ -511,8 +531,11 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     if std::env::var_os("DATAPLANE_SIM_DUMP").is_some() {
         sim.dump();
     }
+    let report = sim.report(wall);
+    // rank 0's peak with what it gathered and the report made
+    rss[0] = peak_rss_kib();
     Ok(Outcome {
-        report: Some(sim.report(wall)),
+        report: Some(report),
         peak_rss_kib: rss,
         held: halves,
         windows,

@@ -303,7 +303,7 @@ impl Sim {
         let mut all = Vec::new();
         let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() - 1];
         let (mut job_start, mut job_end, mut job_flows, mut job_done) = (u64::MAX, 0u64, 0, 0);
-        for f in &ends.flows {
+        for (f, a) in ends.flows.iter().zip(self.addrs.iter()) {
             if f.job != NONE {
                 job_flows += 1;
                 job_start = job_start.min(f.start_ns);
@@ -316,7 +316,7 @@ impl Sim {
                 job_end = job_end.max(f.finish_ns);
             }
             let fct = (f.finish_ns - f.start_ns) as f64;
-            let s = (fct / self.ideal_fct_ns(f.size, self.hops(f.src, f.dst))).max(1.0);
+            let s = (fct / self.ideal_fct_ns(f.size, self.hops(a.src, a.dst))).max(1.0);
             all.push(s);
             let b = BUCKETS
                 .windows(2)

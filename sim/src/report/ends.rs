@@ -1,6 +1,7 @@
-//! What the report reads of every flow once the run is over: a compact
-//! record a flow (its ends, size, collective step, start and finish,
-//! 40 bytes) and the collective's dependencies (8 bytes each). A process
+//! What the report reads of every flow once the run is over, beside its
+//! addresses (which every process holds): a compact record a flow (size,
+//! collective step, start and finish, 32 bytes) and the collective's
+//! dependencies (8 bytes each). A process
 //! that held every flow makes it from its arrays ([`FlowEnds::of`]);
 //! rank 0 of an MPI job, which holds only its own partitions' flows
 //! during the run, makes it from those and what the other ranks send it
@@ -13,8 +14,6 @@ use crate::wire::Reader;
 /// One flow, as the report reads it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowEnd {
-    pub src: u32,
-    pub dst: u32,
     pub size: u64,
     pub start_ns: u64,
     /// When the last byte arrived (0: not yet).
@@ -34,19 +33,11 @@ pub struct FlowEnds {
 }
 
 impl FlowEnds {
-    /// The flows of `sim` with their ends only (each half filled by
-    /// [`FlowEnds::tx`] and [`FlowEnds::rx`]).
+    /// The flows of `sim`, each half to fill ([`FlowEnds::tx`],
+    /// [`FlowEnds::rx`]).
     pub fn new(sim: &Sim) -> FlowEnds {
         FlowEnds {
-            flows: sim
-                .addrs
-                .iter()
-                .map(|a| FlowEnd {
-                    src: a.src,
-                    dst: a.dst,
-                    ..FlowEnd::default()
-                })
-                .collect(),
+            flows: vec![FlowEnd::default(); sim.n_flows()],
             deps: Vec::new(),
             sorted: false,
         }

@@ -118,12 +118,12 @@ impl Sim {
         let mut up: HashMap<(u32, bool), u64> = HashMap::new();
         let mut min_hops = u32::MAX;
         for f in 0..n {
-            let fl = &ends.flows[f];
+            let (fl, a) = (&ends.flows[f], &self.addrs[f]);
             if fl.job == NONE {
                 continue;
             }
             any = true;
-            let hops = self.hops(fl.src, fl.dst);
+            let hops = self.hops(a.src, a.dst);
             min_hops = min_hops.min(hops);
             let end = start[f] + self.ideal_fct_ns(fl.size, hops);
             chain = chain.max(end);
@@ -132,9 +132,9 @@ impl Sim {
                 start[c] = start[c].max(end + self.p.dep_delay_ns as f64);
             }
             let w = wire(fl.size);
-            tx[fl.src as usize] += w;
-            rx[fl.dst as usize] += w;
-            let (a, b) = (self.leaf_of(fl.src), self.leaf_of(fl.dst));
+            tx[a.src as usize] += w;
+            rx[a.dst as usize] += w;
+            let (a, b) = (self.leaf_of(a.src), self.leaf_of(a.dst));
             if a != b {
                 *up.entry((a, true)).or_default() += w;
                 *up.entry((b, false)).or_default() += w;
