@@ -104,6 +104,7 @@ impl Sim {
     /// Lets go of the flows' halves (every partition's handles on them)
     /// once their figures were taken: rank 0 of an MPI job, before it
     /// gathers the other ranks' ([`crate::report::ends`]).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(crate) fn drop_halves(&mut self) {
         use crate::cells::Shared;
         for s in self.others.iter_mut() {

@@ -48,18 +48,18 @@ use crate::engine::Sim;
 use crate::event::{Crossing, Ev, Msg, Queue};
 use crate::ranks::{Figures, OneProcess, Ranks};
 use crate::report::stats::Stats;
+use crate::topo::Topology;
 
-/// The partition of every node (hosts, then switches) of `sim`'s
-/// topology in `parts` partitions.
-fn assign(sim: &Sim, parts: u32) -> Vec<u32> {
-    let hosts = sim.topo.hosts;
-    let mut owner: Vec<u32> = sim
-        .topo
+/// The partition of every node (hosts, then switches) of `topo` in
+/// `parts` partitions.
+pub(crate) fn assign(topo: &Topology, parts: u32) -> Vec<u32> {
+    let hosts = topo.hosts;
+    let mut owner: Vec<u32> = topo
         .host_links
         .iter()
         .map(|l| (l.peer - hosts) % parts)
         .collect();
-    owner.extend((0..sim.topo.switches.len() as u32).map(|i| i % parts));
+    owner.extend((0..topo.switches.len() as u32).map(|i| i % parts));
     owner
 }
 
@@ -98,7 +98,7 @@ pub struct Deps {
 /// Before the flows are made: which partition each node is in, and the
 /// window (`sim.owner`, `sim.window_ns`; [`split`] cuts the run).
 pub(crate) fn plan(sim: &mut Sim, parts: u32) {
-    let owner = assign(sim, parts);
+    let owner = assign(&sim.topo, parts);
     sim.window_ns = window_of(sim, &owner);
     sim.owner = std::sync::Arc::new(owner);
 }

@@ -170,7 +170,8 @@ impl Sim {
         let mut max = 0u32;
         let mut sum = 0u64;
         for sw in &self.switches {
-            for i in 0..sw.ports.len() {
+            // (another process's switches: none here)
+            for i in 0..sw.model.ports() {
                 let b = sw.model.bytes(i, 1);
                 max = max.max(b);
                 sum += u64::from(b);
@@ -250,7 +251,8 @@ impl Sim {
     /// State of every queue, PG, host and unfinished flow (debugging).
     pub fn dump(&self) {
         for sw in &self.switches {
-            for (i, pt) in sw.ports.iter().enumerate() {
+            // (another process's switches: no queues here)
+            for (i, pt) in sw.ports.iter().enumerate().take(sw.model.ports()) {
                 let (pg, pf) = sw.model.pg(i);
                 eprintln!(
                     "{} port {i} -> {}: fifo {}/{} q {} paused_until {} busy {} | pg {:?} xoff {}",

@@ -41,11 +41,21 @@ impl Sim {
         }
         crate::memory::stage("topology built");
         let mut rng = SplitMix64(p.seed);
+        // a rank of several keeps the queues and tables of its
+        // partitions' switches only
+        let owner = (ranks > 1).then(|| crate::partition::assign(&topo, p.partitions));
+        let hosts = topo.hosts as usize;
         let switches = topo
             .switches
             .iter()
             .enumerate()
-            .map(|(i, s)| Switch::new(s, &p, i as u32, rng.next_u64() as u32))
+            .map(|(i, s)| {
+                let mut sw = Switch::new(s, &p, i as u32, rng.next_u64() as u32)?;
+                if owner.as_ref().is_some_and(|o| o[hosts + i] % ranks != rank) {
+                    sw.shed();
+                }
+                Ok(sw)
+            })
             .collect::<anyhow::Result<Vec<_>>>()?;
         crate::memory::stage("switches built");
         let hosts = topo.host_links.iter().map(|l| Host::new(*l)).collect();
