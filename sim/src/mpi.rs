@@ -496,16 +496,21 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         std::mem::take(&mut ranks.work_wall),
     )];
     // what the report reads of every flow: rank 0's own, then the
-    // others' as they come
-    let mut ends = FlowEnds::new(&sim);
-    ends.fill(&sim);
-    sim.drop_halves();
-    crate::memory::stage("rank 0: own flows' figures taken");
+    // others' as they come (one rank holds every flow: the report reads
+    // them)
+    let mut ends = (size > 1).then(|| {
+        let mut e = FlowEnds::new(&sim);
+        e.fill(&sim);
+        sim.drop_halves();
+        crate::memory::stage("rank 0: own flows' figures taken");
+        e
+    });
     for q in 1..size {
         for _ in (q..sim.n_parts).step_by(size) {
             let v = receive(&job.world, q, TAG_PART);
             let mut r = Reader::new(&v);
-            wire::get_partition(&mut r, &mut sim, &mut ends);
+            let e = ends.as_mut().expect("a record with several ranks");
+            wire::get_partition(&mut r, &mut sim, e);
             assert!(r.done(), "wire: rank {q}'s partition message has more");
         }
         let v = receive(&job.world, q, TAG_END);
@@ -523,8 +528,10 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         work.push((cpu, wall));
         assert!(r.done(), "wire: rank {q}'s figures have more");
     }
-    ends.finish();
-    sim.ends = Some(ends);
+    if let Some(mut e) = ends {
+        e.finish();
+        sim.ends = Some(e);
+    }
     wire::merge_samples(&mut sim);
     crate::partition::gather(&mut sim, fin);
     let wall = t0.elapsed().as_secs_f64();

@@ -291,21 +291,24 @@ impl Sim {
         }
     }
 
-    /// The run's report (its flows' figures from [`Sim::ends`]'s if
-    /// gathered, else from the flows this process holds: all of them).
+    /// The run's report (its flows' figures from the record rank 0 of an
+    /// MPI job gathered, else from the flows this process holds: all of
+    /// them).
     pub fn report(&self, wall_s: f64) -> Report {
-        match &self.ends {
-            Some(e) => self.report_of(wall_s, e),
-            None => self.report_of(wall_s, &ends::FlowEnds::of(self)),
-        }
+        let ends = match &self.ends {
+            Some(e) => ends::Ends::Record(e),
+            None => ends::Ends::Halves(self),
+        };
+        self.report_of(wall_s, ends)
     }
 
-    fn report_of(&self, wall_s: f64, ends: &ends::FlowEnds) -> Report {
+    fn report_of(&self, wall_s: f64, ends: ends::Ends) -> Report {
         let t = self.now.max(1) as f64;
         let mut all = Vec::new();
         let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() - 1];
         let (mut job_start, mut job_end, mut job_flows, mut job_done) = (u64::MAX, 0u64, 0, 0);
-        for (f, a) in ends.flows.iter().zip(self.addrs.iter()) {
+        for (i, a) in self.addrs.iter().enumerate() {
+            let f = ends.get(i);
             if f.job != NONE {
                 job_flows += 1;
                 job_start = job_start.min(f.start_ns);
@@ -400,7 +403,7 @@ impl Sim {
             wall_s,
             events: self.events,
             events_per_s: self.events as f64 / wall_s.max(1e-9),
-            flows_total: ends.flows.len(),
+            flows_total: ends.len(),
             flows_started: self.stats.flows_started,
             flows_completed: self.stats.flows_done,
             fct_slowdown: Dist::of(all),

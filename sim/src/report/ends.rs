@@ -1,11 +1,10 @@
 //! What the report reads of every flow once the run is over, beside its
 //! addresses (which every process holds): a compact record a flow (size,
 //! collective step, start and finish, 32 bytes) and the collective's
-//! dependencies (8 bytes each). A process
-//! that held every flow makes it from its arrays ([`FlowEnds::of`]);
-//! rank 0 of an MPI job, which holds only its own partitions' flows
-//! during the run, makes it from those and what the other ranks send it
-//! at the end ([`crate::wire::put_partition`]).
+//! dependencies (8 bytes each), which rank 0 of an MPI job, holding only
+//! its own partitions' flows during the run, makes from those and what
+//! the other ranks send it at the end ([`crate::wire::put_partition`]).
+//! A process that held every flow reads its halves instead ([`Ends`]).
 
 use crate::engine::Sim;
 use crate::host::state::{Flow, FlowRx};
@@ -41,15 +40,6 @@ impl FlowEnds {
             deps: Vec::new(),
             sorted: false,
         }
-    }
-
-    /// Every flow's, from the halves `sim` holds (all of them unless an
-    /// MPI rank's).
-    pub fn of(sim: &Sim) -> FlowEnds {
-        let mut e = FlowEnds::new(sim);
-        e.fill(sim);
-        e.finish();
-        e
     }
 
     /// The halves `sim` holds.
@@ -99,14 +89,63 @@ impl FlowEnds {
         self.sorted = true;
     }
 
-    /// The flows waiting for flow `f` (ascending).
-    pub fn children(&self, f: u32) -> impl Iterator<Item = u32> + '_ {
+    /// Calls `g` with each flow waiting for flow `f` (ascending).
+    pub fn each_child(&self, f: u32, g: impl FnMut(u32)) {
         assert!(self.sorted, "flow ends read before they were finished");
         let from = self.deps.partition_point(|&(p, _)| p < f);
         self.deps[from..]
             .iter()
-            .take_while(move |&&(p, _)| p == f)
+            .take_while(|&&(p, _)| p == f)
             .map(|&(_, c)| c)
+            .for_each(g);
+    }
+}
+
+/// What the report reads of every flow: the halves of a process that
+/// holds them all (one process's run), or the record rank 0 of an MPI
+/// job gathered.
+#[derive(Clone, Copy)]
+pub enum Ends<'a> {
+    Halves(&'a Sim),
+    Record(&'a FlowEnds),
+}
+
+impl Ends<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Ends::Halves(s) => s.n_flows(),
+            Ends::Record(e) => e.flows.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Flow `f`'s figures.
+    #[inline]
+    pub fn get(&self, f: usize) -> FlowEnd {
+        match self {
+            Ends::Halves(s) => {
+                let (fl, r) = (&s.flows[f], &s.rx[f]);
+                FlowEnd {
+                    size: fl.size,
+                    start_ns: fl.start_ns,
+                    finish_ns: r.finish_ns,
+                    job: fl.job,
+                    step: fl.step,
+                }
+            }
+            Ends::Record(e) => e.flows[f],
+        }
+    }
+
+    /// Calls `g` with each flow waiting for flow `f`.
+    pub fn each_child(&self, f: u32, mut g: impl FnMut(u32)) {
+        match self {
+            Ends::Halves(s) => s.rx[f as usize].children.iter().for_each(|&c| g(c)),
+            Ends::Record(e) => e.each_child(f, g),
+        }
     }
 }
 
