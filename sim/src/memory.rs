@@ -68,10 +68,10 @@ impl Sim {
             .iter()
             .map(|h| h.ctrl.capacity() * 4 + h.active.capacity() * 4)
             .sum();
-        let arrivals: usize = std::iter::once(self)
-            .chain(self.others.iter())
-            .map(|p| p.arrivals.capacity() * 4)
-            .sum();
+        let parts = || std::iter::once(self).chain(self.others.iter());
+        let arrivals: usize = parts().map(|p| p.arrivals.capacity() * 4).sum();
+        let hops: usize = parts().map(|p| p.stats.first_hops.len()).sum();
+        let hops_cap: usize = parts().map(|p| p.stats.first_hops.capacity()).sum();
         vec![
             Part {
                 name: "flows (sender halves)",
@@ -92,6 +92,11 @@ impl Sim {
                 name: "arrivals",
                 entries: arrivals / 4,
                 bytes: arrivals,
+            },
+            Part {
+                name: "first hops (the report's flows per uplink per step)",
+                entries: hops,
+                bytes: hops_cap * size_of::<(u32, u32, u16)>(),
             },
             Part {
                 name: "hosts",

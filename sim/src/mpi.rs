@@ -453,7 +453,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     }
     let mut ranks = MpiRanks::new(&job.world, &sim);
     let fin = crate::partition::run_windows(&mut sim, &mut ranks);
-    crate::memory::stage(&format!("rank {rank}: run"));
+    sim.print_footprint(&format!("rank {rank}: run"));
     let (windows, sync) = (ranks.windows, ranks.sync.as_secs_f64());
     if rank != 0 {
         // a message a partition (what a rank's partitions would make at

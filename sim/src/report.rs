@@ -178,9 +178,13 @@ impl Sim {
             }
         }
         self.stats.samples.push((t, max, sum));
+        // the uplinks of the switches this process runs (every one, but
+        // on an MPI rank: rank 0 puts the ranks' together,
+        // `crate::wire::merge_samples`)
         let tx = self
             .switches
             .iter()
+            .filter(|sw| sw.model.ports() > 0)
             .flat_map(|sw| sw.ports.iter().filter(|p| p.uplink).map(|p| p.tx_bytes))
             .collect();
         self.stats.uplink_samples.push((t, tx));
@@ -188,8 +192,16 @@ impl Sim {
 
     /// Each uplink's utilisation between consecutive samples.
     fn uplink_series(&self) -> Vec<(u64, Vec<f64>)> {
-        let mut v = self.stats.uplink_samples.clone();
-        v.sort_by_key(|s| s.0);
+        let ups = &self.stats.uplink_samples;
+        let sorted;
+        let v = if ups.is_sorted_by_key(|s| s.0) {
+            ups
+        } else {
+            let mut c = ups.clone();
+            c.sort_by_key(|s| s.0);
+            sorted = c;
+            &sorted
+        };
         let speeds: Vec<f64> = self
             .switches
             .iter()

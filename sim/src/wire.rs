@@ -416,40 +416,91 @@ pub fn get_partition(r: &mut Reader, lead: &mut Sim, ends: &mut FlowEnds) {
 }
 
 /// Folds the queue samples another process took of its own switches
-/// (those of its partitions `others[..]`, others' switches idle in its
-/// copy) into the lead's: the largest queue, the sums, each uplink's
-/// bytes. Every process samples at the same times.
+/// (into the first of its partitions, `others[..]`) into the lead's:
+/// the largest queue and the sums over every switch (others' idle in
+/// its copy); the bytes of its own switches' uplinks, which it alone
+/// sampled, into their places among every switch's (switch by switch,
+/// each switch's from the rank that runs it). Every process samples at
+/// the same times.
 pub fn merge_samples(lead: &mut Sim) {
+    let ranks = lead.rank.1.max(1) as usize;
     let mut others = std::mem::take(&mut lead.others);
+    // per rank, its uplink samples (rank 0's: the lead's)
+    let mut ups = vec![std::mem::take(&mut lead.stats.uplink_samples)];
     for o in &mut others {
         let samples = std::mem::take(&mut o.stats.samples);
-        let ups = std::mem::take(&mut o.stats.uplink_samples);
-        if samples.is_empty() && ups.is_empty() {
+        let u = std::mem::take(&mut o.stats.uplink_samples);
+        if samples.is_empty() && u.is_empty() {
             continue;
         }
         let s = &mut lead.stats;
         assert!(
-            samples.len() == s.samples.len() && ups.len() == s.uplink_samples.len(),
+            samples.len() == s.samples.len() && u.len() == ups[0].len(),
             "queue samples: partition {} took {} (uplinks {}), partition 0 {} ({})",
             o.part,
             samples.len(),
-            ups.len(),
+            u.len(),
             s.samples.len(),
-            s.uplink_samples.len()
+            ups[0].len()
+        );
+        assert_eq!(
+            o.part as usize,
+            ups.len(),
+            "a rank's first partition samples"
         );
         for (a, b) in s.samples.iter_mut().zip(samples) {
             assert_eq!(a.0, b.0, "queue samples at different times");
             a.1 = a.1.max(b.1);
             a.2 += b.2;
         }
-        for (a, b) in s.uplink_samples.iter_mut().zip(ups) {
-            assert_eq!(a.0, b.0, "uplink samples at different times");
-            for (x, y) in a.1.iter_mut().zip(b.1) {
-                *x += y;
-            }
-        }
+        ups.push(u);
     }
     lead.others = others;
+    assert!(
+        ups.len() == 1 || ups.len() == ranks,
+        "uplink samples of {} ranks of {ranks}",
+        ups.len()
+    );
+    if ups.len() == 1 {
+        lead.stats.uplink_samples = ups.pop().expect("rank 0's");
+        return;
+    }
+    // which rank's samples hold each switch's uplinks
+    let hosts = lead.first_switch as usize;
+    let from: Vec<(usize, usize)> = lead
+        .switches
+        .iter()
+        .enumerate()
+        .map(|(i, sw)| {
+            let q = lead.owner[hosts + i] as usize % ranks;
+            (q, sw.ports.iter().filter(|p| p.uplink).count())
+        })
+        .collect();
+    let n: usize = from.iter().map(|f| f.1).sum();
+    let times = ups[0].len();
+    let mut out = Vec::with_capacity(times);
+    for k in 0..times {
+        let t = ups[0][k].0;
+        let mine: Vec<Vec<u64>> = ups
+            .iter_mut()
+            .map(|u| {
+                assert_eq!(u[k].0, t, "uplink samples at different times");
+                std::mem::take(&mut u[k].1)
+            })
+            .collect();
+        let mut at = vec![0usize; ranks];
+        let mut all = Vec::with_capacity(n);
+        for &(q, count) in &from {
+            all.extend_from_slice(&mine[q][at[q]..at[q] + count]);
+            at[q] += count;
+        }
+        assert!(
+            at.iter().zip(&mine).all(|(&a, m)| a == m.len()),
+            "uplink samples: a rank sampled other uplinks than its switches'"
+        );
+        out.push((t, all));
+    }
+    lead.stats.uplink_samples = out;
 }
 
 #[cfg(test)]
