@@ -139,8 +139,8 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
     if parts > switches {
         bail!("partitions: {parts} is more than the topology's {switches} switches (a switch is the smallest partition)");
     }
+    assert!(!sim.owner.is_empty(), "partitions planned before the split");
     let owner = sim.owner.to_vec();
-    assert_eq!(owner.len(), sim.owner.len(), "partitions planned");
     let hosts = sim.topo.hosts;
     let window = sim.window_ns;
     // who can send to whom: the partitions at the other end of a link (and,
