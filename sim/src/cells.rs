@@ -12,20 +12,48 @@
 //!
 //! A process that runs some of the partitions (an MPI rank,
 //! [`crate::ranks`]) holds only the entries its partitions own: the array
-//! is then sparse ([`Shared::sparse`]), a map from the global index to
-//! the entry's place among those held (4 bytes an index), and reaching an
-//! entry held elsewhere is a bug that panics naming it.
+//! is then sparse ([`Shared::sparse`]): a bit an index says whether its
+//! entry is held here, and its place among those held is the count of
+//! held entries before it (kept per 64 indices: 16 bytes per 64, a
+//! lookup one load and a popcount); reaching an entry held elsewhere is a
+//! bug that panics naming it.
 
 use std::cell::UnsafeCell;
 use std::ops::{Index, IndexMut};
 use std::sync::Arc;
 
-/// The entries held, and for a sparse array where each global index's
-/// entry is among them ([`NOT_HELD`]: in another process).
-struct Store<T>(UnsafeCell<Vec<T>>, UnsafeCell<Option<Vec<u32>>>);
+/// The entries held, and for a sparse array which indices they are.
+struct Store<T>(UnsafeCell<Vec<T>>, UnsafeCell<Option<Map>>);
 
-/// A sparse array's map entry for an index held in another process.
-const NOT_HELD: u32 = u32::MAX;
+/// Which indices of a sparse array are held here: per 64 indices, a bit
+/// each and the count held before them.
+#[derive(Default)]
+struct Map {
+    words: Vec<Word>,
+    /// Indices (held here or not).
+    len: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Word {
+    bits: u64,
+    before: u32,
+}
+
+impl Map {
+    fn push(&mut self, held: bool, held_before: usize) {
+        if self.len.is_multiple_of(64) {
+            self.words.push(Word {
+                bits: 0,
+                before: u32::try_from(held_before).expect("fewer than 2^32 entries"),
+            });
+        }
+        if held {
+            self.words.last_mut().expect("a word").bits |= 1 << (self.len % 64);
+        }
+        self.len += 1;
+    }
+}
 
 // SAFETY: entries are reached only through `Shared` handles, whose users
 // keep to the ownership rule above: no entry is written from two threads
@@ -38,9 +66,9 @@ pub struct Shared<T> {
     ptr: *mut T,
     /// Entries held.
     len: usize,
-    /// A sparse array's map (null: dense) and its length (the global
-    /// index's range).
-    map: *const u32,
+    /// A sparse array's map's words (null: dense), and its indices (the
+    /// global index's range).
+    map: *const Word,
     map_len: usize,
     store: Arc<Store<T>>,
 }
@@ -56,10 +84,10 @@ impl<T> Shared<T> {
     /// An empty array of which this process holds some entries
     /// ([`Shared::push`] one held here, [`Shared::skip`] one that is not).
     pub fn sparse() -> Self {
-        Self::of(Vec::new(), Some(Vec::new()))
+        Self::of(Vec::new(), Some(Map::default()))
     }
 
-    fn of(v: Vec<T>, map: Option<Vec<u32>>) -> Self {
+    fn of(v: Vec<T>, map: Option<Map>) -> Self {
         let mut s = Shared {
             ptr: std::ptr::null_mut(),
             len: 0,
@@ -73,7 +101,7 @@ impl<T> Shared<T> {
 
     /// The vector and the map themselves, while this is the only handle
     /// (building a run).
-    fn vec_mut(&mut self) -> (&mut Vec<T>, &mut Option<Vec<u32>>) {
+    fn vec_mut(&mut self) -> (&mut Vec<T>, &mut Option<Map>) {
         assert!(
             Arc::strong_count(&self.store) == 1,
             "a shared array changes size only before the run is partitioned"
@@ -94,7 +122,7 @@ impl<T> Shared<T> {
         self.ptr = v.as_mut_ptr();
         self.len = v.len();
         (self.map, self.map_len) = match m {
-            Some(m) => (m.as_ptr(), m.len()),
+            Some(m) => (m.words.as_ptr(), m.len),
             None => (std::ptr::null(), 0),
         };
     }
@@ -103,7 +131,7 @@ impl<T> Shared<T> {
     pub fn push(&mut self, x: T) {
         let (v, m) = self.vec_mut();
         if let Some(m) = m {
-            m.push(u32::try_from(v.len()).expect("fewer than 2^32 entries"));
+            m.push(true, v.len());
         }
         v.push(x);
         self.refresh();
@@ -112,10 +140,10 @@ impl<T> Shared<T> {
     /// Appends an index whose entry another process holds (a sparse
     /// array's).
     pub fn skip(&mut self) {
-        let (_, m) = self.vec_mut();
+        let (v, m) = self.vec_mut();
         m.as_mut()
             .expect("only a sparse array skips an entry")
-            .push(NOT_HELD);
+            .push(false, v.len());
         self.refresh();
     }
 
@@ -123,7 +151,7 @@ impl<T> Shared<T> {
         let (v, m) = self.vec_mut();
         v.clear();
         if let Some(m) = m {
-            m.clear();
+            *m = Map::default();
         }
         self.refresh();
     }
@@ -138,10 +166,13 @@ impl<T> Shared<T> {
         if i >= self.map_len {
             return usize::MAX;
         }
-        // SAFETY: in the map's bounds
-        match unsafe { *self.map.add(i) } {
-            NOT_HELD => usize::MAX,
-            j => j as usize,
+        // SAFETY: in the map's bounds (a word per 64 indices)
+        let w = unsafe { *self.map.add(i / 64) };
+        let bit = 1u64 << (i % 64);
+        if w.bits & bit == 0 {
+            usize::MAX
+        } else {
+            w.before as usize + (w.bits & (bit - 1)).count_ones() as usize
         }
     }
 
@@ -164,6 +195,22 @@ impl<T> Shared<T> {
         (j < self.len).then(|| unsafe { &mut *self.ptr.add(j) })
     }
 
+    /// Where index `i`'s entry is among those held, if held here: a place
+    /// that [`Shared::at_mut`] reaches without looking it up again.
+    #[inline]
+    pub fn slot(&self, i: usize) -> Option<usize> {
+        let j = self.pos(i);
+        (j < self.len).then_some(j)
+    }
+
+    /// The entry at place `slot` among those held ([`Shared::slot`]).
+    #[inline(always)]
+    pub fn at_mut(&mut self, slot: usize) -> &mut T {
+        assert!(slot < self.len, "place {slot} of {} held", self.len);
+        // SAFETY: in bounds; the entry is this partition's (module rule)
+        unsafe { &mut *self.ptr.add(slot) }
+    }
+
     /// Entries held here (every index's, unless sparse).
     pub fn held(&self) -> usize {
         self.len
@@ -171,7 +218,7 @@ impl<T> Shared<T> {
 
     /// The bytes of a sparse array's map (0: dense).
     pub fn map_bytes(&self) -> usize {
-        self.map_len * 4
+        self.map_len.div_ceil(64) * std::mem::size_of::<Word>()
     }
 
     /// Another handle on the same entries (for another partition).

@@ -66,7 +66,7 @@ impl Sim {
         let host_heap: usize = self
             .hosts
             .iter()
-            .map(|h| h.ctrl.capacity() * 4 + h.active.capacity() * 4)
+            .map(|h| h.ctrl.capacity() * 4 + h.active.capacity() * 8)
             .sum();
         let parts = || std::iter::once(self).chain(self.others.iter());
         let arrivals: usize = parts().map(|p| p.arrivals.capacity() * 4).sum();
@@ -215,5 +215,21 @@ mod tests {
         assert_eq!(a.iter().copied().collect::<Vec<_>>(), [10, 31]);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a[1]));
         assert!(r.is_err(), "an entry held elsewhere is not read");
+        // across many words of the map: every third index held, then a
+        // run of 130 held, then none
+        let mut b = crate::cells::Shared::sparse();
+        let held = |i: usize| (i.is_multiple_of(3) && i < 200) || (200..330).contains(&i);
+        for i in 0..400usize {
+            if held(i) {
+                b.push(i);
+            } else {
+                b.skip();
+            }
+        }
+        assert_eq!(b.len(), 400);
+        assert_eq!(b.held(), (0..400).filter(|&i| held(i)).count());
+        for i in 0..410 {
+            assert_eq!(b.get(i).copied(), held(i).then_some(i), "index {i}");
+        }
     }
 }
