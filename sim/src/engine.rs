@@ -53,6 +53,19 @@ pub struct Sim {
     pub(crate) rx: Shared<FlowRx>,
     /// `flows[i]`'s addresses, for the switches.
     pub(crate) addrs: Shared<FlowAddr>,
+    /// `flows[i]`'s length as its first packet announces it (RETH: the
+    /// size, at most `u32::MAX - 1`; 0 only for a flow of no bytes).
+    pub(crate) lens: Shared<u32>,
+    /// This process's rank and the run's ranks ([`crate::ranks`]): with
+    /// more than one, `flows` and `rx` are sparse and hold the halves of
+    /// this rank's partitions' hosts only ([`Sim::holds_node`]).
+    pub(crate) rank: (u32, u32),
+    /// The partitions a collective's dependencies cross
+    /// ([`crate::partition::Deps`]).
+    pub(crate) deps: crate::partition::Deps,
+    /// What the report reads of every flow, when another process ran
+    /// some of them (rank 0 of an MPI job gathers it at the end).
+    pub(crate) ends: Option<crate::report::ends::FlowEnds>,
     /// Flows (of this partition's hosts) in start order whose start is
     /// scheduled one at a time.
     pub arrivals: Vec<u32>,
@@ -356,10 +369,33 @@ impl Sim {
         self.mail[i].push(m);
     }
 
+    /// The run's flows (those of every partition and process).
+    pub fn n_flows(&self) -> usize {
+        self.addrs.len()
+    }
+
+    /// Whether this process holds the flows' halves of node `n`'s (a host
+    /// of one of its ranks' partitions: every node with one rank).
+    pub(crate) fn holds_node(&self, n: u32) -> bool {
+        let (rank, ranks) = self.rank;
+        ranks <= 1 || self.owner[n as usize] % ranks == rank
+    }
+
+    /// The host whose partition holds flow `f`'s receiver half: its
+    /// destination's, or its source's for a flow of no bytes (which
+    /// completes at its start).
+    pub(crate) fn rx_node(&self, f: usize) -> u32 {
+        let a = &self.addrs[f];
+        if self.lens[f] == 0 {
+            a.src
+        } else {
+            a.dst
+        }
+    }
+
     /// Every flow completed.
     pub fn all_done(&self) -> bool {
-        self.stats.flows_done as usize == self.flows.len()
-            && self.next_arrival >= self.arrivals.len()
+        self.stats.flows_done as usize == self.n_flows() && self.next_arrival >= self.arrivals.len()
     }
 
     pub(crate) fn schedule_next_arrival(&mut self) {

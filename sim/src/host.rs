@@ -67,10 +67,11 @@ impl Sim {
     }
 
     fn activate(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
+        let slot = self.flows.slot(f as usize).expect("the sender's half here");
+        let fl = self.flows.at_mut(slot);
         if !fl.in_active {
             fl.in_active = true;
-            self.hosts[fl.src as usize].active.push(f);
+            self.hosts[fl.src as usize].active.push((f, slot as u32));
         }
     }
 
@@ -101,8 +102,8 @@ impl Sim {
                 host.rr = 0;
             }
             let k = host.rr;
-            let f = host.active[k];
-            let fl = &mut self.flows[f as usize];
+            let (f, slot) = host.active[k];
+            let fl = self.flows.at_mut(slot as usize);
             if fl.snd_nxt >= fl.size {
                 // all sent: leave the list until a rewind
                 fl.in_active = false;

@@ -13,8 +13,9 @@
 //! * [`host`]: RDMA NIC (RC go-back-N, DCQCN, PFC; its state in
 //!   [`host::state`]);
 //! * [`setup`], [`topo`], [`workload`]: what is simulated;
-//! * [`report`] (counters in [`report::stats`]), [`svg`], [`output`]: what
-//!   comes out.
+//! * [`report`] (counters in [`report::stats`], every flow's figures in
+//!   [`report::ends`]), [`svg`], [`output`]: what comes out; [`memory`]:
+//!   where a process's memory goes.
 //!
 //! The state types live apart from the behaviour that `impl`s [`Sim`]
 //! across files, so the engine imports no behaviour and no file imports in
@@ -25,6 +26,7 @@ pub mod config;
 pub mod engine;
 pub mod event;
 pub mod host;
+pub mod memory;
 pub mod model;
 #[cfg(feature = "mpi")]
 pub mod mpi;

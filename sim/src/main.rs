@@ -386,6 +386,7 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
                     .map(|k| format!("{:.0}", *k as f64 / 1024.0))
                     .collect();
                 let sync: Vec<String> = o.sync_s.iter().map(|s| format!("{s:.2}")).collect();
+                let held: Vec<String> = o.held.iter().map(|(t, r)| format!("{t}/{r}")).collect();
                 println!(
                     "[{}] MPI: {} ranks, {} partitions; peak RSS per rank (MiB): {}; {} windows, \
                      seconds between windows per rank (exchange and waits): {}",
@@ -395,6 +396,12 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
                     mib.join(" "),
                     o.windows,
                     sync.join(" ")
+                );
+                println!(
+                    "[{}] MPI: flows' halves held per rank (sender/receiver, of {} flows): {}",
+                    r.lb,
+                    r.flows_total,
+                    held.join(" ")
                 );
                 let w = &o.work;
                 let secs = |v: &[f64]| {
@@ -427,7 +434,11 @@ fn mpi_main(c: &Cli, sc: &Scenario) -> Result<()> {
     }
     if let Some(dir) = &c.out {
         output::write(dir, sc, &runs)?;
-        println!("wrote {}/report.json and plots", dir.display());
+        println!(
+            "wrote {}/report.json and plots (rank 0's peak RSS with them: {:.0} MiB)",
+            dir.display(),
+            mpi::peak_rss_kib() as f64 / 1024.0
+        );
     }
     if let Some(name) = &c.bench_name {
         let (wall, spread) = median(walls);

@@ -167,6 +167,12 @@ impl Model {
 
     /// Bytes the model holds in queue (`port`, `cls`).
     #[inline]
+    /// The ports it models (none: a switch another process runs,
+    /// [`crate::switch::state::Switch::shed`]).
+    pub fn ports(&self) -> usize {
+        self.q.len()
+    }
+
     pub fn bytes(&self, port: usize, cls: usize) -> u32 {
         self.q[port][cls].bytes
     }

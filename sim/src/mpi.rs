@@ -4,7 +4,9 @@
 //! its threads as in one process, [`crate::partition`]).
 //!
 //! Every rank builds the run as one process would (the same seed gives
-//! the same topology, switches and flows) and runs only its partitions.
+//! the same topology, switches and flows), keeps only its partitions'
+//! flows' halves ([`crate::cells`]: the flows' addresses are every
+//! rank's) and runs only its partitions.
 //! After each window a rank sends each rank whose partitions can receive
 //! from its own one message (empty when nothing crossed: the window's
 //! message is the null message of the conservative protocol) holding
@@ -14,8 +16,10 @@
 //! `N`, never on `R`. One all-gather of five words per window gives every
 //! rank the run's figures (earliest event, flows done, ...), so all of
 //! them decide the same next window. At the end every rank sends rank 0
-//! its partitions' counters and packets and its nodes' and flows'
-//! figures ([`crate::wire`]); rank 0 makes the report.
+//! a message a partition, its counters and packets and its nodes' and
+//! flows' figures ([`crate::wire`]), then its own (peak RSS, times);
+//! rank 0 makes the report, its flows' figures from a compact record a
+//! flow ([`crate::report::ends`]).
 //!
 //! A rank that dies ends the job: Open MPI's launcher kills the others
 //! when one exits abnormally, and a panic here aborts the job
@@ -31,13 +35,17 @@ use crate::cells::Shared;
 use crate::engine::Sim;
 use crate::event::Msg;
 use crate::ranks::{Figures, Ranks};
+use crate::report::ends::FlowEnds;
 use crate::report::Report;
 use crate::wire::{self, Reader};
 use crate::Scenario;
 
-/// The tags of a window's messages and of the end-of-run one to rank 0.
+/// The tags of a window's messages and of the end-of-run ones to rank
+/// 0: a rank's figures, and what the report reads of one of its
+/// partitions.
 const TAG_WINDOW: i32 = 0;
 const TAG_END: i32 = 1;
+const TAG_PART: i32 = 2;
 
 /// True when an MPI launcher (Open MPI's mpirun, a PMI / PMIx one)
 /// started this process.
@@ -93,6 +101,9 @@ fn abort_on_panic() {
 pub struct Outcome {
     pub report: Option<Report>,
     pub peak_rss_kib: Vec<u64>,
+    /// Per rank, the flows' sender and receiver halves it held (its
+    /// partitions' hosts'), on rank 0.
+    pub held: Vec<(u64, u64)>,
     /// Windows of the run, and per rank the wall seconds it spent
     /// exchanging and agreeing between windows (waits included).
     pub windows: u64,
@@ -168,15 +179,11 @@ impl Work {
     }
 }
 
-/// Peak resident set of this process (KiB), from /proc (0 if unknown).
-pub fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            l.split_whitespace().nth(1)?.parse().ok()
-        })
-        .unwrap_or(0)
+pub use crate::memory::peak_rss_kib;
+
+/// The flows' sender and receiver halves this rank holds.
+fn held(sim: &Sim) -> (u64, u64) {
+    (sim.flows.held() as u64, sim.rx.held() as u64)
 }
 
 /// Waiting without holding a core: a short spin, then yields, then
@@ -417,7 +424,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
             p.partitions
         );
     }
-    let mut sim = Sim::new(p)?;
+    let mut sim = Sim::new_rank(p, rank as u32, size as u32)?;
     sim.mark_uplinks();
     sim.progress = progress && rank == 0;
     sim.threads = match threads {
@@ -438,6 +445,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
         return Ok(Outcome {
             report: Some(sim.report(wall)),
             peak_rss_kib: vec![peak_rss_kib()],
+            held: vec![held(&sim)],
             windows: 0,
             sync_s: vec![0.0],
             work: Work::default(),
@@ -445,25 +453,36 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     }
     let mut ranks = MpiRanks::new(&job.world, &sim);
     let fin = crate::partition::run_windows(&mut sim, &mut ranks);
+    sim.print_footprint(&format!("rank {rank}: run"));
     let (windows, sync) = (ranks.windows, ranks.sync.as_secs_f64());
     if rank != 0 {
+        // a message a partition (what a rank's partitions would make at
+        // once is held here only one partition at a time), then the
+        // rank's figures, its peak RSS with them
+        for p in (rank..sim.n_parts).step_by(size) {
+            let mut out = Vec::new();
+            wire::put_partition(&mut out, &sim.others[p - 1]);
+            job.world
+                .process_at_rank(0)
+                .send_with_tag(&out[..], TAG_PART);
+        }
         let mut out = vec![
             peak_rss_kib(),
             sync.to_bits(),
             run_delay_ns(),
+            held(&sim).0,
+            held(&sim).1,
             ranks.work_cpu.len() as u64,
         ];
         out.extend(&ranks.work_cpu);
         out.extend(&ranks.work_wall);
-        for p in (rank..sim.n_parts).step_by(size) {
-            wire::put_partition(&mut out, &sim.others[p - 1]);
-        }
         job.world
             .process_at_rank(0)
             .send_with_tag(&out[..], TAG_END);
         return Ok(Outcome {
             report: None,
             peak_rss_kib: Vec::new(),
+            held: Vec::new(),
             windows,
             sync_s: Vec::new(),
             work: Work::default(),
@@ -471,23 +490,47 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     }
     let (mut rss, mut sync_s) = (vec![peak_rss_kib()], vec![sync]);
     let mut delay = vec![run_delay_ns() as f64 * 1e-9];
+    let mut halves = vec![held(&sim)];
     let mut work = vec![(
         std::mem::take(&mut ranks.work_cpu),
         std::mem::take(&mut ranks.work_wall),
     )];
+    // what the report reads of every flow: rank 0's own, then the
+    // others' as they come (one rank holds every flow: the report reads
+    // them)
+    let mut ends = (size > 1).then(|| {
+        let mut e = FlowEnds::new(&sim);
+        e.fill(&sim);
+        sim.drop_halves();
+        crate::memory::stage("rank 0: own flows' figures taken");
+        e
+    });
     for q in 1..size {
+        for _ in (q..sim.n_parts).step_by(size) {
+            let v = receive(&job.world, q, TAG_PART);
+            let mut r = Reader::new(&v);
+            let e = ends.as_mut().expect("a record with several ranks");
+            wire::get_partition(&mut r, &mut sim, e);
+            assert!(r.done(), "wire: rank {q}'s partition message has more");
+        }
         let v = receive(&job.world, q, TAG_END);
         let mut r = Reader::new(&v);
         rss.push(r.next("a rank's peak RSS"));
         sync_s.push(f64::from_bits(r.next("a rank's time between windows")));
         delay.push(r.next("a rank's run delay") as f64 * 1e-9);
+        halves.push((
+            r.next("a rank's sender halves"),
+            r.next("a rank's receiver halves"),
+        ));
         let w = r.next("a rank's window count") as usize;
         let cpu = (0..w).map(|_| r.next("a window's CPU")).collect();
         let wall = (0..w).map(|_| r.next("a window's wall")).collect();
         work.push((cpu, wall));
-        while !r.done() {
-            wire::get_partition(&mut r, &mut sim);
-        }
+        assert!(r.done(), "wire: rank {q}'s figures have more");
+    }
+    if let Some(mut e) = ends {
+        e.finish();
+        sim.ends = Some(e);
     }
     wire::merge_samples(&mut sim);
     crate::partition::gather(&mut sim, fin);
@@ -495,9 +538,13 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     if std::env::var_os("DATAPLANE_SIM_DUMP").is_some() {
         sim.dump();
     }
+    let report = sim.report(wall);
+    // rank 0's peak with what it gathered and the report made
+    rss[0] = peak_rss_kib();
     Ok(Outcome {
-        report: Some(sim.report(wall)),
+        report: Some(report),
         peak_rss_kib: rss,
+        held: halves,
         windows,
         sync_s,
         work: Work {

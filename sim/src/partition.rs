@@ -48,32 +48,24 @@ use crate::engine::Sim;
 use crate::event::{Crossing, Ev, Msg, Queue};
 use crate::ranks::{Figures, OneProcess, Ranks};
 use crate::report::stats::Stats;
+use crate::topo::Topology;
 
-/// The partition of every node (hosts, then switches) of `sim`'s
-/// topology in `parts` partitions.
-fn assign(sim: &Sim, parts: u32) -> Vec<u32> {
-    let hosts = sim.topo.hosts;
-    let mut owner: Vec<u32> = sim
-        .topo
+/// The partition of every node (hosts, then switches) of `topo` in
+/// `parts` partitions.
+pub(crate) fn assign(topo: &Topology, parts: u32) -> Vec<u32> {
+    let hosts = topo.hosts;
+    let mut owner: Vec<u32> = topo
         .host_links
         .iter()
         .map(|l| (l.peer - hosts) % parts)
         .collect();
-    owner.extend((0..sim.topo.switches.len() as u32).map(|i| i % parts));
+    owner.extend((0..topo.switches.len() as u32).map(|i| i % parts));
     owner
 }
 
-/// Cuts `sim` into `parts` partitions: `sim` becomes partition 0 and holds
-/// the others. Refused when a link between partitions has no delay (no
-/// window), or a collective's step would learn within a window (its
-/// `dep_delay` shorter than the window) of a flow received in another
-/// partition.
-pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
-    let switches = sim.topo.switches.len() as u32;
-    if parts > switches {
-        bail!("partitions: {parts} is more than the topology's {switches} switches (a switch is the smallest partition)");
-    }
-    let owner = assign(sim, parts);
+/// The shortest delay of a link between two partitions (`u64::MAX`:
+/// none): the window.
+fn window_of(sim: &Sim, owner: &[u32]) -> u64 {
     let hosts = sim.topo.hosts;
     let mut window = u64::MAX;
     for (h, l) in sim.topo.host_links.iter().enumerate() {
@@ -88,6 +80,69 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             }
         }
     }
+    window
+}
+
+/// The partitions a collective's dependencies cross, noted as the flows
+/// are made ([`Sim::note_dep`]): so the processes that hold only their
+/// own flows know them all.
+#[derive(Clone, Debug, Default)]
+pub struct Deps {
+    /// (partition of the step's sender, partition that learns of the
+    /// flow it waits for), each once.
+    pairs: std::collections::BTreeSet<(u32, u32)>,
+    /// The first dependency that would cross within a window.
+    refused: Option<String>,
+}
+
+/// Before the flows are made: which partition each node is in, and the
+/// window (`sim.owner`, `sim.window_ns`; [`split`] cuts the run).
+pub(crate) fn plan(sim: &mut Sim, parts: u32) {
+    let owner = assign(&sim.topo, parts);
+    sim.window_ns = window_of(sim, &owner);
+    sim.owner = std::sync::Arc::new(owner);
+}
+
+impl Sim {
+    /// Flow `child` starts when `parent` completes (as the flows are made,
+    /// after [`plan`]): a step that waits for a flow received in another
+    /// partition learns of it `dep_delay` later, at least a window, or it
+    /// could not cross.
+    pub(crate) fn note_dep(&mut self, child: u32, parent: u32) {
+        if self.owner.is_empty() {
+            return;
+        }
+        // a flow of no bytes completes at its sender
+        let done_at = self.rx_node(parent as usize);
+        let c_src = self.addrs[child as usize].src;
+        let (from, to) = (self.owner[done_at as usize], self.owner[c_src as usize]);
+        if from == to {
+            return;
+        }
+        let window = self.window_ns;
+        if self.p.dep_delay_ns < window && self.deps.refused.is_none() {
+            self.deps.refused = Some(format!(
+                "partitions: flow {child} (host {c_src}) starts when flow {parent} completes at host {done_at}, in another partition: set dep_delay to at least the window ({window} ns, the shortest link delay between partitions), or run with partitions = 1"
+            ));
+        }
+        self.deps.pairs.insert((to, from));
+    }
+}
+
+/// Cuts `sim` into `parts` partitions: `sim` becomes partition 0 and holds
+/// the others. Refused when a link between partitions has no delay (no
+/// window), or a collective's step would learn within a window (its
+/// `dep_delay` shorter than the window) of a flow received in another
+/// partition.
+pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
+    let switches = sim.topo.switches.len() as u32;
+    if parts > switches {
+        bail!("partitions: {parts} is more than the topology's {switches} switches (a switch is the smallest partition)");
+    }
+    assert!(!sim.owner.is_empty(), "partitions planned before the split");
+    let owner = sim.owner.to_vec();
+    let hosts = sim.topo.hosts;
+    let window = sim.window_ns;
     // who can send to whom: the partitions at the other end of a link (and,
     // below, of a collective's dependency)
     let mut senders = vec![std::collections::BTreeSet::new(); parts as usize];
@@ -106,22 +161,12 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
         bail!("partitions: a link between partitions has no delay (link_delay 0), so partitions have no window to run in; use partitions = 1");
     }
     // a step that waits for a flow received in another partition learns
-    // of it `dep_delay` later: at least a window, or it could not cross
-    let dep_delay = sim.p.dep_delay_ns;
-    for (parent, rx) in sim.rx.iter().enumerate() {
-        let p = &sim.flows[parent];
-        // a flow of no bytes completes at its sender
-        let done_at = if p.size == 0 { p.src } else { p.dst };
-        for &c in &rx.children {
-            let c_src = sim.flows[c as usize].src;
-            let (from, to) = (owner[done_at as usize], owner[c_src as usize]);
-            if from != to && dep_delay < window {
-                bail!(
-                    "partitions: flow {c} (host {c_src}) starts when flow {parent} completes at host {done_at}, in another partition: set dep_delay to at least the window ({window} ns, the shortest link delay between partitions), or run with partitions = 1"
-                );
-            }
-            senders[to as usize].insert(from);
-        }
+    // of it `dep_delay` later ([`Sim::note_dep`])
+    if let Some(e) = sim.deps.refused.take() {
+        bail!(e);
+    }
+    for &(to, from) in &sim.deps.pairs {
+        senders[to as usize].insert(from);
     }
     let mut senders = senders.into_iter().enumerate().map(|(p, set)| {
         set.into_iter()
@@ -130,7 +175,7 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
     });
     let mut arrivals = vec![Vec::new(); parts as usize];
     for &f in &sim.arrivals {
-        let src = sim.flows[f as usize].src;
+        let src = sim.addrs[f as usize].src;
         arrivals[owner[src as usize] as usize].push(f);
     }
     let owner = std::sync::Arc::new(owner);
@@ -161,6 +206,10 @@ pub fn split(sim: &mut Sim, parts: u32) -> Result<()> {
             flows: unsafe { sim.flows.share() },
             rx: unsafe { sim.rx.share() },
             addrs: unsafe { sim.addrs.share() },
+            lens: unsafe { sim.lens.share() },
+            rank: sim.rank,
+            deps: Default::default(),
+            ends: None,
             arrivals,
             next_arrival: 0,
             rng: sim.rng.clone(),

@@ -8,6 +8,7 @@ use crate::engine::Sim;
 use crate::event::HDR;
 use crate::host::state::NONE;
 
+pub mod ends;
 pub mod lb;
 pub mod stats;
 pub mod trace;
@@ -169,16 +170,21 @@ impl Sim {
         let mut max = 0u32;
         let mut sum = 0u64;
         for sw in &self.switches {
-            for i in 0..sw.ports.len() {
+            // (another process's switches: none here)
+            for i in 0..sw.model.ports() {
                 let b = sw.model.bytes(i, 1);
                 max = max.max(b);
                 sum += u64::from(b);
             }
         }
         self.stats.samples.push((t, max, sum));
+        // the uplinks of the switches this process runs (every one, but
+        // on an MPI rank: rank 0 puts the ranks' together,
+        // `crate::wire::merge_samples`)
         let tx = self
             .switches
             .iter()
+            .filter(|sw| sw.model.ports() > 0)
             .flat_map(|sw| sw.ports.iter().filter(|p| p.uplink).map(|p| p.tx_bytes))
             .collect();
         self.stats.uplink_samples.push((t, tx));
@@ -186,8 +192,16 @@ impl Sim {
 
     /// Each uplink's utilisation between consecutive samples.
     fn uplink_series(&self) -> Vec<(u64, Vec<f64>)> {
-        let mut v = self.stats.uplink_samples.clone();
-        v.sort_by_key(|s| s.0);
+        let ups = &self.stats.uplink_samples;
+        let sorted;
+        let v = if ups.is_sorted_by_key(|s| s.0) {
+            ups
+        } else {
+            let mut c = ups.clone();
+            c.sort_by_key(|s| s.0);
+            sorted = c;
+            &sorted
+        };
         let speeds: Vec<f64> = self
             .switches
             .iter()
@@ -249,7 +263,8 @@ impl Sim {
     /// State of every queue, PG, host and unfinished flow (debugging).
     pub fn dump(&self) {
         for sw in &self.switches {
-            for (i, pt) in sw.ports.iter().enumerate() {
+            // (another process's switches: no queues here)
+            for (i, pt) in sw.ports.iter().enumerate().take(sw.model.ports()) {
                 let (pg, pf) = sw.model.pg(i);
                 eprintln!(
                     "{} port {i} -> {}: fifo {}/{} q {} paused_until {} busy {} | pg {:?} xoff {}",
@@ -275,7 +290,10 @@ impl Sim {
                 h.ctrl.len()
             );
         }
-        for (i, (f, r)) in self.flows.iter().zip(self.rx.iter()).enumerate() {
+        for i in 0..self.n_flows() {
+            let (Some(f), Some(r)) = (self.flows.get(i), self.rx.get(i)) else {
+                continue;
+            };
             if r.finish_ns == 0 {
                 eprintln!(
                     "flow {i} {}->{} snd_nxt {} una_psn {} rcv_psn {} size {} rate {} acked {}",
@@ -285,25 +303,37 @@ impl Sim {
         }
     }
 
+    /// The run's report (its flows' figures from the record rank 0 of an
+    /// MPI job gathered, else from the flows this process holds: all of
+    /// them).
     pub fn report(&self, wall_s: f64) -> Report {
+        let ends = match &self.ends {
+            Some(e) => ends::Ends::Record(e),
+            None => ends::Ends::Halves(self),
+        };
+        self.report_of(wall_s, ends)
+    }
+
+    fn report_of(&self, wall_s: f64, ends: ends::Ends) -> Report {
         let t = self.now.max(1) as f64;
         let mut all = Vec::new();
         let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() - 1];
         let (mut job_start, mut job_end, mut job_flows, mut job_done) = (u64::MAX, 0u64, 0, 0);
-        for (f, r) in self.flows.iter().zip(self.rx.iter()) {
+        for (i, a) in self.addrs.iter().enumerate() {
+            let f = ends.get(i);
             if f.job != NONE {
                 job_flows += 1;
                 job_start = job_start.min(f.start_ns);
             }
-            if r.finish_ns == 0 {
+            if f.finish_ns == 0 {
                 continue;
             }
             if f.job != NONE {
                 job_done += 1;
-                job_end = job_end.max(r.finish_ns);
+                job_end = job_end.max(f.finish_ns);
             }
-            let fct = (r.finish_ns - f.start_ns) as f64;
-            let s = (fct / self.ideal_fct_ns(f.size, self.hops(f.src, f.dst))).max(1.0);
+            let fct = (f.finish_ns - f.start_ns) as f64;
+            let s = (fct / self.ideal_fct_ns(f.size, self.hops(a.src, a.dst))).max(1.0);
             all.push(s);
             let b = BUCKETS
                 .windows(2)
@@ -373,7 +403,7 @@ impl Sim {
                     .sum::<u64>()
             })
             .sum();
-        let ideal_jct_ns = self.ideal_jct_ns();
+        let ideal_jct_ns = self.ideal_jct_ns(ends);
         let lb_trace = if self.p.trace_lb {
             trace::trace_csv(&self.stats.lb_trace, name)
         } else {
@@ -385,7 +415,7 @@ impl Sim {
             wall_s,
             events: self.events,
             events_per_s: self.events as f64 / wall_s.max(1e-9),
-            flows_total: self.flows.len(),
+            flows_total: ends.len(),
             flows_started: self.stats.flows_started,
             flows_completed: self.stats.flows_done,
             fct_slowdown: Dist::of(all),
@@ -406,7 +436,7 @@ impl Sim {
                 0.0
             },
             uplink_busy_util: self.busy_util(),
-            step_flows: self.step_flows(&self.stats.first_hops),
+            step_flows: self.step_flows(ends, &self.stats.first_hops),
             lb_moves: self.stats.lb_moves,
             lb_evictions: self.stats.lb_evictions,
             receiver: if self.p.ooo_receiver { "ooo" } else { "rc" }.into(),

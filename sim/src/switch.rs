@@ -218,10 +218,7 @@ impl Sim {
             // what the packet announces: a WRITE's first packet carries
             // its message's length (RETH); an ACK, NAK or CNP books itself
             let (opcode, reth_len) = match (pkt.kind, pkt.psn) {
-                (KIND_DATA, 0) => {
-                    let size = self.flows[pkt.flow as usize].size;
-                    (OP_WRITE_FIRST, size.min(u64::from(u32::MAX - 1)) as u32)
-                }
+                (KIND_DATA, 0) => (OP_WRITE_FIRST, self.lens[pkt.flow as usize]),
                 (KIND_DATA, _) => (OP_WRITE_MIDDLE, NOT_ANNOUNCED),
                 (KIND_CNP, _) => (OP_CNP, NOT_ANNOUNCED),
                 _ => (OP_ACK, NOT_ANNOUNCED),

@@ -13,6 +13,7 @@ use dataplane_common::lb::MAX_MEMBERS;
 
 use crate::engine::Sim;
 use crate::event::{Crossing, Msg, Pkt, KIND_DATA};
+use crate::report::ends::{self, FlowEnds};
 use crate::report::stats::Stats;
 use crate::report::trace::{LbEvent, TraceKind};
 use crate::switch::state::{SwCounters, UplinkBusy};
@@ -327,12 +328,12 @@ pub fn put_partition(out: &mut Vec<u64>, part: &Sim) {
             out.push(host.tx_bytes);
         }
     }
-    for (f, a) in sim.addrs.iter().enumerate() {
-        if sim.owner[a.src as usize] == p {
-            out.push(sim.flows[f].start_ns);
+    for f in 0..sim.n_flows() {
+        if sim.owner[sim.addrs[f].src as usize] == p {
+            ends::put_tx(out, &sim.flows[f]);
         }
-        if sim.owner[a.dst as usize] == p {
-            out.push(sim.rx[f].finish_ns);
+        if sim.owner[sim.rx_node(f) as usize] == p {
+            ends::put_rx(out, &sim.rx[f]);
         }
     }
 }
@@ -340,8 +341,9 @@ pub fn put_partition(out: &mut Vec<u64>, part: &Sim) {
 /// Reads what [`put_partition`] wrote into rank 0's copy of the run:
 /// the partition's counters, events and packets (payload only: what the
 /// report counts in flight) into its [`Sim`] (`lead` or one of its
-/// `others`), the nodes' and flows' figures into the shared arrays.
-pub fn get_partition(r: &mut Reader, lead: &mut Sim) {
+/// `others`), the nodes' figures into the shared arrays, the flows' into
+/// `ends`.
+pub fn get_partition(r: &mut Reader, lead: &mut Sim, ends: &mut FlowEnds) {
     let p = r.next("a partition") as u32;
     assert!(
         p > 0 && (p as usize) <= lead.others.len(),
@@ -403,52 +405,102 @@ pub fn get_partition(r: &mut Reader, lead: &mut Sim) {
             host.tx_bytes = r.next("a host's bytes");
         }
     }
-    for f in 0..lead.addrs.len() {
-        let a = lead.addrs[f];
-        if owner[a.src as usize] == p {
-            lead.flows[f].start_ns = r.next("a flow's start");
+    for f in 0..lead.n_flows() {
+        if owner[lead.addrs[f].src as usize] == p {
+            ends.get_tx(f, r);
         }
-        if owner[a.dst as usize] == p {
-            lead.rx[f].finish_ns = r.next("a flow's finish");
+        if owner[lead.rx_node(f) as usize] == p {
+            ends.get_rx(f, r);
         }
     }
 }
 
 /// Folds the queue samples another process took of its own switches
-/// (those of its partitions `others[..]`, others' switches idle in its
-/// copy) into the lead's: the largest queue, the sums, each uplink's
-/// bytes. Every process samples at the same times.
+/// (into the first of its partitions, `others[..]`) into the lead's:
+/// the largest queue and the sums over every switch (others' idle in
+/// its copy); the bytes of its own switches' uplinks, which it alone
+/// sampled, into their places among every switch's (switch by switch,
+/// each switch's from the rank that runs it). Every process samples at
+/// the same times.
 pub fn merge_samples(lead: &mut Sim) {
+    let ranks = lead.rank.1.max(1) as usize;
     let mut others = std::mem::take(&mut lead.others);
+    // per rank, its uplink samples (rank 0's: the lead's)
+    let mut ups = vec![std::mem::take(&mut lead.stats.uplink_samples)];
     for o in &mut others {
         let samples = std::mem::take(&mut o.stats.samples);
-        let ups = std::mem::take(&mut o.stats.uplink_samples);
-        if samples.is_empty() && ups.is_empty() {
+        let u = std::mem::take(&mut o.stats.uplink_samples);
+        if samples.is_empty() && u.is_empty() {
             continue;
         }
         let s = &mut lead.stats;
         assert!(
-            samples.len() == s.samples.len() && ups.len() == s.uplink_samples.len(),
+            samples.len() == s.samples.len() && u.len() == ups[0].len(),
             "queue samples: partition {} took {} (uplinks {}), partition 0 {} ({})",
             o.part,
             samples.len(),
-            ups.len(),
+            u.len(),
             s.samples.len(),
-            s.uplink_samples.len()
+            ups[0].len()
+        );
+        assert_eq!(
+            o.part as usize,
+            ups.len(),
+            "a rank's first partition samples"
         );
         for (a, b) in s.samples.iter_mut().zip(samples) {
             assert_eq!(a.0, b.0, "queue samples at different times");
             a.1 = a.1.max(b.1);
             a.2 += b.2;
         }
-        for (a, b) in s.uplink_samples.iter_mut().zip(ups) {
-            assert_eq!(a.0, b.0, "uplink samples at different times");
-            for (x, y) in a.1.iter_mut().zip(b.1) {
-                *x += y;
-            }
-        }
+        ups.push(u);
     }
     lead.others = others;
+    assert!(
+        ups.len() == 1 || ups.len() == ranks,
+        "uplink samples of {} ranks of {ranks}",
+        ups.len()
+    );
+    if ups.len() == 1 {
+        lead.stats.uplink_samples = ups.pop().expect("rank 0's");
+        return;
+    }
+    // which rank's samples hold each switch's uplinks
+    let hosts = lead.first_switch as usize;
+    let from: Vec<(usize, usize)> = lead
+        .switches
+        .iter()
+        .enumerate()
+        .map(|(i, sw)| {
+            let q = lead.owner[hosts + i] as usize % ranks;
+            (q, sw.ports.iter().filter(|p| p.uplink).count())
+        })
+        .collect();
+    let n: usize = from.iter().map(|f| f.1).sum();
+    let times = ups[0].len();
+    let mut out = Vec::with_capacity(times);
+    for k in 0..times {
+        let t = ups[0][k].0;
+        let mine: Vec<Vec<u64>> = ups
+            .iter_mut()
+            .map(|u| {
+                assert_eq!(u[k].0, t, "uplink samples at different times");
+                std::mem::take(&mut u[k].1)
+            })
+            .collect();
+        let mut at = vec![0usize; ranks];
+        let mut all = Vec::with_capacity(n);
+        for &(q, count) in &from {
+            all.extend_from_slice(&mine[q][at[q]..at[q] + count]);
+            at[q] += count;
+        }
+        assert!(
+            at.iter().zip(&mine).all(|(&a, m)| a == m.len()),
+            "uplink samples: a rank sampled other uplinks than its switches'"
+        );
+        out.push((t, all));
+    }
+    lead.stats.uplink_samples = out;
 }
 
 #[cfg(test)]

@@ -94,10 +94,25 @@ fn add_flow(sim: &mut Sim, rng: &mut SplitMix64, src: u32, dst: u32, size: u64, 
     sim.push_flow(Flow::new(src, dst, size, t, sport, id + 1))
 }
 
-/// Flow `child` starts when `parent` completes.
+/// Flow `child` starts when `parent` completes (in the halves this
+/// process holds).
 fn depend(sim: &mut Sim, child: u32, parent: u32) {
-    sim.rx[parent as usize].children.push(child);
-    sim.flows[child as usize].deps_left += 1;
+    if let Some(rx) = sim.rx.get_mut(parent as usize) {
+        rx.children.push(child);
+    }
+    if let Some(f) = sim.flows.get_mut(child as usize) {
+        f.deps_left += 1;
+    }
+    sim.note_dep(child, parent);
+}
+
+/// Flow `id` belongs to the job, at `step` (in its sender half, if this
+/// process holds it).
+fn in_job(sim: &mut Sim, id: u32, step: u32) {
+    if let Some(f) = sim.flows.get_mut(id as usize) {
+        f.job = 0;
+        f.step = step;
+    }
 }
 
 /// The ranks of a collective: `p.ranks` first hosts (0: all).
@@ -155,7 +170,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
             // the senders furthest from host 0 (the last hosts)
             for k in 0..fanin {
                 let id = add_flow(sim, &mut rng, n - 1 - k, 0, m, 0);
-                sim.flows[id as usize].job = 0;
+                in_job(sim, id, 0);
                 start_now.push(id);
             }
         }
@@ -173,7 +188,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
             }
             for (s, &d) in perm.iter().enumerate() {
                 let id = add_flow(sim, &mut rng, s as u32, d, m, 0);
-                sim.flows[id as usize].job = 0;
+                in_job(sim, id, 0);
                 start_now.push(id);
             }
         }
@@ -187,7 +202,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
             }
             for s in 0..n {
                 let id = add_flow(sim, &mut rng, s, (s + per_leaf) % n, m, 0);
-                sim.flows[id as usize].job = 0;
+                in_job(sim, id, 0);
                 start_now.push(id);
             }
         }
@@ -198,7 +213,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
                 for k in 1..r {
                     let d = (s + k) % r;
                     let id = add_flow(sim, &mut rng, s, d, each, 0);
-                    sim.flows[id as usize].job = 0;
+                    in_job(sim, id, 0);
                     start_now.push(id);
                 }
             }
@@ -222,8 +237,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
                     for i in 0..members {
                         let id =
                             add_flow(sim, &mut rng, host(i), host((i + 1) % members), chunk, 0);
-                        sim.flows[id as usize].job = 0;
-                        sim.flows[id as usize].step = step;
+                        in_job(sim, id, step);
                         cur.push(id);
                     }
                     for i in 0..members as usize {
@@ -260,8 +274,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
                 let mut cur = vec![0u32; r as usize];
                 for i in 0..r {
                     let id = add_flow(sim, &mut rng, i, i ^ dist, size.max(1), 0);
-                    sim.flows[id as usize].job = 0;
-                    sim.flows[id as usize].step = step as u32;
+                    in_job(sim, id, step as u32);
                     cur[i as usize] = id;
                 }
                 for i in 0..r as usize {
@@ -269,7 +282,7 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
                         start_now.push(cur[i]);
                     } else {
                         // partner of the previous step sent to i
-                        let pd = sim.flows[prev[i] as usize].dst as usize;
+                        let pd = sim.addrs[prev[i] as usize].dst as usize;
                         depend(sim, cur[i], prev[pd]);
                         depend(sim, cur[i], prev[i]);
                     }
@@ -279,5 +292,8 @@ pub fn generate(sim: &mut Sim) -> Result<()> {
         }
     }
     sim.arrivals.extend(start_now);
+    // another process's flows start there
+    let flows = &sim.flows;
+    sim.arrivals.retain(|&f| flows.holds(f as usize));
     Ok(())
 }

@@ -195,6 +195,12 @@ fn ranks_give_the_one_process_report_byte_for_byte() {
         for ((n, x), (_, y)) in fa.iter().zip(&fb) {
             assert!(x == y, "{name}: {n} differs");
         }
+        held_once(
+            name,
+            ranks,
+            &text,
+            a["runs"][0]["flows_total"].as_u64().unwrap(),
+        );
         println!(
             "{name}: {ranks} ranks = one process ({} files), {:.1} s",
             fa.len() + 1,
@@ -202,6 +208,39 @@ fn ranks_give_the_one_process_report_byte_for_byte() {
         );
         let _ = std::fs::remove_dir_all(&one);
         let _ = std::fs::remove_dir_all(&many);
+    }
+}
+
+/// Each flow's sender and receiver halves were held by one rank only
+/// (rank 0's line of each run: per rank, `sender/receiver` halves held):
+/// the ranks' counts add up to the run's flows, where every rank holding
+/// the whole run would give `ranks` times as many. In the all-reduce,
+/// whose 16 leaves (partitions 0-15 of 24) alternate between 2 ranks and
+/// whose hosts send and receive alike, each rank holds half.
+fn held_once(name: &str, ranks: u32, text: &str, flows: u64) {
+    let key = "flows' halves held per rank (sender/receiver, of ";
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(key)).collect();
+    assert!(!lines.is_empty(), "{name}: no line of flows held:\n{text}");
+    for l in lines {
+        let rest = &l[l.find(key).unwrap() + key.len()..];
+        let (total, per_rank) = rest.split_once(" flows): ").expect("the line's end");
+        assert_eq!(total.parse::<u64>().unwrap(), flows, "{name}: {l}");
+        let held: Vec<(u64, u64)> = per_rank
+            .split(' ')
+            .map(|h| {
+                let (t, r) = h.split_once('/').expect("sender/receiver");
+                (t.parse().unwrap(), r.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(held.len(), ranks as usize, "{name}: {l}");
+        let (tx, rx) = held.iter().fold((0, 0), |a, h| (a.0 + h.0, a.1 + h.1));
+        assert_eq!((tx, rx), (flows, flows), "{name}: {l}");
+        if name == "allreduce_128gpu" {
+            assert!(
+                held.iter().all(|&h| h == (flows / 2, flows / 2)),
+                "{name}: {l}"
+            );
+        }
     }
 }
 

@@ -121,8 +121,10 @@ pub struct Host {
     pub pause: PauseStat,
     /// ACKs, NAKs and CNPs to send (before data, never paused).
     pub ctrl: VecDeque<u32>,
-    /// Flows with data to send.
-    pub active: Vec<u32>,
+    /// Flows with data to send, each with its sender half's place in
+    /// `flows` ([`crate::cells::Shared::slot`]: no lookup as the host
+    /// goes round them).
+    pub active: Vec<(u32, u32)>,
     pub rr: usize,
     pub wake_at: u64,
     pub ser_frac: u64,

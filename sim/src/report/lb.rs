@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use crate::engine::Sim;
 use crate::event::HDR;
 use crate::host::state::NONE;
+use crate::report::ends::Ends;
 use crate::report::UtilSummary;
 
 /// How many flows each uplink of a switch took in one collective step
@@ -54,7 +55,7 @@ impl Sim {
 
     /// Flows per uplink per collective step, from where each flow's first
     /// packet left each switch.
-    pub fn step_flows(&self, first_hops: &[(u32, u32, u16)]) -> StepFlows {
+    pub fn step_flows(&self, ends: Ends, first_hops: &[(u32, u32, u16)]) -> StepFlows {
         // (step, switch) -> port -> flows, each (flow, switch) once
         let mut seen = std::collections::HashSet::new();
         let mut by: HashMap<(u32, u32), HashMap<u16, u64>> = HashMap::new();
@@ -62,7 +63,7 @@ impl Sim {
             if !seen.insert((f, node)) {
                 continue;
             }
-            let step = self.flows[f as usize].step;
+            let step = ends.get(f as usize).step;
             *by.entry((step, node)).or_default().entry(port).or_default() += 1;
         }
         let mut out = StepFlows::default();
@@ -105,8 +106,8 @@ impl Sim {
     ///   receives, at its line rate, plus one path's latency;
     /// * the leaves' uplinks: the most bytes that cross one leaf's uplinks
     ///   one way over their summed speed, plus one path's latency.
-    pub fn ideal_jct_ns(&self) -> u64 {
-        let n = self.flows.len();
+    pub fn ideal_jct_ns(&self, ends: Ends) -> u64 {
+        let n = ends.len();
         let mtu = u64::from(self.p.mtu);
         let wire = |size: u64| size + size.div_ceil(mtu).max(1) * u64::from(HDR);
         let mut start = vec![0f64; n];
@@ -117,23 +118,24 @@ impl Sim {
         let mut up: HashMap<(u32, bool), u64> = HashMap::new();
         let mut min_hops = u32::MAX;
         for f in 0..n {
-            let fl = &self.flows[f];
+            let (fl, a) = (ends.get(f), &self.addrs[f]);
             if fl.job == NONE {
                 continue;
             }
             any = true;
-            let hops = self.hops(fl.src, fl.dst);
+            let hops = self.hops(a.src, a.dst);
             min_hops = min_hops.min(hops);
             let end = start[f] + self.ideal_fct_ns(fl.size, hops);
             chain = chain.max(end);
-            for &c in &self.rx[f].children {
+            let delay = self.p.dep_delay_ns as f64;
+            ends.each_child(f as u32, |c| {
                 let c = c as usize;
-                start[c] = start[c].max(end + self.p.dep_delay_ns as f64);
-            }
+                start[c] = start[c].max(end + delay);
+            });
             let w = wire(fl.size);
-            tx[fl.src as usize] += w;
-            rx[fl.dst as usize] += w;
-            let (a, b) = (self.leaf_of(fl.src), self.leaf_of(fl.dst));
+            tx[a.src as usize] += w;
+            rx[a.dst as usize] += w;
+            let (a, b) = (self.leaf_of(a.src), self.leaf_of(a.dst));
             if a != b {
                 *up.entry((a, true)).or_default() += w;
                 *up.entry((b, false)).or_default() += w;

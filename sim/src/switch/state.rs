@@ -354,6 +354,19 @@ impl Switch {
     }
 }
 
+impl Switch {
+    /// A switch another process runs (an MPI rank's,
+    /// [`crate::ranks`]): its name, ports and counters stay (rank 0's
+    /// report reads them, gathered), its queues' model, routes and
+    /// balancing tables go.
+    pub fn shed(&mut self) {
+        self.model = Model::new(0, 8);
+        self.route = Vec::new();
+        self.flowlets = Vec::new();
+        self.ways = Vec::new();
+    }
+}
+
 /// The 5-tuple and QP a packet of `flow` from host `src` to host `dst`
 /// carries (RoCEv2: UDP to 4791, BTH destination QP).
 #[inline]
