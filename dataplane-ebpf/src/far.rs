@@ -7,7 +7,7 @@
 //!   pair; the packet is broadcast like a PFC decision and the ingress
 //!   port's copy becomes the notification ([`write_note`], from
 //!   `xdp_devmap_pfc`);
-//! * receiving (`xdp_forward_pfc_rx`): [`rx`] records it in `FAR` by
+//! * receiving (`xdp_forward_far_rx`): [`rx`] records it in `FAR` by
 //!   (ingress port, prefix);
 //! * reading (place mode's member scan): [`far_ns`], what the record says
 //!   now of a member's port toward a destination.

@@ -166,23 +166,9 @@ pub fn broadcast(ctx: &XdpContext, ev: &PfcEvent, ec: &EgressCtx, drop: bool) ->
         return Err(());
     }
     let data_port = if drop { PFC_NO_DATA } else { ec.out_port };
-    // SAFETY: the helper checks the room it grows into.
-    if unsafe { bpf_xdp_adjust_meta(ctx.ctx, -META_LEN) } != 0 {
-        return Err(fail(ev));
-    }
-    let (meta, data) = (ctx.metadata(), ctx.data());
-    if meta + META_LEN as usize > data {
-        return Err(fail(ev));
-    }
-    // SAFETY: [meta, meta + META_LEN) lies before data, checked just above.
-    unsafe { core::ptr::write_unaligned(meta as *mut PfcMeta, PfcMeta::of(ev, data_port)) };
-    match PFC_BCAST.redirect(0, u64::from(BPF_F_BROADCAST)) {
-        Ok(a) => Ok(a),
-        Err(_) => {
-            // the metadata stays behind the packet; it is not sent
-            Err(fail(ev))
-        }
-    }
+    // on failure the metadata, if added, stays behind the packet; it is
+    // not sent
+    broadcast_meta(ctx, &PfcMeta::of(ev, data_port)).ok_or_else(|| fail(ev))
 }
 
 /// Sends a far-side notification (`far::due`) out of the packet's ingress
@@ -195,21 +181,26 @@ pub fn broadcast_note(ctx: &XdpContext, ec: &EgressCtx, drain_ns: u64) -> Result
         crate::far::send_failed();
         return Err(());
     }
+    broadcast_meta(ctx, &crate::far::meta(ec, drain_ns)).ok_or_else(crate::far::send_failed)
+}
+
+/// Puts `m` in the packet's XDP metadata and redirects it with
+/// `BPF_F_BROADCAST` to `PFC_BCAST`, whose `xdp_devmap_pfc` gives each
+/// copy its fate; `None` when the metadata does not fit or the redirect
+/// fails.
+#[inline(always)]
+fn broadcast_meta(ctx: &XdpContext, m: &PfcMeta) -> Option<u32> {
     // SAFETY: the helper checks the room it grows into.
     if unsafe { bpf_xdp_adjust_meta(ctx.ctx, -META_LEN) } != 0 {
-        crate::far::send_failed();
-        return Err(());
+        return None;
     }
     let (meta, data) = (ctx.metadata(), ctx.data());
     if meta + META_LEN as usize > data {
-        crate::far::send_failed();
-        return Err(());
+        return None;
     }
     // SAFETY: [meta, meta + META_LEN) lies before data, checked just above.
-    unsafe { core::ptr::write_unaligned(meta as *mut PfcMeta, crate::far::meta(ec, drain_ns)) };
-    PFC_BCAST
-        .redirect(0, u64::from(BPF_F_BROADCAST))
-        .map_err(|_| crate::far::send_failed())
+    unsafe { core::ptr::write_unaligned(meta as *mut PfcMeta, *m) };
+    PFC_BCAST.redirect(0, u64::from(BPF_F_BROADCAST)).ok()
 }
 
 /// Counts a decision the data plane could not send and hands it over.
