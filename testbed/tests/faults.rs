@@ -470,9 +470,10 @@ fn pins_removed_under_a_running_controller_are_restored() {
             assert!(dir.join(p).exists(), "{p} not pinned again");
         }
         let after = tables(&rig.instance, &CONFIG_TABLES).unwrap();
+        let differ = changed(&before, &after);
         assert!(
-            changed(&before, &after).is_empty(),
-            "the restored pins are other maps"
+            differ.is_empty(),
+            "the restored pins are other maps: {differ:?} differ"
         );
         ctl.take();
     });
