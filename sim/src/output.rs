@@ -115,28 +115,89 @@ pub fn write(dir: &Path, sc: &Scenario, runs: &[Report]) -> Result<()> {
     Ok(())
 }
 
+/// The uplink heat map's most rows: more uplinks are averaged, a row
+/// per `ceil(uplinks / HEATMAP_MAX_ROWS)` consecutive uplinks (in
+/// `uplinks`' order: a switch's uplinks are consecutive). 1024, so a
+/// fabric of up to 1024 uplinks (the 1024-host scenarios) keeps a row an
+/// uplink.
+pub const HEATMAP_MAX_ROWS: usize = 1024;
+/// The heat map's most columns: more samples are averaged, a cell per
+/// `ceil(samples / columns)` consecutive samples. 512: the plot is 590
+/// px wide.
+pub const HEATMAP_MAX_COLS: usize = 512;
+/// The heat map's most cells (rows times columns), about 80 bytes of SVG
+/// each: the columns are fewer than `HEATMAP_MAX_COLS` where the rows
+/// are many, so a fabric of any size writes at most 2^18 cells (about 21
+/// MB; the 8192-GPU all-reduce wrote 4.1 GB, 16 384 uplinks by 3 100
+/// samples, a cell each).
+pub const HEATMAP_MAX_CELLS: usize = 1 << 18;
+
+/// How many consecutive uplinks make a row and samples a cell of the
+/// uplink heat map of `uplinks` uplinks and `samples` samples: (1, 1)
+/// unless it would hold more than [`HEATMAP_MAX_ROWS`] rows,
+/// [`HEATMAP_MAX_COLS`] columns or [`HEATMAP_MAX_CELLS`] cells.
+pub fn heatmap_bins(uplinks: usize, samples: usize) -> (usize, usize) {
+    let per_row = uplinks.div_ceil(HEATMAP_MAX_ROWS).max(1);
+    let rows = uplinks.div_ceil(per_row).max(1);
+    let cols = HEATMAP_MAX_COLS.min(HEATMAP_MAX_CELLS / rows).max(1);
+    (per_row, samples.div_ceil(cols).max(1))
+}
+
 /// Writes `dir/uplink_load_<name>.svg`: each uplink's load over time in
-/// run `r`, a row per uplink.
+/// run `r`, a row per uplink and a cell per sample interval; on a fabric
+/// too big for that ([`heatmap_bins`]) a row is the mean of consecutive
+/// uplinks (labelled by its first, `+` how many more) and a cell the mean of
+/// consecutive intervals, which the title says.
 pub fn uplink_heatmap(dir: &Path, name: &str, r: &Report) -> Result<()> {
-    let rows: Vec<(String, Vec<f64>)> = r
-        .uplinks
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let v = r.uplink_series.iter().map(|(_, u)| u[i]).collect();
-            (format!("{}>{}", l.from, l.to), v)
-        })
-        .collect();
-    let xmax = r.uplink_series.last().map_or(0.0, |s| s.0 as f64 / 1e3);
+    let series = &r.uplink_series;
+    let n = r.uplinks.len();
+    let (per_row, per_col) = heatmap_bins(n, series.len());
+    let label = |i: usize| format!("{}>{}", r.uplinks[i].from, r.uplinks[i].to);
+    let rows: Vec<(String, Vec<f64>)> = if (per_row, per_col) == (1, 1) {
+        (0..n)
+            .map(|i| (label(i), series.iter().map(|(_, u)| u[i]).collect()))
+            .collect()
+    } else {
+        (0..n)
+            .step_by(per_row)
+            .map(|first| {
+                let end = (first + per_row).min(n);
+                let v = series
+                    .chunks(per_col)
+                    .map(|c| {
+                        let sum: f64 = c
+                            .iter()
+                            .map(|(_, u)| u[first..end].iter().sum::<f64>())
+                            .sum();
+                        sum / (c.len() * (end - first)) as f64
+                    })
+                    .collect();
+                let l = if end - first == 1 {
+                    label(first)
+                } else {
+                    format!("{} +{}", label(first), end - first - 1)
+                };
+                (l, v)
+            })
+            .collect()
+    };
+    let mut means = Vec::new();
+    if per_row > 1 {
+        means.push(format!("a row {per_row} uplinks"));
+    }
+    if per_col > 1 {
+        means.push(format!("a cell {per_col} samples"));
+    }
+    let title = if means.is_empty() {
+        format!("Load of each uplink over time ({name})")
+    } else {
+        format!(
+            "Uplink load over time ({name}; {}, averaged)",
+            means.join(", ")
+        )
+    };
+    let xmax = series.last().map_or(0.0, |s| s.0 as f64 / 1e3);
     let path = dir.join(format!("uplink_load_{name}.svg"));
-    std::fs::write(
-        &path,
-        svg::heatmap(
-            &format!("Load of each uplink over time ({name})"),
-            "time (us)",
-            xmax,
-            &rows,
-        ),
-    )
-    .with_context(|| format!("writing {}", path.display()))
+    std::fs::write(&path, svg::heatmap(&title, "time (us)", xmax, &rows))
+        .with_context(|| format!("writing {}", path.display()))
 }

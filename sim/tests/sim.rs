@@ -307,3 +307,43 @@ fn the_serial_run_is_the_golden_one() {
         assert!(got == want, "{file}: the serial run's report changed");
     }
 }
+
+/// The uplink heat map is bounded: a row an uplink and a cell a sample
+/// while it fits (at most 1024 rows, 512 columns, 2^18 cells), else
+/// consecutive uplinks and samples averaged, as its title says; the
+/// 8192-GPU all-reduce's 16 384 uplinks by 3 100 samples (4.1 GB as a
+/// cell each) make 1024 rows of 239 cells.
+#[test]
+fn the_uplink_heat_map_is_bounded() {
+    use dataplane_sim::output::{heatmap_bins, uplink_heatmap};
+    assert_eq!(heatmap_bins(4, 113), (1, 1));
+    assert_eq!(heatmap_bins(1024, 256), (1, 1));
+    assert_eq!(heatmap_bins(1024, 257), (1, 2));
+    assert_eq!(heatmap_bins(8, 5000), (1, 10));
+    assert_eq!(heatmap_bins(2048, 1000), (2, 4));
+    assert_eq!(heatmap_bins(16384, 3100), (16, 13));
+    let dir = std::env::temp_dir().join(format!("dataplane-sim-heatmap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 8 uplinks, 2000 samples: 8 rows of 500 cells (4 samples each)
+    let r = run_one(
+        &Scenario {
+            samples: 2000,
+            ..small_websearch()
+        },
+        "hash",
+        false,
+    )
+    .unwrap();
+    assert_eq!((r.uplinks.len(), r.uplink_series.len()), (8, 2000));
+    uplink_heatmap(&dir, "many", &r).unwrap();
+    let svg = std::fs::read_to_string(dir.join("uplink_load_many.svg")).unwrap();
+    assert_eq!(svg.matches("<rect").count(), 1 + 8 * 500);
+    assert!(svg.contains("(many; a cell 4 samples, averaged)"));
+    // 200 samples: a cell a sample, the title as before
+    let r = run_one(&small_websearch(), "hash", false).unwrap();
+    uplink_heatmap(&dir, "few", &r).unwrap();
+    let svg = std::fs::read_to_string(dir.join("uplink_load_few.svg")).unwrap();
+    assert_eq!(svg.matches("<rect").count(), 1 + 8 * r.uplink_series.len());
+    assert!(svg.contains("Load of each uplink over time (few)"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
