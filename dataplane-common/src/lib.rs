@@ -39,6 +39,7 @@ pub mod parse;
 pub mod rand;
 pub mod reason;
 pub mod route;
+pub mod slots;
 pub mod trim;
 pub mod verdict;
 pub mod wire;

@@ -23,8 +23,10 @@ pub mod map {
     pub const HOSTS_V4: &str = "HOSTS_V4";
     /// IPv6 host routes (/128, exact match, consulted before the trie).
     pub const HOSTS_V6: &str = "HOSTS_V6";
-    /// Next hops (egress port, MACs).
+    /// Next hops (egress port, MACs): two slots a next hop (`slots`).
     pub const NEXTHOPS: &str = "NEXTHOPS";
+    /// Which of a next hop's two slots is live.
+    pub const NEXTHOP_SLOT: &str = "NEXTHOP_SLOT";
     /// The redirect devmap (port id -> ifindex).
     pub const TX_PORTS: &str = "TX_PORTS";
     /// Per-port, per-CPU forwarding counters.
@@ -33,8 +35,11 @@ pub mod map {
     pub const EGRESS_CTX: &str = "EGRESS_CTX";
     /// Tail-call table of the egress stages.
     pub const EGRESS_STAGE: &str = "EGRESS_STAGE";
-    /// Next-hop groups (members, buckets, mode).
+    /// Next-hop groups (members, buckets, mode): two slots a group
+    /// (`slots`).
     pub const GROUPS: &str = "GROUPS";
+    /// Which of a group's two slots is live.
+    pub const GROUP_SLOT: &str = "GROUP_SLOT";
     /// Flowlet table (flow -> member, last seen).
     pub const FLOWLETS: &str = "FLOWLETS";
     /// Place mode's flow table (sets of ways: flow -> member, last seen).
@@ -128,7 +133,7 @@ pub mod map {
     /// The tail call to `xdp_forward_far_rx`.
     pub const FAR_STAGE: &str = "FAR_STAGE";
     /// Every map of the object.
-    pub const ALL: [&str; 54] = [
+    pub const ALL: [&str; 56] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -137,11 +142,13 @@ pub mod map {
         HOSTS_V4,
         HOSTS_V6,
         NEXTHOPS,
+        NEXTHOP_SLOT,
         TX_PORTS,
         FWD_COUNTERS,
         EGRESS_CTX,
         EGRESS_STAGE,
         GROUPS,
+        GROUP_SLOT,
         FLOWLETS,
         FLOW_WAYS,
         PORT_RATE,
@@ -206,6 +213,12 @@ pub mod prog {
     pub const XDP_BENCH_BARE: &str = "xdp_bench_bare";
     /// Benchmark: the parser alone.
     pub const XDP_BENCH_PARSE: &str = "xdp_bench_parse";
+    /// Benchmark unit: one clock read.
+    pub const XDP_BENCH_CLOCK: &str = "xdp_bench_clock";
+    /// Benchmark unit: one helper call doing almost nothing.
+    pub const XDP_BENCH_HELPER: &str = "xdp_bench_helper";
+    /// Benchmark unit: one hash-map lookup (`PORT_CONFIG`).
+    pub const XDP_BENCH_LOOKUP: &str = "xdp_bench_lookup";
     /// Benchmark traffic source (XDP_TX, live frames).
     pub const XDP_BENCH_TX: &str = "xdp_bench_tx";
     /// Benchmark receiver: counts and drops.
@@ -234,7 +247,7 @@ pub mod prog {
     /// Programs only the feature probes load (`load_object` skips them).
     pub const PROBES: [&str; 3] = [PROBE_XDP_REDIRECT, PROBE_DEVMAP_META, PROBE_XDP_FRAGS];
     /// Every program of the object.
-    pub const ALL: [&str; 19] = [
+    pub const ALL: [&str; 22] = [
         XDP_CLASSIFY,
         XDP_FORWARD,
         XDP_FORWARD_PFC_RX,
@@ -244,6 +257,9 @@ pub mod prog {
         XDP_LOSSLESS_TICK,
         XDP_BENCH_BARE,
         XDP_BENCH_PARSE,
+        XDP_BENCH_CLOCK,
+        XDP_BENCH_HELPER,
+        XDP_BENCH_LOOKUP,
         XDP_BENCH_TX,
         XDP_BENCH_SINK,
         XDP_BENCH_FORWARD,

@@ -16,7 +16,7 @@
 use aya_ebpf::{
     helpers::{bpf_get_prandom_u32, bpf_probe_read_kernel},
     macros::map,
-    maps::{lpm_trie::Key, Array, HashMap, PerCpuArray},
+    maps::{lpm_trie::Key, Array},
 };
 use dataplane_common::{
     lb::{
@@ -37,11 +37,21 @@ use dataplane_common::{
 };
 
 use crate::packet::XdpPacket;
-use crate::tables::NEXTHOPS;
+use crate::tables::{live, nexthop};
 
-/// Next-hop groups by index (hash map: an update replaces a group whole).
+/// Next-hop groups by index, two slots each; `GROUP_SLOT` names the live
+/// one (`dataplane_common::slots`: a group is never read half-written).
 #[map]
-static GROUPS: HashMap<u32, Group> = HashMap::with_max_entries(MAX_GROUPS, 0);
+static GROUPS: Array<Group> = Array::with_max_entries(2 * MAX_GROUPS, 0);
+
+#[map]
+static GROUP_SLOT: Array<u32> = Array::with_max_entries(MAX_GROUPS, 0);
+
+/// Group `id` (an unused id reads as a group without members).
+#[inline(always)]
+fn group(id: u32) -> Option<&'static Group> {
+    live(&GROUPS, &GROUP_SLOT, id)
+}
 
 /// Flowlet state per (group, flow hash): slots indexed by
 /// `flowlet_index`, a flow taking over another's slot when they collide (an
@@ -86,8 +96,7 @@ fn flow_key(pkt: &XdpPacket, p: &Parsed) -> Option<FlowKey> {
 /// Next hop `id`'s egress port (id) and its rate estimator.
 #[inline(always)]
 fn rate_of(id: u16) -> Option<(u16, *mut PortRate)> {
-    // SAFETY: read-only; entries are replaced whole.
-    let nh = unsafe { NEXTHOPS.get(&u32::from(id)) }?;
+    let nh = nexthop(id)?;
     Some((nh.port_id, PORT_RATE.get_ptr_mut(u32::from(nh.port_id))?))
 }
 
@@ -117,8 +126,7 @@ extern "C" fn scan_member(i: u64, ctx: *mut core::ffi::c_void) -> i64 {
     // SAFETY: ctx is the Scan `least_loaded` passed.
     let s = unsafe { &mut *(ctx as *mut Scan) };
     let i = (i as usize) & (MAX_MEMBERS - 1);
-    // SAFETY: read-only; hash-map updates replace groups whole.
-    let Some(g) = (unsafe { GROUPS.get(&s.group_id) }) else {
+    let Some(g) = group(s.group_id) else {
         return 1;
     };
     if i >= g.n_members as usize {
@@ -191,8 +199,7 @@ fn reth_len(pkt: &XdpPacket, p: &Parsed) -> u32 {
 /// member (or does not exist).
 #[inline(always)]
 pub fn pick(pkt: &XdpPacket, p: &Parsed, group_id: u16, now: u64) -> Option<u16> {
-    // SAFETY: read-only; hash-map updates replace groups whole.
-    let g = unsafe { GROUPS.get(&u32::from(group_id)) }?;
+    let g = group(u32::from(group_id))?;
     let seed = HASH_SEED.get(0).copied().unwrap_or(0);
     let key = flow_key(pkt, p)?;
     let hash = flow_hash(&key, seed);

@@ -18,7 +18,7 @@ use dataplane_common::{
 
 use crate::packet::XdpPacket;
 use crate::stages::{enter_egress, EgressCtx};
-use crate::tables::{fwd_counters, HOSTS_V4, HOSTS_V6, NEXTHOPS, ROUTES_V4, ROUTES_V6, TX_PORTS};
+use crate::tables::{fwd_counters, HOSTS_V4, HOSTS_V6, ROUTES_V4, ROUTES_V6, TX_PORTS};
 
 /// Routes a classified frame. Returns the XDP action.
 #[inline(always)]
@@ -89,8 +89,7 @@ pub fn forward(
             return xdp_action::XDP_DROP;
         }
     };
-    // SAFETY: read-only use; hash-map updates replace entries whole.
-    let entry = unsafe { NEXTHOPS.get(&u32::from(nh_id)) };
+    let entry = crate::tables::nexthop(nh_id);
     let nh: NextHop = match (nexthop_verdict(entry), entry) {
         (NhVerdict::Send, Some(nh)) => *nh,
         (NhVerdict::Unresolved, _) => {

@@ -284,6 +284,41 @@ pub fn xdp_bench_bare(_ctx: XdpContext) -> u32 {
     xdp_action::XDP_PASS
 }
 
+/// Benchmark unit: one clock read, the pipeline's `bpf_ktime_get_ns` (the
+/// verdict depends on it so the call stays).
+#[xdp]
+pub fn xdp_bench_clock(_ctx: XdpContext) -> u32 {
+    // SAFETY: helper without preconditions.
+    match unsafe { aya_ebpf::helpers::bpf_ktime_get_ns() } {
+        0 => xdp_action::XDP_DROP,
+        _ => xdp_action::XDP_PASS,
+    }
+}
+
+/// Benchmark unit: one helper call that does almost nothing
+/// (`bpf_get_prandom_u32`): the cost of a call and its return on this
+/// kernel and CPU (its mitigations).
+#[xdp]
+pub fn xdp_bench_helper(_ctx: XdpContext) -> u32 {
+    // SAFETY: helper without preconditions.
+    match unsafe { aya_ebpf::helpers::bpf_get_prandom_u32() } {
+        u32::MAX => xdp_action::XDP_DROP,
+        _ => xdp_action::XDP_PASS,
+    }
+}
+
+/// Benchmark unit: one hash-map lookup, the pipeline's first
+/// (`PORT_CONFIG` by the ingress ifindex).
+#[xdp]
+pub fn xdp_bench_lookup(ctx: XdpContext) -> u32 {
+    let ifindex = ctx.ingress_ifindex() as u32;
+    // SAFETY: read-only, as in `ingress`.
+    match unsafe { PORT_CONFIG.get(&ifindex) } {
+        Some(c) if c.port_id == u16::MAX => xdp_action::XDP_DROP,
+        _ => xdp_action::XDP_PASS,
+    }
+}
+
 /// Benchmark: the shared parser only. The verdict depends on the parsed
 /// fields so the compiler cannot drop the work.
 #[xdp]

@@ -4,13 +4,14 @@
 use aya_ebpf::{
     bindings::BPF_F_NO_PREALLOC,
     macros::map,
-    maps::{DevMap, HashMap, LpmTrie, PerCpuArray},
+    maps::{Array, DevMap, HashMap, LpmTrie, PerCpuArray},
 };
 use dataplane_common::{
     maps::MAX_PORTS,
     route::{
         FwdCounters, NextHop, RouteEntry, MAX_NEXTHOPS, ROUTES_V4_CAPACITY, ROUTES_V6_CAPACITY,
     },
+    slots::slot_index,
 };
 
 /// IPv4 routes (longest prefix match).
@@ -34,9 +35,30 @@ pub(crate) static HOSTS_V4: HashMap<[u8; 4], RouteEntry> =
 pub(crate) static HOSTS_V6: HashMap<[u8; 16], RouteEntry> =
     HashMap::with_max_entries(ROUTES_V6_CAPACITY, BPF_F_NO_PREALLOC);
 
-/// Next hops by index. A hash map so an update replaces an entry whole.
+/// Next hops by index, two slots each; `NEXTHOP_SLOT` names the live one
+/// (`dataplane_common::slots`: never read half-written, no hash).
 #[map]
-pub(crate) static NEXTHOPS: HashMap<u32, NextHop> = HashMap::with_max_entries(MAX_NEXTHOPS, 0);
+pub(crate) static NEXTHOPS: Array<NextHop> = Array::with_max_entries(2 * MAX_NEXTHOPS, 0);
+
+#[map]
+pub(crate) static NEXTHOP_SLOT: Array<u32> = Array::with_max_entries(MAX_NEXTHOPS, 0);
+
+/// Entry `id` of a two-slot table: its live slot.
+#[inline(always)]
+pub(crate) fn live<T>(
+    data: &'static Array<T>,
+    slot: &'static Array<u32>,
+    id: u32,
+) -> Option<&'static T> {
+    let s = *slot.get(id)?;
+    data.get(slot_index(id, s))
+}
+
+/// Next hop `id` (an unused id reads as not usable: `valid` 0).
+#[inline(always)]
+pub(crate) fn nexthop(id: u16) -> Option<&'static NextHop> {
+    live(&NEXTHOPS, &NEXTHOP_SLOT, u32::from(id))
+}
 
 /// Egress ports for XDP_REDIRECT, indexed by port id.
 #[map]

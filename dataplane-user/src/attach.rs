@@ -14,7 +14,7 @@ use crate::sys;
 use dataplane_config::{Plan, XdpAttach};
 
 /// Every map the controller pins, by name.
-pub const PINNED_MAPS: [&str; 13] = [
+pub const PINNED_MAPS: [&str; 14] = [
     names::map::DROP_EVENTS,
     names::map::PAUSE_STATS,
     names::map::WD_STATS,
@@ -28,6 +28,7 @@ pub const PINNED_MAPS: [&str; 13] = [
     names::map::FWD_COUNTERS,
     names::map::PORT_RATE,
     names::map::GROUPS,
+    names::map::GROUP_SLOT,
 ];
 
 /// Where the XDP link of a port is pinned.

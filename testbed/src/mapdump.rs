@@ -67,7 +67,7 @@ pub fn dump(path: &Path) -> Result<Dump> {
 
 /// The maps the controller writes from the configuration (what a refused
 /// reload must leave alone), by name.
-pub const CONFIG_TABLES: [&str; 11] = {
+pub const CONFIG_TABLES: [&str; 13] = {
     use dataplane_common::names::map::*;
     [
         PORT_CONFIG,
@@ -76,8 +76,10 @@ pub const CONFIG_TABLES: [&str; 11] = {
         HOSTS_V4,
         HOSTS_V6,
         NEXTHOPS,
+        NEXTHOP_SLOT,
         TX_PORTS,
         GROUPS,
+        GROUP_SLOT,
         HASH_SEED,
         PORT_BUF,
         POOL,

@@ -13,13 +13,13 @@
 #[allow(dead_code)] // helpers other test files use
 mod common;
 
-use aya::maps::{Array, HashMap, MapData, PerCpuArray};
+use aya::maps::{Array, MapData, PerCpuArray};
 use aya::Ebpf;
 use common::{write_first, write_middle, MAC_HOST, V4_SRC};
 use dataplane_common::build::{self, Ip, Reth, L2};
 use dataplane_common::lb::FarCounters;
 use dataplane_common::lb::{
-    flow_hash, flow_set_index, flowlet_hash, pick_least_loaded, wire_ns, FlowKey, Group, PortRate,
+    flow_hash, flow_set_index, flowlet_hash, pick_least_loaded, wire_ns, FlowKey, PortRate,
     MAX_MEMBERS, PLACE_COUNT_ONE, PLACE_MAX_BOOK_NS,
 };
 use dataplane_common::maps::GlobalCounters;
@@ -300,9 +300,13 @@ fn sparse_flows_spread_by_placement_counts() {
     }
     assert_eq!(used, [2; 4], "8 sparse QPs on the 4 uplinks");
     // what the flow hash alone makes of the same ties
-    let groups: HashMap<&MapData, u32, Group> =
-        HashMap::try_from(sw.bpf.map(names::map::GROUPS).unwrap()).unwrap();
-    let (_, g) = groups.iter().next().expect("one group").unwrap();
+    let (_, g) = dataplane_user::tables::groups::groups(&mut sw.bpf)
+        .unwrap()
+        .entries()
+        .unwrap()
+        .into_iter()
+        .next()
+        .expect("one group");
     let mut by_hash = [0u32; MAX_MEMBERS];
     for qp in 1..=8 {
         let h = flow_hash(&FlowKey::ipv4(V4_SRC, DST, 17, 49152, 4791, qp), 11);

@@ -6,10 +6,9 @@
 
 mod common;
 
-use aya::maps::{HashMap, MapData};
 use common::*;
 use dataplane_common::names;
-use dataplane_common::route::{NextHop, NH_UNRESOLVED, NH_VALID};
+use dataplane_common::route::{NH_UNRESOLVED, NH_VALID};
 use dataplane_user::tables::apply_config_text;
 use testbed::netns::Netns;
 use testbed::testrun::{counter_snapshot, run_xdp, XDP_PASS, XDP_REDIRECT};
@@ -36,11 +35,10 @@ nexthop = "n1"
 "#;
 
 fn set_valid(bpf: &mut aya::Ebpf, valid: u8) {
-    let mut m: HashMap<&mut MapData, u32, NextHop> =
-        HashMap::try_from(bpf.map_mut(names::map::NEXTHOPS).unwrap()).unwrap();
-    let mut nh = m.get(&0, 0).unwrap();
+    let mut m = dataplane_user::tables::forwarding::nexthops(bpf).unwrap();
+    let mut nh = m.get(0).unwrap().expect("next hop 0");
     nh.valid = valid;
-    m.insert(0, nh, 0).unwrap();
+    m.set(0, Some(&nh)).unwrap();
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! two LPM tries and the two host-route tables (/32 and /128 routes live
 //! there, never in a trie: [`is_host_route`]), opened from the instance's
 //! pins, each entry replaced whole (hash-map and LPM updates are atomic per
-//! entry, and a prefix has one table, so the sync's make-before-break order
-//! holds per prefix as before).
+//! entry, next hops and groups are two-slot tables whose live slot flips
+//! after the write, and a prefix has one table, so the sync's
+//! make-before-break order holds per prefix as before).
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -17,10 +18,11 @@ use dataplane_common::route::{is_host_route, NextHop, RouteEntry};
 
 use super::kernel::Prefix;
 use super::sync::Writer;
+use crate::tables::slotted::Slotted;
 
 pub struct MapWriter {
-    nexthops: HashMap<MapData, u32, NextHop>,
-    groups: HashMap<MapData, u32, Group>,
+    nexthops: Slotted<MapData, NextHop>,
+    groups: Slotted<MapData, Group>,
     v4: LpmTrie<MapData, [u8; 4], RouteEntry>,
     v6: LpmTrie<MapData, [u8; 16], RouteEntry>,
     hosts_v4: HashMap<MapData, [u8; 4], RouteEntry>,
@@ -43,8 +45,8 @@ impl MapWriter {
     /// The maps pinned in `pin_dir` (the running instance's).
     pub fn open(pin_dir: &Path) -> Result<MapWriter> {
         Ok(MapWriter {
-            nexthops: HashMap::try_from(open(pin_dir, names::map::NEXTHOPS)?)?,
-            groups: HashMap::try_from(open(pin_dir, names::map::GROUPS)?)?,
+            nexthops: Slotted::pinned(pin_dir, names::map::NEXTHOPS, names::map::NEXTHOP_SLOT)?,
+            groups: Slotted::pinned(pin_dir, names::map::GROUPS, names::map::GROUP_SLOT)?,
             v4: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V4)?)?,
             v6: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V6)?)?,
             hosts_v4: HashMap::try_from(open(pin_dir, names::map::HOSTS_V4)?)?,
@@ -82,44 +84,36 @@ impl MapWriter {
     }
 }
 
+/// A two-slot table's entries by 16-bit id (an entry that cannot be read is
+/// left out, as the hash maps' iteration left it out).
+fn loaded<T: aya::Pod>(t: &Slotted<MapData, T>) -> Vec<(u16, T)> {
+    (0..t.ids())
+        .filter_map(|k| Some((u16::try_from(k).ok()?, t.get(k).ok()??)))
+        .collect()
+}
+
 impl MapWriter {
     pub fn loaded_nexthops(&self) -> Vec<(u16, NextHop)> {
-        self.nexthops
-            .iter()
-            .filter_map(|r| r.ok())
-            .filter_map(|(k, v)| Some((u16::try_from(k).ok()?, v)))
-            .collect()
+        loaded(&self.nexthops)
     }
 
     /// Group `id` as loaded (one lookup), `None` when there is none.
     pub fn group(&self, id: u16) -> Option<Group> {
-        self.groups.get(&u32::from(id), 0).ok()
+        self.groups.get(u32::from(id)).ok().flatten()
     }
 
     pub fn loaded_groups(&self) -> Vec<(u16, Group)> {
-        self.groups
-            .iter()
-            .filter_map(|r| r.ok())
-            .filter_map(|(k, v)| Some((u16::try_from(k).ok()?, v)))
-            .collect()
+        loaded(&self.groups)
     }
 }
 
 impl Writer for MapWriter {
     fn nexthop(&mut self, id: u16, v: Option<&NextHop>) -> Result<()> {
-        match v {
-            Some(v) => self.nexthops.insert(u32::from(id), *v, 0)?,
-            None => self.nexthops.remove(&u32::from(id))?,
-        }
-        Ok(())
+        self.nexthops.set(u32::from(id), v)
     }
 
     fn group(&mut self, id: u16, v: Option<&Group>) -> Result<()> {
-        match v {
-            Some(v) => self.groups.insert(u32::from(id), *v, 0)?,
-            None => self.groups.remove(&u32::from(id))?,
-        }
-        Ok(())
+        self.groups.set(u32::from(id), v)
     }
 
     fn route(&mut self, p: &Prefix, v: Option<&RouteEntry>) -> Result<()> {

@@ -4,6 +4,7 @@
 //! and next hops first, then groups, then routes; stale entries are removed
 //! in the reverse order (routes, groups, next hops).
 
+use super::slotted::Slotted;
 use dataplane_common::names;
 use std::collections::HashSet;
 use std::net::IpAddr;
@@ -25,6 +26,11 @@ use dataplane_config::{Plan, Target};
 fn map<'a>(bpf: &'a mut Ebpf, name: &str) -> Result<&'a mut aya::maps::Map> {
     bpf.map_mut(name)
         .ok_or_else(|| anyhow!("map {name} missing from the eBPF object"))
+}
+
+/// The next-hop table of a loaded object.
+pub fn nexthops(bpf: &mut Ebpf) -> Result<Slotted<&mut MapData, NextHop>> {
+    Slotted::of(bpf, names::map::NEXTHOPS, names::map::NEXTHOP_SLOT)
 }
 
 /// The next-hop entries of a plan (source MAC = the egress port's MAC).
@@ -169,12 +175,11 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     let mut n = write_tx_ports(bpf, ports, prog.as_ref().map(|(fd, id)| (fd, *id)))?;
     let nhs = nexthop_entries(plan, ports);
     {
-        let mut m: HashMap<&mut MapData, u32, NextHop> =
-            HashMap::try_from(map(bpf, names::map::NEXTHOPS)?)?;
+        let mut m = nexthops(bpf)?;
         for (i, nh) in nhs.iter().enumerate() {
-            if m.get(&(i as u32), 0).ok() != Some(*nh) {
-                m.insert(i as u32, *nh, 0)
-                    .with_context(|| format!("NEXTHOPS[{i}] ({})", plan.nexthops[i].name))?;
+            if m.get(i as u32)? != Some(*nh) {
+                m.set(i as u32, Some(nh))
+                    .with_context(|| format!("next hop {}", plan.nexthops[i].name))?;
                 n += 1;
             }
         }
@@ -189,16 +194,12 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
     }
     n += crate::tables::groups::remove_stale_groups(bpf, plan)?;
     {
-        let mut m: HashMap<&mut MapData, u32, NextHop> =
-            HashMap::try_from(map(bpf, names::map::NEXTHOPS)?)?;
-        let stale: Vec<u32> = m
-            .keys()
-            .filter_map(|k| k.ok())
-            .filter(|k| *k as usize >= nhs.len())
-            .collect();
-        for k in stale {
-            m.remove(&k)?;
-            n += 1;
+        let mut m = nexthops(bpf)?;
+        for (k, _) in m.entries()? {
+            if k as usize >= nhs.len() {
+                m.set(k, None)?;
+                n += 1;
+            }
         }
     }
     Ok(n)

@@ -4,7 +4,9 @@
 //! port goes down or comes back (only that member's flows move).
 
 use anyhow::{Context, Result};
-use aya::maps::{Array, HashMap, MapData};
+use aya::maps::{Array, MapData};
+
+use super::slotted::Slotted;
 use aya::Ebpf;
 use dataplane_common::lb::{Group, PortRate};
 use dataplane_common::names;
@@ -64,6 +66,11 @@ pub fn write_groups(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Result<u
     update_groups(bpf, plan, &|i| link_up(&plan.ports[i].name))
 }
 
+/// The group table of a loaded object.
+pub fn groups(bpf: &mut Ebpf) -> Result<Slotted<&mut MapData, Group>> {
+    Slotted::of(bpf, names::map::GROUPS, names::map::GROUP_SLOT)
+}
+
 /// Rewrites the groups that changed for the current port states; returns
 /// how many. Each group is one whole-value update.
 pub fn update_groups(
@@ -71,17 +78,14 @@ pub fn update_groups(
     plan: &Plan,
     port_up: &dyn Fn(usize) -> bool,
 ) -> Result<usize> {
-    let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(
-        bpf.map_mut(names::map::GROUPS)
-            .context(names::map::GROUPS)?,
-    )?;
+    let mut m = groups(bpf)?;
     let mut n = 0;
     for (i, g) in plan.groups.iter().enumerate() {
-        let prev = m.get(&(i as u32), 0).ok();
+        let prev = m.get(i as u32)?;
         let v = group_value(plan, g, port_up, prev.as_ref())?;
         if prev.as_ref() != Some(&v) {
-            m.insert(i as u32, v, 0)
-                .with_context(|| format!("GROUPS[{i}] ({})", g.name))?;
+            m.set(i as u32, Some(&v))
+                .with_context(|| format!("group {}", g.name))?;
             n += 1;
         }
     }
@@ -90,18 +94,13 @@ pub fn update_groups(
 
 /// Removes groups the plan no longer has (after routes stopped using them).
 pub fn remove_stale_groups(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
-    let mut m: HashMap<&mut MapData, u32, Group> = HashMap::try_from(
-        bpf.map_mut(names::map::GROUPS)
-            .context(names::map::GROUPS)?,
-    )?;
-    let stale: Vec<u32> = m
-        .keys()
-        .filter_map(|k| k.ok())
-        .filter(|k| *k as usize >= plan.groups.len())
-        .collect();
-    let n = stale.len();
-    for k in stale {
-        m.remove(&k)?;
+    let mut m = groups(bpf)?;
+    let mut n = 0;
+    for (k, _) in m.entries()? {
+        if k as usize >= plan.groups.len() {
+            m.set(k, None)?;
+            n += 1;
+        }
     }
     Ok(n)
 }

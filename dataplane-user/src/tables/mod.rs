@@ -4,6 +4,7 @@
 
 pub mod forwarding;
 pub mod groups;
+pub mod slotted;
 
 use crate::ports::{resolve_ports, write_port_table, Resolved};
 use anyhow::{anyhow, Result};

@@ -19,8 +19,12 @@ pub fn open_pinned(instance: &str, name: &str) -> Result<aya::maps::Map> {
         )
     })?;
     Ok(match name {
-        names::map::PORT_CONFIG | names::map::GROUPS => aya::maps::Map::HashMap(data),
+        names::map::PORT_CONFIG => aya::maps::Map::HashMap(data),
         names::map::PORT_RATE
+        | names::map::GROUPS
+        | names::map::GROUP_SLOT
+        | names::map::NEXTHOPS
+        | names::map::NEXTHOP_SLOT
         | names::map::QUEUES
         | names::map::PORT_BUF
         | names::map::TC_ROWS
@@ -40,7 +44,7 @@ pub struct Pinned {
     pub port_counters: PerCpuArray<MapData, PortCounters>,
     pub fwd_counters: PerCpuArray<MapData, FwdCounters>,
     pub port_rate: aya::maps::Array<MapData, dataplane_common::lb::PortRate>,
-    pub groups: HashMap<MapData, u32, dataplane_common::lb::Group>,
+    pub groups: crate::tables::slotted::Slotted<MapData, dataplane_common::lb::Group>,
     pub global_counters: PerCpuArray<MapData, GlobalCounters>,
     pub queues: aya::maps::Array<MapData, dataplane_common::lossless::EgressQueue>,
     pub lossless: PerCpuArray<MapData, dataplane_common::buffer::LosslessCounters>,
@@ -59,7 +63,14 @@ impl Pinned {
             port_counters: PerCpuArray::try_from(open(names::map::PORT_COUNTERS)?)?,
             fwd_counters: PerCpuArray::try_from(open(names::map::FWD_COUNTERS)?)?,
             port_rate: aya::maps::Array::try_from(open(names::map::PORT_RATE)?)?,
-            groups: HashMap::try_from(open(names::map::GROUPS)?)?,
+            groups: crate::tables::slotted::Slotted::pinned(
+                &crate::sys::pin_dir(instance),
+                names::map::GROUPS,
+                names::map::GROUP_SLOT,
+            )
+            .with_context(|| {
+                format!("no running data plane {instance:?} (is `dataplane up` running?)")
+            })?,
             queues: aya::maps::Array::try_from(open(names::map::QUEUES)?)?,
             lossless: PerCpuArray::try_from(open(names::map::LOSSLESS_COUNTERS)?)?,
             port_buf: aya::maps::Array::try_from(open(names::map::PORT_BUF)?)?,

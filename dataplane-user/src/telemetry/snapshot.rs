@@ -127,8 +127,7 @@ pub fn snapshot(instance: &str) -> Result<stats::Snapshot> {
                 (u != dataplane_common::lb::UTIL_UNKNOWN).then(|| f64::from(u) / 10.0);
         }
     }
-    for item in pinned.groups.iter() {
-        let (id, grp) = item?;
+    for (id, grp) in pinned.groups.entries()? {
         let n = grp.n_members.min(dataplane_common::lb::MAX_MEMBERS as u8);
         let live = (0..n).filter(|&i| grp.eligible(i)).count();
         snap.groups.push(stats::GroupStats {

@@ -8,6 +8,11 @@
 //!   counters (the production `xdp_classify`);
 //! * `cost.full_pipeline.ns_per_pkt`: `xdp_forward` routing through a
 //!   bandwidth-mode group and the buffer model;
+//! * `cost.unit.<unit>.ns_per_pkt`: what one operation the pipeline repeats
+//!   costs on this kernel and CPU, a one-operation program's median less the
+//!   bare program's in the same rounds: `clock` (`bpf_ktime_get_ns`, once a
+//!   routed packet), `helper` (a helper call doing almost nothing:
+//!   `bpf_get_prandom_u32`), `lookup` (a hash-map hit: `PORT_CONFIG`);
 //! * `cost.stage.<stage>.ns_per_pkt`: the pipeline's cost stage by stage
 //!   ([`stages`]).
 //!
@@ -136,6 +141,12 @@ fn main() -> Result<()> {
         ("parse", "xdp_bench_parse"),
         ("classify", "xdp_classify"),
     ];
+    let units = [
+        ("clock", "xdp_bench_clock"),
+        ("helper", "xdp_bench_helper"),
+        ("lookup", "xdp_bench_lookup"),
+    ];
+    let mut unit_samples: Vec<Vec<f64>> = vec![Vec::new(); units.len()];
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); frames.len() * progs.len()];
     eprintln!(
         "bench: {} rounds x {} programs x {} frames, {} runs per call",
@@ -150,6 +161,16 @@ fn main() -> Result<()> {
                 let r = run_xdp(&bpf, prog, frame, ifindex, args.repeat)?;
                 samples[fi * progs.len() + pi].push(r.per_run.as_nanos() as f64);
             }
+        }
+        for (ui, (_, prog)) in units.iter().enumerate() {
+            let r = run_xdp(&bpf, prog, &frames[0].1, ifindex, args.repeat)?;
+            if r.action != testbed::testrun::XDP_PASS {
+                anyhow::bail!(
+                    "{prog} returned {}",
+                    testbed::testrun::action_name(r.action)
+                );
+            }
+            unit_samples[ui].push(r.per_run.as_nanos() as f64);
         }
         let r = run_xdp(&bpf, "xdp_forward", &full_frame, ifindex, FULL_REPEAT)?;
         if r.action != testbed::testrun::XDP_REDIRECT {
@@ -211,6 +232,26 @@ fn main() -> Result<()> {
                 args.rounds
             )),
         });
+    }
+    {
+        let bare = median(&samples[0]);
+        for ((unit, prog), v) in units.iter().zip(&unit_samples) {
+            let d = median(v) - bare;
+            records.push(Record {
+                figure: format!("cost.unit.{unit}.ns_per_pkt"),
+                value: d,
+                unit: "ns/pkt".into(),
+                baseline: Some("cost.bare.ns_per_pkt".into()),
+                ratio: (bare > 0.0).then(|| d / bare),
+                machine: m.clone(),
+                note: Some(format!(
+                    "{prog} ({:.1} ns) less xdp_bench_bare, medians of the same {} rounds, repeat {}",
+                    median(v),
+                    args.rounds,
+                    args.repeat
+                )),
+            });
+        }
     }
     records.extend(stages::measure(args.rounds, &m)?);
     if args.stress_packets > 0 {
