@@ -58,28 +58,20 @@ pub const fn is_host_route(len: u8, addr_bytes: usize) -> bool {
     len as usize == addr_bytes * 8
 }
 
-/// The route of a destination from its host-table entry (`host`, asked
-/// only when the table may hold one: `hosts_in_use`) and the trie's longest
-/// match (`lpm`, asked only on a miss): a host route is the longest prefix
-/// there can be, so the host table's entry wins, and the result equals one
-/// LPM lookup over both tables.
+/// The route of a destination from its host-table entry (`host`) and the
+/// trie's longest match (`lpm`, asked only on a miss): a host route is the
+/// longest prefix there can be, so the host table's entry wins, and the
+/// result equals one LPM lookup over both tables.
 #[inline(always)]
 pub fn lookup(
-    hosts_in_use: bool,
-    host: impl FnOnce() -> Option<RouteEntry>,
+    host: Option<RouteEntry>,
     lpm: impl FnOnce() -> Option<RouteEntry>,
 ) -> Option<RouteEntry> {
-    match if hosts_in_use { host() } else { None } {
+    match host {
         Some(r) => Some(r),
         None => lpm(),
     }
 }
-
-/// `HOST_ROUTES` index of the IPv4 host table's word (1: it may hold
-/// routes; 0: it holds none and a packet skips its lookup, a hash miss).
-pub const HOST_ROUTES_V4: u32 = 0;
-/// `HOST_ROUTES` index of the IPv6 host table's word.
-pub const HOST_ROUTES_V6: u32 = 1;
 
 /// Next hops the data plane can send to.
 pub const MAX_NEXTHOPS: u32 = 256;

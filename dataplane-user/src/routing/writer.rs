@@ -11,10 +11,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use aya::maps::lpm_trie::{Key, LpmTrie};
-use aya::maps::{Array, HashMap, MapData};
+use aya::maps::{HashMap, MapData};
 use dataplane_common::lb::Group;
 use dataplane_common::names;
-use dataplane_common::route::{is_host_route, NextHop, RouteEntry, HOST_ROUTES_V4, HOST_ROUTES_V6};
+use dataplane_common::route::{is_host_route, NextHop, RouteEntry};
 
 use super::kernel::Prefix;
 use super::sync::Writer;
@@ -27,10 +27,6 @@ pub struct MapWriter {
     v6: LpmTrie<MapData, [u8; 16], RouteEntry>,
     hosts_v4: HashMap<MapData, [u8; 4], RouteEntry>,
     hosts_v6: HashMap<MapData, [u8; 16], RouteEntry>,
-    /// Whether each host table may hold routes; set before the first host
-    /// route this writer adds (`in_use` caches what it wrote).
-    host_routes: Array<MapData, u32>,
-    in_use: [bool; 2],
 }
 
 fn open(dir: &Path, name: &str) -> Result<aya::maps::Map> {
@@ -55,11 +51,6 @@ impl MapWriter {
             v6: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V6)?)?,
             hosts_v4: HashMap::try_from(open(pin_dir, names::map::HOSTS_V4)?)?,
             hosts_v6: HashMap::try_from(open(pin_dir, names::map::HOSTS_V6)?)?,
-            host_routes: Array::try_from(aya::maps::Map::Array(
-                MapData::from_pin(pin_dir.join(names::map::HOST_ROUTES))
-                    .context("opening pinned map HOST_ROUTES")?,
-            ))?,
-            in_use: [false; 2],
         })
     }
 
@@ -127,18 +118,6 @@ impl Writer for MapWriter {
 
     fn route(&mut self, p: &Prefix, v: Option<&RouteEntry>) -> Result<()> {
         let len = u32::from(p.len);
-        // a host route: the table's word first, so no packet skips it
-        let fam = match p.addr {
-            IpAddr::V4(_) if is_host_route(p.len, 4) => Some(HOST_ROUTES_V4),
-            IpAddr::V6(_) if is_host_route(p.len, 16) => Some(HOST_ROUTES_V6),
-            _ => None,
-        };
-        if let (Some(f), Some(_)) = (fam, v) {
-            if !self.in_use[f as usize] {
-                self.host_routes.set(f, 1, 0).context("HOST_ROUTES")?;
-                self.in_use[f as usize] = true;
-            }
-        }
         match (p.addr, v) {
             (IpAddr::V4(a), Some(v)) if is_host_route(p.len, 4) => {
                 self.hosts_v4.insert(a.octets(), *v, 0)?
