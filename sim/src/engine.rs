@@ -60,9 +60,8 @@ pub struct Sim {
     /// more than one, `flows` and `rx` are sparse and hold the halves of
     /// this rank's partitions' hosts only ([`Sim::holds_node`]).
     pub(crate) rank: (u32, u32),
-    /// The partitions a collective's dependencies cross
-    /// ([`crate::partition::Deps`]).
-    pub(crate) deps: crate::partition::Deps,
+    /// The partitions a collective's dependencies cross ([`Deps`]).
+    pub(crate) deps: Deps,
     /// What the report reads of every flow, when another process ran
     /// some of them (rank 0 of an MPI job gathers it at the end).
     pub(crate) ends: Option<crate::report::ends::FlowEnds>,
@@ -405,4 +404,16 @@ impl Sim {
             self.q.push(t, Ev::FlowStart { flow: f });
         }
     }
+}
+
+/// The partitions a collective's dependencies cross, noted as the flows
+/// are made ([`Sim::note_dep`], in [`crate::partition`]): so the processes that hold only their
+/// own flows know them all.
+#[derive(Clone, Debug, Default)]
+pub struct Deps {
+    /// (partition of the step's sender, partition that learns of the
+    /// flow it waits for), each once.
+    pub(crate) pairs: std::collections::BTreeSet<(u32, u32)>,
+    /// The first dependency that would cross within a window.
+    pub(crate) refused: Option<String>,
 }

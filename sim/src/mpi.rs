@@ -35,7 +35,6 @@ use crate::cells::Shared;
 use crate::engine::Sim;
 use crate::event::Msg;
 use crate::ranks::{Figures, Ranks};
-use crate::report::ends::FlowEnds;
 use crate::report::Report;
 use crate::wire::{self, Reader};
 use crate::Scenario;
@@ -499,8 +498,7 @@ pub fn run(job: &Job, sc: &Scenario, lb: &str, progress: bool, threads: usize) -
     // others' as they come (one rank holds every flow: the report reads
     // them)
     let mut ends = (size > 1).then(|| {
-        let mut e = FlowEnds::new(&sim);
-        e.fill(&sim);
+        let e = sim.flow_record();
         sim.drop_halves();
         crate::memory::stage("rank 0: own flows' figures taken");
         e

@@ -83,18 +83,6 @@ fn window_of(sim: &Sim, owner: &[u32]) -> u64 {
     window
 }
 
-/// The partitions a collective's dependencies cross, noted as the flows
-/// are made ([`Sim::note_dep`]): so the processes that hold only their
-/// own flows know them all.
-#[derive(Clone, Debug, Default)]
-pub struct Deps {
-    /// (partition of the step's sender, partition that learns of the
-    /// flow it waits for), each once.
-    pairs: std::collections::BTreeSet<(u32, u32)>,
-    /// The first dependency that would cross within a window.
-    refused: Option<String>,
-}
-
 /// Before the flows are made: which partition each node is in, and the
 /// window (`sim.owner`, `sim.window_ns`; [`split`] cuts the run).
 pub(crate) fn plan(sim: &mut Sim, parts: u32) {

@@ -13,6 +13,71 @@ pub mod lb;
 pub mod stats;
 pub mod trace;
 
+/// What the report reads of every flow: the halves of a process that
+/// holds them all (one process's run), or the record rank 0 of an MPI
+/// job gathered.
+#[derive(Clone, Copy)]
+pub enum Ends<'a> {
+    Halves(&'a Sim),
+    Record(&'a ends::FlowEnds),
+}
+
+impl Ends<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Ends::Halves(s) => s.n_flows(),
+            Ends::Record(e) => e.flows.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Flow `f`'s figures.
+    #[inline]
+    pub fn get(&self, f: usize) -> ends::FlowEnd {
+        match self {
+            Ends::Halves(s) => {
+                let (fl, r) = (&s.flows[f], &s.rx[f]);
+                ends::FlowEnd {
+                    size: fl.size,
+                    start_ns: fl.start_ns,
+                    finish_ns: r.finish_ns,
+                    job: fl.job,
+                    step: fl.step,
+                }
+            }
+            Ends::Record(e) => e.flows[f],
+        }
+    }
+
+    /// Calls `g` with each flow waiting for flow `f`.
+    pub fn each_child(&self, f: u32, mut g: impl FnMut(u32)) {
+        match self {
+            Ends::Halves(s) => s.rx[f as usize].children.iter().for_each(|&c| g(c)),
+            Ends::Record(e) => e.each_child(f, g),
+        }
+    }
+}
+
+impl Sim {
+    /// The record of every flow's figures from the halves this process
+    /// holds (rank 0 adds the other ranks' as they come).
+    pub fn flow_record(&self) -> ends::FlowEnds {
+        let mut e = ends::FlowEnds::new(self.n_flows());
+        for f in 0..self.n_flows() {
+            if let Some(fl) = self.flows.get(f) {
+                e.tx(f, fl.size, fl.start_ns, fl.job, fl.step);
+            }
+            if let Some(r) = self.rx.get(f) {
+                e.rx(f, r.finish_ns, &r.children);
+            }
+        }
+        e
+    }
+}
+
 pub use stats::Stats;
 
 #[derive(Clone, Debug, Serialize, Default)]
@@ -308,13 +373,13 @@ impl Sim {
     /// them).
     pub fn report(&self, wall_s: f64) -> Report {
         let ends = match &self.ends {
-            Some(e) => ends::Ends::Record(e),
-            None => ends::Ends::Halves(self),
+            Some(e) => Ends::Record(e),
+            None => Ends::Halves(self),
         };
         self.report_of(wall_s, ends)
     }
 
-    fn report_of(&self, wall_s: f64, ends: ends::Ends) -> Report {
+    fn report_of(&self, wall_s: f64, ends: Ends) -> Report {
         let t = self.now.max(1) as f64;
         let mut all = Vec::new();
         let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() - 1];

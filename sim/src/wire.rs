@@ -13,7 +13,8 @@ use dataplane_common::lb::MAX_MEMBERS;
 
 use crate::engine::Sim;
 use crate::event::{Crossing, Msg, Pkt, KIND_DATA};
-use crate::report::ends::{self, FlowEnds};
+use crate::host::state::{Flow, FlowRx};
+use crate::report::ends::FlowEnds;
 use crate::report::stats::Stats;
 use crate::report::trace::{LbEvent, TraceKind};
 use crate::switch::state::{SwCounters, UplinkBusy};
@@ -330,10 +331,10 @@ pub fn put_partition(out: &mut Vec<u64>, part: &Sim) {
     }
     for f in 0..sim.n_flows() {
         if sim.owner[sim.addrs[f].src as usize] == p {
-            ends::put_tx(out, &sim.flows[f]);
+            put_tx(out, &sim.flows[f]);
         }
         if sim.owner[sim.rx_node(f) as usize] == p {
-            ends::put_rx(out, &sim.rx[f]);
+            put_rx(out, &sim.rx[f]);
         }
     }
 }
@@ -407,10 +408,10 @@ pub fn get_partition(r: &mut Reader, lead: &mut Sim, ends: &mut FlowEnds) {
     }
     for f in 0..lead.n_flows() {
         if owner[lead.addrs[f].src as usize] == p {
-            ends.get_tx(f, r);
+            get_tx(ends, f, r);
         }
         if owner[lead.rx_node(f) as usize] == p {
-            ends.get_rx(f, r);
+            get_rx(ends, f, r);
         }
     }
 }
@@ -501,6 +502,37 @@ pub fn merge_samples(lead: &mut Sim) {
         out.push((t, all));
     }
     lead.stats.uplink_samples = out;
+}
+
+/// Appends what the report reads of sender half `fl`.
+fn put_tx(out: &mut Vec<u64>, fl: &Flow) {
+    out.extend([
+        fl.size,
+        fl.start_ns,
+        u64::from(fl.job) | u64::from(fl.step) << 32,
+    ]);
+}
+
+/// Appends what the report reads of receiver half `r`.
+fn put_rx(out: &mut Vec<u64>, r: &FlowRx) {
+    out.extend([r.finish_ns, r.children.len() as u64]);
+    out.extend(r.children.iter().map(|&c| u64::from(c)));
+}
+
+/// Flow `f`'s sender half's figures, as [`put_tx`] wrote them, into `e`.
+fn get_tx(e: &mut FlowEnds, f: usize, r: &mut Reader) {
+    let size = r.next("a flow's size");
+    let start = r.next("a flow's start");
+    let js = r.next("a flow's job and step");
+    e.tx(f, size, start, js as u32, (js >> 32) as u32);
+}
+
+/// Flow `f`'s receiver half's figures, as [`put_rx`] wrote them, into `e`.
+fn get_rx(e: &mut FlowEnds, f: usize, r: &mut Reader) {
+    let finish = r.next("a flow's finish");
+    let n = r.next("a flow's children");
+    let children: Vec<u32> = (0..n).map(|_| r.next("a child") as u32).collect();
+    e.rx(f, finish, &children);
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::engine::Sim;
 use crate::event::HDR;
 use crate::host::state::NONE;
-use crate::report::ends::Ends;
+use crate::report::Ends;
 use crate::report::UtilSummary;
 
 /// How many flows each uplink of a switch took in one collective step
