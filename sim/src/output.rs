@@ -153,34 +153,30 @@ pub fn uplink_heatmap(dir: &Path, name: &str, r: &Report) -> Result<()> {
     let n = r.uplinks.len();
     let (per_row, per_col) = heatmap_bins(n, series.len());
     let label = |i: usize| format!("{}>{}", r.uplinks[i].from, r.uplinks[i].to);
-    let rows: Vec<(String, Vec<f64>)> = if (per_row, per_col) == (1, 1) {
-        (0..n)
-            .map(|i| (label(i), series.iter().map(|(_, u)| u[i]).collect()))
-            .collect()
-    } else {
-        (0..n)
-            .step_by(per_row)
-            .map(|first| {
-                let end = (first + per_row).min(n);
-                let v = series
-                    .chunks(per_col)
-                    .map(|c| {
-                        let sum: f64 = c
-                            .iter()
-                            .map(|(_, u)| u[first..end].iter().sum::<f64>())
-                            .sum();
-                        sum / (c.len() * (end - first)) as f64
-                    })
-                    .collect();
-                let l = if end - first == 1 {
-                    label(first)
-                } else {
-                    format!("{} +{}", label(first), end - first - 1)
-                };
-                (l, v)
-            })
-            .collect()
-    };
+    // a row and a cell of one each (the usual case) give each uplink's
+    // samples as they are: a sum of one value, divided by 1
+    let rows: Vec<(String, Vec<f64>)> = (0..n)
+        .step_by(per_row)
+        .map(|first| {
+            let end = (first + per_row).min(n);
+            let v = series
+                .chunks(per_col)
+                .map(|c| {
+                    let sum: f64 = c
+                        .iter()
+                        .map(|(_, u)| u[first..end].iter().sum::<f64>())
+                        .sum();
+                    sum / (c.len() * (end - first)) as f64
+                })
+                .collect();
+            let l = if end - first == 1 {
+                label(first)
+            } else {
+                format!("{} +{}", label(first), end - first - 1)
+            };
+            (l, v)
+        })
+        .collect();
     let mut means = Vec::new();
     if per_row > 1 {
         means.push(format!("a row {per_row} uplinks"));

@@ -193,15 +193,7 @@ pub fn write_forwarding(bpf: &mut Ebpf, plan: &Plan, ports: &[Resolved]) -> Resu
         return Ok(n);
     }
     n += crate::tables::groups::remove_stale_groups(bpf, plan)?;
-    {
-        let mut m = nexthops(bpf)?;
-        for (k, _) in m.entries()? {
-            if k as usize >= nhs.len() {
-                m.set(k, None)?;
-                n += 1;
-            }
-        }
-    }
+    n += nexthops(bpf)?.remove_from(nhs.len() as u32)?;
     Ok(n)
 }
 

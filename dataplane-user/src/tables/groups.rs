@@ -94,13 +94,5 @@ pub fn update_groups(
 
 /// Removes groups the plan no longer has (after routes stopped using them).
 pub fn remove_stale_groups(bpf: &mut Ebpf, plan: &Plan) -> Result<usize> {
-    let mut m = groups(bpf)?;
-    let mut n = 0;
-    for (k, _) in m.entries()? {
-        if k as usize >= plan.groups.len() {
-            m.set(k, None)?;
-            n += 1;
-        }
-    }
-    Ok(n)
+    groups(bpf)?.remove_from(plan.groups.len() as u32)
 }

@@ -115,4 +115,17 @@ impl<D: BorrowMut<MapData>, T: Pod> Slotted<D, T> {
             .with_context(|| format!("{}[{id}]: live slot", self.name))?;
         Ok(())
     }
+
+    /// Removes every entry from id `first` on (what a plan of `first`
+    /// entries no longer has); returns how many there were.
+    pub fn remove_from(&mut self, first: u32) -> Result<usize> {
+        let mut n = 0;
+        for id in first..self.ids() {
+            if self.get(id)?.is_some() {
+                self.set(id, None)?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
 }
