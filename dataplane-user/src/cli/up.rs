@@ -580,6 +580,9 @@ impl Controller {
         loop {
             let mut changed = false;
             tokio::select! {
+                // in this order when several are ready: a link change (local
+                // repair) before route events and ticks
+                biased;
                 _ = tokio::signal::ctrl_c() => break,
                 _ = term.recv() => break,
                 _ = hup.recv() => self.on_reload_request(),
