@@ -23,6 +23,9 @@ pub mod map {
     pub const HOSTS_V4: &str = "HOSTS_V4";
     /// IPv6 host routes (/128, exact match, consulted before the trie).
     pub const HOSTS_V6: &str = "HOSTS_V6";
+    /// Whether each host table may hold routes (`route::HOST_ROUTES_V4`,
+    /// `_V6`); a packet skips an empty one.
+    pub const HOST_ROUTES: &str = "HOST_ROUTES";
     /// Next hops (egress port, MACs): two slots a next hop (`slots`).
     pub const NEXTHOPS: &str = "NEXTHOPS";
     /// Which of a next hop's two slots is live.
@@ -133,7 +136,7 @@ pub mod map {
     /// The tail call to `xdp_forward_far_rx`.
     pub const FAR_STAGE: &str = "FAR_STAGE";
     /// Every map of the object.
-    pub const ALL: [&str; 56] = [
+    pub const ALL: [&str; 57] = [
         PORT_CONFIG,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
@@ -141,6 +144,7 @@ pub mod map {
         ROUTES_V6,
         HOSTS_V4,
         HOSTS_V6,
+        HOST_ROUTES,
         NEXTHOPS,
         NEXTHOP_SLOT,
         TX_PORTS,

@@ -58,20 +58,54 @@ pub const fn is_host_route(len: u8, addr_bytes: usize) -> bool {
     len as usize == addr_bytes * 8
 }
 
-/// The route of a destination from its host-table entry (`host`) and the
-/// trie's longest match (`lpm`, asked only on a miss): a host route is the
-/// longest prefix there can be, so the host table's entry wins, and the
-/// result equals one LPM lookup over both tables.
+/// The route of a destination, as a word ([`route_word`]), from its
+/// host-table entry (`host`, asked only when the table may hold one:
+/// `hosts_in_use`) and the trie's longest match (`lpm`, asked only on a
+/// miss): a host route is the longest prefix there can be, so the host
+/// table's entry wins, and the result equals one LPM lookup over both
+/// tables.
+///
+/// Words, not `Option`s: in the program the paths (table skipped, missed,
+/// hit) then meet as one scalar and the verifier meets one state after
+/// them (with `Option`s the skip doubled the states of everything after
+/// it: kernel 6.1 refused `xdp_forward` at its million-instruction limit).
 #[inline(always)]
-pub fn lookup(
-    host: Option<RouteEntry>,
-    lpm: impl FnOnce() -> Option<RouteEntry>,
-) -> Option<RouteEntry> {
-    match host {
-        Some(r) => Some(r),
-        None => lpm(),
+pub fn lookup(hosts_in_use: bool, host: impl FnOnce() -> u32, lpm: impl FnOnce() -> u32) -> u32 {
+    let mut w = 0;
+    if hosts_in_use {
+        w = host();
+    }
+    if w == 0 {
+        w = lpm();
+    }
+    w
+}
+
+/// A route as one word, 0 for none (every [`RouteEntry::kind`] is
+/// non-zero).
+#[inline(always)]
+pub fn route_word(r: Option<RouteEntry>) -> u32 {
+    match r {
+        Some(r) => u32::from(r.kind) | u32::from(r.plen) << 8 | u32::from(r.id) << 16,
+        None => 0,
     }
 }
+
+/// The route a [`route_word`] holds (an entry of kind 0 reads as none).
+#[inline(always)]
+pub fn route_of_word(w: u32) -> Option<RouteEntry> {
+    (w & 0xff != 0).then_some(RouteEntry {
+        kind: w as u8,
+        plen: (w >> 8) as u8,
+        id: (w >> 16) as u16,
+    })
+}
+
+/// `HOST_ROUTES` index of the IPv4 host table's word (1: it may hold
+/// routes; 0: it holds none and a packet skips its lookup, a hash miss).
+pub const HOST_ROUTES_V4: u32 = 0;
+/// `HOST_ROUTES` index of the IPv6 host table's word.
+pub const HOST_ROUTES_V6: u32 = 1;
 
 /// Next hops the data plane can send to.
 pub const MAX_NEXTHOPS: u32 = 256;

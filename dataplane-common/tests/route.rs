@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 
-use dataplane_common::route::{is_host_route, lookup, RouteEntry, ROUTE_GROUP, ROUTE_NEXTHOP};
+use dataplane_common::route::{
+    is_host_route, lookup, route_of_word, route_word, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL,
+    ROUTE_NEXTHOP,
+};
 
 /// xorshift64: a deterministic sweep without a crate.
 struct Rng(u64);
@@ -80,8 +83,20 @@ fn check<const N: usize>(seed: u64) {
     for _ in 0..2000 {
         let dst = addr(&mut rng);
         let want = lpm(&all, dst);
-        let got = lookup(hosts.get(&dst).copied(), || lpm(&trie, dst));
+        let got = route_of_word(lookup(
+            true,
+            || route_word(hosts.get(&dst).copied()),
+            || route_word(lpm(&trie, dst)),
+        ));
         assert_eq!(got, want, "destination {dst:?}");
+        assert_eq!(route_of_word(route_word(got)), got, "as a word");
+        // a table said to be empty is not asked
+        let without = route_of_word(lookup(
+            false,
+            || panic!("host table asked"),
+            || route_word(lpm(&trie, dst)),
+        ));
+        assert_eq!(without, lpm(&trie, dst), "destination {dst:?}");
         hits += usize::from(hosts.contains_key(&dst));
     }
     assert!(
@@ -108,4 +123,21 @@ fn host_table_then_trie_equals_one_lpm_v6() {
 fn only_full_length_prefixes_are_host_routes() {
     assert!(is_host_route(32, 4) && is_host_route(128, 16));
     assert!(!is_host_route(31, 4) && !is_host_route(32, 16) && !is_host_route(0, 4));
+}
+
+/// A route survives its word (the program's lookup returns one scalar),
+/// and no route is the word 0.
+#[test]
+fn a_route_as_a_word_and_back() {
+    assert_eq!(route_word(None), 0);
+    assert_eq!(route_of_word(0), None);
+    for kind in [ROUTE_NEXTHOP, ROUTE_GROUP, ROUTE_LOCAL] {
+        for plen in [0, 1, 33, 129, u8::MAX] {
+            for id in [0, 1, 255, 256, 4095, u16::MAX] {
+                let r = Some(RouteEntry { kind, plen, id });
+                assert_ne!(route_word(r), 0, "{r:?}");
+                assert_eq!(route_of_word(route_word(r)), r, "{r:?}");
+            }
+        }
+    }
 }

@@ -10,15 +10,18 @@ use dataplane_common::{
     parse::{Parsed, L3},
     reason::Reason,
     route::{
-        count_not_routed, ipv4_ttl_decrement, lookup, nexthop_verdict, pre_route, NextHop,
-        NhVerdict, NotRouted, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
+        count_not_routed, ipv4_ttl_decrement, lookup, nexthop_verdict, pre_route, route_of_word,
+        route_word, NextHop, NhVerdict, NotRouted, HOST_ROUTES_V4, HOST_ROUTES_V6, ROUTE_GROUP,
+        ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
 };
 
 use crate::packet::XdpPacket;
 use crate::stages::{enter_egress, EgressCtx};
-use crate::tables::{fwd_counters, HOSTS_V4, HOSTS_V6, ROUTES_V4, ROUTES_V6, TX_PORTS};
+use crate::tables::{
+    fwd_counters, hosts_in_use, HOSTS_V4, HOSTS_V6, ROUTES_V4, ROUTES_V6, TX_PORTS,
+};
 
 /// Routes a classified frame. Returns the XDP action.
 #[inline(always)]
@@ -51,15 +54,19 @@ pub fn forward(
     // entries whole.
     let route = match p.l3 {
         L3::Ipv4 => match pkt.read::<4>(l3 + ipv4::DST_OFF) {
-            Some(dst) => lookup(unsafe { HOSTS_V4.get(&dst) }.copied(), || {
-                ROUTES_V4.get(Key::new(32, dst)).copied()
-            }),
+            Some(dst) => route_of_word(lookup(
+                hosts_in_use(HOST_ROUTES_V4),
+                || route_word(unsafe { HOSTS_V4.get(&dst) }.copied()),
+                || route_word(ROUTES_V4.get(Key::new(32, dst)).copied()),
+            )),
             None => None,
         },
         _ => match pkt.read::<16>(l3 + ipv6::DST_OFF) {
-            Some(dst) => lookup(unsafe { HOSTS_V6.get(&dst) }.copied(), || {
-                ROUTES_V6.get(Key::new(128, dst)).copied()
-            }),
+            Some(dst) => route_of_word(lookup(
+                hosts_in_use(HOST_ROUTES_V6),
+                || route_word(unsafe { HOSTS_V6.get(&dst) }.copied()),
+                || route_word(ROUTES_V6.get(Key::new(128, dst)).copied()),
+            )),
             None => None,
         },
     };

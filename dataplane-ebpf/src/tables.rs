@@ -35,6 +35,17 @@ pub(crate) static HOSTS_V4: HashMap<[u8; 4], RouteEntry> =
 pub(crate) static HOSTS_V6: HashMap<[u8; 16], RouteEntry> =
     HashMap::with_max_entries(ROUTES_V6_CAPACITY, BPF_F_NO_PREALLOC);
 
+/// Whether each host table may hold routes (entries `HOST_ROUTES_V4`,
+/// `_V6`): a packet skips the lookup of an empty one (a hash miss).
+#[map]
+pub(crate) static HOST_ROUTES: Array<u32> = Array::with_max_entries(2, 0);
+
+/// Whether host table `i` may hold routes.
+#[inline(always)]
+pub(crate) fn hosts_in_use(i: u32) -> bool {
+    HOST_ROUTES.get(i).is_some_and(|&n| n != 0)
+}
+
 /// Next hops by index, two slots each; `NEXTHOP_SLOT` names the live one
 /// (`dataplane_common::slots`: never read half-written, no hash).
 #[map]

@@ -67,7 +67,7 @@ pub fn dump(path: &Path) -> Result<Dump> {
 
 /// The maps the controller writes from the configuration (what a refused
 /// reload must leave alone), by name.
-pub const CONFIG_TABLES: [&str; 13] = {
+pub const CONFIG_TABLES: [&str; 14] = {
     use dataplane_common::names::map::*;
     [
         PORT_CONFIG,
@@ -75,6 +75,7 @@ pub const CONFIG_TABLES: [&str; 13] = {
         ROUTES_V6,
         HOSTS_V4,
         HOSTS_V6,
+        HOST_ROUTES,
         NEXTHOPS,
         NEXTHOP_SLOT,
         TX_PORTS,

@@ -11,10 +11,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use aya::maps::lpm_trie::{Key, LpmTrie};
-use aya::maps::{HashMap, MapData};
+use aya::maps::{Array, HashMap, MapData};
 use dataplane_common::lb::Group;
 use dataplane_common::names;
-use dataplane_common::route::{is_host_route, NextHop, RouteEntry};
+use dataplane_common::route::{is_host_route, NextHop, RouteEntry, HOST_ROUTES_V4, HOST_ROUTES_V6};
 
 use super::kernel::Prefix;
 use super::sync::Writer;
@@ -27,6 +27,10 @@ pub struct MapWriter {
     v6: LpmTrie<MapData, [u8; 16], RouteEntry>,
     hosts_v4: HashMap<MapData, [u8; 4], RouteEntry>,
     hosts_v6: HashMap<MapData, [u8; 16], RouteEntry>,
+    /// Whether each host table may hold routes; set before the first host
+    /// route this writer adds (`in_use` caches what it wrote).
+    host_routes: Array<MapData, u32>,
+    in_use: [bool; 2],
 }
 
 fn open(dir: &Path, name: &str) -> Result<aya::maps::Map> {
@@ -44,14 +48,37 @@ fn lpm(dir: &Path, name: &str) -> Result<aya::maps::Map> {
 impl MapWriter {
     /// The maps pinned in `pin_dir` (the running instance's).
     pub fn open(pin_dir: &Path) -> Result<MapWriter> {
-        Ok(MapWriter {
+        let mut w = MapWriter {
             nexthops: Slotted::pinned(pin_dir, names::map::NEXTHOPS, names::map::NEXTHOP_SLOT)?,
             groups: Slotted::pinned(pin_dir, names::map::GROUPS, names::map::GROUP_SLOT)?,
             v4: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V4)?)?,
             v6: LpmTrie::try_from(lpm(pin_dir, names::map::ROUTES_V6)?)?,
             hosts_v4: HashMap::try_from(open(pin_dir, names::map::HOSTS_V4)?)?,
             hosts_v6: HashMap::try_from(open(pin_dir, names::map::HOSTS_V6)?)?,
-        })
+            host_routes: Array::try_from(aya::maps::Map::Array(
+                MapData::from_pin(pin_dir.join(names::map::HOST_ROUTES))
+                    .context("opening pinned map HOST_ROUTES")?,
+            ))?,
+            in_use: [false; 2],
+        };
+        // host routes already there (an instance adopted after an upgrade
+        // from a build without the words): packets must not skip them
+        if w.hosts_v4.keys().next().is_some() {
+            w.set_in_use(HOST_ROUTES_V4)?;
+        }
+        if w.hosts_v6.keys().next().is_some() {
+            w.set_in_use(HOST_ROUTES_V6)?;
+        }
+        Ok(w)
+    }
+
+    /// Says host table `f` may hold routes (once per writer).
+    fn set_in_use(&mut self, f: u32) -> Result<()> {
+        if !self.in_use[f as usize] {
+            self.host_routes.set(f, 1, 0).context("HOST_ROUTES")?;
+            self.in_use[f as usize] = true;
+        }
+        Ok(())
     }
 
     /// Every IPv4 and IPv6 route loaded (prefix, entry).
@@ -118,6 +145,15 @@ impl Writer for MapWriter {
 
     fn route(&mut self, p: &Prefix, v: Option<&RouteEntry>) -> Result<()> {
         let len = u32::from(p.len);
+        // a host route: the table's word first, so no packet skips it
+        let fam = match p.addr {
+            IpAddr::V4(_) if is_host_route(p.len, 4) => Some(HOST_ROUTES_V4),
+            IpAddr::V6(_) if is_host_route(p.len, 16) => Some(HOST_ROUTES_V6),
+            _ => None,
+        };
+        if let (Some(f), Some(_)) = (fam, v) {
+            self.set_in_use(f)?;
+        }
         match (p.addr, v) {
             (IpAddr::V4(a), Some(v)) if is_host_route(p.len, 4) => {
                 self.hosts_v4.insert(a.octets(), *v, 0)?

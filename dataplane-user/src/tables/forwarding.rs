@@ -17,7 +17,8 @@ use aya::programs::{ProgramFd, Xdp};
 use aya::Ebpf;
 use dataplane_common::buffer::PFC_PATH_DATAPLANE;
 use dataplane_common::route::{
-    is_host_route, NextHop, RouteEntry, ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
+    is_host_route, NextHop, RouteEntry, HOST_ROUTES_V4, HOST_ROUTES_V6, ROUTE_GROUP, ROUTE_LOCAL,
+    ROUTE_NEXTHOP,
 };
 
 use crate::ports::Resolved;
@@ -226,6 +227,24 @@ where
                 .map(|(k, v)| ((true, (N * 8) as u32, k), v)),
         );
     }
+    let fam = if N == 4 {
+        HOST_ROUTES_V4
+    } else {
+        HOST_ROUTES_V6
+    };
+    let any_host = plan.routes.iter().any(|r| {
+        let n = match r.addr {
+            IpAddr::V4(_) => 4,
+            IpAddr::V6(_) => 16,
+        };
+        n == N && is_host_route(r.len, N)
+    });
+    // the word first: a packet never skips a host route that is there
+    // (planned, or already in the table: learned, or adopted from a build
+    // without the words)
+    if any_host || loaded.keys().any(|k| k.0) {
+        set_hosts_in_use(bpf, fam, true)?;
+    }
     let mut keep = HashSet::new();
     let mut n = 0;
     for r in &plan.routes {
@@ -250,7 +269,21 @@ where
         write_route(bpf, if k.0 { hosts } else { trie }, k, None)?;
         n += 1;
     }
+    // the table is empty now: packets may skip it
+    if !any_host {
+        set_hosts_in_use(bpf, fam, false)?;
+    }
     Ok(n)
+}
+
+/// Says whether host table `fam` (`HOST_ROUTES_V4`, `_V6`) may hold routes.
+fn set_hosts_in_use(bpf: &mut Ebpf, fam: u32, on: bool) -> Result<()> {
+    let mut a: Array<&mut MapData, u32> = Array::try_from(map(bpf, names::map::HOST_ROUTES)?)?;
+    if a.get(&fam, 0)? != u32::from(on) {
+        a.set(fam, u32::from(on), 0)
+            .with_context(|| format!("HOST_ROUTES[{fam}]"))?;
+    }
+    Ok(())
 }
 
 /// Writes (`Some`) or removes one route in its table `name`.
