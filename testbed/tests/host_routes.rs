@@ -96,13 +96,21 @@ fn host_tables_are_skipped_only_when_empty() {
         }
     }
     // host routes adopted with the words at 0 (pins of a build without
-    // them): the same configuration again writes no route, and still sets
-    // the words before a packet could skip the routes
+    // them): a packet skips them (the words are what the program obeys),
+    // then the same configuration again writes no route and still sets
+    // the words
     {
         let mut a: Array<_, u32> =
             Array::try_from(bpf.map_mut(names::map::HOST_ROUTES).unwrap()).unwrap();
         a.set(HOST_ROUTES_V4, 0, 0).unwrap();
         a.set(HOST_ROUTES_V6, 0, 0).unwrap();
+    }
+    for f in &frames {
+        assert_eq!(
+            next_hop_mac(&bpf, f),
+            NET_MAC,
+            "words at 0: host table skipped"
+        );
     }
     apply_config_text(&mut bpf, &config(true), "host_routes").unwrap();
     assert_eq!(words(&bpf), [1, 1], "adopted: HOST_ROUTES");

@@ -334,15 +334,16 @@ fn sparse_flows_spread_by_placement_counts() {
 
 /// What a port's count can read at `now` after two placements made in
 /// `start..=now`: each counts [`PLACE_COUNT_ONE`], halved for every
-/// 2^[`PLACE_COUNT_SHIFT`] ns period begun after it (none begun: exactly
-/// two placements).
+/// 2^[`PLACE_COUNT_SHIFT`] ns period begun after it, and gone after 24
+/// (none begun: exactly two placements).
 fn two_placements_between(start: u64, now: u64) -> Vec<u32> {
     let (first, last) = (start >> PLACE_COUNT_SHIFT, now >> PLACE_COUNT_SHIFT);
+    let halved = |c: u32, periods: u64| if periods >= 24 { 0 } else { c >> periods };
     let mut counts = Vec::new();
     for p1 in first..=last {
         for p2 in p1..=last {
-            let at_second = (PLACE_COUNT_ONE >> (p2 - p1)) + PLACE_COUNT_ONE;
-            counts.push(at_second >> (last - p2));
+            let at_second = halved(PLACE_COUNT_ONE, p2 - p1) + PLACE_COUNT_ONE;
+            counts.push(halved(at_second, last - p2));
         }
     }
     counts.sort_unstable();

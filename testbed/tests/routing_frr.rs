@@ -15,6 +15,7 @@
 
 use std::time::{Duration, Instant};
 
+use dataplane_common::route::{HOST_ROUTES_V4, HOST_ROUTES_V6};
 use testbed::controller::stats_json;
 use testbed::convergence::{fib_difference, wait_converged};
 use testbed::fabric::Fabric;
@@ -239,6 +240,20 @@ fn frr_bgp_routes_reach_the_data_plane_and_follow_a_link_failure() {
             .iter()
             .all(|(gw, _)| gw.starts_with("fe80:")),
         "IPv6 link-local next hops"
+    );
+    // the route sync set the host tables' words: packets look there
+    let words: aya::maps::Array<_, u32> = aya::maps::Array::try_from(aya::maps::Map::Array(
+        aya::maps::MapData::from_pin(
+            dataplane_user::sys::pin_dir(&fabric.switches[leaf0].instance)
+                .join(dataplane_common::names::map::HOST_ROUTES),
+        )
+        .unwrap(),
+    ))
+    .unwrap();
+    assert_eq!(
+        [HOST_ROUTES_V4, HOST_ROUTES_V6].map(|f| words.get(&f, 0).unwrap()),
+        [1, 1],
+        "HOST_ROUTES (v4, v6) with learned /32 and /128 routes"
     );
     // 2. traffic end to end, routed by the data planes
     let before = fabric.stats().unwrap();

@@ -581,7 +581,9 @@ impl Controller {
             let mut changed = false;
             tokio::select! {
                 // in this order when several are ready: a link change (local
-                // repair) before route events and ticks
+                // repair) first, then the PFC watchdog, the other ticks
+                // (rare), and route events last (a BGP churn keeps them
+                // ready for seconds and must not hold the ticks back)
                 biased;
                 _ = tokio::signal::ctrl_c() => break,
                 _ = term.recv() => break,
@@ -592,13 +594,7 @@ impl Controller {
                     guard.clear_ready();
                     changed = true;
                 }
-                r = async { route_events.as_ref().expect("guarded").readable().await }, if route_events.is_some() => {
-                    let mut guard = r?;
-                    if let Some(k) = self.routes.as_mut() {
-                        k.on_events();
-                    }
-                    guard.clear_ready();
-                }
+                _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
                 _ = recheck.tick() => {
                     changed = true;
                     if let Some(k) = self.routes.as_mut() {
@@ -607,9 +603,15 @@ impl Controller {
                     self.check_pins();
                     self.check_egress_loss();
                 }
-                _ = wd_tick.tick(), if self.watchdog.is_some() => self.poll_watchdog(),
                 _ = tick.tick(), if stats_interval.is_some() => self.print_stats(),
                 _ = wm_tick.tick(), if self.plan.buffer.is_some() => self.fold_watermarks(),
+                r = async { route_events.as_ref().expect("guarded").readable().await }, if route_events.is_some() => {
+                    let mut guard = r?;
+                    if let Some(k) = self.routes.as_mut() {
+                        k.on_events();
+                    }
+                    guard.clear_ready();
+                }
             }
             if changed && self.plan.forwarding() {
                 self.on_links_changed();

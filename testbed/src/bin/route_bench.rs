@@ -21,12 +21,13 @@
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use dataplane_common::route::{ROUTE_GROUP, ROUTE_NEXTHOP};
+use dataplane_common::route::{NextHop, ROUTE_GROUP, ROUTE_NEXTHOP};
 use dataplane_user::links::LinkWatch;
 use dataplane_user::routing::kernel::Prefix;
 use dataplane_user::routing::writer::MapWriter;
@@ -95,6 +96,9 @@ fn real_main() -> Result<()> {
         Some(why) => println!("routes.local_repair_us, routes.bgp_converge_ms: SKIPPED ({why})"),
         None => {
             let f = failover(&a.dataplane, a.repeat)?;
+            if NOT_REALTIME.load(Ordering::Relaxed) {
+                println!("warning: the watchers could not run real-time (sched_setscheduler refused): a late listener can shorten routes.local_repair_us");
+            }
             println!(
                 "routes.local_repair_us: {:.0} (median of {}; from the pull: {:.0}, of which the kernel's notification {:.0}); routes.bgp_converge_ms: {:.0}",
                 f.repair, a.repeat, f.from_pull, f.notify, f.converge
@@ -111,7 +115,20 @@ fn real_main() -> Result<()> {
             recs.push(us(
                 "routes.local_repair_us",
                 f.repair,
-                format!("from the kernel's link notification (RTMGRP_LINK, as the controller gets it; seen by the bench's own listener, a real-time thread) that a leaf's uplink is down to its member down in the data plane's group (pinned maps polled every 50 us), median of {}; target <= 1000", a.repeat),
+                format!(
+                    "from the kernel's link notification (RTMGRP_LINK, as the controller gets it; seen by the bench's own listener, {}) that a leaf's uplink is down to its member down in the data plane's group (pinned maps polled every 50 us), median of {} pulls{}; target <= 1000",
+                    if NOT_REALTIME.load(Ordering::Relaxed) {
+                        "NOT real-time: sched_setscheduler was refused, so a late listener can shorten the figure"
+                    } else {
+                        "a real-time thread"
+                    },
+                    a.repeat - f.late_listener,
+                    if f.late_listener > 0 {
+                        format!(" ({} left out: the group was seen repaired before the listener saw the notification)", f.late_listener)
+                    } else {
+                        String::new()
+                    }
+                ),
             ));
             recs.push(us(
                 "routes.local_repair_from_pull_us",
@@ -283,21 +300,22 @@ fn down(bin: &Path, ns: &Netns, instance: &str) {
 /// routing `host` as not live: the group's entry is read alone (one map
 /// lookup every 50 us from a real-time thread, light enough not to slow
 /// what it watches); a group gone or no longer holding the port falls back
-/// to the whole route. The route and next hops are read before `ready`
-/// (the pull waits for it), the group from then on. At most 30 s.
-fn member_down(w: &MapWriter, host: &Prefix, down: u16, ready: &Barrier) -> Result<Instant> {
-    let route = w.loaded_routes().into_iter().find(|(p, _)| p == host);
-    let nhs = w.loaded_nexthops();
+/// to the whole route. `watched` ([`watched_group`]) is read before the
+/// pull, the group from `ready` on (the pull waits for it). At most 30 s.
+fn member_down(
+    w: &MapWriter,
+    host: &Prefix,
+    down: u16,
+    watched: &(u16, Vec<(u16, NextHop)>),
+    ready: &Barrier,
+) -> Result<Instant> {
+    let (group, nhs) = watched;
+    let on_down = |id: u16| nhs.iter().any(|(i, n)| *i == id && n.port_id == down);
     let _rt = Realtime::enter();
     ready.wait();
-    let (_, e) = route.context("the host's route")?;
-    if e.kind != ROUTE_GROUP {
-        bail!("the host's route is not over a group: {e:?}");
-    }
-    let on_down = |id: u16| nhs.iter().any(|(i, n)| *i == id && n.port_id == down);
     let start = Instant::now();
     loop {
-        let repaired = match w.group(e.id) {
+        let repaired = match w.group(*group) {
             Some(g) => g.members[..usize::from(g.n_members)]
                 .iter()
                 .all(|m| !on_down(m.id) || m.live == 0),
@@ -313,6 +331,19 @@ fn member_down(w: &MapWriter, host: &Prefix, down: u16, ready: &Barrier) -> Resu
         }
         std::thread::sleep(Duration::from_micros(50));
     }
+}
+
+/// The group routing `host` and every next hop, as loaded before a pull.
+fn watched_group(w: &MapWriter, host: &Prefix) -> Result<(u16, Vec<(u16, NextHop)>)> {
+    let (_, e) = w
+        .loaded_routes()
+        .into_iter()
+        .find(|(p, _)| p == host)
+        .context("the host's route")?;
+    if e.kind != ROUTE_GROUP {
+        bail!("the host's route is not over a group: {e:?}");
+    }
+    Ok((e.id, w.loaded_nexthops()))
 }
 
 fn route_members(w: &MapWriter, host: &Prefix) -> Option<Vec<(u16, u8)>> {
@@ -407,14 +438,22 @@ fn link_down_notified(
 
 /// This thread runs real-time (SCHED_FIFO) while the value lives, when
 /// allowed: a watcher that mostly sleeps or waits then wakes on time even
-/// with every CPU busy, so its own lateness does not enter a figure.
+/// with every CPU busy, so its own lateness does not enter a figure. A
+/// refusal is remembered ([`NOT_REALTIME`]) and said with the figures.
 struct Realtime(bool);
+
+/// Some watcher could not run real-time.
+static NOT_REALTIME: AtomicBool = AtomicBool::new(false);
 
 impl Realtime {
     fn enter() -> Realtime {
         let param = libc::sched_param { sched_priority: 10 };
         // SAFETY: sets this thread's own policy; failure leaves it normal.
-        Realtime(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0)
+        let rt = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
+        if !rt {
+            NOT_REALTIME.store(true, Ordering::Relaxed);
+        }
+        Realtime(rt)
     }
 }
 
@@ -429,13 +468,13 @@ impl Drop for Realtime {
 }
 
 /// The controller's own time for the groups it rewrote at a link change
-/// (its log line `link change: N group(s) rewritten at once (local repair,
-/// T us)` with N > 0), as text; `?` without one.
+/// (the last of its log lines `link change: N group(s) rewritten at once
+/// (local repair, T us)` with N > 0), as text; `?` without one.
 fn controller_repair_us(log: &[String]) -> String {
     log.iter()
         .filter_map(|l| l.split("link change: ").nth(1))
         .filter(|l| !l.starts_with("0 "))
-        .find_map(|l| {
+        .filter_map(|l| {
             Some(
                 l.split("(local repair, ")
                     .nth(1)?
@@ -444,13 +483,18 @@ fn controller_repair_us(log: &[String]) -> String {
                     .to_string(),
             )
         })
+        .last()
         .unwrap_or_else(|| "?".into())
 }
 
 /// Medians over the pulls, in us (BGP convergence in ms).
 struct Failover {
-    /// Link notification to the member down in the data plane.
+    /// Link notification to the member down in the data plane, over the
+    /// pulls whose listener saw the notification first.
     repair: f64,
+    /// Pulls left out of `repair`: the group was seen repaired before the
+    /// listener saw the notification (the listener woke late).
+    late_listener: usize,
     /// The pull (SIOCSIFFLAGS) to the member down in the data plane.
     from_pull: f64,
     /// The pull to the link notification.
@@ -493,6 +537,7 @@ fn failover(bin: &Path, repeat: usize) -> Result<Failover> {
     let (mut repairs, mut from_pull, mut notify, mut converges) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let mut late_listener = 0;
     for round in 0..repeat {
         testbed::fabric::check_interrupt()?;
         let links = {
@@ -502,13 +547,14 @@ fn failover(bin: &Path, repeat: usize) -> Result<Failover> {
         // the notification and the member's fall are watched from threads
         // that run while the ioctl does: SIOCSIFFLAGS on a veth returns
         // only after a few ms (the kernel's synchronisation), by when the
-        // controller has long been told and written the group
-        // both watchers ready before the pull
+        // controller has long been told and written the group; both are
+        // ready before the pull
+        let watched = watched_group(&w, &host)?;
         let ready = Barrier::new(3);
         let (t0, ioctl_returned, notified, repaired) =
             std::thread::scope(|s| -> Result<(Instant, Duration, Instant, Instant)> {
                 let told = s.spawn(|| link_down_notified(&links, ns, "s0", &ready));
-                let watch = s.spawn(|| member_down(&w, &host, s0, &ready));
+                let watch = s.spawn(|| member_down(&w, &host, s0, &watched, &ready));
                 ready.wait();
                 let t0 = set_link(ns, "s0", false)?;
                 let back = t0.elapsed();
@@ -518,7 +564,8 @@ fn failover(bin: &Path, repeat: usize) -> Result<Failover> {
                 Ok((t0, back, join(told)?, join(watch)?))
             })?;
         if repaired < notified {
-            println!("pull {round}: the group was seen repaired before the listener saw the notification (its figure reads 0)");
+            late_listener += 1;
+            println!("pull {round}: the group was seen repaired before the listener saw the notification: left out of the local repair figure");
         }
         loop {
             let m = route_members(&w, &host).unwrap_or_default();
@@ -540,12 +587,17 @@ fn failover(bin: &Path, repeat: usize) -> Result<Failover> {
             us(ioctl_returned),
             conv.as_secs_f64() * 1e3
         );
-        repairs.push(rep);
+        if repaired >= notified {
+            repairs.push(rep);
+        }
         from_pull.push(pull);
         notify.push(told);
         converges.push(conv.as_secs_f64() * 1e3);
         set_link(ns, "s0", true)?;
         testbed::convergence::wait_converged(&fabric, 2, Duration::from_secs(60))?;
+    }
+    if repairs.is_empty() {
+        bail!("in every pull the listener saw the link notification after the group was repaired: no local repair figure");
     }
     let med = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
@@ -553,6 +605,7 @@ fn failover(bin: &Path, repeat: usize) -> Result<Failover> {
     };
     Ok(Failover {
         repair: med(&mut repairs),
+        late_listener,
         from_pull: med(&mut from_pull),
         notify: med(&mut notify),
         converge: med(&mut converges),
