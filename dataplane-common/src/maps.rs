@@ -8,6 +8,22 @@ use crate::parse::PARSE_ERROR_COUNT;
 
 /// Ports a data plane instance handles (counter array size).
 pub const MAX_PORTS: u32 = 64;
+
+/// Ingress ifindexes below this find their port id in `PORT_INDEX` (an
+/// array: no hash on the packet path); the others in `PORT_CONFIG`.
+pub const PORT_INDEX_ENTRIES: u32 = 4096;
+
+/// A `PORT_INDEX` entry: the port id plus one, 0 for no port.
+#[inline(always)]
+pub const fn port_index_word(port_id: u16) -> u32 {
+    port_id as u32 + 1
+}
+
+/// The port id a `PORT_INDEX` word names.
+#[inline(always)]
+pub const fn port_of_index_word(w: u32) -> Option<u32> {
+    w.checked_sub(1)
+}
 /// Traffic classes / priorities.
 pub const NUM_TC: usize = 8;
 

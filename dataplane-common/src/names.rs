@@ -11,6 +11,13 @@
 pub mod map {
     /// Per-port configuration (classification, trust, forwarding flags).
     pub const PORT_CONFIG: &str = "PORT_CONFIG";
+    /// Port id + 1 by ingress ifindex (below `maps::PORT_INDEX_ENTRIES`;
+    /// 0: no port): the packet path's port lookup without a hash.
+    pub const PORT_INDEX: &str = "PORT_INDEX";
+    /// Port configuration by port id, two slots a port (`slots`).
+    pub const PORTS: &str = "PORTS";
+    /// Which of a port's two slots is live.
+    pub const PORT_SLOT: &str = "PORT_SLOT";
     /// Per-port, per-CPU RX/TX/class/malformed counters.
     pub const PORT_COUNTERS: &str = "PORT_COUNTERS";
     /// Per-CPU counters of frames no configured port owns.
@@ -136,8 +143,11 @@ pub mod map {
     /// The tail call to `xdp_forward_far_rx`.
     pub const FAR_STAGE: &str = "FAR_STAGE";
     /// Every map of the object.
-    pub const ALL: [&str; 57] = [
+    pub const ALL: [&str; 60] = [
         PORT_CONFIG,
+        PORT_INDEX,
+        PORTS,
+        PORT_SLOT,
         PORT_COUNTERS,
         GLOBAL_COUNTERS,
         ROUTES_V4,

@@ -30,7 +30,10 @@ use aya_ebpf::{
     programs::XdpContext,
 };
 use dataplane_common::{
-    maps::{GlobalCounters, PortConfig, PortCounters, MAX_PORTS, PORT_F_FORWARD},
+    maps::{
+        port_index_word, port_of_index_word, GlobalCounters, PortConfig, PortCounters, MAX_PORTS,
+        PORT_F_FORWARD, PORT_INDEX_ENTRIES,
+    },
     parse::parse,
     verdict::{account, decide, Action, Outcome},
     wire::{farnote::ETHERTYPE_FAR_NOTE, Packet},
@@ -40,6 +43,33 @@ use packet::XdpPacket;
 /// Port configuration keyed by ingress ifindex.
 #[map]
 static PORT_CONFIG: HashMap<u32, PortConfig> = HashMap::with_max_entries(MAX_PORTS, 0);
+
+/// Port id + 1 by ingress ifindex below `PORT_INDEX_ENTRIES` (0: none).
+#[map]
+static PORT_INDEX: Array<u32> = Array::with_max_entries(PORT_INDEX_ENTRIES, 0);
+
+/// Port configuration by port id, two slots each; `PORT_SLOT` names the
+/// live one (`dataplane_common::slots`).
+#[map]
+static PORTS: Array<PortConfig> = Array::with_max_entries(2 * MAX_PORTS, 0);
+
+#[map]
+static PORT_SLOT: Array<u32> = Array::with_max_entries(MAX_PORTS, 0);
+
+/// The configuration of the port with `ifindex`: its id from `PORT_INDEX`
+/// (an inlined array lookup) or, for a large ifindex, `PORT_CONFIG` (a
+/// hash); its configuration from `PORTS`. The two paths meet as one word,
+/// so the verifier meets one state after them.
+#[inline(always)]
+fn port_config(ifindex: u32) -> Option<&'static PortConfig> {
+    let w = if ifindex < PORT_INDEX_ENTRIES {
+        PORT_INDEX.get(ifindex).copied().unwrap_or(0)
+    } else {
+        // SAFETY: read-only; hash-map updates replace entries whole.
+        unsafe { PORT_CONFIG.get(&ifindex) }.map_or(0, |c| port_index_word(c.port_id))
+    };
+    tables::live(&PORTS, &PORT_SLOT, port_of_index_word(w)?)
+}
 
 /// Per-port receive counters (per CPU), indexed by `PortConfig::port_id`.
 #[map]
@@ -69,9 +99,7 @@ struct Ingress {
 #[inline(always)]
 fn ingress(ctx: &XdpContext) -> Result<Ingress, u32> {
     let ifindex = ctx.ingress_ifindex() as u32;
-    // SAFETY: the value is only read, and a hash-map update replaces the
-    // whole element (RCU), so it is never seen half-written.
-    let Some(cfg) = (unsafe { PORT_CONFIG.get(&ifindex) }) else {
+    let Some(cfg) = port_config(ifindex) else {
         bump_global(|g| g.unknown_port += 1);
         return Err(xdp_action::XDP_PASS);
     };

@@ -67,10 +67,13 @@ pub fn dump(path: &Path) -> Result<Dump> {
 
 /// The maps the controller writes from the configuration (what a refused
 /// reload must leave alone), by name.
-pub const CONFIG_TABLES: [&str; 14] = {
+pub const CONFIG_TABLES: [&str; 17] = {
     use dataplane_common::names::map::*;
     [
         PORT_CONFIG,
+        PORT_INDEX,
+        PORTS,
+        PORT_SLOT,
         ROUTES_V4,
         ROUTES_V6,
         HOSTS_V4,

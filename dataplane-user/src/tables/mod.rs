@@ -6,7 +6,7 @@ pub mod forwarding;
 pub mod groups;
 pub mod slotted;
 
-use crate::ports::{resolve_ports, write_port_table, Resolved};
+use crate::ports::{resolve_ports, write_port_index, write_port_table, Resolved};
 use anyhow::{anyhow, Result};
 use aya::maps::HashMap;
 use aya::Ebpf;
@@ -19,7 +19,8 @@ use dataplane_config::Plan;
 /// buffer model, against what is loaded: only entries that differ are
 /// written, each whole. Returns the entries changed.
 pub fn write_tables(bpf: &mut Ebpf, plan: &Plan, resolved: &[Resolved]) -> Result<usize> {
-    let n = {
+    let n = write_port_index(bpf, resolved)?;
+    let n = n + {
         let mut table: HashMap<_, u32, PortConfig> = HashMap::try_from(
             bpf.map_mut(names::map::PORT_CONFIG)
                 .ok_or_else(|| anyhow!("map {} missing", names::map::PORT_CONFIG))?,

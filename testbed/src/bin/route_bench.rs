@@ -472,9 +472,10 @@ impl Drop for Realtime {
 /// (local repair, T us)` with N > 0), as text; `?` without one.
 fn controller_repair_us(log: &[String]) -> String {
     log.iter()
+        .rev()
         .filter_map(|l| l.split("link change: ").nth(1))
         .filter(|l| !l.starts_with("0 "))
-        .filter_map(|l| {
+        .find_map(|l| {
             Some(
                 l.split("(local repair, ")
                     .nth(1)?
@@ -483,7 +484,6 @@ fn controller_repair_us(log: &[String]) -> String {
                     .to_string(),
             )
         })
-        .last()
         .unwrap_or_else(|| "?".into())
 }
 
