@@ -289,7 +289,9 @@ fn main() -> Result<()> {
         Cmd::Setup => setup::setup(),
         Cmd::Build => {
             setup::setup()?;
-            run(cargo().args(["build", "--release", "--workspace"]))
+            // the default members: the eBPF crate is built by dataplane-user's build
+            // script for its own target, never for the host
+            run(cargo().args(["build", "--release"]))
         }
         Cmd::Kernels => kernels::list(),
         Cmd::Test {
