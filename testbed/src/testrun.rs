@@ -224,3 +224,21 @@ pub fn park(bpf: &mut Ebpf, prog: &str, dev: &str) -> Result<()> {
         .with_context(|| format!("attaching {prog} to the idle {dev}"))?;
     Ok(())
 }
+
+/// Parks each of `progs` (see [`park`]) on an idle veth of its own, made in
+/// `ns` and named `{prefix}{i}`. Benchmarks that time short calls need it:
+/// a call that swaps the program into the dispatcher starts after an RCU
+/// wait, with cold caches, and its few hundred runs time the warm-up.
+pub fn park_all(
+    ns: &crate::netns::Netns,
+    bpf: &mut Ebpf,
+    progs: &[&str],
+    prefix: &str,
+) -> Result<()> {
+    for (i, prog) in progs.iter().enumerate() {
+        let dev = format!("{prefix}{i}");
+        ns.add_ports(&[&dev])?;
+        park(bpf, prog, &dev)?;
+    }
+    Ok(())
+}

@@ -82,7 +82,7 @@ enum Cmd {
         #[arg(long, default_value_t = 200_000)]
         repeat: u32,
         /// Interleaved rounds (median reported).
-        #[arg(long, default_value_t = 9)]
+        #[arg(long, default_value_t = 15)]
         rounds: usize,
         /// Only these benches (comma list of cost, pfc, fwd, lb, sim,
         /// sim_mpi, route, uet; default: all).
