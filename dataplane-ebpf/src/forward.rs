@@ -11,8 +11,8 @@ use dataplane_common::{
     reason::Reason,
     route::{
         count_not_routed, ipv4_ttl_decrement, lookup, nexthop_verdict, pre_route, route_of_word,
-        route_word, NextHop, NhVerdict, NotRouted, HOST_ROUTES_V4, HOST_ROUTES_V6, ROUTE_GROUP,
-        ROUTE_LOCAL, ROUTE_NEXTHOP,
+        route_word, FwdCounters, NextHop, NhVerdict, NotRouted, HOST_ROUTES_V4, HOST_ROUTES_V6,
+        ROUTE_GROUP, ROUTE_LOCAL, ROUTE_NEXTHOP,
     },
     wire::{ipv4, ipv6, Packet},
 };
@@ -153,16 +153,22 @@ pub fn forward(
             c.count_busy(dataplane_common::buffer::Busy::Stage);
         }
     }
-    finish(&ec)
+    finish_counted(&ec, Some(rx))
 }
 
 /// Rate estimator and counters of a routed packet that was redirected.
 #[inline(always)]
 pub fn sent(ec: &EgressCtx) {
+    sent_counted(ec, fwd_counters(ec.in_port))
+}
+
+/// [`sent`] with the ingress port's counters already at hand.
+#[inline(always)]
+fn sent_counted(ec: &EgressCtx, rx: Option<&mut FwdCounters>) {
     let len = u64::from(ec.len);
     // only what leaves counts as load
     crate::balance::sent(ec.out_port, len, ec.now);
-    if let Some(rx) = fwd_counters(ec.in_port) {
+    if let Some(rx) = rx {
         rx.rx_routed += 1;
     }
     if let Some(tx) = fwd_counters(ec.out_port) {
@@ -175,13 +181,19 @@ pub fn sent(ec: &EgressCtx) {
 /// Rate estimator, redirect and counters of a routed packet.
 #[inline(always)]
 pub fn finish(ec: &EgressCtx) -> u32 {
+    finish_counted(ec, fwd_counters(ec.in_port))
+}
+
+/// [`finish`] with the ingress port's counters already at hand.
+#[inline(always)]
+fn finish_counted(ec: &EgressCtx, rx: Option<&mut FwdCounters>) -> u32 {
     match TX_PORTS.redirect(u32::from(ec.out_port), 0) {
         Ok(action) => {
-            sent(ec);
+            sent_counted(ec, rx);
             action
         }
         Err(_) => {
-            if let Some(rx) = fwd_counters(ec.in_port) {
+            if let Some(rx) = rx {
                 rx.drop_redirect += 1;
             }
             xdp_action::XDP_DROP

@@ -295,10 +295,9 @@ pub fn modelled(in_port: u16, out_port: u16) -> bool {
     if ip >= MODEL_PORTS || op >= MODEL_PORTS {
         return false;
     }
-    match (PORT_BUF.get(ip as u32), PORT_BUF.get(op as u32)) {
-        (Some(ib), Some(ob)) => ib.enabled != 0 && ob.enabled != 0,
-        _ => false,
-    }
+    // the egress port's entry only when the ingress port is in the model
+    PORT_BUF.get(ip as u32).is_some_and(|ib| ib.enabled != 0)
+        && PORT_BUF.get(op as u32).is_some_and(|ob| ob.enabled != 0)
 }
 
 /// The model's verdict for a routed packet.
