@@ -13,7 +13,6 @@ use common::*;
 use dataplane_common::names;
 use dataplane_common::route::{HOST_ROUTES_V4, HOST_ROUTES_V6};
 use dataplane_user::tables::apply_config_text;
-use testbed::netns::Netns;
 use testbed::testrun::{run_xdp, XDP_REDIRECT};
 
 const NET_MAC: [u8; 6] = [2, 0, 0, 0, 9, 1];
@@ -70,15 +69,9 @@ fn words(bpf: &aya::Ebpf) -> [u32; 2] {
 
 #[test]
 fn host_tables_are_skipped_only_when_empty() {
-    // SAFETY: no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED host_routes: not root");
+    let Some((_rig, mut bpf)) = rig("host_routes", "hostrt", &["p0", "p1"]) else {
         return;
-    }
-    let ns = Netns::create("hostrt").unwrap();
-    ns.add_ports(&["p0", "p1"]).unwrap();
-    let _in = ns.enter().unwrap();
-    let mut bpf = dataplane_user::object::load_object().unwrap();
+    };
     let ifindex = dataplane_user::sys::ifindex("p0").unwrap();
     let frames = [roce4(&l2(), 26, 7, 64), roce6(&l2(), 26, 7, 64)];
     let next_hop_mac = |bpf: &aya::Ebpf, frame: &[u8]| {

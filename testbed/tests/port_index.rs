@@ -13,7 +13,6 @@ use common::*;
 use dataplane_common::maps::{GlobalCounters, PORT_INDEX_ENTRIES};
 use dataplane_common::names;
 use dataplane_user::tables::apply_config_text;
-use testbed::netns::Netns;
 use testbed::testrun::{run_xdp, XDP_PASS, XDP_REDIRECT};
 
 /// Past the array: found through PORT_CONFIG.
@@ -42,25 +41,20 @@ fn unknown_ports(bpf: &aya::Ebpf) -> u64 {
 
 #[test]
 fn ports_are_found_below_and_past_the_index_array() {
-    // SAFETY: no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED port_index: not root");
+    let Some((bed, mut bpf)) = rig("port_index", "portidx", &["p0", "p1", "p2"]) else {
         return;
-    }
-    let ns = Netns::create("portidx").unwrap();
-    ns.add_ports(&["p0", "p1", "p2"]).unwrap();
+    };
     let big = BIG_IFINDEX.to_string();
-    ns.ip(&[
-        "link", "add", "big", "index", &big, "type", "veth", "peer", "name", "big-peer",
-    ])
-    .unwrap();
-    ns.ip(&["link", "set", "big", "up"]).unwrap();
-    ns.ip(&["link", "set", "big-peer", "up"]).unwrap();
-    let _in = ns.enter().unwrap();
+    bed.ns
+        .ip(&[
+            "link", "add", "big", "index", &big, "type", "veth", "peer", "name", "big-peer",
+        ])
+        .unwrap();
+    bed.ns.ip(&["link", "set", "big", "up"]).unwrap();
+    bed.ns.ip(&["link", "set", "big-peer", "up"]).unwrap();
     let ifx = |n: &str| dataplane_user::sys::ifindex(n).unwrap();
     assert_eq!(ifx("big"), BIG_IFINDEX);
     assert!(ifx("p0") < PORT_INDEX_ENTRIES);
-    let mut bpf = dataplane_user::object::load_object().unwrap();
     let frame = roce4(&l2(), 26, 7, 64);
     let action = |bpf: &aya::Ebpf, ifindex: u32| {
         run_xdp(bpf, names::prog::XDP_FORWARD, &frame, ifindex, 1)

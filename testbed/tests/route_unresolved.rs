@@ -10,7 +10,6 @@ use common::*;
 use dataplane_common::names;
 use dataplane_common::route::{NH_UNRESOLVED, NH_VALID};
 use dataplane_user::tables::apply_config_text;
-use testbed::netns::Netns;
 use testbed::testrun::{counter_snapshot, run_xdp, XDP_PASS, XDP_REDIRECT};
 
 const CONFIG: &str = r#"
@@ -43,15 +42,9 @@ fn set_valid(bpf: &mut aya::Ebpf, valid: u8) {
 
 #[test]
 fn unresolved_next_hop_goes_to_the_kernel_counted() {
-    // SAFETY: no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED route_unresolved: not root");
+    let Some((_rig, mut bpf)) = rig("route_unresolved", "rtunres", &["p0", "p1"]) else {
         return;
-    }
-    let ns = Netns::create("rtunres").unwrap();
-    ns.add_ports(&["p0", "p1"]).unwrap();
-    let _in = ns.enter().unwrap();
-    let mut bpf = dataplane_user::object::load_object().unwrap();
+    };
     let (plan, _) = apply_config_text(&mut bpf, CONFIG, "route_unresolved").unwrap();
     let p0 = plan.ports[0].config.port_id;
     let ifindex = dataplane_user::sys::ifindex("p0").unwrap();

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 mod capture;
+mod rig;
 mod switch;
 mod trim;
 mod watermarks;
@@ -10,6 +11,7 @@ mod watermarks;
 #[allow(unused_imports)]
 pub use {
     capture::{next_frame, tshark_capture},
+    rig::rig,
     switch::switch_with_ports,
     trim::trim_config,
     watermarks::{pool_wm, show_json, wm},
