@@ -146,22 +146,16 @@ impl Writer for MapWriter {
     fn route(&mut self, p: &Prefix, v: Option<&RouteEntry>) -> Result<()> {
         let len = u32::from(p.len);
         // a host route: the table's word first, so no packet skips it
-        let fam = match p.addr {
-            IpAddr::V4(_) if is_host_route(p.len, 4) => Some(HOST_ROUTES_V4),
-            IpAddr::V6(_) if is_host_route(p.len, 16) => Some(HOST_ROUTES_V6),
-            _ => None,
-        };
-        if let (Some(f), Some(_)) = (fam, v) {
-            self.set_in_use(f)?;
-        }
         match (p.addr, v) {
             (IpAddr::V4(a), Some(v)) if is_host_route(p.len, 4) => {
+                self.set_in_use(HOST_ROUTES_V4)?;
                 self.hosts_v4.insert(a.octets(), *v, 0)?
             }
             (IpAddr::V4(a), None) if is_host_route(p.len, 4) => {
                 self.hosts_v4.remove(&a.octets())?
             }
             (IpAddr::V6(a), Some(v)) if is_host_route(p.len, 16) => {
+                self.set_in_use(HOST_ROUTES_V6)?;
                 self.hosts_v6.insert(a.octets(), *v, 0)?
             }
             (IpAddr::V6(a), None) if is_host_route(p.len, 16) => {
