@@ -83,8 +83,7 @@ pub fn due(ec: &EgressCtx, queued: u32, kmin: u32, speed_mbps: u32) -> u64 {
 #[inline(always)]
 pub fn listens(ctx: &XdpContext) -> bool {
     let ifindex = ctx.ingress_ifindex() as u32;
-    // SAFETY: read-only; hash-map updates replace entries whole.
-    match unsafe { crate::PORT_CONFIG.get(&ifindex) } {
+    match crate::port_config(ifindex) {
         Some(cfg) => cfg.flags & PORT_F_FAR_NOTIFY != 0,
         None => false,
     }

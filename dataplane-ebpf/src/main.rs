@@ -40,7 +40,9 @@ use dataplane_common::{
 };
 use packet::XdpPacket;
 
-/// Port configuration keyed by ingress ifindex.
+/// Port configuration keyed by ifindex: the programs read it through
+/// [`port_config`], only for an ifindex past `PORT_INDEX` (the controller's
+/// telemetry reads it by ifindex).
 #[map]
 static PORT_CONFIG: HashMap<u32, PortConfig> = HashMap::with_max_entries(MAX_PORTS, 0);
 
@@ -61,7 +63,7 @@ static PORT_SLOT: Array<u32> = Array::with_max_entries(MAX_PORTS, 0);
 /// hash); its configuration from `PORTS`. The two paths meet as one word,
 /// so the verifier meets one state after them.
 #[inline(always)]
-fn port_config(ifindex: u32) -> Option<&'static PortConfig> {
+pub(crate) fn port_config(ifindex: u32) -> Option<&'static PortConfig> {
     let w = if ifindex < PORT_INDEX_ENTRIES {
         PORT_INDEX.get(ifindex).copied().unwrap_or(0)
     } else {
@@ -202,8 +204,7 @@ pub fn xdp_forward(ctx: XdpContext) -> u32 {
 #[xdp]
 pub fn xdp_forward_pfc_rx(ctx: XdpContext) -> u32 {
     let ifindex = ctx.ingress_ifindex() as u32;
-    // SAFETY: read-only; hash-map updates replace entries whole.
-    if let Some(cfg) = unsafe { PORT_CONFIG.get(&ifindex) } {
+    if let Some(cfg) = port_config(ifindex) {
         let pkt = XdpPacket::new(&ctx);
         if let Ok(p) = parse(&pkt) {
             if p.l3 == dataplane_common::parse::L3::MacControl {
@@ -220,8 +221,7 @@ pub fn xdp_forward_pfc_rx(ctx: XdpContext) -> u32 {
 #[xdp]
 pub fn xdp_forward_far_rx(ctx: XdpContext) -> u32 {
     let ifindex = ctx.ingress_ifindex() as u32;
-    // SAFETY: read-only; hash-map updates replace entries whole.
-    if let Some(cfg) = unsafe { PORT_CONFIG.get(&ifindex) } {
+    if let Some(cfg) = port_config(ifindex) {
         let pkt = XdpPacket::new(&ctx);
         if let Ok(p) = parse(&pkt) {
             far::rx(&pkt, p.l3_off as usize, cfg.port_id);

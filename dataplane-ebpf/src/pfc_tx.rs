@@ -291,8 +291,7 @@ fn copy_fate(ctx: &XdpContext) -> u32 {
     let m = unsafe { core::ptr::read_unaligned(meta as *const PfcMeta) };
     // SAFETY: the context of a devmap program; egress_ifindex is readable.
     let egress = unsafe { (*ctx.ctx).egress_ifindex };
-    // SAFETY: read-only; hash-map updates replace entries whole.
-    let Some(cfg) = (unsafe { crate::PORT_CONFIG.get(&egress) }) else {
+    let Some(cfg) = crate::port_config(egress) else {
         return xdp_action::XDP_DROP;
     };
     match pfc_copy_fate(&m, cfg.port_id) {

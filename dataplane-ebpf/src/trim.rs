@@ -80,8 +80,7 @@ pub fn stage(ctx: &XdpContext) -> u32 {
     // a dynamic trim queue: the class the ingress port's DSCP map gives the
     // trim DSCP (the frame is still the ingress port's XDP frame)
     let ifindex = ctx.ingress_ifindex() as u32;
-    // SAFETY: read-only; hash-map updates replace entries whole.
-    let dscp_to_tc = unsafe { crate::PORT_CONFIG.get(&ifindex) }.map(|c| &c.dscp_to_tc);
+    let dscp_to_tc = crate::port_config(ifindex).map(|c| &c.dscp_to_tc);
     let TrimDecision::Trim { len, queue } = decide(
         full,
         tp.trims(tc),
