@@ -9,8 +9,8 @@ use crate::parse::PARSE_ERROR_COUNT;
 /// Ports a data plane instance handles (counter array size).
 pub const MAX_PORTS: u32 = 64;
 
-/// Ingress ifindexes below this find their port id in `PORT_INDEX` (an
-/// array: no hash on the packet path); the others in `PORT_CONFIG`.
+/// Ifindexes below this find their port id in `PORT_INDEX` (an array: no
+/// hash on the packet path); the others in `PORT_CONFIG`.
 pub const PORT_INDEX_ENTRIES: u32 = 4096;
 
 /// A `PORT_INDEX` entry: the port id plus one, 0 for no port.

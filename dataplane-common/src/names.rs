@@ -11,7 +11,7 @@
 pub mod map {
     /// Per-port configuration (classification, trust, forwarding flags).
     pub const PORT_CONFIG: &str = "PORT_CONFIG";
-    /// Port id + 1 by ingress ifindex (below `maps::PORT_INDEX_ENTRIES`;
+    /// Port id + 1 by ifindex (below `maps::PORT_INDEX_ENTRIES`;
     /// 0: no port): the packet path's port lookup without a hash.
     pub const PORT_INDEX: &str = "PORT_INDEX";
     /// Port configuration by port id, two slots a port (`slots`).

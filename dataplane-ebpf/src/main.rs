@@ -335,8 +335,8 @@ pub fn xdp_bench_helper(_ctx: XdpContext) -> u32 {
     }
 }
 
-/// Benchmark unit: one hash-map lookup, the pipeline's first
-/// (`PORT_CONFIG` by the ingress ifindex).
+/// Benchmark unit: one hash-map lookup (`PORT_CONFIG` by the ingress
+/// ifindex, the lookup a port past `PORT_INDEX` takes).
 #[xdp]
 pub fn xdp_bench_lookup(ctx: XdpContext) -> u32 {
     let ifindex = ctx.ingress_ifindex() as u32;

@@ -291,7 +291,7 @@ fn main() -> Result<()> {
             setup::setup()?;
             // the default members: the eBPF crate is built by dataplane-user's build
             // script for its own target, never for the host
-            run(cargo().args(["build", "--release"]))
+            run(cargo().args(["build", "--release"]).current_dir(root()))
         }
         Cmd::Kernels => kernels::list(),
         Cmd::Test {

@@ -121,6 +121,9 @@ fn main() -> Result<()> {
     let args = Args::parse();
     let ns = Netns::create("bench")?;
     let _in = ns.enter()?;
+    // no IPv6 chatter (DAD, MLD, router solicitations) from the veths'
+    // peers into the parked programs while they are timed
+    ns.disable_ipv6()?;
     ns.add_ports(&["b0", "b1"])?;
     if !args.profile.is_empty() {
         return stages::profile(&ns, &args.profile, args.profile_seconds);
