@@ -128,14 +128,14 @@ struct Ports {
 }
 
 fn setup(ns: &Netns, bpf: &mut Ebpf) -> Result<Ports> {
-    ns.add_ports(&["s0", "s1", "s2", "s3", "sq0", "sq1"])?;
+    ns.add_ports(&["s0", "s1", "s2", "s3"])?;
     let (_, ports) = apply_config_text(bpf, &config(), "stress")?;
-    for (prog, dev) in [
-        (names::prog::XDP_FORWARD, "sq0"),
-        (names::prog::XDP_CLASSIFY, "sq1"),
-    ] {
-        testbed::testrun::park(bpf, prog, dev)?;
-    }
+    testbed::testrun::park_all(
+        ns,
+        bpf,
+        &[names::prog::XDP_FORWARD, names::prog::XDP_CLASSIFY],
+        "sq",
+    )?;
     Ok(Ports {
         ifindex: [ports[0].ifindex, ports[2].ifindex],
         egress: [ports[1].config.port_id, ports[3].config.port_id],
